@@ -1,0 +1,165 @@
+import pickle
+import warnings
+
+import pytest
+import torch
+
+from tests.conftest import small_model
+from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, WEIGHTS, TOKENIZER
+from transformer.config import ModelConfig
+from transformer.decoding import Translator, greedy_decode, pad_batch
+from transformer.model import causal_mask, padding_mask
+
+
+def test_masks():
+    m = causal_mask(3)
+    assert m.shape == (1, 1, 3, 3)
+    assert m[0, 0].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    assert causal_mask(1, offset=2)[0, 0].tolist() == [[True, True, True]]
+    p = padding_mask(torch.tensor([[5, 6, 0], [7, 0, 0]]), 0)
+    assert p.shape == (2, 1, 1, 3) and p[:, 0, 0].tolist() == [[True, True, False], [True, False, False]]
+
+
+def test_shapes_and_tied_projection():
+    model = small_model()
+    src, tgt = torch.randint(4, 50, (2, 7)), torch.randint(4, 50, (2, 5))
+    mem = model.encode(src)
+    assert mem.shape == (2, 7, 32)
+    h = model.decode(tgt, mem)
+    assert h.shape == (2, 5, 32)
+    assert model.project(h).shape == (2, 5, 50)
+    assert model(src, tgt).shape == (2, 5, 50)
+    assert not any(n.startswith("out") or "generator" in n for n, _ in model.named_parameters())
+    torch.testing.assert_close(model.project(h), h @ model.embed.weight.t())
+
+
+def test_padding_does_not_change_outputs():
+    model = small_model()
+    src = torch.randint(4, 50, (1, 6))
+    padded = torch.cat([src, torch.zeros(1, 3, dtype=torch.long)], 1)
+    a = model.encode(src)
+    b = model.encode(padded, padding_mask(padded, 0))[:, :6]
+    torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_fused_training_path_equals_explicit_path():
+    model = small_model()
+    src, tgt = torch.randint(4, 50, (2, 7)), torch.randint(4, 50, (2, 5))
+    src[1, 5:] = 0
+    explicit = model(src, tgt)
+    model.train()  # dropout is 0, so only the attention path differs
+    fused = model(src, tgt)
+    torch.testing.assert_close(explicit, fused, atol=1e-5, rtol=1e-5)
+
+
+def test_cached_decoding_equals_full_prefix():
+    model = small_model()
+    src, tgt = torch.randint(4, 50, (2, 7)), torch.randint(4, 50, (2, 6))
+    mem = model.encode(src)
+    full = model.decode(tgt, mem)
+    cache = model.new_cache()
+    steps = [model.decode(tgt[:, t:t + 1], mem, None, None, cache) for t in range(6)]
+    torch.testing.assert_close(torch.cat(steps, 1), full, atol=1e-5, rtol=1e-5)
+
+
+def test_parameter_budget_of_default_config():
+    from transformer.model import Transformer
+    n = Transformer(ModelConfig()).num_parameters()
+    assert n <= 10_000_000, n
+
+
+def test_tiny_model_overfits_to_exact_translations(tiny_translator, tiny_pairs):
+    for de, en in tiny_pairs:
+        assert tiny_translator.translate(de) == en
+
+
+def test_batched_translation_equals_single(tiny_translator, tiny_pairs):
+    srcs = [de for de, _ in tiny_pairs]
+    assert tiny_translator.translate_batch(srcs, batch_size=7) == [tiny_translator.translate(s) for s in srcs]
+
+
+def test_checkpoint_round_trip(tiny_trained, tmp_path):
+    model, tok = load_checkpoint(tiny_trained)
+    save_checkpoint(tmp_path, model, tok, half=True)
+    model2, tok2 = load_checkpoint(tmp_path)
+    assert model2.config == model.config and tok2.proto == tok.proto
+    src = torch.tensor([[5, 6, 7, 3]])
+    assert greedy_decode(model, src) == greedy_decode(model2, src)
+    for (k, a), b in zip(model.state_dict().items(), model2.state_dict().values()):
+        torch.testing.assert_close(a, b, atol=2e-3, rtol=2e-3)
+
+
+def test_corrupt_checkpoint_gives_clear_error(tiny_trained, tmp_path):
+    import shutil
+    bad = tmp_path / "bad"
+    shutil.copytree(tiny_trained, bad)
+    data = (bad / WEIGHTS).read_bytes()
+    (bad / WEIGHTS).write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="truncated or corrupt"):
+        load_checkpoint(bad)
+
+
+def test_foreign_checkpoint_rejected(tiny_trained, tmp_path):
+    import shutil
+    bad = tmp_path / "foreign"
+    shutil.copytree(tiny_trained, bad)
+    torch.save({"model": torch.nn.Linear(2, 2).state_dict()}, bad / WEIGHTS)
+    with pytest.raises(CheckpointError, match="not an attention-lens checkpoint"):
+        load_checkpoint(bad)
+
+
+class Evil:
+    def __reduce__(self):
+        import os
+        return (os.system, ("echo pwned > /tmp/attention_lens_pwned",))
+
+
+def test_pickle_that_runs_code_is_refused(tiny_trained, tmp_path):
+    import shutil, os
+    bad = tmp_path / "evil"
+    shutil.copytree(tiny_trained, bad)
+    torch.save({"format": "attention-lens/1", "config": {}, "state_dict": {}, "x": Evil()}, bad / WEIGHTS)
+    if os.path.exists("/tmp/attention_lens_pwned"):
+        os.remove("/tmp/attention_lens_pwned")
+    with pytest.raises(CheckpointError, match="refused"):
+        load_checkpoint(bad)
+    assert not os.path.exists("/tmp/attention_lens_pwned")
+
+
+def test_config_weight_mismatch_and_missing_tokenizer(tiny_trained, tmp_path):
+    import shutil
+    bad = tmp_path / "mismatch"
+    shutil.copytree(tiny_trained, bad)
+    blob = torch.load(bad / WEIGHTS, weights_only=True)
+    blob["config"]["d_ff"] = 256
+    torch.save(blob, bad / WEIGHTS)
+    with pytest.raises(CheckpointError, match="config does not match the weights"):
+        load_checkpoint(bad)
+    notok = tmp_path / "notok"
+    shutil.copytree(tiny_trained, notok)
+    (notok / TOKENIZER).unlink()
+    with pytest.raises(CheckpointError, match="tokenizer missing"):
+        load_checkpoint(notok)
+    with pytest.raises(CheckpointError, match="not found"):
+        load_checkpoint(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t ", "\u200b\u200b"])
+def test_empty_input_raises_value_error(tiny_translator, text):
+    with pytest.raises(ValueError, match="empty"):
+        tiny_translator.translate(text)
+
+
+def test_long_input_is_truncated_with_warning(tiny_translator):
+    text = "Ein Hund rennt. " * 200
+    with pytest.warns(UserWarning, match="truncated|cut"):
+        out = tiny_translator.translate(text)
+    assert isinstance(out, str)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert len(tiny_translator.source_ids(text)) <= tiny_translator.config.max_len
+
+
+def test_pad_batch():
+    t = pad_batch([[1, 2, 3], [4]], 0)
+    assert t.tolist() == [[1, 2, 3], [4, 0, 0]]

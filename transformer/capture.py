@@ -1,0 +1,134 @@
+"""Attention captured with forward hooks, per request and safe under concurrency.
+
+`AttentionRecorder(model)` registers a forward hook on every MultiHeadAttention while it is entered
+and removes them in `finally`. A hook sees every forward pass of the shared model, from any thread,
+so each hook first checks a context variable: it records only passes made inside the context
+(thread or task) that entered this recorder. Two users recording at once each get their own weights,
+with no global lock; a model with no recorder entered has no hooks at all.
+"""
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .model import Transformer
+
+KINDS = ("encoder_self", "decoder_self", "cross")
+_active: ContextVar[Optional["AttentionRecorder"]] = ContextVar("attention_recorder", default=None)
+
+
+@dataclass
+class AttentionMaps:
+    """Rows are queries, columns are keys. float32 numpy, padding cut off."""
+
+    encoder_self: np.ndarray  # (L_enc, H, S, S)
+    decoder_self: np.ndarray  # (L_dec, H, T, T)
+    cross: np.ndarray  # (L_dec, H, T, S)
+    source_tokens: Optional[list] = None  # S pieces, the keys/queries of encoder_self
+    target_tokens: Optional[list] = None  # T pieces starting with BOS; row t predicts target_tokens[t+1]
+
+    def __getitem__(self, kind: str) -> np.ndarray:
+        if kind not in KINDS:
+            raise KeyError(f"unknown attention kind {kind!r}; one of {KINDS}")
+        return getattr(self, kind)
+
+    @property
+    def source_len(self) -> int:
+        return self.encoder_self.shape[-1]
+
+    @property
+    def target_len(self) -> int:
+        return self.decoder_self.shape[-1]
+
+    def to_dict(self, decimals: int | None = None) -> dict:
+        f = (lambda a: np.round(a, decimals)) if decimals is not None else (lambda a: a)
+        out = {"source_tokens": self.source_tokens, "target_tokens": self.target_tokens}
+        out.update({k: f(getattr(self, k)).tolist() for k in KINDS})
+        return out
+
+
+def attention_modules(model: Transformer):
+    """(kind, layer, module) for every attention module of the model."""
+    for i, block in enumerate(model.encoder):
+        yield "encoder_self", i, block.self_attn
+    for i, block in enumerate(model.decoder):
+        yield "decoder_self", i, block.self_attn
+        yield "cross", i, block.cross_attn
+
+
+class AttentionRecorder:
+    """Context manager collecting every attention module's weights for passes made in this context.
+
+    `calls[kind][layer]` is the list of (B, H, T, S) float32 arrays, one per forward call, in order.
+    """
+
+    def __init__(self, model: Transformer):
+        self.model = model
+        self.calls = {k: [[] for _ in range(n)] for k, n in (
+            ("encoder_self", len(model.encoder)), ("decoder_self", len(model.decoder)), ("cross", len(model.decoder)))}
+        self._handles: list = []
+        self._token = None
+
+    def __enter__(self) -> "AttentionRecorder":
+        if self.model.training:
+            raise RuntimeError("AttentionRecorder needs the model in eval mode (weights are computed only there)")
+        self._token = _active.set(self)
+        try:
+            for kind, layer, module in attention_modules(self.model):
+                self._handles.append(module.register_forward_hook(self._hook(kind, layer)))
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        try:
+            for h in self._handles:
+                h.remove()
+        finally:
+            self._handles.clear()
+            if self._token is not None:
+                _active.reset(self._token)
+                self._token = None
+
+    def _hook(self, kind: str, layer: int):
+        def hook(module, args, output):
+            if _active.get() is not self:
+                return  # another request's forward pass
+            if output.weights is None:
+                raise RuntimeError("attention weights were not computed (need_weights=False)")
+            self.calls[kind][layer].append(output.weights.detach().float().cpu().numpy())  # (B, H, T, S)
+        return hook
+
+    def clear(self) -> None:
+        for per_layer in self.calls.values():
+            for lst in per_layer:
+                lst.clear()
+
+    def stacked(self, kind: str, b: int = 0) -> np.ndarray:
+        """All calls of one kind joined along the query axis, for batch row b: (L, H, T, S).
+
+        Calls made one position at a time (a KV cache) have growing key lengths; shorter rows are
+        zero-padded on the right, which is exactly what a causal mask gives.
+        """
+        layers = []
+        for calls in self.calls[kind]:
+            if not calls:
+                raise ValueError(f"no {kind} attention was recorded")
+            width = max(c.shape[-1] for c in calls)
+            rows = [np.pad(c[b], ((0, 0), (0, 0), (0, width - c.shape[-1]))) for c in calls]  # (H, t, S)
+            layers.append(np.concatenate(rows, axis=1))  # (H, T, S)
+        return np.stack(layers)  # (L, H, T, S)
+
+    def maps(self, src_len: int, tgt_len: int, b: int = 0) -> AttentionMaps:
+        """AttentionMaps of batch row b, padding cut to the real source and target lengths."""
+        enc = self.stacked("encoder_self", b)[:, :, :src_len, :src_len]  # (L, H, S, S)
+        dec = self.stacked("decoder_self", b)[:, :, :tgt_len, :tgt_len]  # (L, H, T, T)
+        cross = self.stacked("cross", b)[:, :, :tgt_len, :src_len]  # (L, H, T, S)
+        return AttentionMaps(np.ascontiguousarray(enc), np.ascontiguousarray(dec), np.ascontiguousarray(cross))
