@@ -242,6 +242,13 @@ class DecodingSession:
         self.__dict__.update(state)
         self._translator = None
 
+    def fork(self) -> "DecodingSession":
+        """A cheap copy to mutate: positions are shared (never modified in place), the list is not."""
+        new = self.__class__.__new__(self.__class__)
+        new.__dict__.update(self.__dict__)
+        new.positions = list(self.positions)
+        return new
+
     def bind(self, translator: "Translator") -> "DecodingSession":
         self._translator = translator
         return self
