@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -47,6 +48,9 @@ def _doc(session: DecodingSession) -> str:
     return hashlib.sha1(json.dumps(session.source_ids).encode()).hexdigest()[:12]
 
 
+_seq = itertools.count(1)  # every response differs, so the browser redraws even when nothing else changed
+
+
 def views(session: DecodingSession, k: int = TOPK):
     """The three per-step outputs: translation text, attention payload, top-k payload."""
     maps = session.attention
@@ -56,6 +60,7 @@ def views(session: DecodingSession, k: int = TOPK):
         maps, maps.source_tokens, maps.target_tokens, cursor=session.cursor,
         next_piece=None if session.done else tok.piece(p.greedy),
         forced=[q.forced for q in session.positions[:session.cursor + 1]], done=session.done, doc=_doc(session))
+    payload["seq"] = next(_seq)
     topk = {"items": session.topk(k), "done": session.done, "step": session.cursor}
     return session.translation, payload, topk
 
@@ -130,6 +135,7 @@ def reference(tr: Translator, text: str, ref: str):
     T = len(maps.target_tokens)
     payload = plots.attention_payload(maps, maps.source_tokens, maps.target_tokens, cursor=T - 1, done=True,
                                       mode="reference", doc="ref")
+    payload["seq"] = next(_seq)
     return payload, {"items": [], "done": True}
 
 

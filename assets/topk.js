@@ -22,7 +22,7 @@ function render() {
      yaxis: {tickmode: "array", tickvals: ys, ticktext: items.map(it => esc(it[0])), autorange: "reversed",
              fixedrange: true}},
     {displayModeBar: false, responsive: true}).then(() => {
-      element.dataset.renders = String(+(element.dataset.renders || 0) + 1);
+      window.__topkRenders = (window.__topkRenders || 0) + 1;
       if (!plot.__bound && plot.on) { plot.__bound = true;
         plot.on("plotly_click", ev => { const it = (props.value.items || [])[ev.points[0].pointNumber]; if (it) force(it[0]); }); }
     });

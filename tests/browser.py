@@ -1,0 +1,56 @@
+"""Shared helpers for browser tests: launch the app in-process and drive Debian's Chromium."""
+import os
+import shutil
+import socket
+from contextlib import contextmanager
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--no-first-run", "--disable-sync", "--disable-quic"]
+
+
+def require_chromium():
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("CI=true but /usr/bin/chromium is missing: .ci/run must install it")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serve(translator, **launch):
+    import app
+    demo = app.build_demo(translator)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@contextmanager
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def renders(page) -> int:
+    """How many times the attention view has finished drawing (set by assets/lens.js)."""
+    return int(page.evaluate("window.__lens ? window.__lens.renders : 0"))
+
+
+def wait_render(page, before: int, timeout=20000):
+    page.wait_for_function(f"window.__lens && window.__lens.renders > {before}", timeout=timeout)

@@ -1,0 +1,173 @@
+"""The real app in headless Chromium: step to EOS, axis labels, grid, forcing, hostile text."""
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.browser import browser, renders, require_chromium, serve, wait_render
+from transformer.checkpoint import DEFAULT_CHECKPOINT
+from transformer.decoding import Translator
+from transformer.plots import label
+
+pytestmark = pytest.mark.browser
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+SENTENCE = "Eine Frau mit einem roten Hut fährt Fahrrad auf einer belebten Straße."
+
+
+@pytest.fixture(scope="module")
+def translator():
+    return Translator.load(DEFAULT_CHECKPOINT, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def page(translator):
+    require_chromium()
+    with serve(translator) as url, browser() as b:
+        pg = b.new_page(viewport={"width": 1400, "height": 1000})
+        pg.errors = []
+        pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+        pg.goto(url)
+        pg.wait_for_selector("#attention .lens")
+        pg.wait_for_function("window.Plotly !== undefined", timeout=20000)
+        yield pg
+
+
+def start(page, text):
+    n = renders(page)
+    page.fill("#source textarea", text)
+    page.click("#start")
+    wait_render(page, n)
+
+
+def click(page, elem):
+    n = renders(page)
+    page.click(elem)
+    wait_render(page, n)
+
+
+def shot(page, name):
+    target = ASSETS if os.environ.get("SCREENSHOTS") else Path(os.environ.get("TMPDIR", "/tmp"))
+    page.screenshot(path=str(target / name), full_page=True)
+
+
+def test_step_to_eos_matches_translate(page, translator):
+    start(page, SENTENCE)
+    assert page.input_value("#translation textarea") == ""
+    for _ in range(60):
+        if "finished" in page.inner_text("#attention [data-role=status]"):
+            break
+        click(page, "#step")
+    assert page.input_value("#translation textarea") == translator.translate(SENTENCE)
+    chips = page.eval_on_selector_all("#attention .lens-tok", "es => es.map(e => e.textContent)")
+    session = translator.start(SENTENCE).run()
+    assert chips == session.target_tokens
+    assert page.eval_on_selector("#attention .lens-tok.newest", "e => e.textContent") == "</s>"
+    shot(page, "screenshot_translate.png")
+    assert page.errors == []
+
+
+def test_axis_labels_are_the_right_pieces(page, translator):
+    start(page, SENTENCE)
+    click(page, "#step")
+    click(page, "#step")
+    session = translator.start(SENTENCE)
+    session.step(), session.step()
+    big = page.evaluate("(() => { const d = document.querySelector('#attention [data-role=big]');"
+                        " return {x: d.layout.xaxis.ticktext, y: d.layout.yaxis.ticktext, title: d.layout.title.text,"
+                        " z: d.data[0].z}; })()")
+    assert "Cross-attention" in big["title"]
+    assert big["x"] == [label(p) for p in session.source_tokens]  # cross: columns are source keys
+    tgt = [label(p) for p in session.target_tokens]
+    nxt = translator.tokenizer.piece(session.positions[-1].greedy)
+    assert big["y"] == [f"{a} → {b}" for a, b in zip(tgt, tgt[1:] + [nxt])]  # rows: query → predicted
+    import numpy as np
+    np.testing.assert_allclose(np.array(big["z"]), session.attention.cross[0, 0], atol=1e-4)
+
+
+def test_overview_grid_and_panel_click(page, translator):
+    start(page, SENTENCE)
+    L, H = translator.config.n_decoder_layers, translator.config.n_heads
+    assert page.evaluate("document.querySelector('#attention [data-role=grid]').data.length") == L * H
+    for kind, layers in (("encoder_self", translator.config.n_encoder_layers), ("decoder_self", L)):
+        n = renders(page)
+        page.click(f"#attention [data-kind={kind}]")
+        wait_render(page, n)
+        assert page.evaluate("document.querySelector('#attention [data-role=grid]').data.length") == layers * H
+    # encoder self-attention: both axes are the source pieces
+    n = renders(page)
+    page.click("#attention [data-kind=encoder_self]")
+    wait_render(page, n)
+    big = page.evaluate("(() => { const l = document.querySelector('#attention [data-role=big]').layout;"
+                        " return {x: l.xaxis.ticktext, y: l.yaxis.ticktext}; })()")
+    src = [label(p) for p in translator.tokenizer.pieces(translator.source_ids(SENTENCE))]
+    assert big["x"] == src and big["y"] == src
+    page.click("#attention [data-kind=cross]")
+    # click the panel of the last layer, last head: the big view follows
+    n = renders(page)
+    page.evaluate(f"""(() => {{ const g = document.querySelector('#attention [data-role=grid]');
+        g.emit('plotly_click', {{points: [{{curveNumber: {L * H - 1}}}]}}); }})()""")
+    wait_render(page, n)
+    title = page.evaluate("document.querySelector('#attention [data-role=big]').layout.title.text")
+    assert f"layer {L}" in title and f"head {H}" in title
+    shot(page, "screenshot_grid.png")
+
+
+def test_mean_and_hide_specials(page):
+    start(page, SENTENCE)
+    n = renders(page)
+    page.select_option("#attention [data-role=head]", "mean")
+    wait_render(page, n)
+    assert "mean of heads" in page.evaluate("document.querySelector('#attention [data-role=big]').layout.title.text")
+    n = renders(page)
+    page.check("#attention [data-role=hide]")
+    wait_render(page, n)
+    big = page.evaluate("(() => { const d = document.querySelector('#attention [data-role=big]');"
+                        " return {x: d.layout.xaxis.ticktext, z: d.data[0].z}; })()")
+    assert "&lt;/s&gt;" not in big["x"] and "</s>" not in big["x"]
+    for row in big["z"]:
+        assert abs(sum(row) - 1) < 1e-3
+    page.uncheck("#attention [data-role=hide]")
+    page.select_option("#attention [data-role=head]", "0")
+
+
+def test_forcing_a_topk_piece_changes_the_continuation(page, translator):
+    start(page, SENTENCE)
+    buttons = page.eval_on_selector_all("#topk .topk-list button", "es => es.map(e => e.dataset.piece)")
+    assert len(buttons) == 8
+    alt = buttons[1]
+    n = renders(page)
+    page.click(f"#topk .topk-list button:nth-child(2)")
+    wait_render(page, n)
+    chips = page.eval_on_selector_all("#attention .lens-tok", "es => es.map(e => e.textContent)")
+    assert chips == ["<s>", alt]
+    assert page.eval_on_selector("#attention .lens-tok.forced", "e => e.textContent") == alt
+    click(page, "#run")
+    forced = translator.start(SENTENCE)
+    forced.force(alt)
+    forced.run()
+    assert page.input_value("#translation textarea") == forced.translation != translator.translate(SENTENCE)
+    click(page, "#reset")
+    assert page.eval_on_selector_all("#attention .lens-tok", "es => es.length") == 1
+
+
+HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> **bold** $x$ %{y}'
+
+
+def test_hostile_text_is_shown_literally_and_runs_nothing(page):
+    start(page, HOSTILE)
+    click(page, "#run")
+    assert page.evaluate("window.__pwned === undefined")
+    text = page.inner_text("#attention [data-role=target]") + page.inner_text("#attention [data-role=status]")
+    src = page.evaluate("document.querySelector('#attention [data-role=big]').layout.xaxis.ticktext.join(' ')")
+    assert "&lt;" in src or "<" not in src  # escaped before Plotly sees it
+    assert page.query_selector("#attention img") is None and page.query_selector("#topk img") is None
+    assert page.errors == []
+
+
+def test_empty_input_shows_a_message_and_app_keeps_working(page, translator):
+    page.fill("#source textarea", "   ")
+    page.click("#start")
+    page.wait_for_selector("text=input is empty", timeout=10000)
+    start(page, "Ein Hund rennt durch den Schnee.")
+    click(page, "#run")
+    assert page.input_value("#translation textarea") == translator.translate("Ein Hund rennt durch den Schnee.")
