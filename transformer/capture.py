@@ -132,3 +132,81 @@ class AttentionRecorder:
         dec = self.stacked("decoder_self", b)[:, :, :tgt_len, :tgt_len]  # (L, H, T, T)
         cross = self.stacked("cross", b)[:, :, :tgt_len, :src_len]  # (L, H, T, S)
         return AttentionMaps(np.ascontiguousarray(enc), np.ascontiguousarray(dec), np.ascontiguousarray(cross))
+
+
+_ablation: ContextVar[Optional["HeadAblation"]] = ContextVar("head_ablation", default=None)
+
+
+def parse_heads(model: Transformer, heads) -> frozenset:
+    """Validate (kind, layer, head) triples (0-based) against the model; -> frozenset."""
+    layers = {"encoder_self": len(model.encoder), "decoder_self": len(model.decoder), "cross": len(model.decoder)}
+    H = model.config.n_heads
+    out = set()
+    for item in heads or ():
+        try:
+            kind, layer, head = item
+        except (TypeError, ValueError):
+            raise ValueError(f"a head is (kind, layer, head), got {item!r}") from None
+        if kind not in layers:
+            raise ValueError(f"unknown attention kind {kind!r}; one of {KINDS}")
+        if not (isinstance(layer, int) and isinstance(head, int)) or isinstance(layer, bool) or isinstance(head, bool):
+            raise ValueError(f"layer and head must be integers, got {item!r}")
+        if not (0 <= layer < layers[kind] and 0 <= head < H):
+            raise ValueError(f"{kind} has layers 0..{layers[kind] - 1} and heads 0..{H - 1}; got layer {layer}, head {head}")
+        out.add((kind, layer, head))
+    return frozenset(out)
+
+
+class HeadAblation:
+    """Zero chosen heads' outputs (before the output projection) for passes made in this context.
+
+    Same mechanism as the recorder: hooks (forward pre-hooks on each affected out_proj) that act only
+    for the context that entered this object, so other users of the shared model are untouched and
+    no weight is ever edited.
+    """
+
+    def __init__(self, model: Transformer, heads):
+        self.model = model
+        self.heads = parse_heads(model, heads)
+        self._handles: list = []
+        self._token = None
+
+    def __enter__(self) -> "HeadAblation":
+        if not self.heads:
+            return self
+        self._token = _ablation.set(self)
+        try:
+            by_module = {}
+            for kind, layer, module in attention_modules(self.model):
+                hs = sorted(h for k, l, h in self.heads if k == kind and l == layer)
+                if hs:
+                    by_module[module] = hs
+            for module, hs in by_module.items():
+                self._handles.append(module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, hs)))
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        try:
+            for h in self._handles:
+                h.remove()
+        finally:
+            self._handles.clear()
+            if self._token is not None:
+                _ablation.reset(self._token)
+                self._token = None
+
+    def _pre_hook(self, n_heads: int, heads: list[int]):
+        def pre(module, args):
+            if _ablation.get() is not self:
+                return None
+            x = args[0]  # (B, T, H * d): the heads' outputs, concatenated
+            x = x.reshape(*x.shape[:-1], n_heads, -1).clone()  # (B, T, H, d)
+            x[..., heads, :] = 0
+            return (x.flatten(-2),) + tuple(args[1:])  # (B, T, H * d)
+        return pre

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from .attention import KVCache
-from .capture import AttentionMaps, AttentionRecorder
+from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 
 from .checkpoint import load_checkpoint
 from .device import resolve_device
@@ -117,19 +117,22 @@ class Translator:
         return self.tokenizer.decode(self.translate_ids([self.source_ids(text)])[0])
 
     # -- stepping and inspecting
-    def start(self, text: str) -> "DecodingSession":
-        """Encode `text` once (capturing encoder self-attention) and feed BOS: a session at step 0."""
-        return self.start_ids(self.source_ids(text))
+    def start(self, text: str, ablate=None) -> "DecodingSession":
+        """Encode `text` once (capturing encoder self-attention) and feed BOS: a session at step 0.
+        `ablate`: (kind, layer, head) triples switched off for this session only."""
+        return self.start_ids(self.source_ids(text), ablate)
 
-    def start_ids(self, src_ids: list[int]) -> "DecodingSession":
+    def start_ids(self, src_ids: list[int], ablate=None) -> "DecodingSession":
+        heads = parse_heads(self.model, ablate)
         src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
-        with torch.no_grad(), AttentionRecorder(self.model) as rec:
+        with torch.no_grad(), AttentionRecorder(self.model) as rec, HeadAblation(self.model, heads):
             memory = self.model.encode(src)  # (1, S, D)
         with torch.no_grad():
             kv = [block.cross_attn.project_kv(memory) for block in self.model.decoder]
         cross_k = np.stack([c.k[0].cpu().numpy() for c in kv])  # (L, H, S, d)
         cross_v = np.stack([c.v[0].cpu().numpy() for c in kv])  # (L, H, S, d)
         session = DecodingSession(self, src_ids, rec.stacked("encoder_self"), cross_k, cross_v)
+        session.ablated = heads
         session._append(self.config.bos_id, forced=False)
         return session
 
@@ -159,6 +162,16 @@ class Translator:
             raise ValueError("target is empty")
         ids = ids[:c.max_len - 2]
         return [c.bos_id] + ids + [c.eos_id]
+
+    @torch.no_grad()
+    def token_probs(self, src_ids: list[int], tgt_ids: list[int], ablate=None) -> np.ndarray:
+        """Teacher-forced probability of each tgt_ids[t+1] given tgt_ids[:t+1]: (T-1,) float32."""
+        src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
+        tgt = torch.tensor([tgt_ids], dtype=torch.long, device=self.device)  # (1, T)
+        with HeadAblation(self.model, parse_heads(self.model, ablate)):
+            logits = self.model.project(self.model.decode(tgt[:, :-1], self.model.encode(src)))  # (1, T-1, V)
+        probs = torch.softmax(logits[0], -1)  # (T-1, V)
+        return probs.gather(1, tgt[0, 1:, None])[:, 0].cpu().numpy()  # (T-1,)
 
     def attend(self, source, target) -> AttentionMaps:
         """Teacher-forced attention of `target` (text or pieces) given `source` text: one pass."""
@@ -225,6 +238,7 @@ class DecodingSession:
         self.cross_k, self.cross_v = cross_k, cross_v  # (L_dec, H, S, d_head) each
         self.positions: list[Position] = []
         self.cursor = -1
+        self.ablated: frozenset = frozenset()  # (kind, layer, head) switched off for this session
         self.limit = max_new_tokens(len(source_ids), translator.config.max_len)
 
     # -- copying: the translator is shared, never copied or pickled
@@ -386,7 +400,7 @@ def _session_feed(translator: "Translator", session: DecodingSession, token: int
                                 torch.from_numpy(np.stack([p.v[layer] for p in prev], 1)[None]).to(dev))  # (1,H,t,d)
     src_mask = torch.ones(1, 1, 1, len(session.source_ids), dtype=torch.bool, device=dev)
     tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
-    with torch.no_grad(), AttentionRecorder(model) as rec:
+    with torch.no_grad(), AttentionRecorder(model) as rec, HeadAblation(model, session.ablated):
         h = model.decode(tgt, None, None, src_mask, cache)  # (1, 1, D)
         greedy = int(model.project(h[:, -1]).argmax(-1))
     k = np.stack([c["self"].k[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)
