@@ -16,7 +16,6 @@ from functools import partial
 from pathlib import Path
 
 import gradio as gr
-import plotly
 
 from transformer import plots
 from transformer.checkpoint import LOG, METRICS, CheckpointError, read_json
@@ -25,7 +24,7 @@ from transformer.device import describe
 
 ROOT = Path(__file__).resolve().parent
 ASSETS = ROOT / "assets"
-PLOTLY_DIR = Path(plotly.__file__).resolve().parent / "package_data"
+VENDOR = ASSETS / "vendor"  # plotly.js cartesian bundle (1.5 MB instead of 4.8 MB: faster first load)
 TOPK = 8
 SESSION_TTL_S = 3600
 QUEUE_MAX = 256
@@ -197,8 +196,8 @@ def examples() -> list[str]:
 
 
 def build_demo(tr: Translator) -> gr.Blocks:
-    gr.set_static_paths([str(PLOTLY_DIR)])
-    head = f'<script src="/gradio_api/file={PLOTLY_DIR}/plotly.min.js"></script>'
+    gr.set_static_paths([str(VENDOR)])
+    head = f'<script src="/gradio_api/file={VENDOR}/plotly-cartesian.min.js"></script>'
     css = (ASSETS / "lens.css").read_text()
     conc = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")
     with gr.Blocks(title="attention-lens") as demo:
@@ -226,9 +225,8 @@ def build_demo(tr: Translator) -> gr.Blocks:
                                         head=head, elem_id="attention")
                 with gr.Column(scale=1, min_width=240):
                     gr.Markdown("**Next piece: top-k**")
-                    topk = gr.HTML(None, html_template='<div class="topk-plot"></div><div class="topk-list"></div>'
-                                                       '<div class="topk-note"></div>',
-                                   css_template=css, js_on_load=(ASSETS / "topk.js").read_text(), head=head,
+                    topk = gr.HTML(None, html_template='<div class="topk-list"></div><div class="topk-note"></div>',
+                                   css_template=css, js_on_load=(ASSETS / "topk.js").read_text(),
                                    elem_id="topk")
                     k = gr.Slider(1, 20, value=TOPK, step=1, label="k", elem_id="k")
                     with gr.Accordion("Inspect a reference translation", open=False):

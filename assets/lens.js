@@ -67,27 +67,35 @@ function bigFigure() {
                   hoverinfo: "text", colorscale: COLORSCALE, zmin: 0, zmax}], layout};
 }
 function gridFigure() {
-  const m = st.maps[st.kind], [L, H] = m.shape, data = [], gap = 0.015;
-  const layout = {margin: {l: 28, r: 4, t: 4, b: 4}, showlegend: false, height: Math.max(260, 110 * L),
-                  annotations: []};
-  let zmax = 1e-6; for (const v of m.data) if (v > zmax) zmax = v;
+  // ONE heatmap trace holding every layer x head panel, separated by empty (NaN) rows/columns:
+  // far cheaper to draw than L*H subplots, and every panel shares one colour scale.
+  const m = st.maps[st.kind], [L, H] = m.shape;
+  const first = view(st.kind, 0, 0), T = first.y.length, S = first.x.length;
+  const rows = L * (T + 1) - 1, cols = H * (S + 1) - 1;
+  const z = Array.from({length: rows}, () => new Array(cols).fill(null));
+  const text = Array.from({length: rows}, () => new Array(cols).fill(""));
+  let zmax = 1e-6;
   for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) {
-    const i = l * H + h + 1, v = view(st.kind, l, h), xa = "x" + i, ya = "y" + i;
-    data.push({type: "heatmap", z: v.z, xaxis: xa, yaxis: ya, colorscale: COLORSCALE, zmin: 0,
-               zmax: st.hide ? 1 : zmax, showscale: false, name: `L${l + 1} H${h + 1}`,
-               hovertemplate: `layer ${l + 1} · head ${h + 1}<br>weight %{z:.3f}<extra></extra>`});
-    const x0 = h / H, y1 = 1 - l / L;
-    layout["xaxis" + i] = {domain: [x0 + gap, x0 + 1 / H - gap], showticklabels: false, anchor: ya, fixedrange: true};
-    layout["yaxis" + i] = {domain: [y1 - 1 / L + gap, y1 - gap], showticklabels: false, autorange: "reversed",
-                           anchor: xa, fixedrange: true};
-    if (l === st.layer && (h === st.head || st.head === "mean"))
-      layout.annotations.push({xref: xa + " domain", yref: ya + " domain", x: 0.5, y: 1.0, text: "▼",
-                               showarrow: false, font: {color: "#ff4136", size: 10}});
+    const v = l === 0 && h === 0 ? first : view(st.kind, l, h);
+    for (let i = 0; i < T; i++) for (let j = 0; j < S; j++) {
+      const w = v.z[i][j], r = l * (T + 1) + i, c = h * (S + 1) + j;
+      z[r][c] = w; if (w > zmax) zmax = w;
+      text[r][c] = `layer ${l + 1} · head ${h + 1}<br>${v.y[i]}<br>key ${v.x[j]}<br>weight ${w.toFixed(3)}`;
+    }
   }
-  for (let l = 0; l < L; l++)
-    layout.annotations.push({xref: "paper", yref: "paper", x: 0, y: 1 - (l + 0.5) / L, xanchor: "right",
-                             text: "L" + (l + 1), showarrow: false, font: {size: 11}});
-  return {data, layout};
+  const shapes = [], annotations = [];
+  const hs = st.head === "mean" ? [...Array(H).keys()] : [st.head];
+  for (const h of hs) shapes.push({type: "rect", x0: h * (S + 1) - 0.5, x1: h * (S + 1) + S - 0.5,
+    y0: st.layer * (T + 1) - 0.5, y1: st.layer * (T + 1) + T - 0.5, line: {color: "#ff4136", width: 2}});
+  for (let l = 0; l < L; l++) annotations.push({x: -0.5, y: l * (T + 1) + (T - 1) / 2, xanchor: "right",
+    text: "L" + (l + 1), showarrow: false, font: {size: 11}});
+  for (let h = 0; h < H; h++) annotations.push({x: h * (S + 1) + (S - 1) / 2, y: -0.5, yanchor: "bottom",
+    text: "H" + (h + 1), showarrow: false, font: {size: 11}});
+  return {data: [{type: "heatmap", z, text, hoverinfo: "text", colorscale: COLORSCALE, zmin: 0, zmax,
+                  showscale: false, hoverongaps: false, xgap: 0, ygap: 0}],
+          layout: {margin: {l: 26, r: 4, t: 18, b: 4}, height: Math.max(260, Math.min(640, 70 + L * (T + 1) * 9)),
+                   xaxis: {visible: false, fixedrange: true}, yaxis: {visible: false, autorange: "reversed", fixedrange: true},
+                   shapes, annotations, meta: {layers: L, heads: H, panels: L * H, T, S}}};
 }
 function fillSelect(sel, n, withMean, value) {
   const want = [...Array(n).keys()].map(String).concat(withMean ? ["mean"] : []);
@@ -129,8 +137,10 @@ function drawAll() {
   q("grid-title").textContent = `${TITLES[st.kind]}: all ${L} layers × ${H} heads (click a panel)`;
   drawTokens();
   const cfg = {displaylogo: false, responsive: true, toImageButtonOptions: {filename: "attention"}};
+  const t0 = performance.now();
   Promise.all([plotted(q("big"), bigFigure(), cfg),
                plotted(q("grid"), gridFigure(), {displayModeBar: false, responsive: true})]).then(() => {
+    window.__lens.drawMs = performance.now() - t0;
     element.dataset.renders = String(++window.__lens.renders);
     element.dataset.kind = st.kind; element.dataset.layer = st.layer; element.dataset.head = st.head;
   });
@@ -143,8 +153,9 @@ q("hide").addEventListener("change", e => { st.hide = e.target.checked; drawAll(
 function bindGridClick() {
   const g = q("grid");
   if (!g.on || g.__bound) return; g.__bound = true;
-  g.on("plotly_click", ev => { const cn = ev.points[0].curveNumber, H = st.maps[st.kind].shape[1];
-    st.layer = Math.floor(cn / H); st.head = cn % H; drawAll(); });
+  g.on("plotly_click", ev => { const meta = g.layout.meta, pt = ev.points[0];
+    const l = Math.floor(pt.y / (meta.T + 1)), h = Math.floor(pt.x / (meta.S + 1));
+    if (l >= 0 && l < meta.layers && h >= 0 && h < meta.heads) { st.layer = l; st.head = h; drawAll(); } });
 }
 function ready() { render(); const g = q("grid"); const t = setInterval(() => { if (g.on) { bindGridClick(); clearInterval(t); } }, 50); }
 if (window.Plotly) ready(); else { const t = setInterval(() => { if (window.Plotly) { clearInterval(t); ready(); } }, 30); }

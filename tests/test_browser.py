@@ -87,12 +87,15 @@ def test_axis_labels_are_the_right_pieces(page, translator):
 def test_overview_grid_and_panel_click(page, translator):
     start(page, SENTENCE)
     L, H = translator.config.n_decoder_layers, translator.config.n_heads
-    assert page.evaluate("document.querySelector('#attention [data-role=grid]').data.length") == L * H
+    grid = "document.querySelector('#attention [data-role=grid]')"
+    S = len(translator.source_ids(SENTENCE))
+    assert page.evaluate(f"{grid}.layout.meta.panels") == L * H
+    assert page.evaluate(f"[{grid}.data[0].z.length, {grid}.data[0].z[0].length]") == [L * 2 - 1, H * (S + 1) - 1]
     for kind, layers in (("encoder_self", translator.config.n_encoder_layers), ("decoder_self", L)):
         n = renders(page)
         page.click(f"#attention [data-kind={kind}]")
         wait_render(page, n)
-        assert page.evaluate("document.querySelector('#attention [data-role=grid]').data.length") == layers * H
+        assert page.evaluate(f"{grid}.layout.meta.panels") == layers * H
     # encoder self-attention: both axes are the source pieces
     n = renders(page)
     page.click("#attention [data-kind=encoder_self]")
@@ -104,8 +107,8 @@ def test_overview_grid_and_panel_click(page, translator):
     page.click("#attention [data-kind=cross]")
     # click the panel of the last layer, last head: the big view follows
     n = renders(page)
-    page.evaluate(f"""(() => {{ const g = document.querySelector('#attention [data-role=grid]');
-        g.emit('plotly_click', {{points: [{{curveNumber: {L * H - 1}}}]}}); }})()""")
+    page.evaluate(f"""(() => {{ const g = document.querySelector('#attention [data-role=grid]'), m = g.layout.meta;
+        g.emit('plotly_click', {{points: [{{x: (m.heads - 1) * (m.S + 1) + 1, y: (m.layers - 1) * (m.T + 1)}}]}}); }})()""")
     wait_render(page, n)
     title = page.evaluate("document.querySelector('#attention [data-role=big]').layout.title.text")
     assert f"layer {L}" in title and f"head {H}" in title
