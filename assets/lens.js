@@ -9,7 +9,14 @@ const COLORSCALE = "Viridis";
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const st = {kind: "cross", layer: 0, head: 0, hide: false, doc: null, enc: null, p: null, maps: null};
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-window.__lens = {renders: 0, state: st};
+// One instance per gr.HTML view; the main one (#attention) is also window.__lens for tests/benchmarks.
+let root = element;
+while (root && (!root.id || root.id.startsWith("html-"))) root = root.parentElement;
+const rootId = root ? root.id : "attention";
+const inst = {renders: 0, state: st, drawMs: 0};
+window.__lensViews = window.__lensViews || {};
+window.__lensViews[rootId] = inst;
+if (rootId === "attention") window.__lens = inst;
 
 function decode(d) {
   const bin = atob(d.b64), n = bin.length >> 1, out = new Float32Array(n);
@@ -31,7 +38,8 @@ function meanHeads(m, l) {
 }
 function axes(kind, p) {
   const src = p.source, tgt = p.target;
-  const rows = tgt.map((t, i) => `${esc(t)} → ${esc(i + 1 < tgt.length ? tgt[i + 1] : (p.next ?? "?"))}`);
+  const rows = p.rows ? p.rows.map(esc)
+    : tgt.map((t, i) => `${esc(t)} → ${esc(i + 1 < tgt.length ? tgt[i + 1] : (p.next ?? "?"))}`);
   if (kind === "encoder_self") return {x: src, y: src.map(esc), xraw: src};
   if (kind === "decoder_self") return {x: tgt, y: rows, xraw: tgt};
   return {x: src, y: rows, xraw: src};
@@ -111,8 +119,10 @@ function drawTokens() {
   p.target.forEach((t, i) => { const s = document.createElement("span"); s.className = "lens-tok";
     if (i === p.cursor && i > 0) s.classList.add("newest"); if (p.forced[i]) s.classList.add("forced");
     if (SPECIAL.has(t)) s.classList.add("special"); s.textContent = t; s.title = `position ${i}`; box.appendChild(s); });
-  const mode = p.mode === "reference" ? "Teacher-forced reference" : `Step ${p.cursor}`;
-  q("status").textContent = `${mode} · ${p.source.length} source pieces · ${p.target.length} target pieces` +
+  const mode = {reference: "Teacher-forced reference", beam: "Beam hypothesis (teacher-forced)",
+                ablated: "Heads switched off"}[p.mode] || `Step ${p.step ?? p.cursor}`;
+  const unit = p.words ? "words" : "pieces";
+  q("status").textContent = `${mode} · ${p.source.length} source ${unit} · ${p.target.length} target ${unit}` +
     (p.done ? " · finished" : (p.next ? ` · next (greedy): ${p.next}` : ""));
 }
 function plotted(div, fig, cfg) { return Plotly.react(div, fig.data, fig.layout, cfg); }
@@ -120,7 +130,7 @@ function render() {
   const p = props.value;
   if (!p || !p.source) { st.p = null; q("status").textContent = "Type a German sentence and press Start.";
     q("target").textContent = ""; if (window.Plotly) { Plotly.purge(q("big")); Plotly.purge(q("grid")); }
-    element.dataset.renders = String(++window.__lens.renders); return; }
+    element.dataset.renders = String(++inst.renders); return; }
   if (p.maps.encoder_self) { st.enc = decode(p.maps.encoder_self); st.doc = p.doc; }
   st.p = p;
   st.maps = {encoder_self: st.doc === p.doc ? st.enc : null, decoder_self: decode(p.maps.decoder_self),
@@ -140,11 +150,27 @@ function drawAll() {
   const t0 = performance.now();
   Promise.all([plotted(q("big"), bigFigure(), cfg),
                plotted(q("grid"), gridFigure(), {displayModeBar: false, responsive: true})]).then(() => {
-    window.__lens.drawMs = performance.now() - t0;
-    element.dataset.renders = String(++window.__lens.renders);
+    inst.drawMs = performance.now() - t0;
+    element.dataset.renders = String(++inst.renders);
     element.dataset.kind = st.kind; element.dataset.layer = st.layer; element.dataset.head = st.head;
   });
 }
+let plotlySource = null;
+async function exportHtml() {
+  const big = q("big"); if (!big.data) return;
+  if (plotlySource === null) {
+    const tag = [...document.querySelectorAll("script[src]")].find(s => /plotly/.test(s.src));
+    plotlySource = tag ? await (await fetch(tag.src)).text() : "";
+  }
+  const fig = JSON.stringify({data: big.data, layout: big.layout}).replace(/</g, "\\u003c");
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>attention-lens figure</title></head>` +
+    `<body><div id="fig" style="width:100%;height:90vh"></div><script>${plotlySource.replace(/<\/script/gi, "<\\/script")}</` +
+    `script><script>const f=${fig};Plotly.newPlot("fig",f.data,f.layout);</` + `script></body></html>`;
+  const a = document.createElement("a"); a.href = URL.createObjectURL(new Blob([html], {type: "text/html"}));
+  a.download = "attention.html"; document.body.appendChild(a); a.click(); a.remove();
+}
+q("png").addEventListener("click", () => { if (q("big").data) Plotly.downloadImage(q("big"), {format: "png", filename: "attention", scale: 2}); });
+q("html").addEventListener("click", exportHtml);
 element.querySelectorAll("[data-kind]").forEach(b => b.addEventListener("click", () => {
   if (st.maps && st.maps[b.dataset.kind]) { st.kind = b.dataset.kind; drawAll(); } }));
 q("layer").addEventListener("change", e => { st.layer = +e.target.value; drawAll(); });
