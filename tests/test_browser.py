@@ -174,3 +174,77 @@ def test_empty_input_shows_a_message_and_app_keeps_working(page, translator):
     start(page, "Ein Hund rennt durch den Schnee.")
     click(page, "#run")
     assert page.input_value("#translation textarea") == translator.translate("Ein Hund rennt durch den Schnee.")
+
+
+def open_tab(page, name):
+    page.get_by_role("tab", name=name).click()
+
+
+def view_renders(page, view_id) -> int:
+    return int(page.evaluate(f"(window.__lensViews && window.__lensViews['{view_id}'] || {{renders: 0}}).renders"))
+
+
+def test_word_toggle_and_export_buttons(page, translator):
+    start(page, SENTENCE)
+    click(page, "#run")
+    n = renders(page)
+    page.check("#words input")
+    wait_render(page, n)
+    chips = page.eval_on_selector_all("#attention .lens-tok", "es => es.map(e => e.textContent)")
+    assert chips[0] == "<s>" and not any(c.startswith("▁") for c in chips)
+    assert " ".join(chips[1:-1]) == translator.translate(SENTENCE)
+    n = renders(page)
+    page.uncheck("#words input")
+    wait_render(page, n)
+    with page.expect_download() as d:
+        page.click("#attention [data-role=html]")
+    html = open(d.value.path(), encoding="utf-8").read()
+    assert html.startswith("<!doctype html>") and "Plotly.newPlot" in html and len(html) > 500_000
+    with page.expect_download() as d:
+        page.click("#attention [data-role=png]")
+    assert open(d.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    page.get_by_text("Export the maps").click()
+    page.click("#export")
+    page.wait_for_function("document.querySelector('#export_files').innerText.includes('.npz')", timeout=20000)
+    text = page.inner_text("#export_files")
+    assert "attention_step" in text and ".npz" in text and ".json" in text
+
+
+def test_ablation_beam_layers_and_learned_tabs(page, translator):
+    start(page, SENTENCE)
+    click(page, "#run")
+    open_tab(page, "Head ablation")
+    for lab in ("L3 H1", "L3 H2", "L3 H3", "L3 H4"):
+        page.locator("#ablate_cross").get_by_label(lab).check()
+    n = view_renders(page, "attention_ablated")
+    page.click("#ablate_run")
+    page.wait_for_function(f"window.__lensViews['attention_ablated'] && window.__lensViews['attention_ablated'].renders > {n}",
+                           timeout=30000)
+    heads = [("cross", 2, h) for h in range(translator.config.n_heads)]
+    assert page.input_value("#intact_translation textarea") == translator.translate(SENTENCE)
+    assert page.input_value("#ablated_translation textarea") == translator.start(SENTENCE, ablate=heads).run().translation
+    shot(page, "screenshot_ablation.png")
+
+    open_tab(page, "Beam search")
+    n = view_renders(page, "attention_beam")
+    page.click("#beam_run")
+    page.wait_for_function(f"window.__lensViews['attention_beam'] && window.__lensViews['attention_beam'].renders > {n}",
+                           timeout=30000)
+    page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=20000)
+    from transformer.beam import beam_search
+    best = beam_search(translator.model, translator.source_ids(SENTENCE), 4).hypotheses[0]
+    chips = page.eval_on_selector_all("#attention_beam .lens-tok", "es => es.map(e => e.textContent)")
+    assert chips == translator.tokenizer.pieces([translator.config.bos_id] + best.ids)
+    shot(page, "screenshot_beam.png")
+
+    open_tab(page, "Across layers")
+    page.click("#layers_run")
+    page.wait_for_selector("#align_lines .js-plotly-plot", timeout=20000)
+    page.wait_for_selector("#rollout .js-plotly-plot", timeout=20000)
+    shot(page, "screenshot_layers.png")
+
+    open_tab(page, "Attention being learned")
+    page.wait_for_selector("#learned_plot .js-plotly-plot", timeout=20000)
+    assert page.input_value("#learned_translation textarea") != ""
+    shot(page, "screenshot_learned.png")
+    open_tab(page, "Translate")
