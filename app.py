@@ -411,6 +411,7 @@ def build_demo(tr: Translator) -> gr.Blocks:
     head = f'<script src="/gradio_api/file={VENDOR}/plotly-cartesian.min.js"></script>'
     css = (ASSETS / "lens.css").read_text()
     conc = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")
+    fast = dict(conc, show_progress="hidden", trigger_mode="multiple")  # a step must not flash a spinner
     history = History(tr.checkpoint_dir / HISTORY) if tr.checkpoint_dir else History(Path("/nonexistent"))
     L_enc, L_dec, H = len(tr.model.encoder), len(tr.model.decoder), tr.config.n_heads
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
@@ -528,18 +529,18 @@ def build_demo(tr: Translator) -> gr.Blocks:
         outs = [state, translation, attention, topk]
         b_start.click(partial(start, tr), [source, k, words], outs, api_name="start", **conc)
         source.submit(partial(start, tr), [source, k, words], outs, api_visibility="private", **conc)
-        b_step.click(partial(step, tr), [state, k, words], outs, api_name="step", **conc)
-        b_run.click(partial(run, tr), [state, k, words], outs, api_name="run", **conc)
-        b_back.click(partial(back, tr), [state, k, words], outs, api_name="back", **conc)
-        b_reset.click(partial(reset, tr), [state, k, words], outs, api_name="reset", **conc)
-        b_goto.click(partial(goto, tr), [state, step_no, k, words], outs, api_name="goto", **conc)
+        b_step.click(partial(step, tr), [state, k, words], outs, api_name="step", **fast)
+        b_run.click(partial(run, tr), [state, k, words], outs, api_name="run", **fast)
+        b_back.click(partial(back, tr), [state, k, words], outs, api_name="back", **fast)
+        b_reset.click(partial(reset, tr), [state, k, words], outs, api_name="reset", **fast)
+        b_goto.click(partial(goto, tr), [state, step_no, k, words], outs, api_name="goto", **fast)
         k.release(partial(step_view, tr), [state, k, words], outs, api_name="topk", **conc)
         words.input(partial(step_view, tr), [state, k, words], outs, api_visibility="private", **conc)
 
         def on_force(session, kk, ww, evt: gr.EventData):
             return force(tr, session, (evt._data or {}).get("piece") if evt is not None else None, kk, ww)
 
-        topk.click(on_force, [state, k, words], outs, api_visibility="private", **conc)
+        topk.click(on_force, [state, k, words], outs, api_visibility="private", **fast)
         piece_in = gr.Textbox(visible=False)
         b_force = gr.Button(visible=False)
         b_force.click(partial(force, tr), [state, piece_in, k, words], outs, api_name="force", **conc)

@@ -127,6 +127,7 @@ function drawTokens() {
 }
 function plotted(div, fig, cfg) { return Plotly.react(div, fig.data, fig.layout, cfg); }
 function render() {
+  inst.recvAt = performance.now();
   const p = props.value;
   if (!p || !p.source) { st.p = null; q("status").textContent = "Type a German sentence and press Start.";
     q("target").textContent = ""; if (window.Plotly) { Plotly.purge(q("big")); Plotly.purge(q("grid")); }

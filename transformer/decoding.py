@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import threading
 import unicodedata
 import warnings
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None
     memory = model.encode(src, src_mask)  # (B, S, D)
     lengths = (src != c.pad_id).sum(1).tolist()
     limits = [max_new_tokens(n, c.max_len) for n in lengths]
-    steps = min(max(limits), c.max_len - 1) if max_new is None else max_new
+    steps = min(max(limits) if max_new is None else max_new, c.max_len - 1)
     cache = model.new_cache()
     tok = torch.full((src.size(0), 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
@@ -92,7 +91,6 @@ class Translator:
         self.tokenizer = tokenizer
         self.config = model.config
         self.checkpoint_dir = checkpoint_dir
-        self._lock = threading.Lock()
 
     @classmethod
     def load(cls, path=None, device="auto") -> "Translator":
