@@ -172,10 +172,10 @@ def main(argv=None):
         bench_decode(a)
     elif a.what == "ui":
         from . import bench_ui
-        bench_ui.main(rest)
+        return bench_ui.main(rest)
     elif a.what == "load":
         from . import bench_load
-        bench_load.main(rest)
+        return bench_load.main(rest)
 
 
 if __name__ == "__main__":

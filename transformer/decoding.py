@@ -69,6 +69,7 @@ def clean_text(text) -> str:
     """Validate and normalise user text: a str, not blank, bounded in length, no control characters."""
     if not isinstance(text, str):
         raise ValueError(f"input must be text, got {type(text).__name__}")
+    text = text.lstrip()
     if len(text) > MAX_INPUT_CHARS:
         warnings.warn(f"input of {len(text)} characters cut to {MAX_INPUT_CHARS}", stacklevel=3)
         text = text[:MAX_INPUT_CHARS]
@@ -101,6 +102,8 @@ class Translator:
     def source_ids(self, text: str) -> list[int]:
         """Cleaned, tokenised source with EOS, truncated (with a warning) to the model's limit."""
         ids = self.tokenizer.encode(clean_text(text))
+        if not ids:  # e.g. only '▁' or U+FFFD: nothing the model can read
+            raise ValueError("input is empty: type a German sentence")
         limit = self.config.max_len - 1
         if len(ids) > limit:
             warnings.warn(f"input of {len(ids)} pieces truncated to the model's limit of {limit}", stacklevel=2)

@@ -66,7 +66,11 @@ class Tokenizer:
 
     def piece_id(self, piece: str) -> int:
         """Id of an exact piece; raises ValueError for a piece not in the vocabulary."""
-        i = self.sp.piece_to_id(piece)
+        try:
+            piece.encode("utf-8")
+            i = self.sp.piece_to_id(piece)
+        except (UnicodeEncodeError, TypeError):
+            raise ValueError(f"{piece!r} is not a piece of the vocabulary") from None
         if i == UNK and piece != UNK_PIECE:
             raise ValueError(f"{piece!r} is not a piece of the vocabulary")
         return i

@@ -1,0 +1,143 @@
+"""--auth: the launched app refuses a wrong password and accepts the right one; parse_auth; the
+--share-without---auth warning of main() (checked without launching anything)."""
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr
+import httpx
+import pytest
+
+import app
+from tests.browser import serve
+from transformer.decoding import Translator
+
+USER, PASSWORD = "user", "pw"
+SENTENCE = "Ein Hund rennt."
+
+
+@pytest.fixture(scope="module")
+def auth_served(tiny_trained):
+    tr = Translator.load(tiny_trained, device="cpu")
+    with serve(tr, auth=(USER, PASSWORD)) as url:
+        yield tr, url
+
+
+def login(url, username, password) -> httpx.Response:
+    return httpx.post(url + "login", data={"username": username, "password": password}, timeout=30)
+
+
+def call_translate(url, text, cookies=None) -> httpx.Response:
+    return httpx.post(url + "gradio_api/call/translate", json={"data": [text]}, cookies=cookies, timeout=30)
+
+
+@pytest.mark.parametrize("username,password", [(USER, "wrong"), (USER, ""), ("", PASSWORD), ("nobody", PASSWORD),
+                                               (USER, PASSWORD + " "), (USER, PASSWORD.upper()),
+                                               (USER, "' OR '1'='1"), ("user\x00", PASSWORD)])
+def test_wrong_credentials_are_refused(auth_served, username, password):
+    _, url = auth_served
+    r = login(url, username, password)
+    assert r.status_code in (400, 401, 422), r.text
+    assert not any(k.startswith("access-token") for k in r.cookies.keys())
+
+
+def test_right_password_is_accepted_and_opens_the_api(auth_served):
+    tr, url = auth_served
+    r = login(url, USER, PASSWORD)
+    assert r.status_code == 200 and r.json() == {"success": True}
+    cookies = dict(r.cookies)
+    assert any(k.startswith("access-token") for k in cookies)
+    r = httpx.get(url + "config", cookies=cookies, timeout=30)
+    assert r.status_code == 200 and r.json().get("auth_required") is not True and "German sentence" in r.text
+    r = call_translate(url, SENTENCE, cookies)
+    assert r.status_code == 200 and "event_id" in r.json()
+    with httpx.stream("GET", url + f"gradio_api/call/translate/{r.json()['event_id']}", cookies=cookies,
+                      timeout=30) as s:
+        body = "".join(s.iter_text())
+    assert "event: complete" in body and tr.translate(SENTENCE) in body
+
+
+def test_without_login_nothing_is_served(auth_served):
+    _, url = auth_served
+    r = httpx.get(url + "config", timeout=30)
+    assert r.status_code == 401 or r.json().get("auth_required") is True
+    assert "German sentence" not in r.text and "translate" not in r.text  # no components, no API names
+    for r in (httpx.get(url + "gradio_api/info", timeout=30), call_translate(url, SENTENCE),
+              httpx.get(url + "gradio_api/login_check", timeout=30)):
+        assert r.status_code == 401, (r.request.url, r.status_code, r.text[:200])
+    # a forged cookie is no login either
+    assert call_translate(url, SENTENCE, {"access-token": "forged", "access-token-unsecure": "forged"}).status_code == 401
+
+
+def test_gradio_client_needs_the_right_password(auth_served):
+    from gradio_client import Client
+    tr, url = auth_served
+    with pytest.raises(Exception, match="(?i)login|credentials|auth"):
+        Client(url, auth=(USER, "wrong"), verbose=False)
+    with pytest.raises(Exception):
+        Client(url, verbose=False).predict(SENTENCE, api_name="/translate")
+    c = Client(url, auth=(USER, PASSWORD), verbose=False)
+    try:
+        assert c.predict(SENTENCE, api_name="/translate") == tr.translate(SENTENCE)
+        c.predict(SENTENCE, app.TOPK, api_name="/start")
+        text, payload, _ = c.predict(app.TOPK, api_name="/run")
+        assert text == tr.translate(SENTENCE) and payload["done"]
+    finally:
+        c.close()
+
+
+# -- parse_auth -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value,want", [("user:password", ("user", "password")), ("a:b:c", ("a", "b:c")),
+                                        ("me:p@ss word", ("me", "p@ss word")), (None, None), ("", None)])
+def test_parse_auth_good_values(value, want):
+    assert app.parse_auth(value) == want
+
+
+@pytest.mark.parametrize("value", ["userpassword", "user", ":", "user:", ":password"])
+def test_parse_auth_bad_values_exit_with_a_message(value):
+    with pytest.raises(SystemExit) as e:
+        app.parse_auth(value)
+    assert "user:password" in str(e.value.code)
+
+
+# -- main(): the --share warning and what reaches launch(), without launching ---------------------------
+
+@pytest.fixture()
+def no_launch(monkeypatch, tiny_translator):
+    calls = []
+    monkeypatch.setattr(app.Translator, "load", lambda *a, **k: tiny_translator)
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
+    return calls
+
+
+WARNING = "--share without --auth"
+
+
+def test_share_without_auth_warns_on_stderr(no_launch, capsys):
+    app.main(["--share"])
+    err = capsys.readouterr().err
+    assert "WARNING" in err and WARNING in err
+    assert len(no_launch) == 1 and no_launch[0]["share"] is True and no_launch[0]["auth"] is None
+
+
+def test_share_with_auth_passes_it_through_and_does_not_warn(no_launch, capsys):
+    app.main(["--share", "--auth", "user:pw", "--host", "0.0.0.0", "--port", "7999"])
+    assert WARNING not in capsys.readouterr().err
+    (kw,) = no_launch
+    assert kw["auth"] == ("user", "pw") and kw["share"] is True
+    assert kw["server_name"] == "0.0.0.0" and kw["server_port"] == 7999
+
+
+def test_no_share_no_warning(no_launch, capsys):
+    app.main([])
+    assert WARNING not in capsys.readouterr().err
+    (kw,) = no_launch
+    assert kw["share"] is False and kw["auth"] is None and kw["server_name"] == "127.0.0.1"
+
+
+def test_bad_auth_exits_before_loading_anything(no_launch, monkeypatch):
+    monkeypatch.setattr(app.Translator, "load", lambda *a, **k: pytest.fail("loaded a model despite a bad --auth"))
+    with pytest.raises(SystemExit, match="user:password"):
+        app.main(["--share", "--auth", "nocolon"])
+    assert no_launch == []
