@@ -37,26 +37,21 @@ SESSION_TTL_S = 3600
 QUEUE_MAX = 256
 CONCURRENCY = 4
 
-class _Checked:
-    """Gradio's own number parsing raises TypeError on text; answer with a clear gr.Error instead."""
+def checked(component, what: str):
+    """Gradio's own number parsing raises TypeError on text: answer with a clear gr.Error instead.
+    (Wraps the instance's preprocess; subclassing a component would make Gradio write a .pyi stub.)"""
+    inner = component.preprocess
 
-    what = "value"  # set per instance; no __init__ override (Gradio builds the config from __init__'s signature)
-
-    def preprocess(self, payload):
+    def preprocess(payload):
         try:
-            return super().preprocess(payload)
+            return inner(payload)
         except gr.Error:
             raise
         except (TypeError, ValueError) as e:
-            raise gr.Error(f"{self.what} must be a number, got {str(payload)[:40]!r}", print_exception=False) from e
+            raise gr.Error(f"{what} must be a number, got {str(payload)[:40]!r}", print_exception=False) from e
 
-
-class Number(_Checked, gr.Number):
-    pass
-
-
-class Slider(_Checked, gr.Slider):
-    pass
+    component.preprocess = preprocess
+    return component
 
 
 # -- handlers: plain functions of (translator, inputs) -> outputs ------------------------------------
@@ -461,17 +456,15 @@ def build_demo(tr: Translator) -> gr.Blocks:
                     gr.Markdown("**Next piece: top-k** (click one to force it)")
                     topk = gr.HTML(None, html_template='<div class="topk-list"></div><div class="topk-note"></div>',
                                    css_template=css, js_on_load=(ASSETS / "topk.js").read_text(), elem_id="topk")
-                    k = Slider(1, 20, value=TOPK, step=1, label="k", elem_id="k")
-                    k.what = "top-k"
+                    k = checked(gr.Slider(1, 20, value=TOPK, step=1, label="k", elem_id="k"), "top-k")
                     words = gr.Checkbox(False, label="merge pieces into words", elem_id="words",
                                         info="sum over a word's key pieces, mean over its query pieces")
                     with gr.Accordion("Inspect a reference translation", open=False):
                         ref = gr.Textbox(label="English reference", elem_id="reference", lines=2, max_length=2000)
                         b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")
                     with gr.Accordion("Go to a step", open=False):
-                        step_no = Number(0, precision=None, step=1, label="step index (0 = only <s>)",
-                                         elem_id="goto_index")
-                        step_no.what = "step index"
+                        step_no = checked(gr.Number(0, precision=None, step=1, label="step index (0 = only <s>)",
+                                                    elem_id="goto_index"), "step index")
                         b_goto = gr.Button("Go", elem_id="goto")
                     with gr.Accordion("Export the maps", open=False):
                         b_export = gr.Button("All kinds, layers and heads: .npz + .json", elem_id="export")

@@ -1,10 +1,11 @@
 """Shared helpers for browser tests: launch the app in-process and drive Debian's Chromium."""
 import os
 import shutil
-import socket
 from contextlib import contextmanager
 
 import pytest
+
+from transformer.bench_load import free_port, serving  # noqa: F401
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -18,22 +19,7 @@ def require_chromium():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def serve(translator, **launch):
-    import app
-    demo = app.build_demo(translator)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+serve = serving  # the app in this process on a free loopback port, as the load benchmark runs it
 
 
 @contextmanager

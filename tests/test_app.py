@@ -1,12 +1,11 @@
 """The app's handlers called directly, and the app launched in-process driven through gradio_client."""
-import socket
-
 import gradio as gr
 import numpy as np
 import pytest
 
 import app
 from transformer import plots
+from transformer.bench_load import serving
 
 
 def test_start_step_run_equals_translate(tiny_translator, tiny_pairs):
@@ -93,21 +92,12 @@ def test_reference_and_api_endpoints(tiny_translator):
     assert d["translation"] == tiny_translator.translate("Ein Hund rennt.")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(tiny_trained):
     from transformer.decoding import Translator
     tr = Translator.load(tiny_trained, device="cpu")
-    demo = app.build_demo(tr)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield tr, f"http://127.0.0.1:{port}/"
-    demo.close()
+    with serving(tr) as url:
+        yield tr, url
 
 
 def test_gradio_client_endpoints_and_isolation(served, tiny_pairs):

@@ -59,26 +59,25 @@ def attention_modules(model: Transformer):
         yield "cross", i, block.cross_attn
 
 
-class AttentionRecorder:
-    """Context manager collecting every attention module's weights for passes made in this context.
+class ContextHooks:
+    """Hooks registered while this object is entered, acting only for forward passes made in the
+    context (thread or task) that entered it; handles are removed in `finally`."""
 
-    `calls[kind][layer]` is the list of (B, H, T, S) float32 arrays, one per forward call, in order.
-    """
+    var: ContextVar  # one per subclass: which object is active in the current context
 
     def __init__(self, model: Transformer):
         self.model = model
-        self.calls = {k: [[] for _ in range(n)] for k, n in (
-            ("encoder_self", len(model.encoder)), ("decoder_self", len(model.decoder)), ("cross", len(model.decoder)))}
         self._handles: list = []
         self._token = None
 
-    def __enter__(self) -> "AttentionRecorder":
-        if self.model.training:
-            raise RuntimeError("AttentionRecorder needs the model in eval mode (weights are computed only there)")
-        self._token = _active.set(self)
+    def register(self) -> list:
+        """Register the hooks; return their handles."""
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._token = self.var.set(self)
         try:
-            for kind, layer, module in attention_modules(self.model):
-                self._handles.append(module.register_forward_hook(self._hook(kind, layer)))
+            self._handles = self.register()
         except BaseException:
             self._close()
             raise
@@ -92,14 +91,47 @@ class AttentionRecorder:
             for h in self._handles:
                 h.remove()
         finally:
-            self._handles.clear()
+            self._handles = []
             if self._token is not None:
-                _active.reset(self._token)
+                self.var.reset(self._token)
                 self._token = None
+
+    def active(self) -> bool:
+        return self.var.get() is self
+
+
+class AttentionRecorder(ContextHooks):
+    """Context manager collecting every attention module's weights for passes made in this context.
+
+    `calls[kind][layer]` is the list of (B, H, T, S) float32 arrays, one per forward call, in order.
+    """
+
+    var = _active
+
+    def __init__(self, model: Transformer):
+        super().__init__(model)
+        self.calls = {k: [[] for _ in range(n)] for k, n in (
+            ("encoder_self", len(model.encoder)), ("decoder_self", len(model.decoder)), ("cross", len(model.decoder)))}
+
+    def __enter__(self) -> "AttentionRecorder":
+        if self.model.training:
+            raise RuntimeError("AttentionRecorder needs the model in eval mode (weights are computed only there)")
+        return super().__enter__()
+
+    def register(self) -> list:
+        handles = []
+        try:
+            for kind, layer, module in attention_modules(self.model):
+                handles.append(module.register_forward_hook(self._hook(kind, layer)))
+        except BaseException:
+            for h in handles:
+                h.remove()
+            raise
+        return handles
 
     def _hook(self, kind: str, layer: int):
         def hook(module, args, output):
-            if _active.get() is not self:
+            if not self.active():
                 return  # another request's forward pass
             if output.weights is None:
                 raise RuntimeError("attention weights were not computed (need_weights=False)")
@@ -157,53 +189,36 @@ def parse_heads(model: Transformer, heads) -> frozenset:
     return frozenset(out)
 
 
-class HeadAblation:
+class HeadAblation(ContextHooks):
     """Zero chosen heads' outputs (before the output projection) for passes made in this context.
 
-    Same mechanism as the recorder: hooks (forward pre-hooks on each affected out_proj) that act only
-    for the context that entered this object, so other users of the shared model are untouched and
-    no weight is ever edited.
+    Same mechanism as the recorder: forward pre-hooks on each affected out_proj that act only for the
+    context that entered this object, so other users of the shared model are untouched and no weight
+    is ever edited. With no heads, nothing is registered.
     """
 
-    def __init__(self, model: Transformer, heads):
-        self.model = model
-        self.heads = parse_heads(model, heads)
-        self._handles: list = []
-        self._token = None
+    var = _ablation
 
-    def __enter__(self) -> "HeadAblation":
-        if not self.heads:
-            return self
-        self._token = _ablation.set(self)
+    def __init__(self, model: Transformer, heads):
+        super().__init__(model)
+        self.heads = parse_heads(model, heads)
+
+    def register(self) -> list:
+        handles = []
         try:
-            by_module = {}
             for kind, layer, module in attention_modules(self.model):
                 hs = sorted(h for k, l, h in self.heads if k == kind and l == layer)
                 if hs:
-                    by_module[module] = hs
-            for module, hs in by_module.items():
-                self._handles.append(module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, hs)))
+                    handles.append(module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, hs)))
         except BaseException:
-            self._close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._close()
-
-    def _close(self) -> None:
-        try:
-            for h in self._handles:
+            for h in handles:
                 h.remove()
-        finally:
-            self._handles.clear()
-            if self._token is not None:
-                _ablation.reset(self._token)
-                self._token = None
+            raise
+        return handles
 
     def _pre_hook(self, n_heads: int, heads: list[int]):
         def pre(module, args):
-            if _ablation.get() is not self:
+            if not self.active():
                 return None
             x = args[0]  # (B, T, H * d): the heads' outputs, concatenated
             x = x.reshape(*x.shape[:-1], n_heads, -1).clone()  # (B, T, H, d)
