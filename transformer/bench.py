@@ -158,7 +158,7 @@ def main(argv=None):
     d.add_argument("--checkpoint", default=None)
     d.add_argument("--device", default="auto")
     d.add_argument("--sentence", default="Ein kleines Mädchen in einem rosa Kleid klettert die Treppe zu einem "
-                                         "hölzernen Spielhaus im Garten hinauf.")
+                                         "hölzernen Spielhaus hinauf.")
     d.add_argument("--repeats", type=int, default=10)
     d.add_argument("--split", default="test_2016_flickr", help="'' to skip the throughput run")
     d.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))

@@ -13,8 +13,7 @@ import time
 
 from .bench import pct
 
-SENTENCE = ("Ein kleines Mädchen in einem rosa Kleid klettert die Treppe zu einem hölzernen Spielhaus im "
-            "Garten hinauf.")
+SENTENCE = "Ein kleines Mädchen in einem rosa Kleid klettert die Treppe zu einem hölzernen Spielhaus hinauf."
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--no-first-run", "--disable-sync", "--disable-quic"]
 

@@ -1,0 +1,10 @@
+"""Smoke tests: the benchmarks run and print their figures (their numbers are never asserted)."""
+from transformer import bench
+
+
+def test_bench_decode_prints_figures(tiny_trained, capsys):
+    bench.main(["decode", "--checkpoint", str(tiny_trained), "--device", "cpu", "--split", "", "--repeats", "1",
+                "--sentence", "Ein Hund rennt. Eine Katze schläft."])
+    out = capsys.readouterr().out
+    for line in ("captured session step", "uncaptured step at 30", "no cache", "cache speed-up"):
+        assert line in out
