@@ -433,7 +433,11 @@ def build_demo(tr: Translator) -> gr.Blocks:
     L_enc, L_dec, H = len(tr.model.encoder), len(tr.model.decoder), tr.config.n_heads
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# attention-lens\nWatch a Transformer translate German → English one token at a time, "
-                    "and see what every layer and head attends to.")
+                    "and see what every layer and head attends to.  \n"
+                    "**1.** Type or pick a German sentence and press **Start**. **2.** Press **Step ▶** to let the "
+                    "model choose the next piece (or click another piece in the top-k list to force it). "
+                    "**3.** Read the heatmaps: each row is one token asking *where should I look?*, each column a "
+                    "token it can look at; brighter means more attention.")
         state = gr.State(None, time_to_live=SESSION_TTL_S)
         with gr.Tab("Translate"):
             with gr.Row():
