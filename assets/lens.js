@@ -7,7 +7,7 @@ const TITLES = {encoder_self: "Encoder self-attention", decoder_self: "Decoder s
 const SPECIAL = new Set(["<s>", "</s>", "<pad>"]);
 const COLORSCALE = "Viridis";
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
-const st = {kind: "cross", layer: 0, head: 0, hide: false, doc: null, enc: null, p: null, maps: null};
+const st = {kind: "cross", layer: 0, head: 0, hide: false, p: null, maps: null};
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 // One instance per gr.HTML view; the main one (#attention) is also window.__lens for tests/benchmarks.
 let root = element;
@@ -132,9 +132,8 @@ function render() {
   if (!p || !p.source) { st.p = null; q("status").textContent = "Type a German sentence and press Start.";
     q("target").textContent = ""; if (window.Plotly) { Plotly.purge(q("big")); Plotly.purge(q("grid")); }
     element.dataset.renders = String(++inst.renders); return; }
-  if (p.maps.encoder_self) { st.enc = decode(p.maps.encoder_self); st.doc = p.doc; }
   st.p = p;
-  st.maps = {encoder_self: st.doc === p.doc ? st.enc : null, decoder_self: decode(p.maps.decoder_self),
+  st.maps = {encoder_self: decode(p.maps.encoder_self), decoder_self: decode(p.maps.decoder_self),
              cross: decode(p.maps.cross)};
   drawAll();
 }

@@ -42,14 +42,12 @@ def decode_array(d: dict) -> np.ndarray:
 
 def attention_payload(maps, source_tokens, target_tokens, *, cursor: int, next_piece: str | None = None,
                       forced: list[bool] | None = None, done: bool = False, mode: str = "greedy",
-                      doc: str = "", include_encoder: bool = True) -> dict:
+                      doc: str = "") -> dict:
     """Everything the browser needs to draw one step: tokens and the three kinds of maps, compactly."""
     out = {"v": 1, "doc": doc, "mode": mode, "source": list(source_tokens), "target": list(target_tokens),
            "cursor": int(cursor), "next": next_piece, "done": bool(done),
            "forced": list(forced) if forced is not None else [False] * len(target_tokens),
-           "maps": {"decoder_self": encode_array(maps.decoder_self), "cross": encode_array(maps.cross)}}
-    if include_encoder:
-        out["maps"]["encoder_self"] = encode_array(maps.encoder_self)
+           "maps": {k: encode_array(getattr(maps, k)) for k in ("encoder_self", "decoder_self", "cross")}}
     return out
 
 
