@@ -19,6 +19,7 @@ from pathlib import Path
 
 import gradio as gr
 import numpy as np
+import torch
 
 from transformer import analysis, plots
 from transformer.beam import beam_search, check_beam_size
@@ -625,6 +626,10 @@ def main(argv=None):
         tr = Translator.load(a.checkpoint, a.device)
     except (CheckpointError, ValueError) as e:
         raise SystemExit(f"error: {e}")
+    if tr.device.type == "cpu":
+        # A step is one position: tiny matrix products where thread start-up costs more than it saves.
+        # One thread per request keeps a step fastest and lets CONCURRENCY requests share the cores.
+        torch.set_num_threads(1)
     print(f"model loaded on {describe(tr.device)}", flush=True)
     demo = build_demo(tr)
     demo.launch(server_name=a.host, server_port=a.port, share=a.share, auth=auth, footer_links=["api"])

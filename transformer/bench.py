@@ -88,9 +88,12 @@ def bench_decode(a):
     from .decoding import Translator, greedy_decode
     tr = Translator.load(a.checkpoint, a.device)
     model, dev = tr.model, tr.device
+    cores = torch.get_num_threads()
+    torch.set_num_threads(a.threads)  # one-position steps are overhead-bound: the app runs them on 1 thread
     text = a.sentence
     src_ids = tr.source_ids(text)
-    print(f"sentence: {text!r} ({len(text.split())} words, {len(src_ids)} source pieces); device {dev}")
+    print(f"sentence: {text!r} ({len(text.split())} words, {len(src_ids)} source pieces); device {dev}, "
+          f"{a.threads} thread(s) for the steps")
     # captured steps through the session (what the app does)
     captured = []
     for _ in range(a.repeats):
@@ -138,12 +141,13 @@ def bench_decode(a):
     print(f"  step recomputing the 30-token prefix (no cache) {ms(recompute)}")
     print(f"  cache speed-up at 30 tokens: {statistics.median(recompute) / statistics.median(uncaptured):.1f}x")
     if a.split:
+        torch.set_num_threads(cores)
         pairs = D.load_pairs(a.data_dir, a.split)
         t0 = time.perf_counter()
         tr.translate_batch([s for s, _ in pairs], batch_size=a.batch_size)
         secs = time.perf_counter() - t0
         print(f"  greedy {a.split}: {len(pairs)} sentences in {secs:.1f} s = {len(pairs) / secs:.1f} sentences/s "
-              f"(batch {a.batch_size})")
+              f"(batch {a.batch_size}, {cores} threads)")
 
 
 def main(argv=None):
@@ -160,6 +164,7 @@ def main(argv=None):
     d.add_argument("--sentence", default="Ein kleines Mädchen in einem rosa Kleid klettert die Treppe zu einem "
                                          "hölzernen Spielhaus hinauf.")
     d.add_argument("--repeats", type=int, default=10)
+    d.add_argument("--threads", type=int, default=1, help="torch threads for the single-step timings")
     d.add_argument("--split", default="test_2016_flickr", help="'' to skip the throughput run")
     d.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
     d.add_argument("--batch-size", type=int, default=128)

@@ -39,7 +39,7 @@ def pad_batch(seqs: list[list[int]], pad_id: int, device=None) -> Tensor:
 def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None) -> list[list[int]]:
     """src (B, S) padded ids -> generated ids per sentence (without BOS, with EOS when reached)."""
     c = model.config
-    src_mask = padding_mask(src, c.pad_id)  # (B, 1, 1, S)
+    src_mask = padding_mask(src, c.pad_id) if bool((src == c.pad_id).any()) else None  # (B, 1, 1, S)
     memory = model.encode(src, src_mask)  # (B, S, D)
     lengths = (src != c.pad_id).sum(1).tolist()
     limits = [max_new_tokens(n, c.max_len) for n in lengths]
@@ -399,10 +399,9 @@ def _session_feed(translator: "Translator", session: DecodingSession, token: int
         if prev:
             c["self"] = KVCache(torch.from_numpy(np.stack([p.k[layer] for p in prev], 1)[None]).to(dev),
                                 torch.from_numpy(np.stack([p.v[layer] for p in prev], 1)[None]).to(dev))  # (1,H,t,d)
-    src_mask = torch.ones(1, 1, 1, len(session.source_ids), dtype=torch.bool, device=dev)
     tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
     with torch.no_grad(), AttentionRecorder(model) as rec, HeadAblation(model, session.ablated):
-        h = model.decode(tgt, None, None, src_mask, cache)  # (1, 1, D)
+        h = model.decode(tgt, None, None, None, cache)  # (1, 1, D): one sentence, no padding to mask
         greedy = int(model.project(h[:, -1]).argmax(-1))
     k = np.stack([c["self"].k[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)
     v = np.stack([c["self"].v[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)

@@ -66,7 +66,7 @@ class Transformer(nn.Module):
         (one dict per layer, see `new_cache`), tgt holds only the new positions, which follow the cached ones.
         """
         offset = 0 if cache is None else cache_length(cache)
-        if tgt_mask is None:
+        if tgt_mask is None and tgt.size(1) > 1:  # one new position may see every earlier one: no mask
             tgt_mask = causal_mask(tgt.size(1), tgt.device, offset)  # (1, 1, T, offset+T)
         x = self.embed_tokens(tgt, offset)  # (B, T, D)
         for i, block in enumerate(self.decoder):
