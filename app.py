@@ -6,10 +6,8 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
-import os
 import re
 import sys
 import tempfile
@@ -24,11 +22,10 @@ import torch
 from transformer import analysis, plots
 from transformer.beam import beam_search, check_beam_size
 from transformer.capture import AttentionMaps
-from transformer.decoding import attend_ids
 from transformer.checkpoint import LOG, METRICS, CheckpointError, read_json
-from transformer.train import HISTORY
-from transformer.decoding import DecodingSession, Translator
+from transformer.decoding import DecodingSession, Translator, attend_ids
 from transformer.device import describe
+from transformer.train import HISTORY
 
 ROOT = Path(__file__).resolve().parent
 ASSETS = ROOT / "assets"
@@ -37,6 +34,7 @@ TOPK = 8
 SESSION_TTL_S = 3600
 QUEUE_MAX = 256
 CONCURRENCY = 4
+
 
 def checked(component, what: str):
     """Gradio's own number parsing raises TypeError on text: answer with a clear gr.Error instead.
@@ -68,10 +66,6 @@ def _need(session) -> DecodingSession:
     return session.fork()
 
 
-def _doc(session: DecodingSession) -> str:
-    return hashlib.sha1(json.dumps(session.source_ids).encode()).hexdigest()[:12]
-
-
 _seq = itertools.count(1)  # every response differs, so the browser redraws even when nothing else changed
 
 
@@ -86,8 +80,7 @@ def session_payload(session: DecodingSession, words: bool = False, mode: str = "
         payload = word_payload(maps, forced, cursor=session.cursor, next_piece=nxt, done=session.done, mode=mode)
     else:
         payload = plots.attention_payload(maps, maps.source_tokens, maps.target_tokens, cursor=session.cursor,
-                                          next_piece=nxt, forced=forced, done=session.done, doc=_doc(session),
-                                          mode=mode)
+                                          next_piece=nxt, forced=forced, done=session.done, mode=mode)
     payload["seq"] = next(_seq)
     return payload
 
@@ -431,7 +424,7 @@ def build_demo(tr: Translator) -> gr.Blocks:
     conc = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")
     fast = dict(conc, show_progress="hidden", trigger_mode="multiple")  # a step must not flash a spinner
     history = History(tr.checkpoint_dir / HISTORY) if tr.checkpoint_dir else History(Path("/nonexistent"))
-    L_enc, L_dec, H = len(tr.model.encoder), len(tr.model.decoder), tr.config.n_heads
+    L_dec, H = len(tr.model.decoder), tr.config.n_heads
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# attention-lens\nWatch a Transformer translate German → English one token at a time, "
                     "and see what every layer and head attends to.  \n"

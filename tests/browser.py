@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from transformer.bench_load import free_port, serving  # noqa: F401
+from transformer.bench_load import serving
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -107,8 +107,8 @@ def test_overview_grid_and_panel_click(page, translator):
     page.click("#attention [data-kind=cross]")
     # click the panel of the last layer, last head: the big view follows
     n = renders(page)
-    page.evaluate(f"""(() => {{ const g = document.querySelector('#attention [data-role=grid]'), m = g.layout.meta;
-        g.emit('plotly_click', {{points: [{{x: (m.heads - 1) * (m.S + 1) + 1, y: (m.layers - 1) * (m.T + 1)}}]}}); }})()""")
+    page.evaluate("""(() => { const g = document.querySelector('#attention [data-role=grid]'), m = g.layout.meta;
+        g.emit('plotly_click', {points: [{x: (m.heads - 1) * (m.S + 1) + 1, y: (m.layers - 1) * (m.T + 1)}]}); })()""")
     wait_render(page, n)
     title = page.evaluate("document.querySelector('#attention [data-role=big]').layout.title.text")
     assert f"layer {L}" in title and f"head {H}" in title
@@ -139,7 +139,7 @@ def test_forcing_a_topk_piece_changes_the_continuation(page, translator):
     assert len(buttons) == 8
     alt = buttons[1]
     n = renders(page)
-    page.click(f"#topk .topk-list button:nth-child(2)")
+    page.click("#topk .topk-list button:nth-child(2)")
     wait_render(page, n)
     chips = page.eval_on_selector_all("#attention .lens-tok", "es => es.map(e => e.textContent)")
     assert chips == ["<s>", alt]
@@ -156,13 +156,16 @@ def test_forcing_a_topk_piece_changes_the_continuation(page, translator):
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"> **bold** $x$ %{y}'
 
 
-def test_hostile_text_is_shown_literally_and_runs_nothing(page):
+def test_hostile_text_is_shown_literally_and_runs_nothing(page, translator):
     start(page, HOSTILE)
     click(page, "#run")
     assert page.evaluate("window.__pwned === undefined")
-    text = page.inner_text("#attention [data-role=target]") + page.inner_text("#attention [data-role=status]")
-    src = page.evaluate("document.querySelector('#attention [data-role=big]').layout.xaxis.ticktext.join(' ')")
-    assert "&lt;" in src or "<" not in src  # escaped before Plotly sees it
+    session = translator.start(HOSTILE).run()
+    chips = page.eval_on_selector_all("#attention .lens-tok", "es => es.map(e => e.textContent)")
+    assert chips == session.target_tokens  # shown as text, exactly
+    src = page.evaluate("document.querySelector('#attention [data-role=big]').layout.xaxis.ticktext")
+    assert src == [label(p) for p in session.source_tokens]  # escaped before Plotly sees it
+    assert any("&lt;" in p for p in src)
     assert page.query_selector("#attention img") is None and page.query_selector("#topk img") is None
     assert page.errors == []
 

@@ -113,7 +113,7 @@ def test_session_is_small_and_copyable(tiny_translator):
 
 def test_no_hooks_left_behind_even_on_errors(tiny_translator):
     model = tiny_translator.model
-    s = tiny_translator.start("Ein Hund rennt.").run()
+    tiny_translator.start("Ein Hund rennt.").run()
     tiny_translator.attend("Ein Hund rennt.", "A dog runs.")
     assert hooks_registered(model) == 0
     with pytest.raises(ValueError):

@@ -1,4 +1,3 @@
-import pickle
 import warnings
 
 import pytest
@@ -7,7 +6,7 @@ import torch
 from tests.conftest import small_model
 from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, WEIGHTS, TOKENIZER
 from transformer.config import ModelConfig
-from transformer.decoding import Translator, greedy_decode, pad_batch
+from transformer.decoding import greedy_decode, pad_batch
 from transformer.model import causal_mask, padding_mask
 
 

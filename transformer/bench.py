@@ -13,7 +13,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -85,7 +84,7 @@ def bench_train(a):
 
 def bench_decode(a):
     from .capture import AttentionRecorder
-    from .decoding import Translator, greedy_decode
+    from .decoding import Translator
     tr = Translator.load(a.checkpoint, a.device)
     model, dev = tr.model, tr.device
     cores = torch.get_num_threads()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import sys
 import tempfile
@@ -222,7 +221,6 @@ def main(argv=None):
         print(f"resumed after epoch {st['epoch']} (step {step})", flush=True)
         history = [{"epoch": e["epoch"], "snap": None} for e in log["epochs"]]
     examples_de = [l.strip() for l in EXAMPLES.read_text().splitlines() if l.strip()][:4] if EXAMPLES.exists() else []
-    snap_store = {}
     if a.resume and (out / HISTORY).exists():
         z = np.load(out / HISTORY)
         for h in history:
