@@ -14,6 +14,8 @@ from transformer.train import tiny_corpus
 from transformer import data as D
 
 torch.set_num_threads(1)
+# The whole suite can run on a GPU: ATTENTION_LENS_TEST_DEVICE=cuda python -m pytest
+DEVICE = os.environ.get("ATTENTION_LENS_TEST_DEVICE", "cpu")
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +45,7 @@ def tiny_trained(tiny_tok, tiny_pairs, tmp_path_factory):
 
 @pytest.fixture()
 def tiny_translator(tiny_trained):
-    return Translator.load(tiny_trained, device="cpu")
+    return Translator.load(tiny_trained, device=DEVICE)
 
 
 def small_model(vocab=50, **kw) -> Transformer:

@@ -6,6 +6,7 @@ import pytest
 import app
 from transformer import plots
 from transformer.bench_load import serving
+from tests.conftest import DEVICE
 
 
 def test_start_step_run_equals_translate(tiny_translator, tiny_pairs):
@@ -95,7 +96,7 @@ def test_reference_and_api_endpoints(tiny_translator):
 @pytest.fixture(scope="module")
 def served(tiny_trained):
     from transformer.decoding import Translator
-    tr = Translator.load(tiny_trained, device="cpu")
+    tr = Translator.load(tiny_trained, device=DEVICE)
     with serving(tr) as url:
         yield tr, url
 

@@ -11,6 +11,7 @@ import pytest
 import app
 from tests.browser import serve
 from transformer.decoding import Translator
+from tests.conftest import DEVICE
 
 USER, PASSWORD = "user", "pw"
 SENTENCE = "Ein Hund rennt."
@@ -18,7 +19,7 @@ SENTENCE = "Ein Hund rennt."
 
 @pytest.fixture(scope="module")
 def auth_served(tiny_trained):
-    tr = Translator.load(tiny_trained, device="cpu")
+    tr = Translator.load(tiny_trained, device=DEVICE)
     with serve(tr, auth=(USER, PASSWORD)) as url:
         yield tr, url
 

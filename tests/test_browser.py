@@ -8,6 +8,7 @@ from tests.browser import browser, renders, require_chromium, serve, wait_render
 from transformer.checkpoint import DEFAULT_CHECKPOINT
 from transformer.decoding import Translator
 from transformer.plots import label
+from tests.conftest import DEVICE
 
 pytestmark = pytest.mark.browser
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -16,7 +17,7 @@ SENTENCE = "Eine Frau mit einem roten Hut fährt Fahrrad auf einer belebten Stra
 
 @pytest.fixture(scope="module")
 def translator():
-    return Translator.load(DEFAULT_CHECKPOINT, device="cpu")
+    return Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
 
 
 @pytest.fixture(scope="module")

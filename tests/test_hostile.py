@@ -18,6 +18,7 @@ import pytest
 
 import app
 from transformer.decoding import MAX_INPUT_CHARS, Translator, clean_text
+from tests.conftest import DEVICE
 
 TEXT, EMPTY, TYPE, ANY = "text", "empty", "type", "any"
 MESSAGES = {EMPTY: "input is empty", TYPE: "input must be text"}
@@ -113,7 +114,7 @@ def check(expect, kind, value):
 
 @pytest.fixture(scope="module")
 def tr(tiny_trained):
-    return Translator.load(tiny_trained, device="cpu")
+    return Translator.load(tiny_trained, device=DEVICE)
 
 
 @pytest.mark.parametrize("name,text,expect", HOSTILE, ids=[h[0] for h in HOSTILE])
@@ -459,7 +460,7 @@ def wide_vocab_translator(tiny_pairs, tmp_path_factory):
                       dropout=0.0, attn_dropout=0.0, max_len=128)
     ckpt = tmp_path_factory.mktemp("wide_vocab_ckpt")
     save_checkpoint(ckpt, Transformer(cfg).eval(), tok, half=False)
-    return Translator.load(ckpt, device="cpu")
+    return Translator.load(ckpt, device=DEVICE)
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,12 @@ import pytest
 
 from transformer import bench_load
 from transformer.decoding import Translator
+from tests.conftest import DEVICE
 
 
 @pytest.fixture(scope="module")
 def tiny_served(tiny_trained):
-    tr = Translator.load(tiny_trained, device="cpu")
+    tr = Translator.load(tiny_trained, device=DEVICE)
     with bench_load.serving(tr) as url:
         yield tr, url
 
@@ -62,7 +63,7 @@ def test_pick_sentences_are_all_different(tmp_path):
 
 
 def test_memory_run_leaves_no_hooks(tiny_trained, tiny_pairs):
-    tr = Translator.load(tiny_trained, device="cpu")
+    tr = Translator.load(tiny_trained, device=DEVICE)
     lines = []
     rep = bench_load.memory_run(tr, [de for de, _ in tiny_pairs], steps=60, warmup_steps=20, log=lines.append)
     assert rep["steps"] >= 60 and rep["sessions"] >= 2
