@@ -6,5 +6,5 @@ def test_bench_decode_prints_figures(tiny_trained, capsys):
     bench.main(["decode", "--checkpoint", str(tiny_trained), "--device", "cpu", "--split", "", "--repeats", "1",
                 "--sentence", "Ein Hund rennt. Eine Katze schläft."])
     out = capsys.readouterr().out
-    for line in ("captured session step", "uncaptured step at 30", "no cache", "cache speed-up"):
+    for line in ("captured session step", "at 30 target tokens: uncaptured step", "no cache", "cache speed-up"):
         assert line in out

@@ -71,7 +71,7 @@ def _bound(score: float, length: int, length_penalty: float) -> float:
     return score / (length if length_penalty > 0 else length + 1) ** length_penalty
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def beam_search(model: Transformer, src_ids: list[int], beam_size: int, max_new: int | None = None,
                 length_penalty: float = 1.0) -> BeamResult:
     """Beam search for one sentence: src_ids (with EOS, no padding) -> BeamResult.

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import statistics
 import sys
@@ -103,42 +104,42 @@ def bench_decode(a):
             captured.append(time.perf_counter() - t0)
     target = s.target_ids
     print(f"translation: {s.translation!r} ({len(target) - 1} tokens)")
-    # a 30-token prefix: the greedy output, extended by forcing the reference pieces if short
-    prefix = (target[:-1] + tr.tokenizer.encode(" and a dog runs in the park with a red ball ." * 3))[:30]
+    # a prefix of n tokens: the greedy output, extended with English pieces when it is shorter
+    filler = tr.tokenizer.encode(" and a dog runs in the park with a red ball ." * 8)
     src = torch.tensor([src_ids], device=dev)
-    with torch.no_grad():
-        memory = model.encode(src)
-
-        def cached_step(capture: bool):
-            cache = model.new_cache()
-            model.decode(torch.tensor([prefix[:-1]], device=dev), memory, None, None, cache)
-            t0 = time.perf_counter()
-            if capture:
-                with AttentionRecorder(model):
-                    h = model.decode(torch.tensor([[prefix[-1]]], device=dev), memory, None, None, cache)
-            else:
-                h = model.decode(torch.tensor([[prefix[-1]]], device=dev), memory, None, None, cache)
-            model.project(h[:, -1]).argmax(-1).item()
-            return time.perf_counter() - t0
-
-        def full_step():
-            t0 = time.perf_counter()
-            h = model.decode(torch.tensor([prefix], device=dev), memory)
-            model.project(h[:, -1]).argmax(-1).item()
-            return time.perf_counter() - t0
-
-        for f in (lambda: cached_step(False), lambda: cached_step(True), full_step):
-            for _ in range(5):
-                f()
-        uncaptured = [cached_step(False) for _ in range(a.repeats * 10)]
-        captured30 = [cached_step(True) for _ in range(a.repeats * 10)]
-        recompute = [full_step() for _ in range(a.repeats * 10)]
     ms = lambda xs: f"median {statistics.median(xs) * 1e3:6.2f} ms, p95 {pct(xs, 95) * 1e3:6.2f} ms"
     print(f"  captured session step (KV cache, this sentence) {ms(captured)}  n={len(captured)}")
-    print(f"  captured step at 30 target tokens (KV cache)    {ms(captured30)}")
-    print(f"  uncaptured step at 30 target tokens (KV cache)  {ms(uncaptured)}")
-    print(f"  step recomputing the 30-token prefix (no cache) {ms(recompute)}")
-    print(f"  cache speed-up at 30 tokens: {statistics.median(recompute) / statistics.median(uncaptured):.1f}x")
+    with torch.inference_mode():
+        memory = model.encode(src)
+        for n in a.lengths:
+            prefix = (target[:-1] + filler)[:n]
+
+            def cached_step(capture: bool):
+                cache = model.new_cache()
+                model.decode(torch.tensor([prefix[:-1]], device=dev), memory, None, None, cache)
+                t0 = time.perf_counter()
+                with AttentionRecorder(model) if capture else contextlib.nullcontext():
+                    h = model.decode(torch.tensor([[prefix[-1]]], device=dev), memory, None, None, cache)
+                model.project(h[:, -1]).argmax(-1).item()
+                return time.perf_counter() - t0
+
+            def full_step():
+                t0 = time.perf_counter()
+                h = model.decode(torch.tensor([prefix], device=dev), memory)
+                model.project(h[:, -1]).argmax(-1).item()
+                return time.perf_counter() - t0
+
+            for f in (lambda: cached_step(False), lambda: cached_step(True), full_step):
+                for _ in range(5):
+                    f()
+            uncaptured = [cached_step(False) for _ in range(a.repeats * 10)]
+            captured_n = [cached_step(True) for _ in range(a.repeats * 10)]
+            recompute = [full_step() for _ in range(a.repeats * 10)]
+            print(f"  at {n} target tokens: captured step (KV cache) {ms(captured_n)}")
+            print(f"  at {n} target tokens: uncaptured step (KV cache) {ms(uncaptured)}")
+            print(f"  at {n} target tokens: step recomputing the prefix (no cache) {ms(recompute)}")
+            print(f"  at {n} target tokens: cache speed-up "
+                  f"{statistics.median(recompute) / statistics.median(uncaptured):.1f}x")
     if a.split:
         torch.set_num_threads(cores)
         pairs = D.load_pairs(a.data_dir, a.split)
@@ -164,6 +165,7 @@ def main(argv=None):
                                          "hölzernen Spielhaus hinauf.")
     d.add_argument("--repeats", type=int, default=10)
     d.add_argument("--threads", type=int, default=1, help="torch threads for the single-step timings")
+    d.add_argument("--lengths", type=int, nargs="+", default=[30, 60], help="prefix lengths for cache vs no cache")
     d.add_argument("--split", default="test_2016_flickr", help="'' to skip the throughput run")
     d.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
     d.add_argument("--batch-size", type=int, default=128)

@@ -35,7 +35,7 @@ def pad_batch(seqs: list[list[int]], pad_id: int, device=None) -> Tensor:
     return out.to(device)  # (B, T)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None) -> list[list[int]]:
     """src (B, S) padded ids -> generated ids per sentence (without BOS, with EOS when reached)."""
     c = model.config
@@ -126,9 +126,9 @@ class Translator:
     def start_ids(self, src_ids: list[int], ablate=None) -> "DecodingSession":
         heads = parse_heads(self.model, ablate)
         src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
-        with torch.no_grad(), AttentionRecorder(self.model) as rec, HeadAblation(self.model, heads):
+        with torch.inference_mode(), AttentionRecorder(self.model) as rec, HeadAblation(self.model, heads):
             memory = self.model.encode(src)  # (1, S, D)
-        with torch.no_grad():
+        with torch.inference_mode():
             kv = [block.cross_attn.project_kv(memory) for block in self.model.decoder]
         cross_k = np.stack([c.k[0].cpu().numpy() for c in kv])  # (L, H, S, d)
         cross_v = np.stack([c.v[0].cpu().numpy() for c in kv])  # (L, H, S, d)
@@ -142,7 +142,7 @@ class Translator:
 
     def next_probs(self, hidden: np.ndarray) -> np.ndarray:
         """(D,) final decoder state -> (V,) next-token probabilities."""
-        with torch.no_grad():
+        with torch.inference_mode():
             h = torch.from_numpy(np.asarray(hidden, dtype=np.float32)).to(self.device)
             return torch.softmax(self.model.project(h[None]), -1)[0].cpu().numpy()  # (V,)
 
@@ -164,7 +164,7 @@ class Translator:
         ids = ids[:c.max_len - 2]
         return [c.bos_id] + ids + [c.eos_id]
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def token_probs(self, src_ids: list[int], tgt_ids: list[int], ablate=None) -> np.ndarray:
         """Teacher-forced probability of each tgt_ids[t+1] given tgt_ids[:t+1]: (T-1,) float32."""
         src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
@@ -192,7 +192,7 @@ class Translator:
         return out
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def attend_ids(model: Transformer, src_ids: list[int], tgt_ids: list[int]):
     """One teacher-forced pass under an AttentionRecorder. tgt_ids start with BOS. -> AttentionMaps."""
     from .capture import AttentionRecorder
@@ -400,7 +400,7 @@ def _session_feed(translator: "Translator", session: DecodingSession, token: int
             c["self"] = KVCache(torch.from_numpy(np.stack([p.k[layer] for p in prev], 1)[None]).to(dev),
                                 torch.from_numpy(np.stack([p.v[layer] for p in prev], 1)[None]).to(dev))  # (1,H,t,d)
     tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
-    with torch.no_grad(), AttentionRecorder(model) as rec, HeadAblation(model, session.ablated):
+    with torch.inference_mode(), AttentionRecorder(model) as rec, HeadAblation(model, session.ablated):
         h = model.decode(tgt, None, None, None, cache)  # (1, 1, D): one sentence, no padding to mask
         greedy = int(model.project(h[:, -1]).argmax(-1))
     k = np.stack([c["self"].k[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)

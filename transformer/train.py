@@ -160,6 +160,8 @@ def parse_args(argv=None):
     p.add_argument("--device", default="auto", help="auto|cpu|cuda")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     p.add_argument("--average-last", type=int, default=5, help="average the last N epochs' weights (1: off)")
+    p.add_argument("--keep-epochs", type=int, default=0,
+                   help="epoch checkpoints kept in OUT/epochs for transformer.average (default: --average-last)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/train_state.pt")
     p.add_argument("--dry-run", action="store_true", help="a few steps on a tiny synthetic corpus")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
@@ -271,7 +273,7 @@ def main(argv=None):
         log["epochs"].append(entry)
         print(json.dumps(entry), flush=True)
         save_weights(out / "epochs" / f"epoch_{epoch:03d}.pt", model, half=False)
-        for old in sorted((out / "epochs").glob("epoch_*.pt"))[:-max(a.average_last, 1)]:
+        for old in sorted((out / "epochs").glob("epoch_*.pt"))[:-max(a.keep_epochs or a.average_last, 1)]:
             old.unlink()
         save_checkpoint(out, model, tok)
         (out / LOG).write_text(json.dumps(log, indent=1))
