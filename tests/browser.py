@@ -40,3 +40,27 @@ def renders(page) -> int:
 
 def wait_render(page, before: int, timeout=20000):
     page.wait_for_function(f"window.__lens && window.__lens.renders > {before}", timeout=timeout)
+
+
+def open_app(b, url, width=1400):
+    """A new page on the app, ready (view and Plotly loaded); collects page errors and dialogs."""
+    page = b.new_page(viewport={"width": width, "height": 1000})
+    page.errors, page.dialogs = [], []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.goto(url)
+    page.wait_for_selector("#attention .lens")
+    page.wait_for_function("window.Plotly !== undefined", timeout=20000)
+    return page
+
+
+def click(page, elem):
+    """Click and wait until the attention view has redrawn."""
+    n = renders(page)
+    page.click(elem)
+    wait_render(page, n)
+
+
+def start(page, text):
+    page.fill("#source textarea", text)
+    click(page, "#start")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import browser, renders, require_chromium, serve, wait_render
+from tests.browser import browser, click, open_app, renders, require_chromium, serve, start, wait_render
 from transformer.checkpoint import DEFAULT_CHECKPOINT
 from transformer.decoding import Translator
 from transformer.plots import label
@@ -24,26 +24,7 @@ def translator():
 def page(translator):
     require_chromium()
     with serve(translator) as url, browser() as b:
-        pg = b.new_page(viewport={"width": 1400, "height": 1000})
-        pg.errors = []
-        pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-        pg.goto(url)
-        pg.wait_for_selector("#attention .lens")
-        pg.wait_for_function("window.Plotly !== undefined", timeout=20000)
-        yield pg
-
-
-def start(page, text):
-    n = renders(page)
-    page.fill("#source textarea", text)
-    page.click("#start")
-    wait_render(page, n)
-
-
-def click(page, elem):
-    n = renders(page)
-    page.click(elem)
-    wait_render(page, n)
+        yield open_app(b, url)
 
 
 def shot(page, name):

@@ -471,26 +471,10 @@ def chromium():
         yield b
 
 
-def open_app(b, url):
-    page = b.new_page(viewport={"width": 1300, "height": 1000})
-    page.errors, page.dialogs = [], []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    page.goto(url)
-    page.wait_for_selector("#attention .lens")
-    page.wait_for_function("window.Plotly !== undefined", timeout=20000)
-    return page
-
-
 def start_and_run(page, text):
-    from tests.browser import renders, wait_render
-    n = renders(page)
-    page.fill("#source textarea", text)
-    page.click("#start")
-    wait_render(page, n)
-    n = renders(page)
-    page.click("#run")
-    wait_render(page, n)
+    from tests.browser import click, start
+    start(page, text)
+    click(page, "#run")
 
 
 def show_reference(page, text):
@@ -522,7 +506,7 @@ def tick_texts(page, axis="xtick"):
 
 @pytest.mark.browser
 def test_browser_script_payload_runs_nothing_tiny_checkpoint(chromium, tr):
-    from tests.browser import serve
+    from tests.browser import open_app, serve
     with serve(tr) as url:
         page = open_app(chromium, url)
         start_and_run(page, PAYLOAD)
@@ -539,7 +523,7 @@ def test_browser_script_payload_runs_nothing_tiny_checkpoint(chromium, tr):
 
 @pytest.mark.browser
 def test_browser_typed_characters_appear_literally(chromium, wide_vocab_translator):
-    from tests.browser import serve
+    from tests.browser import open_app, serve
     tr = wide_vocab_translator
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # not truncated either
