@@ -35,14 +35,6 @@ class AttentionMaps:
             raise KeyError(f"unknown attention kind {kind!r}; one of {KINDS}")
         return getattr(self, kind)
 
-    @property
-    def source_len(self) -> int:
-        return self.encoder_self.shape[-1]
-
-    @property
-    def target_len(self) -> int:
-        return self.decoder_self.shape[-1]
-
     def to_dict(self, decimals: int | None = None) -> dict:
         f = (lambda a: np.round(a, decimals)) if decimals is not None else (lambda a: a)
         out = {"source_tokens": self.source_tokens, "target_tokens": self.target_tokens}
@@ -137,11 +129,6 @@ class AttentionRecorder(ContextHooks):
                 raise RuntimeError("attention weights were not computed (need_weights=False)")
             self.calls[kind][layer].append(output.weights.detach().float().cpu().numpy())  # (B, H, T, S)
         return hook
-
-    def clear(self) -> None:
-        for per_layer in self.calls.values():
-            for lst in per_layer:
-                lst.clear()
 
     def stacked(self, kind: str, b: int = 0) -> np.ndarray:
         """All calls of one kind joined along the query axis, for batch row b: (L, H, T, S).

@@ -297,10 +297,6 @@ class DecodingSession:
         return self.cursor
 
     @property
-    def history_length(self) -> int:
-        return len(self.positions) - 1
-
-    @property
     def done(self) -> bool:
         ids = self.target_ids
         return ids[-1] == self.translator.config.eos_id or len(ids) - 1 >= self.limit
@@ -329,11 +325,6 @@ class DecodingSession:
         probs = self.next_distribution()
         idx = np.argsort(-probs, kind="stable")[:k]
         return [(self.translator.tokenizer.piece(i), float(probs[i])) for i in idx]
-
-    def topk_ids(self, k: int = 5) -> list[tuple[int, float]]:
-        probs = self.next_distribution()
-        idx = np.argsort(-probs, kind="stable")[:k]
-        return [(int(i), float(probs[i])) for i in idx]
 
     # -- moving
     def step(self) -> bool:

@@ -1,7 +1,8 @@
 """Plotly figure specs (plain dicts) and compact attention payloads, from numpy arrays + token labels.
 
 No torch, no gradio. The live attention view draws in the browser (assets/lens.js) from the compact
-payload built here; the same figures are built here in Python for export and for the Model tab.
+payload built here; the other tabs (Model, Across layers, Beam search, Attention being learned) use the
+figures built here.
 """
 from __future__ import annotations
 
@@ -82,38 +83,6 @@ def heatmap_figure(weights: np.ndarray, x_labels: list[str], y_labels: list[str]
     return fig
 
 
-def grid_figure(maps: np.ndarray, x_labels: list[str], y_labels: list[str], title: str = "") -> dict:
-    """All layers x heads of one kind as small multiples in ONE figure, on one shared colour scale."""
-    m = np.asarray(maps, dtype=np.float32)
-    L, H, T, S = m.shape
-    zmax = max(1e-6, float(m.max(initial=0)))
-    gap = 0.02
-    data, layout = [], {"title": {"text": title}, "margin": {"l": 40, "r": 10, "t": 40, "b": 10}, "showlegend": False}
-    for l in range(L):
-        for h in range(H):
-            i = l * H + h + 1
-            xa, ya = f"x{i}", f"y{i}"
-            data.append({"type": "heatmap", "z": np.round(m[l, h], 4).tolist(), "xaxis": xa, "yaxis": ya,
-                         "colorscale": COLORSCALE, "zmin": 0, "zmax": zmax, "showscale": i == 1,
-                         "name": f"layer {l + 1} head {h + 1}",
-                         "hovertemplate": f"layer {l + 1} head {h + 1}<br>row %{{y}} col %{{x}}<br>%{{z:.3f}}<extra></extra>"})
-            x0, y1 = h / H, 1 - l / L
-            layout[f"xaxis{i}"] = {"domain": [x0 + gap, x0 + 1 / H - gap], "showticklabels": False, "anchor": ya}
-            layout[f"yaxis{i}"] = {"domain": [y1 - 1 / L + gap, y1 - gap], "showticklabels": False,
-                                   "autorange": "reversed", "anchor": xa}
-    return {"data": data, "layout": layout}
-
-
-def topk_figure(items: list[tuple[str, float]], chosen: str | None = None) -> dict:
-    pieces = [label(p) for p, _ in items][::-1]
-    probs = [float(p) for _, p in items][::-1]
-    colors = ["#ff851b" if p == chosen else "#0074d9" for p, _ in items][::-1]
-    return {"data": [{"type": "bar", "orientation": "h", "x": probs, "y": list(range(len(items))),
-                      "marker": {"color": colors}, "text": [f"{p:.1%}" for p in probs], "textposition": "auto"}],
-            "layout": {"yaxis": _axis(pieces, ""), "xaxis": {"range": [0, 1], "title": {"text": "probability"}},
-                       "margin": {"l": 100, "r": 10, "t": 10, "b": 40}}}
-
-
 def training_curves(log: dict) -> dict:
     """Loss and BLEU per epoch from a checkpoint's training_log.json."""
     ep = [e["epoch"] for e in log.get("epochs", [])]
@@ -127,15 +96,6 @@ def training_curves(log: dict) -> dict:
                    "yaxis2": {"title": {"text": "BLEU"}, "overlaying": "y", "side": "right"},
                    "legend": {"orientation": "h", "y": -0.25}, "margin": {"t": 30}}}
 
-
-def to_html(fig: dict, title: str = "attention-lens") -> str:
-    """A standalone HTML page for a figure (Plotly.js inlined: works offline)."""
-    import plotly.io as pio
-    import plotly.graph_objects as go
-    return pio.to_html(go.Figure(fig), include_plotlyjs=True, full_html=True, default_width="100%")
-
-
-# -- beam search tree and word alignment
 
 def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
     """A beam search tree (a BeamResult or its .tree: per step a list of nodes with .token, .parent,
