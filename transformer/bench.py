@@ -104,42 +104,54 @@ def bench_decode(a):
             captured.append(time.perf_counter() - t0)
     target = s.target_ids
     print(f"translation: {s.translation!r} ({len(target) - 1} tokens)")
-    # a prefix of n tokens: the greedy output, extended with English pieces when it is shorter
+    # Each kind of step timed inside its own token-by-token loop, as decoding really runs: a prefix of the
+    # greedy output (extended with English pieces when shorter) is fed one token at a time, with the KV cache
+    # (captured or not) or recomputing the whole prefix at every step. The loops alternate, repeats times.
+    n_max = max(a.lengths)
     filler = tr.tokenizer.encode(" and a dog runs in the park with a red ball ." * 8)
+    prefix = (target[:-1] + filler)[:n_max]
     src = torch.tensor([src_ids], device=dev)
     ms = lambda xs: f"median {statistics.median(xs) * 1e3:6.2f} ms, p95 {pct(xs, 95) * 1e3:6.2f} ms"
     print(f"  captured session step (KV cache, this sentence) {ms(captured)}  n={len(captured)}")
+
+    def cached_loop(capture: bool) -> list[float]:
+        cache, times = model.new_cache(), []
+        for t in range(n_max):
+            t0 = time.perf_counter()
+            with AttentionRecorder(model) if capture else contextlib.nullcontext():
+                h = model.decode(torch.tensor([[prefix[t]]], device=dev), memory, None, None, cache)
+            model.project(h[:, -1]).argmax(-1).item()
+            times.append(time.perf_counter() - t0)
+        return times
+
+    def recompute_loop() -> list[float]:
+        times = []
+        for t in range(n_max):
+            t0 = time.perf_counter()
+            h = model.decode(torch.tensor([prefix[:t + 1]], device=dev), memory)
+            model.project(h[:, -1]).argmax(-1).item()
+            times.append(time.perf_counter() - t0)
+        return times
+
+    loops = {"uncaptured": lambda: cached_loop(False), "captured": lambda: cached_loop(True),
+             "recompute": recompute_loop}
+    runs = {name: [] for name in loops}
     with torch.inference_mode():
         memory = model.encode(src)
-        for n in a.lengths:
-            prefix = (target[:-1] + filler)[:n]
-
-            def cached_step(capture: bool):
-                cache = model.new_cache()
-                model.decode(torch.tensor([prefix[:-1]], device=dev), memory, None, None, cache)
-                t0 = time.perf_counter()
-                with AttentionRecorder(model) if capture else contextlib.nullcontext():
-                    h = model.decode(torch.tensor([[prefix[-1]]], device=dev), memory, None, None, cache)
-                model.project(h[:, -1]).argmax(-1).item()
-                return time.perf_counter() - t0
-
-            def full_step():
-                t0 = time.perf_counter()
-                h = model.decode(torch.tensor([prefix], device=dev), memory)
-                model.project(h[:, -1]).argmax(-1).item()
-                return time.perf_counter() - t0
-
-            for f in (lambda: cached_step(False), lambda: cached_step(True), full_step):
-                for _ in range(5):
-                    f()
-            uncaptured = [cached_step(False) for _ in range(a.repeats * 10)]
-            captured_n = [cached_step(True) for _ in range(a.repeats * 10)]
-            recompute = [full_step() for _ in range(a.repeats * 10)]
-            print(f"  at {n} target tokens: captured step (KV cache) {ms(captured_n)}")
-            print(f"  at {n} target tokens: uncaptured step (KV cache) {ms(uncaptured)}")
-            print(f"  at {n} target tokens: step recomputing the prefix (no cache) {ms(recompute)}")
-            print(f"  at {n} target tokens: cache speed-up "
-                  f"{statistics.median(recompute) / statistics.median(uncaptured):.1f}x")
+        for r in range(a.repeats + 1):
+            for name, loop in loops.items():
+                times = loop()
+                if r:  # the first round warms up
+                    runs[name].append(times)
+    for n in a.lengths:
+        # the step that feeds token n (the prefix then holds n tokens), pooled with its two neighbours
+        at = lambda name: [times[i] for times in runs[name] for i in range(max(0, n - 3), min(n_max, n))]
+        uncaptured, captured_n, recompute = at("uncaptured"), at("captured"), at("recompute")
+        print(f"  at {n} target tokens: captured step (KV cache) {ms(captured_n)}")
+        print(f"  at {n} target tokens: uncaptured step (KV cache) {ms(uncaptured)}")
+        print(f"  at {n} target tokens: step recomputing the prefix (no cache) {ms(recompute)}")
+        print(f"  at {n} target tokens: cache speed-up "
+              f"{statistics.median(recompute) / statistics.median(uncaptured):.2f}x")
     if a.split:
         torch.set_num_threads(cores)
         pairs = D.load_pairs(a.data_dir, a.split)
