@@ -156,6 +156,8 @@ def test_empty_input_shows_a_message_and_app_keeps_working(page, translator):
     page.fill("#source textarea", "   ")
     page.click("#start")
     page.wait_for_selector("text=input is empty", timeout=10000)
+    page.click("[data-testid=toast-close]")  # the message can be dismissed, and leaves later tests' pages clean
+    page.wait_for_selector("text=input is empty", state="detached", timeout=10000)
     start(page, "Ein Hund rennt durch den Schnee.")
     click(page, "#run")
     assert page.input_value("#translation textarea") == translator.translate("Ein Hund rennt durch den Schnee.")
