@@ -2,7 +2,7 @@ import pytest
 import torch
 from torch import nn
 
-from transformer.attention import KVCache, MultiHeadAttention, scaled_dot_product_attention
+from transformer.attention import MultiHeadAttention, scaled_dot_product_attention
 from transformer.layers import DecoderBlock, EncoderBlock
 from transformer.model import causal_mask
 
@@ -131,28 +131,3 @@ def test_decoder_block_matches_torch_layer():
     with torch.no_grad():
         r = ref(x, mem, tgt_mask=~causal_mask(5)[0, 0], memory_key_padding_mask=mpad)
     torch.testing.assert_close(y, r, atol=1e-5, rtol=1e-5)
-
-
-def test_kv_cache_append_grows_in_place_and_equals_concatenation():
-    torch.manual_seed(0)
-    parts = [(torch.randn(2, H, t, 8), torch.randn(2, H, t, 8)) for t in (3, 1, 1, 30, 1, 50)]
-    cache = KVCache(*parts[0])
-    for k, v in parts[1:]:
-        grown = cache.append(k, v)
-        assert torch.equal(grown.k, torch.cat([cache.k, k], 2)) and torch.equal(grown.v, torch.cat([cache.v, v], 2))
-        cache = grown
-    # a one-position append into spare capacity shares the buffer instead of copying it
-    nxt = cache.append(*parts[1])
-    assert nxt.k.data_ptr() == cache.k.data_ptr() and nxt.k.size(2) == cache.k.size(2) + 1
-
-
-def test_kv_cache_forks_never_overwrite_each_other():
-    torch.manual_seed(0)
-    base = KVCache(torch.randn(1, H, 2, 8), torch.randn(1, H, 2, 8)).append(torch.randn(1, H, 1, 8),
-                                                                            torch.randn(1, H, 1, 8))
-    a_new, b_new = torch.randn(1, H, 1, 8), torch.randn(1, H, 1, 8)
-    a = base.append(a_new, a_new)
-    b = base.append(b_new, b_new)  # appending to the older cache again: a fork
-    assert torch.equal(a.k[:, :, -1:], a_new) and torch.equal(b.k[:, :, -1:], b_new)
-    assert torch.equal(a.k[:, :, :3], base.k) and torch.equal(b.k[:, :, :3], base.k)
-    assert a.append(b_new, b_new).k.size(2) == 5 and torch.equal(a.k[:, :, -1:], a_new)

@@ -8,7 +8,7 @@ can read them without the model knowing anyone is looking.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import torch
@@ -24,50 +24,10 @@ class AttentionOutput:
 
 @dataclass
 class KVCache:
-    """Keys and values of one attention module, (B, H, S, d_head) each.
-
-    `append` grows a self-attention cache one step at a time without re-copying it: k and v are views
-    into preallocated buffers with spare positions. Only the newest cache made from a buffer writes into
-    it; appending to an older one (a fork) copies, so caches never overwrite each other.
-    """
+    """Keys and values of one attention module, (B, H, S, d_head) each."""
 
     k: Tensor
     v: Tensor
-    store: Optional["_KVStore"] = field(default=None, repr=False, compare=False)
-
-    @classmethod
-    def growable(cls, k: Tensor, v: Tensor) -> "KVCache":
-        """A cache of k, v (B, H, S, d) with room to append as many positions again."""
-        store = _KVStore.grow(k, v, k.size(2))
-        return cls(store.k.narrow(2, 0, store.length), store.v.narrow(2, 0, store.length), store)
-
-    def append(self, k: Tensor, v: Tensor) -> "KVCache":
-        """This cache followed by new positions k, v (B, H, T, d): a cache of S + T positions."""
-        n, t = self.k.size(2), k.size(2)
-        store = self.store
-        if store is None or store.length != n or n + t > store.k.size(2):
-            store = _KVStore.grow(self.k, self.v, n + t)
-        store.k.narrow(2, n, t).copy_(k)
-        store.v.narrow(2, n, t).copy_(v)
-        store.length = n + t
-        return KVCache(store.k.narrow(2, 0, n + t), store.v.narrow(2, 0, n + t), store)  # (B, H, S+T, d)
-
-
-class _KVStore:
-    """Preallocated (B, H, capacity, d) key and value buffers, of which `length` positions are in use."""
-
-    def __init__(self, k: Tensor, v: Tensor, length: int):
-        self.k, self.v, self.length = k, v, length
-
-    @classmethod
-    def grow(cls, k: Tensor, v: Tensor, need: int) -> "_KVStore":
-        B, H, n, d = k.shape
-        capacity = max(32, 2 * need)
-        kb = k.new_empty(B, H, capacity, d)  # (B, H, C, d)
-        vb = v.new_empty(B, H, capacity, d)  # (B, H, C, d)
-        kb.narrow(2, 0, n).copy_(k)
-        vb.narrow(2, 0, n).copy_(v)
-        return cls(kb, vb, n)
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor] = None,

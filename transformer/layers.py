@@ -10,11 +10,6 @@ from torch import Tensor, nn
 from .attention import KVCache, MultiHeadAttention
 
 
-def residual(x: Tensor, y: Tensor, drop: nn.Dropout) -> Tensor:
-    """x + dropout(y), with no dropout call at all in eval mode (one-token steps are overhead-bound)."""
-    return x + (drop(y) if drop.training else y)
-
-
 class FeedForward(nn.Module):
     def __init__(self, d_model: int, d_ff: int, dropout: float):
         super().__init__()
@@ -23,8 +18,7 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        h = torch.relu(self.linear1(x))  # (B, T, F)
-        return self.linear2(self.dropout(h) if self.training else h)  # (B, T, D)
+        return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (B, T, D)
 
 
 class EncoderBlock(nn.Module):
@@ -40,8 +34,8 @@ class EncoderBlock(nn.Module):
 
     def forward(self, x: Tensor, mask: Optional[Tensor] = None) -> Tensor:
         h = self.norm1(x)  # (B, S, D)
-        x = residual(x, self.self_attn(h, mask=mask).output, self.dropout)  # (B, S, D)
-        return residual(x, self.ffn(self.norm2(x)), self.dropout)  # (B, S, D)
+        x = x + self.dropout(self.self_attn(h, mask=mask).output)  # (B, S, D)
+        return x + self.dropout(self.ffn(self.norm2(x)))  # (B, S, D)
 
 
 class DecoderBlock(nn.Module):
@@ -66,17 +60,17 @@ class DecoderBlock(nn.Module):
         if cache is not None:
             new = self.self_attn.project_kv(h)
             old = cache.get("self")
-            self_kv = KVCache.growable(new.k, new.v) if old is None else old.append(new.k, new.v)
+            self_kv = new if old is None else KVCache(torch.cat([old.k, new.k], 2), torch.cat([old.v, new.v], 2))
             cache["self"] = self_kv  # (B, H, T_total, d) each
-        x = residual(x, self.self_attn(h, mask=self_mask, kv=self_kv).output, self.dropout)  # (B, T, D)
+        x = x + self.dropout(self.self_attn(h, mask=self_mask, kv=self_kv).output)  # (B, T, D)
         h = self.norm2(x)
         cross_kv = None
         if cache is not None:
             if cache.get("cross") is None:
                 cache["cross"] = self.cross_attn.project_kv(memory)  # (B, H, S, d) each
             cross_kv = cache["cross"]
-        x = residual(x, self.cross_attn(h, memory, mask=memory_mask, kv=cross_kv).output, self.dropout)  # (B,T,D)
-        return residual(x, self.ffn(self.norm3(x)), self.dropout)  # (B, T, D)
+        x = x + self.dropout(self.cross_attn(h, memory, mask=memory_mask, kv=cross_kv).output)  # (B, T, D)
+        return x + self.dropout(self.ffn(self.norm3(x)))  # (B, T, D)
 
 
 class SinusoidalPositions(nn.Module):

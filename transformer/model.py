@@ -49,8 +49,7 @@ class Transformer(nn.Module):
 
     def embed_tokens(self, ids: Tensor, offset: int = 0) -> Tensor:
         x = self.embed(ids) * math.sqrt(self.config.d_model)  # (B, T, D)
-        x = x + self.positions(ids.size(1), offset)  # (B, T, D)
-        return self.dropout(x) if self.training else x
+        return self.dropout(x + self.positions(ids.size(1), offset))  # (B, T, D)
 
     def encode(self, src: Tensor, src_mask: Optional[Tensor] = None) -> Tensor:
         """src (B, S) ids; src_mask (B, 1, 1, S) bool or None -> memory (B, S, D)."""
