@@ -110,6 +110,13 @@ def test_fallbacks_give_the_fp32_answer():
     assert "_screen" not in frozen.__dict__
 
 
+def test_without_int8_matmul_the_plain_product_runs(monkeypatch):
+    monkeypatch.setattr(screen, "HAVE_INT_MM", False)
+    model = small_model(vocab=100)
+    h = torch.randn(3, 32)
+    assert torch.equal(model.next_tokens(h), fp32_argmax(model, h)) and "_screen" not in model.__dict__
+
+
 def test_greedy_decode_unchanged_by_the_screen(monkeypatch):
     """Whole decodes: the screened argmax and the plain fp32 argmax produce the same tokens."""
     model = small_model(vocab=120)

@@ -56,8 +56,11 @@ def build(weight: Tensor, key: tuple) -> Int8Screen:
                       (HALF + QMAX * REL) * float(scale.max()))
 
 
+HAVE_INT_MM = hasattr(torch, "_int_mm")  # int8 x int8 -> int32 matrix product (PyTorch >= 2.1 on the CPU)
+
+
 def usable(weight: Tensor, h: Tensor) -> bool:
-    return (weight.device.type == "cpu" and h.device.type == "cpu" and weight.dtype == torch.float32
+    return (HAVE_INT_MM and weight.device.type == "cpu" and h.device.type == "cpu" and weight.dtype == torch.float32
             and h.dtype == torch.float32 and h.dim() == 2 and h.size(0) > 0)
 
 
