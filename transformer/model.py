@@ -82,12 +82,13 @@ class Transformer(nn.Module):
         screen that reads a quarter of the projection's bytes and re-scores its few candidates in fp32."""
         w = self.embed.weight
         key = screen.weight_key(w) if screen.usable(w, h) else None
-        built = self.__dict__.get("_screen")  # a plain attribute: not a buffer, not in the state dict
-        if key is not None and (built is None or built.key != key):
-            with torch.no_grad():
-                built = screen.build(w, key)
-            self.__dict__["_screen"] = built  # one assignment: threads at worst build it twice
-        return screen.argmax(w, h, built if key is not None else None)  # (B,)
+        found = None
+        if key is not None:
+            built = self.__dict__.get("_screen")  # a plain attribute: not a buffer, not in the state dict
+            if built is None or built.key != key:
+                built = self.__dict__["_screen"] = screen.build(w, key)  # threads at worst build it twice
+            found = screen.argmax(w, h, built)
+        return self.project(h).argmax(-1) if found is None else found  # (B,)
 
     def new_cache(self) -> list:
         return [{} for _ in self.decoder]

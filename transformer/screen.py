@@ -92,12 +92,13 @@ def candidates(screen: Int8Screen, h: Tensor) -> Optional[tuple[Tensor, Tensor]]
     return (approx >= approx.amax(-1, keepdim=True) - 2.01 * err).nonzero(as_tuple=True)  # (N,), (N,)
 
 
-def argmax(weight: Tensor, h: Tensor, screen: Optional[Int8Screen]) -> Tensor:
-    """(B, D) -> (B,) argmax_j h . w_j, screened when `screen` is given and applies."""
-    found = candidates(screen, h) if screen is not None and usable(weight, h) else None
+def argmax(weight: Tensor, h: Tensor, screen: Int8Screen) -> Optional[Tensor]:
+    """(B, D) -> (B,) argmax_j h . w_j for `usable` inputs; None where the plain product should decide
+    (the bound does not apply, or there are too many candidates to re-score cheaply)."""
+    found = candidates(screen, h)
     B = h.size(0)
-    if found is None or found[0].numel() > 32 * B + 256:  # too many to re-score: the plain product is cheaper
-        return (h @ weight.t()).argmax(-1)  # (B,)
+    if found is None or found[0].numel() > 32 * B + 256:
+        return None
     rows, cols = found
     if rows.numel() == B:  # one candidate per row (every row has at least one): it is the argmax
         return cols
