@@ -1,19 +1,13 @@
 """Shared helpers for browser tests: launch the app in-process and drive Debian's Chromium."""
 import os
-import shutil
-from contextlib import contextmanager
 
 import pytest
 
-from transformer.bench_load import serving
-
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--no-first-run", "--disable-sync", "--disable-quic"]
+from ui.serving import chromium, chromium_path, serving
 
 
 def require_chromium():
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+    if chromium_path() is None:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail("CI=true but /usr/bin/chromium is missing: .ci/run must install it")
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
@@ -22,15 +16,7 @@ def require_chromium():
 serve = serving  # the app in this process on a free loopback port, as the load benchmark runs it
 
 
-@contextmanager
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
+browser = chromium  # the same Chromium the check above found, with the flags the benchmarks use
 
 
 def renders(page) -> int:

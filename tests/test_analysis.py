@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from transformer.analysis import alignment, merge_words, rollout, top_alignments, word_labels, word_spans
-from transformer.plots import alignment_figure, beam_tree_figure
+from ui.figures import alignment_figure, beam_tree_figure
 
 
 def random_stochastic(shape, seed=0):

@@ -1,4 +1,4 @@
-"""--auth: the launched app refuses a wrong password and accepts the right one; parse_auth; the
+"""Logins (--auth-file, ATTENTION_LENS_AUTH, --auth): the launched app refuses a wrong password and accepts the right one; parse_auth; the
 --share-without---auth warning of main() (checked without launching anything)."""
 import os
 
@@ -80,8 +80,8 @@ def test_gradio_client_needs_the_right_password(auth_served):
     c = Client(url, auth=(USER, PASSWORD), verbose=False)
     try:
         assert c.predict(SENTENCE, api_name="/translate") == tr.translate(SENTENCE)
-        c.predict(SENTENCE, app.TOPK, api_name="/start")
-        text, payload, _ = c.predict(app.TOPK, api_name="/run")
+        c.predict(SENTENCE, 8, api_name="/start")
+        text, payload, _ = c.predict(8, api_name="/run")
         assert text == tr.translate(SENTENCE) and payload["done"]
     finally:
         c.close()
@@ -102,17 +102,19 @@ def test_parse_auth_bad_values_exit_with_a_message(value):
     assert "user:password" in str(e.value.code)
 
 
-# -- main(): the --share warning and what reaches launch(), without launching ---------------------------
+# -- main(): logins from a file, the environment or --auth, and what reaches launch(), without launching --
 
 @pytest.fixture()
 def no_launch(monkeypatch, tiny_translator):
     calls = []
-    monkeypatch.setattr(app.Translator, "load", lambda *a, **k: tiny_translator)
+    monkeypatch.delenv(app.AUTH_ENV, raising=False)
+    monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
     return calls
 
 
-WARNING = "--share without --auth"
+WARNING = "--share without logins"
+VISIBLE = "process list"
 
 
 def test_share_without_auth_warns_on_stderr(no_launch, capsys):
@@ -122,12 +124,42 @@ def test_share_without_auth_warns_on_stderr(no_launch, capsys):
     assert len(no_launch) == 1 and no_launch[0]["share"] is True and no_launch[0]["auth"] is None
 
 
-def test_share_with_auth_passes_it_through_and_does_not_warn(no_launch, capsys):
+def test_auth_flag_still_works_but_warns_that_the_password_is_visible(no_launch, capsys):
     app.main(["--share", "--auth", "user:pw", "--host", "0.0.0.0", "--port", "7999"])
-    assert WARNING not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert WARNING not in err and VISIBLE in err
     (kw,) = no_launch
-    assert kw["auth"] == ("user", "pw") and kw["share"] is True
+    assert kw["auth"] == [("user", "pw")] and kw["share"] is True
     assert kw["server_name"] == "0.0.0.0" and kw["server_port"] == 7999
+
+
+def test_auth_file_gives_every_login_without_a_warning(no_launch, capsys, tmp_path):
+    f = tmp_path / "logins"
+    f.write_text("# teachers\nann:secret one\n\nbob:p:w\n")
+    app.main(["--share", "--auth-file", str(f)])
+    err = capsys.readouterr().err
+    assert WARNING not in err and VISIBLE not in err
+    assert no_launch[0]["auth"] == [("ann", "secret one"), ("bob", "p:w")]
+
+
+def test_auth_from_the_environment(no_launch, capsys, monkeypatch):
+    monkeypatch.setenv(app.AUTH_ENV, "ann:one, bob:two")
+    app.main(["--share"])
+    err = capsys.readouterr().err
+    assert WARNING not in err and VISIBLE not in err
+    assert no_launch[0]["auth"] == [("ann", "one"), ("bob", "two")]
+
+
+@pytest.mark.parametrize("content", ["", "# only a comment\n", "nocolon\n", "user:\n"])
+def test_bad_auth_file_exits_before_loading_anything(no_launch, monkeypatch, tmp_path, content):
+    monkeypatch.setattr(Translator, "load", lambda *a, **k: pytest.fail("loaded a model despite a bad --auth-file"))
+    f = tmp_path / "logins"
+    f.write_text(content)
+    with pytest.raises(SystemExit):
+        app.main(["--share", "--auth-file", str(f)])
+    with pytest.raises(SystemExit, match="cannot read"):
+        app.main(["--auth-file", str(tmp_path / "missing")])
+    assert no_launch == []
 
 
 def test_no_share_no_warning(no_launch, capsys):
@@ -138,7 +170,19 @@ def test_no_share_no_warning(no_launch, capsys):
 
 
 def test_bad_auth_exits_before_loading_anything(no_launch, monkeypatch):
-    monkeypatch.setattr(app.Translator, "load", lambda *a, **k: pytest.fail("loaded a model despite a bad --auth"))
+    monkeypatch.setattr(Translator, "load", lambda *a, **k: pytest.fail("loaded a model despite a bad --auth"))
     with pytest.raises(SystemExit, match="user:password"):
         app.main(["--share", "--auth", "nocolon"])
     assert no_launch == []
+
+
+def test_file_logins_are_enforced_by_the_server(tiny_trained, tmp_path):
+    """The same check as above, for a login that came from --auth-file: wrong refused, right accepted."""
+    f = tmp_path / "logins"
+    f.write_text("ann:from-a-file\n")
+    import argparse
+    logins = app.read_logins(argparse.Namespace(auth_file=str(f), auth=None), environ={})
+    tr = Translator.load(tiny_trained, device=DEVICE)
+    with serve(tr, auth=logins) as url:
+        assert login(url, "ann", "wrong").status_code in (400, 401, 422)
+        assert login(url, "ann", "from-a-file").status_code == 200

@@ -7,7 +7,7 @@ import pytest
 from tests.browser import browser, click, open_app, renders, require_chromium, serve, start, wait_render
 from transformer.checkpoint import DEFAULT_CHECKPOINT
 from transformer.decoding import Translator
-from transformer.plots import label
+from transformer.figures import label
 from tests.conftest import DEVICE
 
 pytestmark = pytest.mark.browser

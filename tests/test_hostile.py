@@ -3,7 +3,8 @@ handlers and through gradio_client, and script-like text in headless Chromium.
 
 Every hostile text must give a translation (a str) or a gr.Error / ValueError whose message is one of
 the expected ones; nothing else may be raised, and the text reaches the tokenizer bounded to
-MAX_INPUT_CHARS. The tests marked "BUG" below fail at the time of writing; see their docstrings.
+MAX_INPUT_CHARS. Tests whose docstrings say "Regression" guard bugs found and fixed earlier; each docstring
+says what went wrong before the fix.
 """
 import json
 import os
@@ -16,7 +17,7 @@ import gradio as gr
 import httpx
 import pytest
 
-import app
+from ui import handlers
 from transformer.decoding import MAX_INPUT_CHARS, Translator, clean_text
 from tests.conftest import DEVICE
 
@@ -119,17 +120,17 @@ def tr(tiny_trained):
 
 @pytest.mark.parametrize("name,text,expect", HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_hostile_text_through_handlers_and_translate(tr, name, text, expect):
-    def handlers(t):
-        state, _, payload, topk = app.start(tr, t)
+    def through_handlers(t):
+        state, _, payload, topk = handlers.start(tr, t)
         assert payload["cursor"] == 0 and payload["target"] == ["<s>"]
-        state, translation, payload, topk = app.run(tr, state)
+        state, translation, payload, topk = handlers.run(tr, state)
         assert payload["done"] and topk["done"]
         assert payload["source"] == tr.tokenizer.pieces(state.source_ids)
         json.dumps(payload, ensure_ascii=False).encode("utf-8")  # what Gradio sends: serialisable, no surrogates
         json.dumps(topk, ensure_ascii=False).encode("utf-8")
         return translation
 
-    kind_a, a = outcome(handlers, text)
+    kind_a, a = outcome(through_handlers, text)
     kind_b, b = outcome(tr.translate, text)
     check(expect, kind_a, a)
     check(expect, kind_b, b)
@@ -148,11 +149,11 @@ def test_input_is_bounded_before_tokenising(tr, monkeypatch):
     monkeypatch.setattr(sp, "encode", recording, raising=False)
     texts = [t for _, t, e in HOSTILE if isinstance(t, str)] + ["Ein Hund " * 10_000, "ä" * (MAX_INPUT_CHARS + 1)]
     for t in texts:
-        outcome(lambda x: app.run(tr, app.start(tr, x)[0]), t)
+        outcome(lambda x: handlers.run(tr, handlers.start(tr, x)[0]), t)
         outcome(tr.translate, t)
-        outcome(lambda x: app.reference(tr, "Ein Hund rennt.", x), t)
-        outcome(lambda x: app.reference(tr, x, "A dog runs."), t)
-        outcome(lambda x: app.api_attention(tr, x), t)
+        outcome(lambda x: handlers.reference(tr, "Ein Hund rennt.", x), t)
+        outcome(lambda x: handlers.reference(tr, x, "A dog runs."), t)
+        outcome(lambda x: handlers.api_attention(tr, x), t)
     outcome(lambda x: tr.translate_batch(x), texts)
     assert seen, "the tokenizer was never called: the recording hook is in the wrong place"
     assert max(seen) <= MAX_INPUT_CHARS
@@ -182,12 +183,11 @@ def test_long_input_warns_that_it_was_cut(tr):
 
 @pytest.mark.parametrize("text", ["▁", "\ufffd", "▁ ▁ \ufffd"], ids=["meta-space", "replacement-char", "both"])
 def test_text_that_tokenises_to_nothing_is_rejected_as_empty(tr, text):
-    """BUG (decoding.Translator.source_ids): text made only of U+2581 '▁' (SentencePiece's space marker)
-    or U+FFFD passes clean_text but encodes to no pieces; the model then 'translates' a source of only
-    </s> and invents a sentence (the reference path says 'target is empty' for the same text).
-    Suggested fix: in source_ids, `if not ids: raise ValueError("input is empty: type a German sentence")`."""
+    """Regression (Translator.source_ids): text made only of U+2581 '▁' (SentencePiece's space marker)
+    or U+FFFD passes clean_text but encodes to no pieces; the model used to 'translate' a source of only
+    </s> and invent a sentence. source_ids now rejects it as empty."""
     with pytest.raises(gr.Error, match="input is empty"):
-        app.start(tr, text)
+        handlers.start(tr, text)
     with pytest.raises(ValueError, match="input is empty"):
         tr.translate(text)
 
@@ -208,30 +208,30 @@ BAD_PIECES = [(123, "force needs one piece"), (None, "force needs one piece"), (
 @pytest.fixture()
 def running(tr):
     """A session run to the end and stepped back to 1, so goto has history 0..n."""
-    s = app.run(tr, app.start(tr, "Ein Hund rennt.")[0])[0]
-    return app.goto(tr, s, 1)[0]
+    s = handlers.run(tr, handlers.start(tr, "Ein Hund rennt.")[0])[0]
+    return handlers.goto(tr, s, 1)[0]
 
 
 def still_works(tr, state, text="Ein Hund rennt."):
-    s, translation, payload, _ = app.run(tr, state)
+    s, translation, payload, _ = handlers.run(tr, state)
     assert translation == tr.translate(text) and payload["done"]
-    assert app.api_translate(tr, "Eine Katze schläft.") == tr.translate("Eine Katze schläft.")
+    assert handlers.api_translate(tr, "Eine Katze schläft.") == tr.translate("Eine Katze schläft.")
 
 
 @pytest.mark.parametrize("i", BAD_STEP, ids=repr)
 def test_goto_out_of_range_is_rejected(tr, running, i):
     with pytest.raises(gr.Error, match="step index must be an integer from 0 to"):
-        app.goto(tr, running, i)
+        handlers.goto(tr, running, i)
     assert running.cursor == 1
     still_works(tr, running)
 
 
 @pytest.mark.parametrize("k", BAD_K, ids=repr)
 def test_k_out_of_range_is_rejected_by_every_handler(tr, running, k):
-    calls = [lambda: app.start(tr, "Ein Hund rennt.", k), lambda: app.step(tr, running, k),
-             lambda: app.run(tr, running, k), lambda: app.back(tr, running, k), lambda: app.reset(tr, running, k),
-             lambda: app.goto(tr, running, 0, k), lambda: app.step_view(tr, running, k),
-             lambda: app.force(tr, running, "</s>", k)]
+    calls = [lambda: handlers.start(tr, "Ein Hund rennt.", k), lambda: handlers.step(tr, running, k),
+             lambda: handlers.run(tr, running, k), lambda: handlers.back(tr, running, k), lambda: handlers.reset(tr, running, k),
+             lambda: handlers.goto(tr, running, 0, k), lambda: handlers.step_view(tr, running, k),
+             lambda: handlers.force(tr, running, "</s>", k)]
     for call in calls:
         with pytest.raises(gr.Error, match="top-k must be an integer from 1 to 20"):
             call()
@@ -242,41 +242,39 @@ def test_k_out_of_range_is_rejected_by_every_handler(tr, running, k):
 @pytest.mark.parametrize("piece,message", BAD_PIECES, ids=[repr(p)[:24] for p, _ in BAD_PIECES])
 def test_force_bad_piece_is_rejected(tr, running, piece, message):
     with pytest.raises(gr.Error, match=message):
-        app.force(tr, running, piece)
+        handlers.force(tr, running, piece)
     assert running.cursor == 1 and len(running.positions) > 2  # the state it was given is untouched
     still_works(tr, running)
 
 
 def test_force_after_the_end_and_on_no_session(tr):
-    done = app.run(tr, app.start(tr, "Ein Hund rennt.")[0])[0]
+    done = handlers.run(tr, handlers.start(tr, "Ein Hund rennt.")[0])[0]
     with pytest.raises(gr.Error, match="decoding has finished"):
-        app.force(tr, done, "▁A")
+        handlers.force(tr, done, "▁A")
     for bad_state in (None, 123, "session", {"cursor": 0}, object()):
-        for h in (app.step, app.run, app.back, app.reset, app.step_view):
+        for h in (handlers.step, handlers.run, handlers.back, handlers.reset, handlers.step_view):
             with pytest.raises(gr.Error, match="Press Start first"):
                 h(tr, bad_state)
         with pytest.raises(gr.Error, match="Press Start first"):
-            app.goto(tr, bad_state, 0)
+            handlers.goto(tr, bad_state, 0)
         with pytest.raises(gr.Error, match="Press Start first"):
-            app.force(tr, bad_state, "▁A")
+            handlers.force(tr, bad_state, "▁A")
 
 
 @pytest.mark.parametrize("ref,message", [("", "input is empty"), ("\u200b", "input is empty"), (None, "target must be"),
                                          (42, "target must be")])
 def test_reference_bad_values(tr, ref, message):
     with pytest.raises(gr.Error, match=message):
-        app.reference(tr, "Ein Hund rennt.", ref)
+        handlers.reference(tr, "Ein Hund rennt.", ref)
 
 
 @pytest.mark.parametrize("piece", ["\ud800", "▁\udfff"], ids=["lone-surrogate", "meta-space+surrogate"])
 def test_force_lone_surrogate_piece_gives_a_clear_error(tr, running, piece):
-    """BUG (app.force / Tokenizer.piece_id): a piece with a lone surrogate reaches SentencePiece, which
-    raises TypeError('Sequence elements must be str or bytes'): not caught, so the UI/API gets Gradio's
-    generic error without a message (reachable over HTTP: JSON allows "\\ud800").
-    Suggested fix: in Tokenizer.piece_id, `try: piece.encode("utf-8") except UnicodeEncodeError: raise
-    ValueError(f"{piece!r} is not a piece of the vocabulary")` (or catch TypeError there)."""
+    """Regression (Tokenizer.piece_id): a piece with a lone surrogate reached SentencePiece, which raised
+    TypeError('Sequence elements must be str or bytes'), so the UI/API got Gradio's generic error without a
+    message (reachable over HTTP: JSON allows "\\ud800"). piece_id now answers ValueError."""
     with pytest.raises(gr.Error, match="is not a piece of the vocabulary"):
-        app.force(tr, running, piece)
+        handlers.force(tr, running, piece)
 
 
 # -- out-of-range UI values through gradio_client against the launched app --------------------------
@@ -298,28 +296,28 @@ def client(served):
 
 def client_running(client, tr, text="Ein Hund rennt."):
     """/start, /run, then /goto 1: a session with history, as in `running`."""
-    client.predict(text, app.TOPK, api_name="/start")
-    _, payload, _ = client.predict(app.TOPK, api_name="/run")
+    client.predict(text, handlers.TOPK, api_name="/start")
+    _, payload, _ = client.predict(handlers.TOPK, api_name="/run")
     assert payload["done"] and len(payload["target"]) > 3
-    _, payload, _ = client.predict(1, app.TOPK, api_name="/goto")
+    _, payload, _ = client.predict(1, handlers.TOPK, api_name="/goto")
     assert payload["cursor"] == 1
     return payload
 
 
 def client_still_works(client, tr, text="Ein Hund rennt."):
-    _, payload, _ = client.predict(app.TOPK, api_name="/step")
+    _, payload, _ = client.predict(handlers.TOPK, api_name="/step")
     assert payload["cursor"] == 2  # the session survived the bad call, at the step it was on
     assert client.predict("Eine Katze schläft.", api_name="/translate") == tr.translate("Eine Katze schläft.")
-    translation, payload, _ = client.predict(app.TOPK, api_name="/run")
+    translation, payload, _ = client.predict(handlers.TOPK, api_name="/run")
     assert translation == tr.translate(text) and payload["done"]
 
 
 CLIENT_CASES = [
-    ("/goto", (-1, app.TOPK), "step index must be an integer"),
-    ("/goto", (-10**9, app.TOPK), "step index must be an integer"),
-    ("/goto", (10**9, app.TOPK), "step index must be an integer"),
-    ("/goto", (10**30, app.TOPK), "step index must be an integer"),
-    ("/goto", (None, app.TOPK), "step index must be an integer"),
+    ("/goto", (-1, handlers.TOPK), "step index must be an integer"),
+    ("/goto", (-10**9, handlers.TOPK), "step index must be an integer"),
+    ("/goto", (10**9, handlers.TOPK), "step index must be an integer"),
+    ("/goto", (10**30, handlers.TOPK), "step index must be an integer"),
+    ("/goto", (None, handlers.TOPK), "step index must be an integer"),
     ("/goto", (1, 0), "top-k|minimum"),
     ("/step", (0,), "top-k|minimum"),
     ("/step", (21,), "top-k|maximum"),
@@ -331,17 +329,17 @@ CLIENT_CASES = [
     ("/reset", (-1,), "top-k|minimum"),
     ("/topk", (0,), "top-k|minimum"),
     ("/topk", (21,), "top-k|maximum"),
-    ("/force", (None, app.TOPK), "force needs one piece"),
-    ("/force", ("", app.TOPK), "force needs one piece"),
-    ("/force", ("x" * 100_000, app.TOPK), "force needs one piece"),
-    ("/force", ("zz-no-such-piece", app.TOPK), "is not a piece of the vocabulary"),
-    ("/force", (123, app.TOPK), "is not a piece of the vocabulary|force needs one piece"),
-    ("/force", (["▁A"], app.TOPK), "is not a piece of the vocabulary|force needs one piece"),
-    ("/force", ("<s>", app.TOPK), "cannot force the special piece"),
+    ("/force", (None, handlers.TOPK), "force needs one piece"),
+    ("/force", ("", handlers.TOPK), "force needs one piece"),
+    ("/force", ("x" * 100_000, handlers.TOPK), "force needs one piece"),
+    ("/force", ("zz-no-such-piece", handlers.TOPK), "is not a piece of the vocabulary"),
+    ("/force", (123, handlers.TOPK), "is not a piece of the vocabulary|force needs one piece"),
+    ("/force", (["▁A"], handlers.TOPK), "is not a piece of the vocabulary|force needs one piece"),
+    ("/force", ("<s>", handlers.TOPK), "cannot force the special piece"),
     ("/force", ("▁A", 0), "top-k|minimum"),
-    ("/start", ("", app.TOPK), "input is empty"),
-    ("/start", ("\u200b\u202e\x00", app.TOPK), "input is empty"),
-    ("/start", (None, app.TOPK), "input must be text"),
+    ("/start", ("", handlers.TOPK), "input is empty"),
+    ("/start", ("\u200b\u202e\x00", handlers.TOPK), "input is empty"),
+    ("/start", (None, handlers.TOPK), "input must be text"),
     ("/start", ("Ein Hund.", 21), "top-k|maximum"),
     ("/reference", ("Ein Hund rennt.", "   "), "input is empty"),
     ("/translate", ("",), "input is empty"),
@@ -392,42 +390,38 @@ def raw_call(url, api, data, session_hash=None):
 
 def test_lone_surrogates_over_raw_http(served, tr):
     assert raw_call(served, "translate", ["\ud800 Ein Hund rennt."]) == ("complete", [tr.translate("Ein Hund rennt.")])
-    event, data = raw_call(served, "start", ["\udfff", app.TOPK], "hostile-surrogate")
+    event, data = raw_call(served, "start", ["\udfff", handlers.TOPK], "hostile-surrogate")
     assert event == "complete" and data[2]["target"] == ["<s>"]
-    event, data = raw_call(served, "run", [app.TOPK], "hostile-surrogate")
+    event, data = raw_call(served, "run", [handlers.TOPK], "hostile-surrogate")
     assert event == "complete" and data[2]["done"]
     assert raw_call(served, "translate", ["Ein Hund rennt."]) == ("complete", [tr.translate("Ein Hund rennt.")])
 
 
 def test_force_lone_surrogate_over_raw_http_gives_a_message(served, tr):
-    """BUG: the same as test_force_lone_surrogate_piece_gives_a_clear_error, seen from the API: the
-    error event carries no message ({'error': None})."""
-    raw_call(served, "start", ["Ein Hund rennt.", app.TOPK], "hostile-force")
-    event, data = raw_call(served, "force", ["\ud800", app.TOPK], "hostile-force")
+    """Regression: the same as test_force_lone_surrogate_piece_gives_a_clear_error, seen from the API: the
+    error event used to carry no message ({'error': None})."""
+    raw_call(served, "start", ["Ein Hund rennt.", handlers.TOPK], "hostile-force")
+    event, data = raw_call(served, "force", ["\ud800", handlers.TOPK], "hostile-force")
     assert raw_call(served, "translate", ["Ein Hund rennt."]) == ("complete", [tr.translate("Ein Hund rennt.")])
     assert event == "error" and "not a piece" in str(data.get("error"))
 
 
 def test_goto_non_integer_via_gradio_client_is_rejected(client, tr):
-    """BUG (app.build_demo): the step-index gr.Number has precision=0, so Gradio rounds 2.5 to 2 before
-    app.goto sees it and the call silently jumps to step 2 (2.7 -> 3, True -> 1), although app.goto
-    itself rejects non-integers. Suggested fix: gr.Number(0, precision=None, minimum=0, step=1, ...)
-    and let app.goto's own check (which already accepts 2.0) reject 2.5 with its clear message."""
+    """Regression (the step-index gr.Number): with precision=0 Gradio rounded 2.5 to 2 before handlers.goto
+    saw it, so the call silently jumped to step 2. The Number now has precision=None and handlers.goto's own
+    check rejects 2.5 with its clear message."""
     client_running(client, tr)
     with pytest.raises(Exception, match="step index must be an integer"):
-        client.predict(2.5, app.TOPK, api_name="/goto")
+        client.predict(2.5, handlers.TOPK, api_name="/goto")
     client_still_works(client, tr)
 
 
-@pytest.mark.parametrize("api,args", [("/goto", ("abc", app.TOPK)), ("/step", ("3",)), ("/step", (None,))],
+@pytest.mark.parametrize("api,args", [("/goto", ("abc", handlers.TOPK)), ("/step", ("3",)), ("/step", (None,))],
                          ids=repr)
 def test_non_numbers_via_gradio_client_get_a_clear_error(client, tr, api, args):
-    """BUG (app.build_demo): a non-number sent for the step index or k fails inside Gradio's own
-    preprocessing (gr.Number / gr.Slider raise TypeError), which is reported without a message ('The
-    upstream Gradio app has raised an exception but has not enabled verbose error reporting'). The app
-    survives (checked below). Suggested fix: a gr.Number / gr.Slider subclass whose preprocess raises
-    gr.Error('step index must be an integer ...' / 'top-k must be an integer from 1 to 20 ...') for a
-    payload that is not an int/float, so the message matches the handlers' own."""
+    """Regression (ui.components.checked): a non-number sent for the step index or k used to fail inside
+    Gradio's own preprocessing (TypeError), reported without a message. The app survives (checked below)
+    and the message names the value."""
     client_running(client, tr)
     with pytest.raises(Exception) as e:
         client.predict(*args, api_name=api)

@@ -1,8 +1,8 @@
-"""A small version of `python -m transformer.bench load`: concurrent users never see each other's sessions.
+"""A small version of `python -m benchmarks.load`: concurrent users never see each other's sessions.
 
 The tiny checkpoint is launched in-process and 6 gradio_client sessions, each with a different
 sentence, are stepped to the end at the same time with /start and /step (what the UI sends), through
-the same code as the benchmark (transformer.bench_load.run_sessions).
+the same code as the benchmark (benchmarks.load.run_sessions).
 """
 import os
 
@@ -10,7 +10,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import pytest
 
-from transformer import bench_load
+from benchmarks import load as bench_load
 from transformer.decoding import Translator
 from tests.conftest import DEVICE
 
@@ -48,9 +48,9 @@ def test_six_concurrent_sessions_each_see_only_their_own(tiny_served, tiny_pairs
 def test_verify_notices_a_session_that_is_not_its_own(tiny_served, tiny_pairs):
     """The check used by the benchmark must fail when a payload belongs to another sentence."""
     tr, _ = tiny_served
-    import app
+    from ui import handlers
     (a, _), (b, _) = tiny_pairs[0], tiny_pairs[7]
-    state, text, payload, _ = app.run(tr, app.start(tr, b)[0])
+    state, text, payload, _ = handlers.run(tr, handlers.start(tr, b)[0])
     problems = bench_load.verify({"sentence": a, "translation": text, "payload": payload}, tr)
     assert any("translation" in p for p in problems)
     assert any("source pieces" in p for p in problems)

@@ -8,8 +8,7 @@ import numbers
 
 import numpy as np
 
-SPECIALS = ("<s>", "</s>", "<pad>", "<unk>")
-WORD_START = "\u2581"  # '▁', SentencePiece's word-boundary marker
+from .tokenizer import SPECIAL_PIECES as SPECIALS, WORD_START
 
 
 def _check_int(value, name: str, lo: int, hi: int) -> int:

@@ -106,3 +106,11 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples_de.txt"  # TEMPORARY (merge: take helper-a)
+
+
+def read_examples(path=EXAMPLES) -> list[str]:
+    path = Path(path)
+    return [l.strip() for l in path.read_text(encoding="utf-8").splitlines() if l.strip()] if path.exists() else []

@@ -9,6 +9,9 @@ import sentencepiece as spm
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 PAD_PIECE, UNK_PIECE, BOS_PIECE, EOS_PIECE = "<pad>", "<unk>", "<s>", "</s>"
+SPECIAL_PIECES = (BOS_PIECE, EOS_PIECE, PAD_PIECE, UNK_PIECE)  # each a word of its own when merging
+BOUNDARY_PIECES = (BOS_PIECE, EOS_PIECE, PAD_PIECE)  # carry no content: the view can hide their columns
+WORD_START = "\u2581"  # '▁', SentencePiece's word-boundary marker
 
 
 class Tokenizer:

@@ -1,4 +1,4 @@
-"""python -m transformer.bench ui [--steps 40] [--checkpoint DIR]
+"""python -m benchmarks.ui [--steps 40] [--checkpoint DIR]
 
 Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chromium):
 first page load (navigation to a page with the attention view ready and Plotly loaded), then the time
@@ -11,11 +11,11 @@ import argparse
 import statistics
 import time
 
-from .bench import pct
+from transformer.decoding import Translator
+from ui.serving import chromium, serving
 
-SENTENCE = "Ein kleines Mädchen in einem rosa Kleid klettert die Treppe zu einem hölzernen Spielhaus hinauf."
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--no-first-run", "--disable-sync", "--disable-quic"]
+from .common import pct
+from .decode import SENTENCE
 
 CLICK_AND_WAIT = """async (sel) => {
   const n = window.__lens.renders, t0 = performance.now();
@@ -36,25 +36,10 @@ def main(argv=None):
     p.add_argument("--kind", default="cross", choices=["encoder_self", "decoder_self", "cross"])
     a = p.parse_args(argv)
 
-    import socket
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    import app
-    from playwright.sync_api import sync_playwright
-    from .decoding import Translator
-
     tr = Translator.load(a.checkpoint, a.device)
-    demo = app.build_demo(tr)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    url = f"http://127.0.0.1:{port}/"
     print(f"sentence ({len(a.sentence.split())} words): {a.sentence}")
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+    with serving(tr) as url:
+        with chromium() as browser:
             loads = []
             for i in range(a.loads + 1):
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -79,9 +64,6 @@ def main(argv=None):
                 draws.append(page.evaluate("window.__lens.drawMs") / 1000)
                 arrivals.append(page.evaluate("window.__lens.lastArrival") / 1000)
             grid = page.evaluate("document.querySelector('#attention [data-role=grid]').layout.meta.panels")
-            browser.close()
-    finally:
-        demo.close()
     ms = lambda x: f"{x * 1000:.0f} ms"
     print(f"first page load: median {ms(statistics.median(loads))}, max {ms(max(loads))} (n={len(loads)})")
     print(f"Step click -> last attention plot drawn ({a.kind}, grid of {grid} panels visible): "

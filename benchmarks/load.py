@@ -1,7 +1,7 @@
 """Load and isolation benchmark of the app (printed figures; the checks are counted, not asserted).
 
-  python -m transformer.bench load [--sessions 32] [--checkpoint DIR] [--data-dir DIR] [--url URL]
-  python -m transformer.bench load --memory-steps 1000 [--checkpoint DIR]
+  python -m benchmarks.load [--sessions 32] [--checkpoint DIR] [--data-dir DIR] [--url URL]
+  python -m benchmarks.load --memory-steps 1000 [--checkpoint DIR]
 
 Default mode: launches the app in this process (unless --url points at a running one), then N
 gradio_client Clients in threads, each starting a DIFFERENT sentence with /start and stepping it to
@@ -20,22 +20,21 @@ import argparse
 import gc
 import os
 import random
-import socket
 import sys
 import threading
 import time
 import urllib.parse
-from contextlib import contextmanager
-from pathlib import Path
-
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import numpy as np
 
-from . import data as D
+from transformer import data as D
+from ui import handlers
+from ui.components import CONCURRENCY, QUEUE_MAX
+from ui.payload import decode_array
+from ui.serving import serving
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "assets" / "examples_de.txt"
+from .common import pct
+
 VARIATIONS = ["", "Heute ", "Gestern ", "Hier ", "Dort ", "Wieder ", "Jetzt ", "Morgens ", "Abends ", "Plötzlich "]
 
 
@@ -52,8 +51,7 @@ def pick_sentences(n: int, data_dir=None, seed: int = 0) -> list[str]:
     pool = list(dict.fromkeys(pool))  # distinct, in order
     if len(pool) >= n:
         return random.Random(seed).sample(pool, n)
-    base = [l.strip() for l in EXAMPLES.read_text(encoding="utf-8").splitlines() if l.strip()] \
-        if EXAMPLES.exists() else ["Ein Hund rennt durch den Schnee."]
+    base = D.read_examples() or ["Ein Hund rennt durch den Schnee."]
     out = list(pool)
     for i in range(n * 2):
         s = base[i % len(base)]
@@ -69,25 +67,6 @@ def pick_sentences(n: int, data_dir=None, seed: int = 0) -> list[str]:
 
 
 # -- the server ------------------------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def serving(translator, **launch):
-    """The app on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
-    import app
-    demo = app.build_demo(translator)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
-
 
 def server_pid(url: str):
     """The pid listening on url's port when it is on this machine, else None."""
@@ -161,7 +140,6 @@ def _check_payload(out, payload, expected_source, step, prev_target):
 
 def verify(result: dict, translator, atol: float = 2e-3) -> list[str]:
     """Problems of one finished session against the translator run directly (empty list: all good)."""
-    from .plots import decode_array
     problems = []
     sentence, payload = result["sentence"], result.get("payload")
     if payload is None:
@@ -188,11 +166,6 @@ def verify(result: dict, translator, atol: float = 2e-3) -> list[str]:
         elif not np.allclose(got, ref, atol=atol):
             problems.append(f"{kind} differs from the teacher-forced pass by {float(np.abs(got - ref).max()):.4f}")
     return problems
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, int(np.ceil(q / 100 * len(xs))) - 1))] if xs else float("nan")
 
 
 def run_sessions(url: str, sentences: list[str], translator, k: int = 8, max_steps: int = 1000,
@@ -246,24 +219,23 @@ def print_report(rep: dict, rss_before=None, rss_after=None, file=sys.stdout):
 # -- memory: many sessions through the handlers, no HTTP ------------------------------------------
 
 def hooks_left(model) -> int:
-    from .capture import attention_modules
-    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for _, _, m in attention_modules(model))
+    """Every forward hook and pre-hook on any module of the model (recorder and ablation alike)."""
+    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
 
 def memory_run(translator, sentences: list[str], steps: int, warmup_steps: int | None = None,
                k: int = 8, log=print) -> dict:
     """>= `steps` steps over as many sessions as it takes, through app.start/app.step, each session
     dropped once finished. RSS is read after `warmup_steps` and at the end (both after gc)."""
-    import app
     warmup_steps = max(50, steps // 10) if warmup_steps is None else warmup_steps
     done_steps, sessions, rss_warm, i = 0, 0, None, 0
     t0 = time.perf_counter()
     while done_steps < steps + warmup_steps:
-        state = app.start(translator, sentences[i % len(sentences)], k)[0]
+        state = handlers.start(translator, sentences[i % len(sentences)], k)[0]
         i += 1
         sessions += 1
         while not state.done:
-            state = app.step(translator, state, k)[0]
+            state = handlers.step(translator, state, k)[0]
             done_steps += 1
             if rss_warm is None and done_steps >= warmup_steps:
                 gc.collect()
@@ -284,7 +256,7 @@ def memory_run(translator, sentences: list[str], steps: int, warmup_steps: int |
 # -- CLI -------------------------------------------------------------------------------------------
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m transformer.bench load", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sessions", type=int, default=32)
     p.add_argument("--checkpoint", default=None, help="checkpoint directory (default: checkpoints/de-en)")
@@ -296,7 +268,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.sessions < 1:
         p.error("--sessions must be at least 1")
-    from .decoding import Translator
+    from transformer.decoding import Translator
     tr = Translator.load(a.checkpoint, a.device)
     if a.memory_steps:
         sentences = pick_sentences(max(64, a.sessions), a.data_dir)
@@ -310,8 +282,7 @@ def main(argv=None):
           f"{tr.checkpoint_dir}; device {tr.device}", flush=True)
 
     def go(url, pid):
-        import app
-        print(f"app at {url} (queue: concurrency {app.CONCURRENCY}, max size {app.QUEUE_MAX})", flush=True)
+        print(f"app at {url} (queue: concurrency {CONCURRENCY}, max size {QUEUE_MAX})", flush=True)
         before = rss_mb(pid) if pid else None
         rep = run_sessions(url, sentences, tr, k=a.k)
         after = rss_mb(pid) if pid else None

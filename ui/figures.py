@@ -1,86 +1,18 @@
-"""Plotly figure specs (plain dicts) and compact attention payloads, from numpy arrays + token labels.
+"""Figures of the other tabs (Model, Beam search, Across layers), as plotly Figures.
 
-No torch, no gradio. The live attention view draws in the browser (assets/lens.js) from the compact
-payload built here; the other tabs (Model, Across layers, Beam search, Attention being learned) use the
-figures built here.
+The attention heatmaps themselves come from transformer.figures (shared with notebooks and exports);
+the live Translate view draws in the browser from ui.payload.
 """
 from __future__ import annotations
 
-import base64
-import html
-
 import numpy as np
 
-COLORSCALE = "Viridis"
-SPECIALS = ("<s>", "</s>", "<pad>")
-KIND_TITLES = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder self-attention (masked)",
-               "cross": "Cross-attention (decoder → encoder)"}
+from transformer.figures import label
 
 
-def label(piece: str) -> str:
-    """A piece as safe display text for Plotly: '▁' shown as a visible space marker, tags escaped."""
-    return html.escape(piece, quote=False)
-
-
-def row_labels(target_tokens: list[str], next_piece: str | None = None) -> list[str]:
-    """Decoder query rows: 'query → the token this row predicts' (the last row predicts next_piece)."""
-    nxt = list(target_tokens[1:]) + [next_piece if next_piece is not None else "?"]
-    return [f"{label(q)} → {label(n)}" for q, n in zip(target_tokens, nxt)]
-
-
-# -- compact arrays: float weights in [0, 1] as base64 uint16 (resolution 1.5e-5)
-
-def encode_array(a: np.ndarray) -> dict:
-    a = np.asarray(a, dtype=np.float32)
-    q = np.clip(np.rint(a * 65535.0), 0, 65535).astype("<u2")
-    return {"shape": list(a.shape), "b64": base64.b64encode(q.tobytes()).decode("ascii")}
-
-
-def decode_array(d: dict) -> np.ndarray:
-    q = np.frombuffer(base64.b64decode(d["b64"]), dtype="<u2")
-    return (q.astype(np.float32) / 65535.0).reshape(d["shape"])
-
-
-def attention_payload(maps, source_tokens, target_tokens, *, cursor: int, next_piece: str | None = None,
-                      forced: list[bool] | None = None, done: bool = False, mode: str = "greedy",
-                      doc: str = "") -> dict:
-    """Everything the browser needs to draw one step: tokens and the three kinds of maps, compactly."""
-    out = {"v": 1, "doc": doc, "mode": mode, "source": list(source_tokens), "target": list(target_tokens),
-           "cursor": int(cursor), "next": next_piece, "done": bool(done),
-           "forced": list(forced) if forced is not None else [False] * len(target_tokens),
-           "maps": {k: encode_array(getattr(maps, k)) for k in ("encoder_self", "decoder_self", "cross")}}
-    return out
-
-
-# -- figures
-
-def _axis(labels, title, reverse=False, size=11):
-    ax = {"tickmode": "array", "tickvals": list(range(len(labels))), "ticktext": labels, "title": {"text": title},
-          "tickfont": {"size": size}, "showgrid": False, "zeroline": False}
-    if reverse:
-        ax["autorange"] = "reversed"
-    return ax
-
-
-def heatmap_figure(weights: np.ndarray, x_labels: list[str], y_labels: list[str], title: str = "",
-                   highlight_row: int | None = None, zmax: float | None = None) -> dict:
-    """One attention matrix: rows are queries (y), columns are keys (x). Numeric axes + tick text, so
-    repeated pieces never merge into one category."""
-    w = np.asarray(weights, dtype=np.float32)
-    T, S = w.shape
-    if (T, S) != (len(y_labels), len(x_labels)):
-        raise ValueError(f"weights {w.shape} do not match {len(y_labels)} row and {len(x_labels)} column labels")
-    hover = [[f"query {y_labels[i]}<br>key {x_labels[j]}<br>weight {w[i, j]:.3f}" for j in range(S)] for i in range(T)]
-    fig = {"data": [{"type": "heatmap", "z": np.round(w, 4).tolist(), "x": list(range(S)), "y": list(range(T)),
-                     "text": hover, "hoverinfo": "text", "colorscale": COLORSCALE, "zmin": 0,
-                     "zmax": float(zmax if zmax is not None else max(1e-6, float(w.max(initial=0))))}],
-           "layout": {"title": {"text": title}, "xaxis": _axis(x_labels, "keys"), "yaxis": _axis(y_labels, "queries", True),
-                      "margin": {"l": 120, "r": 20, "t": 40, "b": 90}}}
-    if highlight_row is not None:
-        fig["layout"]["shapes"] = [{"type": "rect", "xref": "x", "yref": "y", "x0": -0.5, "x1": S - 0.5,
-                                    "y0": highlight_row - 0.5, "y1": highlight_row + 0.5,
-                                    "line": {"color": "#ff4136", "width": 2}}]
-    return fig
+def figure(spec: dict):
+    import plotly.graph_objects as go
+    return go.Figure(spec)
 
 
 def training_curves(log: dict) -> dict:
