@@ -20,10 +20,12 @@ import torch
 import torch.nn.functional as F
 
 from . import data as D
-from .checkpoint import LOG, METRICS, TOKENIZER, save_checkpoint, save_weights
+from .average import average_weights
+from .checkpoint import LOG, TOKENIZER, save_checkpoint, save_weights
 from .config import ModelConfig
 from .decoding import Translator, attend_ids
 from .device import describe, resolve_device
+from .metrics import bleu, update_metrics
 from .model import Transformer
 from .tokenizer import Tokenizer
 
@@ -78,24 +80,6 @@ def validate(model, examples, batches, pad, bos, eos, device) -> float:
         total += loss_fn(model(s, ti), to, pad, 0.0).item()
         n += int((to != pad).sum())
     return total / max(1, n)
-
-
-def bleu(hyps, refs) -> dict:
-    import sacrebleu
-    return {"bleu": round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2),
-            "bleu_lc": round(sacrebleu.corpus_bleu(hyps, [refs], lowercase=True).score, 2)}
-
-
-def average_weights(paths) -> dict:
-    avg = None
-    for p in paths:
-        sd = torch.load(p, map_location="cpu", weights_only=True)["state_dict"]
-        if avg is None:
-            avg = {k: v.float().clone() for k, v in sd.items()}
-        else:
-            for k in avg:
-                avg[k] += sd[k].float()
-    return {k: v / len(paths) for k, v in avg.items()}
 
 
 def tiny_corpus(dirpath: Path) -> Path:
@@ -299,9 +283,7 @@ def main(argv=None):
                "val_bleu_lc": final["val_bleu_lc"], "epochs": last["epoch"], "steps": step,
                "train_seconds": round(train_seconds), "device": describe(device),
                "tokens_per_s": round(sum(e["tokens_per_s"] for e in log["epochs"]) / len(log["epochs"]))}
-    prev = json.loads((out / METRICS).read_text()) if (out / METRICS).exists() else {}
-    prev.update(metrics)
-    (out / METRICS).write_text(json.dumps(prev, indent=1))
+    update_metrics(out, metrics)
     print("done:", json.dumps(metrics), flush=True)
     return metrics
 
