@@ -25,12 +25,10 @@ from .checkpoint import LOG, TOKENIZER, save_checkpoint, save_weights
 from .config import ModelConfig
 from .decoding import Translator, attend_ids
 from .device import describe, resolve_device
+from .history import HISTORY, AttentionHistory, save_history
 from .metrics import bleu, update_metrics
 from .model import Transformer
 from .tokenizer import Tokenizer
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples_de.txt"
-HISTORY = "attention_history.npz"
 
 
 def lr_at(step: int, peak: float, warmup: int, total: int, floor: float = 0.02) -> float:
@@ -105,18 +103,6 @@ def snapshot_attention(model, tok, sentences, max_len):
         maps = attend_ids(model, src, tgt)
         out.append((tgt, maps.cross.astype(np.float16)))
     return out
-
-
-def save_history(path: Path, sentences, tok, history):
-    """history: list over epochs of snapshot_attention results -> one small npz."""
-    arrays = {"sentences": np.array(sentences), "epochs": np.array([h["epoch"] for h in history])}
-    for i, text in enumerate(sentences):
-        arrays[f"src_{i}"] = np.array(tok.pieces(tok.encode(text)) + ["</s>"])
-        for h in history:
-            tgt, cross = h["snap"][i]
-            arrays[f"tgt_{i}_e{h['epoch']}"] = np.array(tok.pieces(tgt))
-            arrays[f"cross_{i}_e{h['epoch']}"] = cross
-    np.savez_compressed(path, **arrays)
 
 
 def parse_args(argv=None):
@@ -206,12 +192,11 @@ def main(argv=None):
         torch.set_rng_state(st["rng"])
         print(f"resumed after epoch {st['epoch']} (step {step})", flush=True)
         history = [{"epoch": e["epoch"], "snap": None} for e in log["epochs"]]
-    examples_de = [l.strip() for l in EXAMPLES.read_text().splitlines() if l.strip()][:4] if EXAMPLES.exists() else []
+    examples_de = D.read_examples()[:4]
     if a.resume and (out / HISTORY).exists():
-        z = np.load(out / HISTORY)
+        past = AttentionHistory.load(out / HISTORY)
         for h in history:
-            h["snap"] = [([tok.piece_id(p) for p in z[f"tgt_{i}_e{h['epoch']}"]], z[f"cross_{i}_e{h['epoch']}"])
-                         for i in range(len(examples_de))]
+            h["snap"] = past.snapshots(tok, h["epoch"])
     print(f"model: {model.num_parameters():,} parameters; {len(train)} train / {len(val)} val pairs; "
           f"{steps_per_epoch} steps/epoch; device {describe(device)}", flush=True)
 
