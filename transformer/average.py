@@ -7,7 +7,6 @@ split (greedy, sacreBLEU) for every k and the best k is kept: selection never lo
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
@@ -15,11 +14,24 @@ from pathlib import Path
 import torch
 
 from . import data as D
-from .checkpoint import METRICS, TOKENIZER, build_model, save_checkpoint
+from .checkpoint import TOKENIZER, build_model, save_checkpoint
 from .config import ModelConfig
 from .decoding import Translator
+from .metrics import bleu, update_metrics
 from .tokenizer import Tokenizer
-from .train import average_weights, bleu
+
+
+def average_weights(paths) -> dict:
+    """Element-wise mean (float32) of the state_dicts saved in `paths` (save_weights files)."""
+    avg = None
+    for p in paths:
+        sd = torch.load(p, map_location="cpu", weights_only=True)["state_dict"]
+        if avg is None:
+            avg = {k: v.float().clone() for k, v in sd.items()}
+        else:
+            for k in avg:
+                avg[k] += sd[k].float()
+    return {k: v / len(paths) for k, v in avg.items()}
 
 
 def epoch_files(ckpt: Path) -> dict[int, Path]:
@@ -63,10 +75,8 @@ def main(argv=None):
             best = (s, model, (i, j))
     s, model, (i, j) = best
     save_checkpoint(ckpt, model, tok)
-    m = json.loads((ckpt / METRICS).read_text()) if (ckpt / METRICS).exists() else {}
-    m.update(weights=f"average of epochs {i:03d}..{j:03d}", val_bleu=s["bleu"], val_bleu_lc=s["bleu_lc"])
-    m.pop("test", None)  # scores of other weights
-    (ckpt / METRICS).write_text(json.dumps(m, indent=1))
+    update_metrics(ckpt, {"weights": f"average of epochs {i:03d}..{j:03d}", "val_bleu": s["bleu"],
+                          "val_bleu_lc": s["bleu_lc"]}, drop=("test",))  # test scores were of other weights
     print(f"kept: average of epochs {i}..{j}, val BLEU {s['bleu']:.2f} (lowercased {s['bleu_lc']:.2f})")
 
 

@@ -12,11 +12,12 @@ from pathlib import Path
 import torch
 
 from .config import ModelConfig
+from .metrics import METRICS  # noqa: F401  (re-exported; the name is defined in metrics.py)
 from .model import Transformer
 from .tokenizer import Tokenizer
 
 FORMAT = "attention-lens/1"
-WEIGHTS, TOKENIZER, METRICS, LOG = "model.pt", "tokenizer.model", "metrics.json", "training_log.json"
+WEIGHTS, TOKENIZER, LOG = "model.pt", "tokenizer.model", "training_log.json"
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
 
 

@@ -12,7 +12,7 @@ class ModelConfig:
     n_encoder_layers: int = 3
     n_decoder_layers: int = 3
     d_ff: int = 1024
-    dropout: float = 0.1
+    dropout: float = 0.15
     attn_dropout: float = 0.1
     max_len: int = 256  # positions; longer inputs are truncated by the Translator
     pad_id: int = 0

@@ -1,4 +1,4 @@
-"""Multi30k task 1 corpus: reading (gzipped or plain), downloading, and token-based batching."""
+"""Multi30k task 1 corpus: reading (gzipped or plain), downloading, token-based batching, example sentences."""
 from __future__ import annotations
 
 import argparse
@@ -13,6 +13,7 @@ DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "d
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw"
 SPLITS = ("train", "val", "test_2016_flickr")
 LANGS = ("de", "en", "fr")
+EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples_de.txt"
 
 
 class DataError(RuntimeError):
@@ -40,6 +41,15 @@ def load_pairs(data_dir: str | Path, split: str, src: str = "de", tgt: str = "en
     if len(s) != len(t):
         raise DataError(f"{split}: {len(s)} {src} lines but {len(t)} {tgt} lines")
     return list(zip(s, t))
+
+
+def read_examples(path: str | Path = EXAMPLES) -> list[str]:
+    """The example source sentences (stripped, non-empty lines); [] when the file is missing."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def download(dest: str | Path, base_url: str = DEFAULT_BASE_URL, splits=SPLITS, langs=("de", "en"),
@@ -107,10 +117,3 @@ def main(argv=None):
 if __name__ == "__main__":
     main()
 
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples_de.txt"  # TEMPORARY (merge: take helper-a)
-
-
-def read_examples(path=EXAMPLES) -> list[str]:
-    path = Path(path)
-    return [l.strip() for l in path.read_text(encoding="utf-8").splitlines() if l.strip()] if path.exists() else []

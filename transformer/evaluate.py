@@ -5,7 +5,6 @@ Greedy-decodes a split and prints sacreBLEU (cased and lowercased), chrF and dec
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -13,13 +12,13 @@ from pathlib import Path
 import torch
 
 from . import data as D
-from .checkpoint import DEFAULT_CHECKPOINT, METRICS, CheckpointError
+from .checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from .decoding import Translator
 from .device import describe
+from .metrics import bleu, chrf, update_metrics
 
 
 def evaluate(translator: Translator, pairs, batch_size: int = 128, beam: int = 1) -> dict:
-    import sacrebleu
     srcs, refs = [s for s, _ in pairs], [t for _, t in pairs]
     t0 = time.perf_counter()
     if beam > 1:
@@ -29,9 +28,7 @@ def evaluate(translator: Translator, pairs, batch_size: int = 128, beam: int = 1
         hyps = translator.translate_batch(srcs, batch_size=batch_size)
     secs = time.perf_counter() - t0
     n_tokens = sum(len(translator.tokenizer.encode(h)) + 1 for h in hyps)
-    return {"bleu": round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2),
-            "bleu_lc": round(sacrebleu.corpus_bleu(hyps, [refs], lowercase=True).score, 2),
-            "chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2),
+    return {**bleu(hyps, refs), "chrf": chrf(hyps, refs),
             "sentences": len(hyps), "seconds": round(secs, 2),
             "sentences_per_s": round(len(hyps) / secs, 1), "tokens_per_s": round(n_tokens / secs),
             "hypotheses": hyps}
@@ -68,10 +65,7 @@ def main(argv=None):
     if a.output:
         Path(a.output).write_text("\n".join(hyps) + "\n")
     if a.save:
-        path = Path(a.checkpoint) / METRICS
-        m = json.loads(path.read_text()) if path.exists() else {}
-        m.setdefault("test", {})[f"{a.split}/{'greedy' if a.beam == 1 else f'beam{a.beam}'}"] = r
-        path.write_text(json.dumps(m, indent=1))
+        update_metrics(a.checkpoint, {"test": {f"{a.split}/{'greedy' if a.beam == 1 else f'beam{a.beam}'}": r}})
     return r
 
 

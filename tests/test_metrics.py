@@ -1,0 +1,79 @@
+import json
+import os
+import shutil
+
+import pytest
+import sacrebleu
+
+from transformer import checkpoint, metrics
+from transformer.metrics import METRICS, bleu, chrf, read_metrics, update_metrics
+
+
+def test_bleu_is_sacrebleu_cased_and_lowercased():
+    hyps = ["A dog runs in the snow .", "a Woman rides a bike ."]
+    refs = ["A dog runs through the snow .", "A woman rides a bicycle ."]
+    got = bleu(hyps, refs)
+    assert set(got) == {"bleu", "bleu_lc"}
+    assert got["bleu"] == round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2)
+    assert got["bleu_lc"] == round(sacrebleu.corpus_bleu(hyps, [refs], lowercase=True).score, 2)
+    assert got["bleu_lc"] > got["bleu"]
+    assert chrf(hyps, refs) == round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2)
+
+
+def test_one_definition_of_the_file_name():
+    assert checkpoint.METRICS is metrics.METRICS == "metrics.json"
+
+
+def test_read_metrics_missing_or_unreadable(tmp_path):
+    assert read_metrics(tmp_path / "nowhere") == {}
+    (tmp_path / METRICS).write_text("{not json")
+    assert read_metrics(tmp_path) == {}
+    (tmp_path / METRICS).write_text("[1, 2]")
+    assert read_metrics(tmp_path) == {}
+
+
+def test_update_metrics_merges_drops_and_replaces_atomically(tmp_path):
+    ck = tmp_path / "ck"
+    m = update_metrics(ck, {"val_bleu": 1.0, "test": {"a/greedy": {"bleu": 2}}})
+    assert m == read_metrics(ck) == {"val_bleu": 1.0, "test": {"a/greedy": {"bleu": 2}}}
+    assert oct((ck / METRICS).stat().st_mode & 0o777) == oct(0o644)
+    # a dict value merges into the stored dict; others replace
+    m = update_metrics(ck, {"val_bleu": 3.0, "test": {"b/beam4": {"bleu": 4}}})
+    assert m == {"val_bleu": 3.0, "test": {"a/greedy": {"bleu": 2}, "b/beam4": {"bleu": 4}}}
+    # drop happens before the changes are applied
+    m = update_metrics(ck, {"weights": "average"}, drop=("test", "absent"))
+    assert m == {"val_bleu": 3.0, "weights": "average"} == json.loads((ck / METRICS).read_text())
+    assert m == update_metrics(ck, {})
+    assert sorted(os.listdir(ck)) == [METRICS]  # no temp file left behind
+    (ck / METRICS).write_text("garbage")
+    assert update_metrics(ck, {"x": 1}) == {"x": 1}
+
+
+def test_update_metrics_leaves_the_old_file_when_writing_fails(tmp_path):
+    update_metrics(tmp_path, {"a": 1})
+    with pytest.raises(TypeError):
+        update_metrics(tmp_path, {"b": object()})
+    assert read_metrics(tmp_path) == {"a": 1} and sorted(os.listdir(tmp_path)) == [METRICS]
+
+
+def test_evaluate_and_average_record_through_update_metrics(tiny_trained, tiny_dir, tmp_path):
+    from transformer import average, evaluate
+    from transformer.checkpoint import load_checkpoint, save_weights
+    ck = tmp_path / "ck"
+    shutil.copytree(tiny_trained, ck)
+    update_metrics(ck, {"val_bleu": 0.0, "epochs": 2})
+    r = evaluate.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--split", "val", "--save",
+                       "--device", "cpu"])
+    evaluate.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--split", "test_2016_flickr",
+                   "--save", "--device", "cpu"])
+    m = read_metrics(ck)
+    assert set(m["test"]) == {"val/greedy", "test_2016_flickr/greedy"} and m["epochs"] == 2
+    assert m["test"]["val/greedy"]["bleu"] == r["bleu"] > 50 and "chrf" in r
+    model, _ = load_checkpoint(ck)
+    (ck / "epochs").mkdir()
+    for e in (1, 2):
+        save_weights(ck / "epochs" / f"epoch_{e:03d}.pt", model, half=False)
+    average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--search"])
+    m = read_metrics(ck)
+    assert "test" not in m and m["epochs"] == 2 and m["weights"].startswith("average of epochs")
+    assert m["val_bleu"] == r["bleu"]  # the average of two identical epochs is that model

@@ -1,0 +1,97 @@
+"""Training: CLI defaults, the step function, --amp, --dry-run and --resume (single process)."""
+import json
+from dataclasses import fields
+
+import pytest
+import torch
+
+from transformer import data as D
+from transformer import train
+from transformer.config import ModelConfig
+from transformer.metrics import read_metrics
+
+
+def test_cli_model_defaults_are_model_config_defaults():
+    a = train.parse_args([])
+    assert train.model_config(a, ModelConfig().vocab_size) == ModelConfig()
+    assert a.vocab_size == ModelConfig().vocab_size and ModelConfig().dropout == 0.15
+    assert a.amp == "off" and train.AMP["off"] is None and train.AMP["bf16"] is torch.bfloat16
+    with pytest.raises(SystemExit):
+        train.parse_args(["--amp", "fp16"])
+
+
+def test_step_groups_give_each_process_every_nth_batch():
+    lengths = [(n % 17 + 1, n % 13 + 2) for n in range(200)]
+    batches = D.make_batches(lengths, 64, seed=5)
+    assert train.step_groups(lengths, 64, 5) == [[b] for b in batches]
+    for world in (2, 3):
+        groups = train.step_groups(lengths, 64, 5, world)
+        assert len(groups) == len(batches) // world and all(len(g) == world for g in groups)
+        for r in range(world):  # process r takes batches r, r + N, r + 2N, ...
+            assert [g[r] for g in groups] == batches[r::world][:len(groups)]
+
+
+def _tiny(tiny_tok, tiny_pairs, sgd=False):
+    config = ModelConfig(vocab_size=len(tiny_tok), d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
+                         d_ff=64, dropout=0.0, attn_dropout=0.0, max_len=64)
+    ex = train.encode_pairs(tiny_tok, tiny_pairs, config.max_len)
+    model = train.new_model(config, 0, "cpu")
+    opt = torch.optim.SGD(model.parameters(), lr=0.5) if sgd else \
+        train.new_optimizer(model, train.parse_args(["--lr", "3e-3", "--weight-decay", "0.01"]))
+    return config, ex, model, opt
+
+
+def test_train_step_on_several_batches_is_one_step_on_their_union(tiny_tok, tiny_pairs):
+    # SGD: the union is padded differently, which changes float rounding; Adam would blow the rounding noise
+    # of gradients that are exactly 0 in theory (the key-projection biases) up to full-size updates.
+    config, ex, m1, o1 = _tiny(tiny_tok, tiny_pairs, sgd=True)
+    _, _, m2, o2 = _tiny(tiny_tok, tiny_pairs, sgd=True)
+    ids = ([0, 1, 2, 3, 4], [10, 11, 17], [5, 19])
+    pad, bos, eos = config.pad_id, config.bos_id, config.eos_id
+    for _ in range(3):
+        parts = [train.make_tensors(ex, i, pad, bos, eos, "cpu") for i in ids]
+        union = train.make_tensors(ex, [j for i in ids for j in i], pad, bos, eos, "cpu")
+        l1, n1, g1 = train.train_step(m1, o1, parts, pad, 0.1, 0.5)
+        l2, n2, g2 = train.train_step(m2, o2, [union], pad, 0.1, 0.5)
+        assert n1 == n2 == int((union[2] != pad).sum()) and l1 == pytest.approx(l2, rel=1e-5)
+        assert g1 == pytest.approx(g2, rel=1e-5) and g1 > 0.5  # clipped
+    for k, v in m1.state_dict().items():
+        torch.testing.assert_close(v, m2.state_dict()[k], atol=1e-5, rtol=1e-5)
+
+
+def test_amp_bf16_step_runs_under_autocast(tiny_tok, tiny_pairs):
+    config, ex, m32, o32 = _tiny(tiny_tok, tiny_pairs)
+    _, _, m16, o16 = _tiny(tiny_tok, tiny_pairs)
+    batch = train.make_tensors(ex, list(range(8)), config.pad_id, config.bos_id, config.eos_id, "cpu")
+    l32, _, _ = train.train_step(m32, o32, [batch], config.pad_id, 0.1, 1.0)
+    l16, _, _ = train.train_step(m16, o16, [batch], config.pad_id, 0.1, 1.0, amp=torch.bfloat16)
+    assert l16 != l32 and l16 == pytest.approx(l32, rel=2e-2)  # bf16 rounding, same step
+    assert all(p.dtype == torch.float32 for p in m16.parameters())  # master weights stay float32
+    assert any(not torch.equal(a, b) for a, b in zip(m16.parameters(), m32.parameters()))
+
+
+def test_dry_run_with_amp_bf16_trains_and_saves(tmp_path):
+    out = tmp_path / "ck"
+    metrics = train.main(["--dry-run", "--out", str(out), "--no-progress", "--epochs", "2", "--amp", "bf16"])
+    assert (out / "model.pt").exists() and (out / "train_state.pt").exists()
+    log = json.loads((out / "training_log.json").read_text())
+    assert metrics["amp"] == log["amp"] == read_metrics(out)["amp"] == "bf16"
+    assert metrics["world_size"] == read_metrics(out)["world_size"] == 1 and metrics["steps"] > 0
+    assert all(e["train_loss"] == e["train_loss"] for e in log["epochs"])  # no NaN
+
+
+def test_train_dry_run_and_resume(tmp_path):
+    from transformer.history import HISTORY, AttentionHistory
+    metrics = train.main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--epochs", "2"])
+    assert (tmp_path / "ck" / "model.pt").exists() and (tmp_path / "ck" / "training_log.json").exists()
+    assert metrics["epochs"] == 2 and metrics["amp"] == "off" and metrics["world_size"] == 1
+    first = AttentionHistory.load(tmp_path / "ck" / HISTORY)
+    # resume continues from the saved state: one more epoch, the log and the history keep the first two
+    metrics = train.main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--resume", "--epochs", "3"])
+    log = json.loads((tmp_path / "ck" / "training_log.json").read_text())
+    assert metrics["epochs"] == 3 and [e["epoch"] for e in log["epochs"]] == [1, 2, 3]
+    assert log["epochs"][2]["step"] > log["epochs"][1]["step"]
+    h = AttentionHistory.load(tmp_path / "ck" / HISTORY)
+    assert h.epochs == [1, 2, 3] and h.sentences == first.sentences == D.read_examples()[:4]
+    assert h.target(1, 2) == first.target(1, 2)
+    torch.testing.assert_close(torch.from_numpy(h.cross(1, 2)), torch.from_numpy(first.cross(1, 2)))
