@@ -18,7 +18,17 @@ from .tokenizer import Tokenizer
 
 FORMAT = "attention-lens/1"
 WEIGHTS, TOKENIZER, LOG = "model.pt", "tokenizer.model", "training_log.json"
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
+
+
+def _default_checkpoint() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "checkpoints" / "de-en", here / "checkpoints" / "de-en"):  # checkout; wheel
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "checkpoints" / "de-en"
+
+
+DEFAULT_CHECKPOINT = _default_checkpoint()  # the shipped model
 
 
 class CheckpointError(ValueError):

@@ -1,0 +1,89 @@
+"""attention-lens: watch our Transformer translate German to English, one token at a time.
+
+    python app.py [--host 127.0.0.1] [--port 7860] [--share] [--auth-file FILE]
+                  [--checkpoint DIR] [--device auto|cpu|cuda]
+
+Logins (needed with --share): --auth-file FILE (one user:password per line), or the environment
+variable ATTENTION_LENS_AUTH ("user:password", several separated by commas). --auth user:password
+still works but shows the password to every user of this machine (`ps`).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+AUTH_ENV = "ATTENTION_LENS_AUTH"
+
+
+def parse_auth(value: str | None):
+    """'user:password' -> (user, password); None for no value; SystemExit for a malformed one."""
+    if not value:
+        return None
+    if ":" not in value:
+        raise SystemExit("a login must look like user:password")
+    user, password = value.split(":", 1)
+    if not user or not password:
+        raise SystemExit("a login must look like user:password (both non-empty)")
+    return (user, password)
+
+
+def read_logins(args, environ=os.environ) -> list[tuple[str, str]]:
+    """Every login given by --auth-file, ATTENTION_LENS_AUTH and --auth (with a warning for the last)."""
+    logins = []
+    if args.auth_file:
+        try:
+            lines = Path(args.auth_file).read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise SystemExit(f"--auth-file: cannot read {args.auth_file}: {e.strerror}")
+        logins += [parse_auth(l.strip()) for l in lines if l.strip() and not l.lstrip().startswith("#")]
+        if not logins:
+            raise SystemExit(f"--auth-file {args.auth_file} holds no user:password line")
+    if environ.get(AUTH_ENV):
+        logins += [parse_auth(v.strip()) for v in environ[AUTH_ENV].split(",") if v.strip()]
+    if args.auth:
+        print("WARNING: --auth puts the password in the process list, readable by every user of this machine; "
+              f"use --auth-file FILE or {AUTH_ENV} instead.", file=sys.stderr)
+        logins.append(parse_auth(args.auth))
+    return logins
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--share", action="store_true", help="create a public Gradio share link (use with logins)")
+    p.add_argument("--auth-file", help="file with one user:password per line required to open the app")
+    p.add_argument("--auth", help="user:password (visible to other users of this machine: prefer --auth-file)")
+    p.add_argument("--checkpoint", default=None, help="checkpoint directory (default: checkpoints/de-en)")
+    p.add_argument("--device", default="auto", help="auto|cpu|cuda")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    logins = read_logins(a)
+    if a.share and not logins:
+        print("WARNING: --share without logins: anyone with the link can use this app and its compute.",
+              file=sys.stderr)
+    import torch
+    from transformer.checkpoint import CheckpointError
+    from transformer.decoding import Translator
+    from transformer.device import describe
+    from ui import build_demo
+    try:
+        tr = Translator.load(a.checkpoint, a.device)
+    except (CheckpointError, ValueError) as e:
+        raise SystemExit(f"error: {e}")
+    if tr.device.type == "cpu":
+        # A step is one position: tiny matrix products where thread start-up costs more than it saves.
+        # One thread per request keeps a step fastest and lets the queue's requests share the cores.
+        torch.set_num_threads(1)
+    print(f"model loaded on {describe(tr.device)}", flush=True)
+    build_demo(tr).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,
+                          footer_links=["api"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""Load and isolation benchmark of the app (printed figures; the checks are counted, not asserted).
+
+  python -m benchmarks.load [--sessions 32] [--checkpoint DIR] [--data-dir DIR] [--url URL]
+  python -m benchmarks.load --memory-steps 1000 [--checkpoint DIR]
+
+Default mode: launches the app in this process (unless --url points at a running one), then N
+gradio_client Clients in threads, each starting a DIFFERENT sentence with /start and stepping it to
+the end with /step, the events the UI sends. Every /step call is timed. Afterwards each session is
+checked: its final translation equals Translator.translate(sentence), every payload carried its own
+source pieces and a target that grew by one piece per step, and the last payload's maps have the
+shapes (and values) of Translator.attend(sentence, the session's target pieces).
+
+--memory-steps N: no HTTP. Runs N+ steps over many sessions through app.start/app.step in this
+process, discarding sessions as a user would, and prints the RSS growth after a warm-up, plus the
+number of forward hooks left on the model's attention modules (should be 0).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import random
+import sys
+import threading
+import time
+import urllib.parse
+
+import numpy as np
+
+from transformer import data as D
+from ui import handlers
+from ui.components import CONCURRENCY, QUEUE_MAX
+from ui.payload import decode_array
+from ui.serving import serving
+
+from .common import pct
+
+VARIATIONS = ["", "Heute ", "Gestern ", "Hier ", "Dort ", "Wieder ", "Jetzt ", "Morgens ", "Abends ", "Plötzlich "]
+
+
+# -- sentences -------------------------------------------------------------------------------------
+
+def pick_sentences(n: int, data_dir=None, seed: int = 0) -> list[str]:
+    """n different German sentences: from the Multi30k test set when it is there, else the app's
+    examples with variations."""
+    pool: list[str] = []
+    try:
+        pool = [de for de, _ in D.load_pairs(data_dir or D.DEFAULT_DATA_DIR, "test_2016_flickr") if de.strip()]
+    except (D.DataError, OSError):
+        pool = []
+    pool = list(dict.fromkeys(pool))  # distinct, in order
+    if len(pool) >= n:
+        return random.Random(seed).sample(pool, n)
+    base = D.read_examples() or ["Ein Hund rennt durch den Schnee."]
+    out = list(pool)
+    for i in range(n * 2):
+        s = base[i % len(base)]
+        v = VARIATIONS[(i // len(base)) % len(VARIATIONS)]
+        s = v + s[0].lower() + s[1:] if v else s
+        if i // (len(base) * len(VARIATIONS)):
+            s = f"{s} ({i})"
+        if s not in out:
+            out.append(s)
+        if len(out) >= n:
+            break
+    return out[:n]
+
+
+# -- the server ------------------------------------------------------------------------------------
+
+def server_pid(url: str):
+    """The pid listening on url's port when it is on this machine, else None."""
+    import psutil
+    u = urllib.parse.urlparse(url)
+    if u.hostname not in ("127.0.0.1", "localhost", "0.0.0.0", "::1"):
+        return None
+    port = u.port or (443 if u.scheme == "https" else 80)
+    try:
+        for c in psutil.net_connections(kind="tcp"):
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+                return c.pid
+    except (psutil.AccessDenied, PermissionError):
+        pass
+    return None
+
+
+def rss_mb(pid=None):
+    import psutil
+    try:
+        return psutil.Process(pid or os.getpid()).memory_info().rss / 2**20
+    except (psutil.Error, ValueError):
+        return None
+
+
+# -- concurrent sessions ---------------------------------------------------------------------------
+
+def _session(url, sentence, expected_source, k, max_steps, barrier, out, auth=None):
+    """One user: /start `sentence`, then /step until the payload says done. Fills `out`."""
+    from gradio_client import Client
+    out.update(sentence=sentence, latencies=[], errors=[], problems=[], steps=0, translation=None, payload=None)
+    client = None
+    try:
+        client = Client(url, verbose=False, auth=auth)
+    except Exception as e:  # noqa: BLE001 - counted and reported
+        out["errors"].append(f"connect: {type(e).__name__}: {e}")
+    try:
+        barrier.wait(timeout=300)
+    except threading.BrokenBarrierError:
+        pass
+    if client is None:
+        return
+    try:
+        text, payload, _ = client.predict(sentence, k, api_name="/start")
+        _check_payload(out, payload, expected_source, 0, None)
+        while not payload["done"] and out["steps"] < max_steps:
+            prev = payload["target"]
+            t0 = time.perf_counter()
+            text, payload, topk = client.predict(k, api_name="/step")
+            out["latencies"].append(time.perf_counter() - t0)
+            out["steps"] += 1
+            _check_payload(out, payload, expected_source, out["steps"], prev)
+            if len(topk.get("items", [])) != k:
+                out["problems"].append(f"step {out['steps']}: {len(topk.get('items', []))} top-k items, wanted {k}")
+        out["translation"], out["payload"] = text, payload
+    except Exception as e:  # noqa: BLE001 - counted and reported
+        out["errors"].append(f"step {out['steps']}: {type(e).__name__}: {e}")
+    finally:
+        client.close()
+
+
+def _check_payload(out, payload, expected_source, step, prev_target):
+    if payload.get("source") != expected_source:
+        out["problems"].append(f"step {step}: source pieces are not this session's: {payload.get('source')[:8]}...")
+    if payload.get("cursor") != step:
+        out["problems"].append(f"step {step}: cursor {payload.get('cursor')}")
+    tgt = payload.get("target") or []
+    if prev_target is not None and (len(tgt) != len(prev_target) + 1 or tgt[:-1] != prev_target):
+        out["problems"].append(f"step {step}: target {tgt[-4:]} does not extend the previous one by one piece")
+
+
+def verify(result: dict, translator, atol: float = 2e-3) -> list[str]:
+    """Problems of one finished session against the translator run directly (empty list: all good)."""
+    problems = []
+    sentence, payload = result["sentence"], result.get("payload")
+    if payload is None:
+        return ["no final payload"]
+    want = translator.translate(sentence)
+    if result["translation"] != want:
+        problems.append(f"translation {result['translation']!r} != Translator.translate {want!r}")
+    target = payload["target"]
+    maps = translator.attend(sentence, target)
+    if maps.source_tokens != payload["source"]:
+        problems.append("source pieces differ from Translator.attend's")
+    T = len(target)  # the teacher-forced target always ends in </s>; a session cut at its limit may not
+    if maps.target_tokens[:T] != target:
+        problems.append(f"target pieces differ from Translator.attend's: {maps.target_tokens[:T][-4:]} vs {target[-4:]}")
+    want_maps = {"encoder_self": maps.encoder_self, "decoder_self": maps.decoder_self[:, :, :T, :T],
+                 "cross": maps.cross[:, :, :T]}
+    for kind, ref in want_maps.items():
+        if kind not in payload["maps"]:
+            problems.append(f"{kind} missing from the payload")
+            continue
+        got = decode_array(payload["maps"][kind])
+        if got.shape != ref.shape:
+            problems.append(f"{kind} shape {got.shape} != {ref.shape}")
+        elif not np.allclose(got, ref, atol=atol):
+            problems.append(f"{kind} differs from the teacher-forced pass by {float(np.abs(got - ref).max()):.4f}")
+    return problems
+
+
+def run_sessions(url: str, sentences: list[str], translator, k: int = 8, max_steps: int = 1000,
+                 check: bool = True, auth=None) -> dict:
+    """len(sentences) concurrent gradio_client sessions against `url`, each stepping its own sentence to
+    the end. Returns a report: sessions, steps, errors, problems (isolation / correctness), wall_s,
+    steps_per_s, latency percentiles (s) and the per-session results."""
+    results = [dict() for _ in sentences]
+    expected = [translator.tokenizer.pieces(translator.source_ids(s)) for s in sentences]
+    barrier = threading.Barrier(len(sentences) + 1)
+    threads = [threading.Thread(target=_session, args=(url, s, e, k, max_steps, barrier, r, auth), daemon=True)
+               for s, e, r in zip(sentences, expected, results)]
+    for t in threads:
+        t.start()
+    try:
+        barrier.wait(timeout=300)
+    except threading.BrokenBarrierError:
+        pass
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    if check:
+        for r in results:
+            if r.get("payload") is not None:
+                r["problems"] = r["problems"] + verify(r, translator)
+    lat = [x for r in results for x in r["latencies"]]
+    steps = sum(r["steps"] for r in results)
+    return {"sessions": len(sentences), "steps": steps,
+            "errors": [f"session {i}: {e}" for i, r in enumerate(results) for e in r["errors"]],
+            "problems": [f"session {i}: {p}" for i, r in enumerate(results) for p in r["problems"]],
+            "wall_s": wall, "steps_per_s": steps / wall if wall > 0 else float("nan"),
+            "p50_s": pct(lat, 50), "p95_s": pct(lat, 95), "max_s": max(lat) if lat else float("nan"),
+            "results": results}
+
+
+def print_report(rep: dict, rss_before=None, rss_after=None, file=sys.stdout):
+    p = lambda *a: print(*a, file=file, flush=True)
+    ms = lambda s: f"{s * 1e3:.1f} ms"
+    p(f"sessions: {rep['sessions']}   total steps: {rep['steps']}   errors: {len(rep['errors'])}   "
+      f"check failures: {len(rep['problems'])}")
+    p(f"throughput: {rep['steps_per_s']:.1f} steps/s over {rep['wall_s']:.1f} s")
+    p(f"/step latency: p50 {ms(rep['p50_s'])}   p95 {ms(rep['p95_s'])}   max {ms(rep['max_s'])}")
+    fmt = lambda x: "n/a" if x is None else f"{x:.0f} MB"
+    p(f"server RSS: before {fmt(rss_before)}   after {fmt(rss_after)}" +
+      (f"   (+{rss_after - rss_before:.0f} MB)" if rss_before is not None and rss_after is not None else ""))
+    for line in (rep["errors"] + rep["problems"])[:20]:
+        p("  ", line)
+
+
+# -- memory: many sessions through the handlers, no HTTP ------------------------------------------
+
+def hooks_left(model) -> int:
+    """Every forward hook and pre-hook on any module of the model (recorder and ablation alike)."""
+    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
+
+
+def memory_run(translator, sentences: list[str], steps: int, warmup_steps: int | None = None,
+               k: int = 8, log=print) -> dict:
+    """>= `steps` steps over as many sessions as it takes, through app.start/app.step, each session
+    dropped once finished. RSS is read after `warmup_steps` and at the end (both after gc)."""
+    warmup_steps = max(50, steps // 10) if warmup_steps is None else warmup_steps
+    done_steps, sessions, rss_warm, i = 0, 0, None, 0
+    t0 = time.perf_counter()
+    while done_steps < steps + warmup_steps:
+        state = handlers.start(translator, sentences[i % len(sentences)], k)[0]
+        i += 1
+        sessions += 1
+        while not state.done:
+            state = handlers.step(translator, state, k)[0]
+            done_steps += 1
+            if rss_warm is None and done_steps >= warmup_steps:
+                gc.collect()
+                rss_warm = rss_mb()
+        del state
+    gc.collect()
+    rss_end = rss_mb()
+    rep = {"sessions": sessions, "steps": done_steps - warmup_steps, "warmup_steps": warmup_steps,
+           "seconds": time.perf_counter() - t0, "rss_warm_mb": rss_warm, "rss_end_mb": rss_end,
+           "growth_mb": rss_end - rss_warm, "hooks_left": hooks_left(translator.model)}
+    log(f"memory: {rep['steps']} steps over {sessions} sessions (after {warmup_steps} warm-up steps) "
+        f"in {rep['seconds']:.1f} s")
+    log(f"RSS after warm-up {rss_warm:.1f} MB, at the end {rss_end:.1f} MB: growth {rep['growth_mb']:+.1f} MB")
+    log(f"forward hooks left on the attention modules: {rep['hooks_left']}")
+    return rep
+
+
+# -- CLI -------------------------------------------------------------------------------------------
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sessions", type=int, default=32)
+    p.add_argument("--checkpoint", default=None, help="checkpoint directory (default: checkpoints/de-en)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
+    p.add_argument("--url", default=None, help="an already running app (its checkpoint must be --checkpoint)")
+    p.add_argument("--k", type=int, default=8, help="top-k sent with every step, as the UI does")
+    p.add_argument("--memory-steps", type=int, default=0, help="run the in-process memory check instead")
+    a = p.parse_args(argv)
+    if a.sessions < 1:
+        p.error("--sessions must be at least 1")
+    from transformer.decoding import Translator
+    tr = Translator.load(a.checkpoint, a.device)
+    if a.memory_steps:
+        sentences = pick_sentences(max(64, a.sessions), a.data_dir)
+        rep = memory_run(tr, sentences, a.memory_steps, k=a.k)
+        if rep["hooks_left"]:
+            print("FAIL: forward hooks were left on the attention modules", file=sys.stderr)
+            return 1
+        return 0
+    sentences = pick_sentences(a.sessions, a.data_dir)
+    print(f"{len(sentences)} sessions, {len(set(sentences))} different sentences; checkpoint "
+          f"{tr.checkpoint_dir}; device {tr.device}", flush=True)
+
+    def go(url, pid):
+        print(f"app at {url} (queue: concurrency {CONCURRENCY}, max size {QUEUE_MAX})", flush=True)
+        before = rss_mb(pid) if pid else None
+        rep = run_sessions(url, sentences, tr, k=a.k)
+        after = rss_mb(pid) if pid else None
+        print_report(rep, before, after)
+        return rep
+
+    if a.url:
+        rep = go(a.url, server_pid(a.url))
+    else:
+        with serving(tr) as url:
+            rep = go(url, os.getpid())
+    return 1 if rep["errors"] or rep["problems"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""python -m transformer.average --checkpoint checkpoints/de-en [--search] [--epochs 14 18]
+
+Averages the weights of saved epoch checkpoints (CHECKPOINT/epochs/epoch_NNN.pt) and writes the result
+as the checkpoint's model.pt. With --search, the average of the last k epochs is scored on the validation
+split (greedy, sacreBLEU) for every k and the best k is kept: selection never looks at the test set.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import torch
+
+from . import data as D
+from .checkpoint import TOKENIZER, build_model, save_checkpoint
+from .config import ModelConfig
+from .decoding import Translator
+from .metrics import bleu, update_metrics
+from .tokenizer import Tokenizer
+
+
+def average_weights(paths) -> dict:
+    """Element-wise mean (float32) of the state_dicts saved in `paths` (save_weights files)."""
+    avg = None
+    for p in paths:
+        sd = torch.load(p, map_location="cpu", weights_only=True)["state_dict"]
+        if avg is None:
+            avg = {k: v.float().clone() for k, v in sd.items()}
+        else:
+            for k in avg:
+                avg[k] += sd[k].float()
+    return {k: v / len(paths) for k, v in avg.items()}
+
+
+def epoch_files(ckpt: Path) -> dict[int, Path]:
+    return {int(re.search(r"(\d+)", p.stem).group(1)): p for p in sorted((ckpt / "epochs").glob("epoch_*.pt"))}
+
+
+def score(ckpt: Path, paths: list[Path], tok: Tokenizer, val_pairs, device) -> tuple[dict, torch.nn.Module]:
+    config = ModelConfig.from_dict(torch.load(paths[0], map_location="cpu", weights_only=True)["config"])
+    model = build_model(config, average_weights(paths), "average")
+    tr = Translator(model, tok, device)
+    return bleu(tr.translate_batch([s for s, _ in val_pairs], batch_size=128), [t for _, t in val_pairs]), model
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", default="checkpoints/de-en")
+    p.add_argument("--epochs", type=int, nargs=2, metavar=("FIRST", "LAST"), help="average this range")
+    p.add_argument("--search", action="store_true", help="try the last k epochs for every k; keep the best on val")
+    p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
+    p.add_argument("--device", default="cpu")
+    a = p.parse_args(argv)
+    ckpt = Path(a.checkpoint)
+    files = epoch_files(ckpt)
+    if not files:
+        sys.exit(f"error: no epoch checkpoints in {ckpt / 'epochs'} (train with --keep-epochs N)")
+    tok = Tokenizer.load(ckpt / TOKENIZER)
+    val = D.load_pairs(a.data_dir, "val")
+    epochs = sorted(files)
+    if a.search:
+        last = epochs[-1]
+        windows = [(i, last) for i in reversed(epochs) if all(e in files for e in range(i, last + 1))]
+    elif a.epochs:
+        windows = [tuple(a.epochs)]
+    else:
+        windows = [(epochs[0], epochs[-1])]
+    best = None
+    for i, j in windows:
+        s, model = score(ckpt, [files[e] for e in range(i, j + 1)], tok, val, a.device)
+        print(f"epochs {i:3d}..{j:3d}: val BLEU {s['bleu']:.2f} (lowercased {s['bleu_lc']:.2f})", flush=True)
+        if best is None or s["bleu"] > best[0]["bleu"]:
+            best = (s, model, (i, j))
+    s, model, (i, j) = best
+    save_checkpoint(ckpt, model, tok)
+    update_metrics(ckpt, {"weights": f"average of epochs {i:03d}..{j:03d}", "val_bleu": s["bleu"],
+                          "val_bleu_lc": s["bleu_lc"]}, drop=("test",))  # test scores were of other weights
+    print(f"kept: average of epochs {i}..{j}, val BLEU {s['bleu']:.2f} (lowercased {s['bleu_lc']:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""Attention captured with forward hooks, per request and safe under concurrency.
+
+`AttentionRecorder(model)` registers a forward hook on every MultiHeadAttention while it is entered
+and removes them in `finally`. A hook sees every forward pass of the shared model, from any thread,
+so each hook first checks a context variable: it records only passes made inside the context
+(thread or task) that entered this recorder. Two users recording at once each get their own weights,
+with no global lock; a model with no recorder entered has no hooks at all.
+"""
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .model import Transformer
+
+KINDS = ("encoder_self", "decoder_self", "cross")
+_active: ContextVar[Optional["AttentionRecorder"]] = ContextVar("attention_recorder", default=None)
+
+
+@dataclass
+class AttentionMaps:
+    """Rows are queries, columns are keys. float32 numpy, padding cut off."""
+
+    encoder_self: np.ndarray  # (L_enc, H, S, S)
+    decoder_self: np.ndarray  # (L_dec, H, T, T)
+    cross: np.ndarray  # (L_dec, H, T, S)
+    source_tokens: Optional[list] = None  # S pieces, the keys/queries of encoder_self
+    target_tokens: Optional[list] = None  # T pieces starting with BOS; row t predicts target_tokens[t+1]
+
+    def __getitem__(self, kind: str) -> np.ndarray:
+        if kind not in KINDS:
+            raise KeyError(f"unknown attention kind {kind!r}; one of {KINDS}")
+        return getattr(self, kind)
+
+    def to_dict(self, decimals: int | None = None) -> dict:
+        f = (lambda a: np.round(a, decimals)) if decimals is not None else (lambda a: a)
+        out = {"source_tokens": self.source_tokens, "target_tokens": self.target_tokens}
+        out.update({k: f(getattr(self, k)).tolist() for k in KINDS})
+        return out
+
+
+def attention_modules(model: Transformer):
+    """(kind, layer, module) for every attention module of the model."""
+    for i, block in enumerate(model.encoder):
+        yield "encoder_self", i, block.self_attn
+    for i, block in enumerate(model.decoder):
+        yield "decoder_self", i, block.self_attn
+        yield "cross", i, block.cross_attn
+
+
+class ContextHooks:
+    """Hooks registered while this object is entered, acting only for forward passes made in the
+    context (thread or task) that entered it; handles are removed in `finally`."""
+
+    var: ContextVar  # one per subclass: which object is active in the current context
+
+    def __init__(self, model: Transformer):
+        self.model = model
+        self._handles: list = []
+        self._token = None
+
+    def register(self) -> list:
+        """Register the hooks; return their handles."""
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._token = self.var.set(self)
+        try:
+            self._handles = self.register()
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        try:
+            for h in self._handles:
+                h.remove()
+        finally:
+            self._handles = []
+            if self._token is not None:
+                self.var.reset(self._token)
+                self._token = None
+
+    def active(self) -> bool:
+        return self.var.get() is self
+
+
+class AttentionRecorder(ContextHooks):
+    """Context manager collecting every attention module's weights for passes made in this context.
+
+    `calls[kind][layer]` is the list of (B, H, T, S) float32 arrays, one per forward call, in order.
+    """
+
+    var = _active
+
+    def __init__(self, model: Transformer):
+        super().__init__(model)
+        self.calls = {k: [[] for _ in range(n)] for k, n in (
+            ("encoder_self", len(model.encoder)), ("decoder_self", len(model.decoder)), ("cross", len(model.decoder)))}
+
+    def __enter__(self) -> "AttentionRecorder":
+        if self.model.training:
+            raise RuntimeError("AttentionRecorder needs the model in eval mode (weights are computed only there)")
+        return super().__enter__()
+
+    def register(self) -> list:
+        handles = []
+        try:
+            for kind, layer, module in attention_modules(self.model):
+                handles.append(module.register_forward_hook(self._hook(kind, layer)))
+        except BaseException:
+            for h in handles:
+                h.remove()
+            raise
+        return handles
+
+    def _hook(self, kind: str, layer: int):
+        def hook(module, args, output):
+            if not self.active():
+                return  # another request's forward pass
+            if output.weights is None:
+                raise RuntimeError("attention weights were not computed (need_weights=False)")
+            self.calls[kind][layer].append(output.weights.detach().float().cpu().numpy())  # (B, H, T, S)
+        return hook
+
+    def stacked(self, kind: str, b: int = 0) -> np.ndarray:
+        """All calls of one kind joined along the query axis, for batch row b: (L, H, T, S).
+
+        Calls made one position at a time (a KV cache) have growing key lengths; shorter rows are
+        zero-padded on the right, which is exactly what a causal mask gives.
+        """
+        layers = []
+        for calls in self.calls[kind]:
+            if not calls:
+                raise ValueError(f"no {kind} attention was recorded")
+            width = max(c.shape[-1] for c in calls)
+            rows = [np.pad(c[b], ((0, 0), (0, 0), (0, width - c.shape[-1]))) for c in calls]  # (H, t, S)
+            layers.append(np.concatenate(rows, axis=1))  # (H, T, S)
+        return np.stack(layers)  # (L, H, T, S)
+
+    def maps(self, src_len: int, tgt_len: int, b: int = 0) -> AttentionMaps:
+        """AttentionMaps of batch row b, padding cut to the real source and target lengths."""
+        enc = self.stacked("encoder_self", b)[:, :, :src_len, :src_len]  # (L, H, S, S)
+        dec = self.stacked("decoder_self", b)[:, :, :tgt_len, :tgt_len]  # (L, H, T, T)
+        cross = self.stacked("cross", b)[:, :, :tgt_len, :src_len]  # (L, H, T, S)
+        return AttentionMaps(np.ascontiguousarray(enc), np.ascontiguousarray(dec), np.ascontiguousarray(cross))
+
+
+_ablation: ContextVar[Optional["HeadAblation"]] = ContextVar("head_ablation", default=None)
+
+
+def parse_heads(model: Transformer, heads) -> frozenset:
+    """Validate (kind, layer, head) triples (0-based) against the model; -> frozenset."""
+    layers = {"encoder_self": len(model.encoder), "decoder_self": len(model.decoder), "cross": len(model.decoder)}
+    H = model.config.n_heads
+    out = set()
+    for item in heads or ():
+        try:
+            kind, layer, head = item
+        except (TypeError, ValueError):
+            raise ValueError(f"a head is (kind, layer, head), got {item!r}") from None
+        if kind not in layers:
+            raise ValueError(f"unknown attention kind {kind!r}; one of {KINDS}")
+        if not (isinstance(layer, int) and isinstance(head, int)) or isinstance(layer, bool) or isinstance(head, bool):
+            raise ValueError(f"layer and head must be integers, got {item!r}")
+        if not (0 <= layer < layers[kind] and 0 <= head < H):
+            raise ValueError(f"{kind} has layers 0..{layers[kind] - 1} and heads 0..{H - 1}; got layer {layer}, head {head}")
+        out.add((kind, layer, head))
+    return frozenset(out)
+
+
+class HeadAblation(ContextHooks):
+    """Zero chosen heads' outputs (before the output projection) for passes made in this context.
+
+    Same mechanism as the recorder: forward pre-hooks on each affected out_proj that act only for the
+    context that entered this object, so other users of the shared model are untouched and no weight
+    is ever edited. With no heads, nothing is registered.
+    """
+
+    var = _ablation
+
+    def __init__(self, model: Transformer, heads):
+        super().__init__(model)
+        self.heads = parse_heads(model, heads)
+
+    def register(self) -> list:
+        handles = []
+        try:
+            for kind, layer, module in attention_modules(self.model):
+                hs = sorted(h for k, l, h in self.heads if k == kind and l == layer)
+                if hs:
+                    handles.append(module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, hs)))
+        except BaseException:
+            for h in handles:
+                h.remove()
+            raise
+        return handles
+
+    def _pre_hook(self, n_heads: int, heads: list[int]):
+        def pre(module, args):
+            if not self.active():
+                return None
+            x = args[0]  # (B, T, H * d): the heads' outputs, concatenated
+            x = x.reshape(*x.shape[:-1], n_heads, -1).clone()  # (B, T, H, d)
+            x[..., heads, :] = 0
+            return (x.flatten(-2),) + tuple(args[1:])  # (B, T, H * d)
+        return pre

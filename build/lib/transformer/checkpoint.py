@@ -1,0 +1,121 @@
+"""Checkpoints: a directory with model.pt (config + weights, tensors only), tokenizer.model, logs.
+
+Loading uses torch.load(weights_only=True): no arbitrary object is ever unpickled.
+"""
+from __future__ import annotations
+
+import json
+import pickle
+import zipfile
+from pathlib import Path
+
+import torch
+
+from .config import ModelConfig
+from .metrics import METRICS  # noqa: F401  (re-exported; the name is defined in metrics.py)
+from .model import Transformer
+from .tokenizer import Tokenizer
+
+FORMAT = "attention-lens/1"
+WEIGHTS, TOKENIZER, LOG = "model.pt", "tokenizer.model", "training_log.json"
+
+
+def _default_checkpoint() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "checkpoints" / "de-en", here / "checkpoints" / "de-en"):  # checkout; wheel
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "checkpoints" / "de-en"
+
+
+DEFAULT_CHECKPOINT = _default_checkpoint()  # the shipped model
+
+
+class CheckpointError(ValueError):
+    pass
+
+
+def save_weights(path: str | Path, model: Transformer, half: bool = True, extra: dict | None = None) -> None:
+    state = {k: (v.half() if half and v.is_floating_point() else v).detach().cpu().contiguous()
+             for k, v in model.state_dict().items()}
+    torch.save({"format": FORMAT, "config": model.config.to_dict(), "state_dict": state, **(extra or {})}, path)
+
+
+def read_weights(path: str | Path) -> tuple[ModelConfig, dict]:
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: weights file not found")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        raise CheckpointError(f"{path}: refused to load: it holds objects other than tensors and plain "
+                              f"data, which could run code ({str(e).splitlines()[0][:200]})") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
+        raise CheckpointError(f"{path}: not a readable PyTorch file, truncated or corrupt "
+                              f"({str(e).splitlines()[0][:200]})") from None
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not an attention-lens checkpoint (expected format {FORMAT!r})")
+    try:
+        config = ModelConfig.from_dict(blob["config"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: invalid model config: {e}") from None
+    state = blob.get("state_dict")
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CheckpointError(f"{path}: state_dict missing or not a mapping of tensors")
+    return config, state
+
+
+def build_model(config: ModelConfig, state: dict, where: str = "checkpoint") -> Transformer:
+    model = Transformer(config)
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    wrong = sorted(k for k in set(expected) & set(state) if expected[k].shape != state[k].shape)
+    if missing or unexpected or wrong:
+        parts = []
+        if missing:
+            parts.append(f"missing {missing[:3]}{'...' if len(missing) > 3 else ''}")
+        if unexpected:
+            parts.append(f"unexpected {unexpected[:3]}{'...' if len(unexpected) > 3 else ''}")
+        if wrong:
+            k = wrong[0]
+            parts.append(f"shape of {k} is {tuple(state[k].shape)} but the config gives {tuple(expected[k].shape)}")
+        raise CheckpointError(f"{where}: config does not match the weights: " + "; ".join(parts))
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+    return model.eval()
+
+
+def load_tokenizer(ckpt_dir: Path) -> Tokenizer:
+    path = ckpt_dir / TOKENIZER
+    if not path.is_file():
+        raise CheckpointError(f"{ckpt_dir}: tokenizer missing (expected {TOKENIZER})")
+    try:
+        return Tokenizer.load(path)
+    except ValueError as e:
+        raise CheckpointError(f"{path}: bad tokenizer: {e}") from None
+
+
+def load_checkpoint(ckpt_dir: str | Path | None = None) -> tuple[Transformer, Tokenizer]:
+    ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else DEFAULT_CHECKPOINT
+    if not ckpt_dir.is_dir():
+        raise CheckpointError(f"{ckpt_dir}: checkpoint directory not found")
+    config, state = read_weights(ckpt_dir / WEIGHTS)
+    tokenizer = load_tokenizer(ckpt_dir)
+    if len(tokenizer) != config.vocab_size:
+        raise CheckpointError(f"{ckpt_dir}: tokenizer has {len(tokenizer)} pieces but the model "
+                              f"expects vocab_size={config.vocab_size}")
+    return build_model(config, state, str(ckpt_dir / WEIGHTS)), tokenizer
+
+
+def save_checkpoint(ckpt_dir: str | Path, model: Transformer, tokenizer: Tokenizer, half: bool = True) -> None:
+    ckpt_dir = Path(ckpt_dir)
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    save_weights(ckpt_dir / WEIGHTS, model, half=half)
+    tokenizer.save(ckpt_dir / TOKENIZER)
+
+
+def read_json(path: Path, default=None):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return default

@@ -1,0 +1,400 @@
+"""Greedy decoding with a key/value cache, and the Translator that wraps model + tokenizer."""
+from __future__ import annotations
+
+import copy
+import unicodedata
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .attention import KVCache
+from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
+
+from .checkpoint import load_checkpoint
+from .device import resolve_device
+from .model import Transformer, padding_mask
+from .tokenizer import Tokenizer
+
+MAX_INPUT_CHARS = 2000  # bounded before tokenising; the model's own limit is max_len pieces
+
+
+def max_new_tokens(src_len: int, max_len: int) -> int:
+    return max(1, min(max_len - 1, 2 * src_len + 10))
+
+
+def pad_batch(seqs: list[list[int]], pad_id: int, device=None) -> Tensor:
+    T = max(len(s) for s in seqs)
+    out = torch.full((len(seqs), T), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        out[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+    return out.to(device)  # (B, T)
+
+
+@torch.inference_mode()
+def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None) -> list[list[int]]:
+    """src (B, S) padded ids -> generated ids per sentence (without BOS, with EOS when reached)."""
+    c = model.config
+    src_mask = padding_mask(src, c.pad_id) if bool((src == c.pad_id).any()) else None  # (B, 1, 1, S)
+    memory = model.encode(src, src_mask)  # (B, S, D)
+    lengths = (src != c.pad_id).sum(1).tolist()
+    limits = [max_new_tokens(n, c.max_len) for n in lengths]
+    steps = min(max(limits) if max_new is None else max_new, c.max_len - 1)
+    cache = model.new_cache()
+    tok = torch.full((src.size(0), 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+    done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+    out = []
+    for _ in range(steps):
+        h = model.decode(tok, memory, None, src_mask, cache)  # (B, 1, D)
+        nxt = model.next_tokens(h[:, -1])  # (B,) argmax of the logits
+        nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)
+        out.append(nxt)
+        done |= nxt == c.eos_id
+        if bool(done.all()):
+            break
+        tok = nxt[:, None]  # (B, 1)
+    ids = torch.stack(out, 1).tolist() if out else [[] for _ in lengths]  # (B, steps)
+    result = []
+    for row, limit in zip(ids, limits):
+        row = row[:limit]
+        result.append(row[:row.index(c.eos_id) + 1] if c.eos_id in row else row)
+    return result
+
+
+def clean_text(text) -> str:
+    """Validate and normalise user text: a str, not blank, bounded in length, no control characters."""
+    if not isinstance(text, str):
+        raise ValueError(f"input must be text, got {type(text).__name__}")
+    text = text.lstrip()
+    if len(text) > MAX_INPUT_CHARS:
+        warnings.warn(f"input of {len(text)} characters cut to {MAX_INPUT_CHARS}", stacklevel=3)
+        text = text[:MAX_INPUT_CHARS]
+    # lone surrogates cannot be encoded; control and format characters (NUL, zero-width, bidi marks) carry no words
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    text = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs") else ch
+                   for ch in text if unicodedata.category(ch) != "Cf")
+    text = " ".join(text.split())
+    if not text:
+        raise ValueError("input is empty: type a German sentence")
+    return text
+
+
+class Translator:
+    """A loaded model + tokenizer on one device. Thread-safe for inference (no shared mutable state)."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, device="auto", checkpoint_dir: Optional[Path] = None):
+        self.device = resolve_device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.config = model.config
+        self.checkpoint_dir = checkpoint_dir
+
+    @classmethod
+    def load(cls, path=None, device="auto") -> "Translator":
+        model, tokenizer = load_checkpoint(path)
+        from .checkpoint import DEFAULT_CHECKPOINT
+        return cls(model, tokenizer, device, Path(path) if path is not None else DEFAULT_CHECKPOINT)
+
+    def source_ids(self, text: str) -> list[int]:
+        """Cleaned, tokenised source with EOS, truncated (with a warning) to the model's limit."""
+        ids = self.tokenizer.encode(clean_text(text))
+        if not ids:  # e.g. only '▁' or U+FFFD: nothing the model can read
+            raise ValueError("input is empty: type a German sentence")
+        limit = self.config.max_len - 1
+        if len(ids) > limit:
+            warnings.warn(f"input of {len(ids)} pieces truncated to the model's limit of {limit}", stacklevel=2)
+            ids = ids[:limit]
+        return ids + [self.config.eos_id]
+
+    def translate_ids(self, src_ids: list[list[int]]) -> list[list[int]]:
+        src = pad_batch(src_ids, self.config.pad_id, self.device)  # (B, S)
+        return greedy_decode(self.model, src)
+
+    def translate(self, text: str) -> str:
+        return self.tokenizer.decode(self.translate_ids([self.source_ids(text)])[0])
+
+    # -- stepping and inspecting
+    def start(self, text: str, ablate=None) -> "DecodingSession":
+        """Encode `text` once (capturing encoder self-attention) and feed BOS: a session at step 0.
+        `ablate`: (kind, layer, head) triples switched off for this session only."""
+        return self.start_ids(self.source_ids(text), ablate)
+
+    def start_ids(self, src_ids: list[int], ablate=None) -> "DecodingSession":
+        heads = parse_heads(self.model, ablate)
+        src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
+        with torch.inference_mode(), AttentionRecorder(self.model) as rec, HeadAblation(self.model, heads):
+            memory = self.model.encode(src)  # (1, S, D)
+        with torch.inference_mode():
+            kv = [block.cross_attn.project_kv(memory) for block in self.model.decoder]
+        cross_k = np.stack([c.k[0].cpu().numpy() for c in kv])  # (L, H, S, d)
+        cross_v = np.stack([c.v[0].cpu().numpy() for c in kv])  # (L, H, S, d)
+        session = DecodingSession(self, src_ids, rec.stacked("encoder_self"), cross_k, cross_v)
+        session.ablated = heads
+        session._append(self.config.bos_id, forced=False)
+        return session
+
+    def _feed(self, session: "DecodingSession", token: int, forced: bool) -> "Position":
+        return _session_feed(self, session, token, forced)
+
+    def next_probs(self, hidden: np.ndarray) -> np.ndarray:
+        """(D,) final decoder state -> (V,) next-token probabilities."""
+        with torch.inference_mode():
+            h = torch.from_numpy(np.asarray(hidden, dtype=np.float32)).to(self.device)
+            return torch.softmax(self.model.project(h[None]), -1)[0].cpu().numpy()  # (V,)
+
+    def target_ids_of(self, target) -> list[int]:
+        """Target as text or a list of pieces -> [BOS, ..., EOS] ids."""
+        tok, c = self.tokenizer, self.config
+        if isinstance(target, str):
+            ids = tok.encode(clean_text(target))
+        elif isinstance(target, (list, tuple)) and all(isinstance(p, str) for p in target):
+            ids = [tok.piece_id(p) for p in target]
+            if ids and ids[0] == c.bos_id:
+                ids = ids[1:]
+            if ids and ids[-1] == c.eos_id:
+                ids = ids[:-1]
+        else:
+            raise ValueError("target must be text or a list of pieces")
+        if not ids:
+            raise ValueError("target is empty")
+        ids = ids[:c.max_len - 2]
+        return [c.bos_id] + ids + [c.eos_id]
+
+    @torch.inference_mode()
+    def token_probs(self, src_ids: list[int], tgt_ids: list[int], ablate=None) -> np.ndarray:
+        """Teacher-forced probability of each tgt_ids[t+1] given tgt_ids[:t+1]: (T-1,) float32."""
+        src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
+        tgt = torch.tensor([tgt_ids], dtype=torch.long, device=self.device)  # (1, T)
+        with HeadAblation(self.model, parse_heads(self.model, ablate)):
+            logits = self.model.project(self.model.decode(tgt[:, :-1], self.model.encode(src)))  # (1, T-1, V)
+        probs = torch.softmax(logits[0], -1)  # (T-1, V)
+        return probs.gather(1, tgt[0, 1:, None])[:, 0].cpu().numpy()  # (T-1,)
+
+    def attend(self, source, target) -> AttentionMaps:
+        """Teacher-forced attention of `target` (text or pieces) given `source` text: one pass."""
+        src, tgt = self.source_ids(source), self.target_ids_of(target)
+        maps = attend_ids(self.model, src, tgt)
+        maps.source_tokens, maps.target_tokens = self.tokenizer.pieces(src), self.tokenizer.pieces(tgt)
+        return maps
+
+    def translate_batch(self, texts: list[str], batch_size: int = 64) -> list[str]:
+        srcs = [self.source_ids(t) for t in texts]
+        order = sorted(range(len(srcs)), key=lambda i: len(srcs[i]))
+        out: list[str] = [""] * len(srcs)
+        for b in range(0, len(order), batch_size):
+            idx = order[b:b + batch_size]
+            for i, ids in zip(idx, self.translate_ids([srcs[i] for i in idx])):
+                out[i] = self.tokenizer.decode(ids)
+        return out
+
+
+@torch.inference_mode()
+def attend_ids(model: Transformer, src_ids: list[int], tgt_ids: list[int]):
+    """One teacher-forced pass under an AttentionRecorder. tgt_ids start with BOS. -> AttentionMaps."""
+    from .capture import AttentionRecorder
+    device = next(model.parameters()).device
+    src = torch.tensor([src_ids], dtype=torch.long, device=device)  # (1, S)
+    tgt = torch.tensor([tgt_ids], dtype=torch.long, device=device)  # (1, T)
+    with AttentionRecorder(model) as rec:
+        memory = model.encode(src)  # (1, S, D)
+        model.decode(tgt, memory)  # (1, T, D)
+    return rec.maps(len(src_ids), len(tgt_ids))
+
+
+# ----------------------------------------------------------------------------------------------------
+# A decoding session: one token at a time, with a KV cache, capturing attention as it goes.
+
+@dataclass
+class Position:
+    """What the decoder computed for one target position (the query at `token`)."""
+
+    token: int  # the id fed at this position (BOS at position 0)
+    forced: bool  # chosen by the user rather than by argmax
+    self_row: np.ndarray  # (L, H, t+1) decoder self-attention of this query over positions 0..t
+    cross_row: np.ndarray  # (L, H, S) cross-attention of this query over the source
+    k: np.ndarray  # (L, H, d_head) this position's self-attention keys, one per layer
+    v: np.ndarray  # (L, H, d_head) and values
+    hidden: np.ndarray  # (D,) final decoder state: the next-token distribution is project(hidden)
+    greedy: int  # argmax of that distribution: the token greedy decoding appends next
+
+
+class DecodingSession:
+    """Greedy decoding of one sentence, one position at a time, with attention captured per step.
+
+    State is token ids and numpy arrays only. `positions` is the history computed so far and `cursor`
+    the position shown: back()/goto() move the cursor without recomputing, step() moves it forward
+    again along the history (or computes a new position at the end), force() replaces the future.
+    Copies share the Translator (never copied) and nothing else.
+    """
+
+    def __init__(self, translator: "Translator", source_ids: list[int], encoder_self: np.ndarray,
+                 cross_k: np.ndarray, cross_v: np.ndarray):
+        self._translator = translator
+        self.source_ids = list(source_ids)
+        self.encoder_self = encoder_self  # (L_enc, H, S, S)
+        self.cross_k, self.cross_v = cross_k, cross_v  # (L_dec, H, S, d_head) each
+        self.positions: list[Position] = []
+        self.cursor = -1
+        self.ablated: frozenset = frozenset()  # (kind, layer, head) switched off for this session
+        self.limit = max_new_tokens(len(source_ids), translator.config.max_len)
+
+    # -- copying: the translator is shared, never copied or pickled
+    def __deepcopy__(self, memo):
+        new = self.__class__.__new__(self.__class__)
+        memo[id(self)] = new
+        new.__dict__.update({k: v if k == "_translator" else copy.deepcopy(v, memo)
+                             for k, v in self.__dict__.items()})
+        return new
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_translator"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._translator = None
+
+    def fork(self) -> "DecodingSession":
+        """A cheap copy to mutate: positions are shared (never modified in place), the list is not."""
+        new = self.__class__.__new__(self.__class__)
+        new.__dict__.update(self.__dict__)
+        new.positions = list(self.positions)
+        return new
+
+    def bind(self, translator: "Translator") -> "DecodingSession":
+        self._translator = translator
+        return self
+
+    @property
+    def translator(self) -> "Translator":
+        if self._translator is None:
+            raise RuntimeError("this session is not bound to a Translator: call session.bind(translator)")
+        return self._translator
+
+    # -- what is visible at the cursor
+    @property
+    def target_ids(self) -> list[int]:
+        return [p.token for p in self.positions[:self.cursor + 1]]
+
+    @property
+    def source_tokens(self) -> list[str]:
+        return self.translator.tokenizer.pieces(self.source_ids)
+
+    @property
+    def target_tokens(self) -> list[str]:
+        return self.translator.tokenizer.pieces(self.target_ids)
+
+    @property
+    def translation(self) -> str:
+        return self.translator.tokenizer.decode(self.target_ids)
+
+    @property
+    def step_index(self) -> int:
+        """Number of tokens generated so far (BOS not counted)."""
+        return self.cursor
+
+    @property
+    def done(self) -> bool:
+        ids = self.target_ids
+        return ids[-1] == self.translator.config.eos_id or len(ids) - 1 >= self.limit
+
+    @property
+    def attention(self) -> AttentionMaps:
+        rows = self.positions[:self.cursor + 1]
+        T = len(rows)
+        L, H = rows[0].self_row.shape[:2]
+        dec = np.zeros((L, H, T, T), dtype=np.float32)  # (L, H, T, T)
+        for t, p in enumerate(rows):
+            dec[:, :, t, :t + 1] = p.self_row
+        cross = np.stack([p.cross_row for p in rows], axis=2)  # (L, H, T, S)
+        return AttentionMaps(self.encoder_self, dec, cross, self.source_tokens, self.target_tokens)
+
+    def next_distribution(self, position: Optional[int] = None) -> np.ndarray:
+        """Probabilities of the token after `position` (default: the cursor), (V,) float32."""
+        p = self.positions[self.cursor if position is None else position]
+        return self.translator.next_probs(p.hidden)
+
+    def topk(self, k: int = 5) -> list[tuple[str, float]]:
+        """The k most probable next pieces at the current step, with their probabilities."""
+        V = self.translator.config.vocab_size
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= min(V, TOPK_MAX):
+            raise ValueError(f"k must be an integer from 1 to {min(V, TOPK_MAX)}, got {k!r}")
+        probs = self.next_distribution()
+        idx = np.argsort(-probs, kind="stable")[:k]
+        return [(self.translator.tokenizer.piece(i), float(probs[i])) for i in idx]
+
+    # -- moving
+    def step(self) -> bool:
+        """Advance one token (along the history if there is one, else greedily). False when done."""
+        if self.done:
+            return False
+        if self.cursor + 1 < len(self.positions):
+            self.cursor += 1
+        else:
+            self._append(self.positions[self.cursor].greedy, forced=False)
+        return True
+
+    def run(self) -> "DecodingSession":
+        while self.step():
+            pass
+        return self
+
+    def back(self) -> bool:
+        if self.cursor <= 0:
+            return False
+        self.cursor -= 1
+        return True
+
+    def goto(self, i: int) -> None:
+        """Show the state after i generated tokens (0: only BOS); i must be within the history."""
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self.positions):
+            raise ValueError(f"step index must be an integer from 0 to {len(self.positions) - 1}, got {i!r}")
+        self.cursor = i
+
+    def force(self, piece) -> None:
+        """Append `piece` (a piece string or an id) instead of the greedy choice; the old future is dropped."""
+        if self.done:
+            raise ValueError("decoding has finished at this step; step back before forcing a piece")
+        tok = self.translator.tokenizer
+        if isinstance(piece, str):
+            token = tok.piece_id(piece)
+        elif isinstance(piece, (int, np.integer)) and not isinstance(piece, bool) and 0 <= piece < len(tok):
+            token = int(piece)
+        else:
+            raise ValueError(f"not a piece or a piece id: {piece!r}")
+        if token in (tok.pad_id, tok.bos_id):
+            raise ValueError(f"cannot force the special piece {tok.piece(token)!r}")
+        self._append(token, forced=True)
+
+    def _append(self, token: int, forced: bool) -> None:
+        del self.positions[self.cursor + 1:]
+        self.positions.append(self.translator._feed(self, token, forced))
+        self.cursor += 1
+
+
+TOPK_MAX = 50
+
+
+def _session_feed(translator: "Translator", session: DecodingSession, token: int, forced: bool) -> Position:
+    """Run the decoder on one new position with the session's cache, under an AttentionRecorder."""
+    from .capture import AttentionRecorder
+    model, dev = translator.model, translator.device
+    prev = session.positions[:session.cursor + 1]
+    cache = model.new_cache()
+    for layer, c in enumerate(cache):
+        c["cross"] = KVCache(torch.from_numpy(session.cross_k[layer][None]).to(dev),
+                             torch.from_numpy(session.cross_v[layer][None]).to(dev))  # (1, H, S, d)
+        if prev:
+            c["self"] = KVCache(torch.from_numpy(np.stack([p.k[layer] for p in prev], 1)[None]).to(dev),
+                                torch.from_numpy(np.stack([p.v[layer] for p in prev], 1)[None]).to(dev))  # (1,H,t,d)
+    tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
+    with torch.inference_mode(), AttentionRecorder(model) as rec, HeadAblation(model, session.ablated):
+        h = model.decode(tgt, None, None, None, cache)  # (1, 1, D): one sentence, no padding to mask
+        greedy = int(model.next_tokens(h[:, -1]))
+    k = np.stack([c["self"].k[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)
+    v = np.stack([c["self"].v[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)
+    return Position(token, forced, rec.stacked("decoder_self")[:, :, 0], rec.stacked("cross")[:, :, 0], k, v,
+                    h[0, -1].cpu().numpy(), greedy)

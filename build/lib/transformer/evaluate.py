@@ -1,0 +1,73 @@
+"""python -m transformer.evaluate --checkpoint checkpoints/de-en --split test_2016_flickr
+
+Greedy-decodes a split and prints sacreBLEU (cased and lowercased), chrF and decoding speed.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from . import data as D
+from .checkpoint import DEFAULT_CHECKPOINT, CheckpointError
+from .decoding import Translator
+from .device import describe
+from .metrics import bleu, chrf, update_metrics
+
+
+def evaluate(translator: Translator, pairs, batch_size: int = 128, beam: int = 1) -> dict:
+    srcs, refs = [s for s, _ in pairs], [t for _, t in pairs]
+    t0 = time.perf_counter()
+    if beam > 1:
+        from .beam import beam_translate_batch
+        hyps = beam_translate_batch(translator, srcs, beam, batch_size=max(1, batch_size // beam))
+    else:
+        hyps = translator.translate_batch(srcs, batch_size=batch_size)
+    secs = time.perf_counter() - t0
+    n_tokens = sum(len(translator.tokenizer.encode(h)) + 1 for h in hyps)
+    return {**bleu(hyps, refs), "chrf": chrf(hyps, refs),
+            "sentences": len(hyps), "seconds": round(secs, 2),
+            "sentences_per_s": round(len(hyps) / secs, 1), "tokens_per_s": round(n_tokens / secs),
+            "hypotheses": hyps}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    p.add_argument("--split", default="test_2016_flickr", choices=D.SPLITS)
+    p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
+    p.add_argument("--device", default="auto")
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--save", action="store_true", help="record the scores in the checkpoint's metrics.json")
+    p.add_argument("--output", help="write the hypotheses to this file")
+    a = p.parse_args(argv)
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    try:
+        tr = Translator.load(a.checkpoint, a.device)
+        pairs = D.load_pairs(a.data_dir, a.split)
+    except (CheckpointError, D.DataError, ValueError) as e:
+        sys.exit(f"error: {e}")
+    r = evaluate(tr, pairs, a.batch_size, a.beam)
+    hyps = r.pop("hypotheses")
+    mode = "greedy" if a.beam == 1 else f"beam {a.beam}"
+    print(f"{a.split} ({r['sentences']} sentences, {mode}, {describe(tr.device)})")
+    print(f"  sacreBLEU (cased)      {r['bleu']:.2f}")
+    print(f"  sacreBLEU (lowercased) {r['bleu_lc']:.2f}")
+    print(f"  chrF                   {r['chrf']:.2f}")
+    print(f"  speed                  {r['sentences_per_s']} sentences/s, {r['tokens_per_s']} tokens/s "
+          f"({r['seconds']} s, batch {a.batch_size})")
+    if a.output:
+        Path(a.output).write_text("\n".join(hyps) + "\n")
+    if a.save:
+        update_metrics(a.checkpoint, {"test": {f"{a.split}/{'greedy' if a.beam == 1 else f'beam{a.beam}'}": r}})
+    return r
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""SentencePiece wrapper: one joint German+English vocabulary, ids <-> pieces <-> text."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Iterable
+
+import sentencepiece as spm
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+PAD_PIECE, UNK_PIECE, BOS_PIECE, EOS_PIECE = "<pad>", "<unk>", "<s>", "</s>"
+SPECIAL_PIECES = (BOS_PIECE, EOS_PIECE, PAD_PIECE, UNK_PIECE)  # each a word of its own when merging
+BOUNDARY_PIECES = (BOS_PIECE, EOS_PIECE, PAD_PIECE)  # carry no content: the view can hide their columns
+WORD_START = "\u2581"  # '▁', SentencePiece's word-boundary marker
+
+
+class Tokenizer:
+    def __init__(self, model_proto: bytes):
+        self.proto = bytes(model_proto)
+        self.sp = spm.SentencePieceProcessor()
+        try:
+            self.sp.LoadFromSerializedProto(self.proto)
+        except Exception as e:  # sentencepiece raises RuntimeError/OSError with C++ text
+            raise ValueError(f"not a SentencePiece model ({e})") from None
+        if (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id()) != (PAD, UNK, BOS, EOS):
+            raise ValueError("SentencePiece model must use pad=0, unk=1, bos=2, eos=3")
+
+    pad_id, unk_id, bos_id, eos_id = PAD, UNK, BOS, EOS
+
+    @classmethod
+    def train(cls, sentences: Iterable[str], vocab_size: int = 8000, model_type: str = "unigram") -> "Tokenizer":
+        buf = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences), model_writer=buf, vocab_size=vocab_size, model_type=model_type,
+            character_coverage=1.0, pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
+            pad_piece=PAD_PIECE, unk_piece=UNK_PIECE, bos_piece=BOS_PIECE, eos_piece=EOS_PIECE,
+            hard_vocab_limit=False, minloglevel=2, num_threads=2)
+        return cls(buf.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Tokenizer":
+        return cls(Path(path).read_bytes())
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_bytes(self.proto)
+
+    def __len__(self) -> int:
+        return self.sp.get_piece_size()
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self)
+
+    def encode(self, text: str) -> list[int]:
+        return self.sp.encode(text, out_type=int)
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return self.sp.encode(texts, out_type=int)
+
+    def decode(self, ids: Iterable[int]) -> str:
+        ids = [int(i) for i in ids if int(i) not in (PAD, BOS, EOS)]
+        return self.sp.decode(ids)
+
+    def piece(self, i: int) -> str:
+        return self.sp.id_to_piece(int(i))
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        return [self.piece(i) for i in ids]
+
+    def piece_id(self, piece: str) -> int:
+        """Id of an exact piece; raises ValueError for a piece not in the vocabulary."""
+        try:
+            piece.encode("utf-8")
+            i = self.sp.piece_to_id(piece)
+        except (UnicodeEncodeError, TypeError):
+            raise ValueError(f"{piece!r} is not a piece of the vocabulary") from None
+        if i == UNK and piece != UNK_PIECE:
+            raise ValueError(f"{piece!r} is not a piece of the vocabulary")
+        return i
+
+    def encode_pieces(self, text: str) -> list[str]:
+        return self.sp.encode(text, out_type=str)

@@ -1,0 +1,36 @@
+"""python -m transformer.translate "Ein Hund rennt." [--checkpoint DIR] [--device auto|cpu|cuda]
+
+Translates each argument (or each line of standard input when none is given) with greedy decoding.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .checkpoint import CheckpointError
+from .decoding import Translator
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("text", nargs="*", help="German sentences; read from stdin when absent")
+    p.add_argument("--checkpoint", default=None, help="checkpoint directory (default: the shipped model)")
+    p.add_argument("--device", default="auto")
+    a = p.parse_args(argv)
+    try:
+        tr = Translator.load(a.checkpoint, a.device)
+    except (CheckpointError, ValueError) as e:
+        sys.exit(f"error: {e}")
+    lines = a.text or [l for l in sys.stdin.read().splitlines() if l.strip()]
+    status = 0
+    for line in lines:
+        try:
+            print(tr.translate(line))
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

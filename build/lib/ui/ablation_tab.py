@@ -1,0 +1,36 @@
+"""The Head ablation tab: switch off heads for one request and compare with the intact model."""
+from __future__ import annotations
+
+from functools import partial
+
+import gradio as gr
+
+from . import handlers as h
+from .components import CONC, Ctx, lens_view
+
+
+def build(ctx: Ctx) -> None:
+    tr = ctx.tr
+    gr.Markdown("Switch off heads (their outputs are zeroed for this request only; the shared model is "
+                "never edited) and compare with the intact model on the sentence of the Translate tab.")
+    with gr.Row():
+        enc = gr.CheckboxGroup(h.head_choices(tr, "encoder_self"), label="Encoder self-attention heads",
+                               elem_id="ablate_enc")
+        dec = gr.CheckboxGroup(h.head_choices(tr, "decoder_self"), label="Decoder self-attention heads",
+                               elem_id="ablate_dec")
+        cross = gr.CheckboxGroup(h.head_choices(tr, "cross"), label="Cross-attention heads", elem_id="ablate_cross")
+    b_ablate = gr.Button("Compare", variant="primary", elem_id="ablate_run")
+    note = gr.Textbox(label="", show_label=False, interactive=False, elem_id="ablate_note")
+    with gr.Row():
+        intact = gr.Textbox(label="Intact model (greedy)", interactive=False, elem_id="intact_translation")
+        ablated = gr.Textbox(label="Heads switched off (greedy)", interactive=False, elem_id="ablated_translation")
+    with gr.Row():
+        probs = gr.Dataframe(headers=["position", "piece", "p intact", "p ablated", "change"],
+                             label="Probability of each token of the intact translation", interactive=False,
+                             elem_id="ablate_probs")
+        topk = gr.Dataframe(headers=["rank", "intact", "p", "ablated", "p"], label="Top-k at the current step",
+                            interactive=False, elem_id="ablate_topk")
+    view = lens_view(ctx, "attention_ablated")
+
+    b_ablate.click(partial(h.ablate, tr), [ctx.state, enc, dec, cross, ctx.k],
+                   [intact, ablated, probs, topk, view, note], api_name="ablate", **CONC)

@@ -1,0 +1,54 @@
+"""The Gradio app: the page, its tabs (each wires its own events) and the API-only endpoints."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer.decoding import Translator
+
+from . import ablation_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
+from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
+
+INTRO = ("# attention-lens\nWatch a Transformer translate German → English one token at a time, "
+         "and see what every layer and head attends to.  \n"
+         "**1.** Type or pick a German sentence and press **Start**. **2.** Press **Step ▶** to let the "
+         "model choose the next piece (or click another piece in the top-k list to force it). "
+         "**3.** Read the heatmaps: each row is one token asking *where should I look?*, each column a "
+         "token it can look at; brighter means more attention.")
+
+
+def build_demo(tr: Translator) -> gr.Blocks:
+    gr.set_static_paths([str(VENDOR)])
+    head = f'<script src="/gradio_api/file={VENDOR}/plotly-cartesian.min.js"></script>'
+    with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
+        gr.Markdown(INTRO)
+        ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), head)
+        with gr.Tab("Translate"):
+            translate_tab.build(ctx)
+        with gr.Tab("Head ablation", elem_id="tab_ablation"):
+            ablation_tab.build(ctx)
+        with gr.Tab("Beam search", elem_id="tab_beam"):
+            beam_tab.build(ctx)
+        with gr.Tab("Across layers", elem_id="tab_layers"):
+            layers_tab.build(ctx)
+        with gr.Tab("Attention being learned", elem_id="tab_learned"):
+            learned_tab.build(ctx, demo)
+        with gr.Tab("Model"):
+            model_tab.build(ctx)
+        api(tr)
+    demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
+    return demo
+
+
+def api(tr: Translator) -> None:
+    """Endpoints for programs (gradio_client), with no component on the page."""
+
+    def translate(text: str) -> str:
+        """German text -> English translation (greedy)."""
+        return handlers.api_translate(tr, text)
+
+    def attention(text: str) -> dict:
+        """German text -> source/target pieces, translation and all three attention maps as nested lists."""
+        return handlers.api_attention(tr, text)
+
+    gr.api(translate, api_name="translate", **CONC)
+    gr.api(attention, api_name="attention", **CONC)

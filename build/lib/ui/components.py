@@ -1,0 +1,66 @@
+"""What every tab shares: asset paths, queue settings, the attention view component, number checks."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from transformer.decoding import Translator
+
+
+def _assets() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "assets", here / "assets"):  # a checkout; an installed wheel (ui/assets)
+        if (candidate / "lens.js").exists():
+            return candidate
+    raise FileNotFoundError(f"attention-lens assets not found next to {here}")
+
+
+ASSETS = _assets()
+VENDOR = ASSETS / "vendor"  # plotly.js cartesian bundle (1.5 MB instead of 4.8 MB: faster first load)
+SESSION_TTL_S = 3600
+QUEUE_MAX = 256
+CONCURRENCY = 4
+CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit
+FAST = dict(CONC, show_progress="hidden", trigger_mode="multiple")  # a step must not flash a spinner
+
+
+@dataclass
+class Ctx:
+    """What the tab builders share: the translator, the per-user session, and the Translate tab's inputs."""
+
+    tr: Translator
+    state: gr.State  # the user's DecodingSession
+    css: str
+    head: str  # <script> tag loading plotly.js
+    source: gr.Textbox | None = None
+    k: gr.Slider | None = None
+    words: gr.Checkbox | None = None
+
+
+def asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
+    """An attention view (assets/lens.*): heatmap + layers x heads grid, drawn in the browser."""
+    return gr.HTML(None, html_template=asset("lens.html"), css_template=ctx.css, js_on_load=asset("lens.js"),
+                   head=ctx.head, elem_id=elem_id)
+
+
+def checked(component, what: str):
+    """Gradio's own number parsing raises TypeError on text: answer with a clear gr.Error instead.
+    (Wraps the instance's preprocess; subclassing a component would make Gradio write a .pyi stub.)"""
+    inner = component.preprocess
+
+    def preprocess(payload):
+        try:
+            return inner(payload)
+        except gr.Error:
+            raise
+        except (TypeError, ValueError) as e:
+            raise gr.Error(f"{what} must be a number, got {str(payload)[:40]!r}", print_exception=False) from e
+
+    component.preprocess = preprocess
+    return component

@@ -1,0 +1,101 @@
+"""Figures of the other tabs (Model, Beam search, Across layers), as plotly Figures.
+
+The attention heatmaps themselves come from transformer.figures (shared with notebooks and exports);
+the live Translate view draws in the browser from ui.payload.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from transformer.figures import label
+
+
+def figure(spec: dict):
+    import plotly.graph_objects as go
+    return go.Figure(spec)
+
+
+def training_curves(log: dict) -> dict:
+    """Loss and BLEU per epoch from a checkpoint's training_log.json."""
+    ep = [e["epoch"] for e in log.get("epochs", [])]
+    get = lambda k: [e.get(k) for e in log.get("epochs", [])]
+    return {"data": [
+        {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("train_loss"), "name": "train loss (smoothed)"},
+        {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_loss"), "name": "validation loss"},
+        {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_bleu"), "name": "validation BLEU",
+         "yaxis": "y2"}],
+        "layout": {"xaxis": {"title": {"text": "epoch"}}, "yaxis": {"title": {"text": "loss (nats/token)"}},
+                   "yaxis2": {"title": {"text": "BLEU"}, "overlaying": "y", "side": "right"},
+                   "legend": {"orientation": "h", "y": -0.25}, "margin": {"t": 30}}}
+
+
+def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
+    """A beam search tree (a BeamResult or its .tree: per step a list of nodes with .token, .parent,
+    .score, .rank, .alive): x = step, y = rank in the beam (best on top), one line segment from each
+    node to its parent. Finished (EOS) nodes are green diamonds; highlight_path, [(step, node index),
+    ...] from the root, is drawn thick. pieces_of(id) -> piece text."""
+    tree = getattr(result_tree, "tree", result_tree)
+    ex, ey = [], []
+    groups = {True: {"x": [], "y": [], "text": [], "hover": []}, False: {"x": [], "y": [], "text": [], "hover": []}}
+    for step, nodes in enumerate(tree):
+        for node in nodes:
+            piece, g = label(pieces_of(node.token)), groups[bool(node.alive)]
+            g["x"].append(step)
+            g["y"].append(node.rank)
+            g["text"].append(piece)
+            g["hover"].append(f"step {step} · rank {node.rank}<br>{piece}<br>log-prob {node.score:.3f}")
+            if node.parent >= 0:
+                ex += [step - 1, step, None]
+                ey += [tree[step - 1][node.parent].rank, node.rank, None]
+    data = [{"type": "scatter", "mode": "lines", "x": ex, "y": ey, "line": {"color": "#bbbbbb", "width": 1},
+             "hoverinfo": "skip", "name": "beam"}]
+    if highlight_path:
+        data.append({"type": "scatter", "mode": "lines", "x": [s for s, _ in highlight_path],
+                     "y": [tree[s][i].rank for s, i in highlight_path], "line": {"color": "#ff851b", "width": 5},
+                     "hoverinfo": "skip", "name": "chosen hypothesis"})
+    for alive, name, marker in ((True, "live", {"symbol": "circle", "size": 10, "color": "#0074d9"}),
+                                (False, "finished (EOS)", {"symbol": "diamond", "size": 13, "color": "#2ecc40"})):
+        g = groups[alive]
+        data.append({"type": "scatter", "mode": "markers+text", "x": g["x"], "y": g["y"], "text": g["text"],
+                     "textposition": "top center", "hovertext": g["hover"], "hoverinfo": "text", "marker": marker,
+                     "name": name})
+    steps = list(range(len(tree)))
+    return {"data": data,
+            "layout": {"xaxis": {"tickmode": "array", "tickvals": steps, "ticktext": [str(s) for s in steps],
+                                 "title": {"text": "step"}, "zeroline": False},
+                       "yaxis": {"title": {"text": "rank in beam"}, "autorange": "reversed", "dtick": 1,
+                                 "zeroline": False},
+                       "legend": {"orientation": "h", "y": -0.2}, "margin": {"l": 60, "r": 20, "t": 30, "b": 60}}}
+
+
+def alignment_figure(align: np.ndarray, source_tokens: list[str], target_tokens: list[str],
+                     threshold: float = 0.1) -> dict:
+    """Source tokens in a row on top, target tokens in a row below, one line per (t, s) with
+    align[t, s] >= threshold, its width and opacity growing with the weight. align is (T, S)."""
+    a = np.asarray(align, dtype=np.float64)
+    if a.ndim != 2 or a.shape != (len(target_tokens), len(source_tokens)):
+        raise ValueError(f"alignment {a.shape} does not match {len(target_tokens)} target and "
+                         f"{len(source_tokens)} source tokens")
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    T, S = a.shape
+    width = max(S, T, 2) - 1
+    spread = lambda n: np.linspace(0, width, n) if n > 1 else np.full(n, width / 2)  # (n,)
+    xs, xt = spread(S), spread(T)  # (S,), (T,)
+    src, tgt = [label(p) for p in source_tokens], [label(p) for p in target_tokens]
+    data = []
+    for t, s in zip(*np.nonzero(a >= threshold)):
+        w = min(float(a[t, s]), 1.0)
+        hover = f"{tgt[t]} → {src[s]}: {w:.3f}"
+        data.append({"type": "scatter", "mode": "lines", "x": [float(xs[s]), float(xt[t])], "y": [1, 0],
+                     "line": {"color": "#0074d9", "width": round(1 + 7 * w, 2)}, "opacity": round(0.2 + 0.8 * w, 3),
+                     "text": [hover, hover], "hoverinfo": "text", "showlegend": False})
+    for name, xv, y, text, pos in (("source", xs, 1, src, "top center"), ("target", xt, 0, tgt, "bottom center")):
+        data.append({"type": "scatter", "mode": "markers+text", "x": [float(x) for x in xv], "y": [y] * len(text),
+                     "text": text, "textposition": pos, "hoverinfo": "text", "marker": {"size": 6, "color": "#333333"},
+                     "name": name, "showlegend": False})
+    return {"data": data,
+            "layout": {"xaxis": {"visible": False, "range": [-0.5, width + 0.5]},
+                       "yaxis": {"tickmode": "array", "tickvals": [0, 1], "ticktext": ["target", "source"],
+                                 "range": [-0.6, 1.6], "showgrid": False, "zeroline": False},
+                       "margin": {"l": 60, "r": 20, "t": 20, "b": 20}}}

@@ -1,0 +1,329 @@
+"""The app's handlers: plain functions of (translator, inputs) -> outputs, tested without a browser.
+
+They never mutate the state they are given (they fork it), never touch process-wide state, and answer
+bad input with gr.Error.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+
+from transformer import analysis, figures
+from transformer.beam import beam_search, check_beam_size
+from transformer.decoding import DecodingSession, Translator, attend_ids
+from transformer.device import describe
+from transformer.history import AttentionHistory
+
+from . import payload as P
+from .figures import alignment_figure, beam_tree_figure, figure
+
+TOPK = 8
+HEAD_RE = re.compile(r"^L(\d{1,2}) H(\d{1,2})$")
+
+
+def fail(e: Exception):
+    raise gr.Error(str(e), print_exception=False)
+
+
+def need_session(session) -> DecodingSession:
+    if not isinstance(session, DecodingSession):
+        raise gr.Error("Press Start first: there is no sentence being decoded.", print_exception=False)
+    return session.fork()
+
+
+def check_k(k) -> int:
+    if isinstance(k, float) and k.is_integer():
+        k = int(k)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 20:
+        raise gr.Error(f"top-k must be an integer from 1 to 20, got {k!r}", print_exception=False)
+    return k
+
+
+# -- Translate: step-through decoding ----------------------------------------------------------------
+
+def outputs(session: DecodingSession, k: int = TOPK, words: bool = False):
+    """(state, translation so far, attention payload, top-k payload) for a session at its cursor."""
+    k = check_k(k)
+    topk = {"items": session.topk(k), "done": session.done, "step": session.cursor}
+    return session, session.translation, P.session_payload(session, bool(words)), topk
+
+
+def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
+    check_k(k)
+    try:
+        session = tr.start(text)
+    except ValueError as e:
+        fail(e)
+    for note in getattr(session, "notes", ()):  # e.g. the input was cut: told to this user alone
+        gr.Warning(note)
+    return outputs(session, k, words)
+
+
+def step(tr: Translator, session, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    s.step()
+    return outputs(s, k, words)
+
+
+def run(tr: Translator, session, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    s.run()
+    return outputs(s, k, words)
+
+
+def back(tr: Translator, session, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    s.back()
+    return outputs(s, k, words)
+
+
+def goto(tr: Translator, session, i, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    if isinstance(i, float) and i.is_integer():
+        i = int(i)
+    try:
+        s.goto(i)
+    except ValueError as e:
+        fail(e)
+    return outputs(s, k, words)
+
+
+def reset(tr: Translator, session, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    return outputs(tr.start_ids(s.source_ids), k, words)
+
+
+def step_view(tr: Translator, session, k: int = TOPK, words: bool = False):
+    """Re-render the current step (e.g. after k changed) without moving."""
+    return outputs(need_session(session), k, words)
+
+
+def force(tr: Translator, session, piece, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    if not isinstance(piece, str) or not piece or len(piece) > 100:
+        fail(ValueError("force needs one piece of the vocabulary"))
+    try:
+        s.force(piece)
+    except ValueError as e:
+        fail(e)
+    return outputs(s, k, words)
+
+
+def reference(tr: Translator, text: str, ref: str):
+    """Teacher-forced attention of a reference translation the user typed."""
+    try:
+        maps = tr.attend(text, ref)
+    except ValueError as e:
+        fail(e)
+    payload = P.attention_payload(maps, maps.source_tokens, maps.target_tokens, cursor=len(maps.target_tokens) - 1,
+                                  done=True, mode="reference", doc="ref")
+    return payload, {"items": [], "done": True}
+
+
+def export_maps(tr: Translator, session) -> list[str]:
+    """The current maps (all kinds, layers, heads) with their tokens: .npz, .json, and an .html figure."""
+    s = need_session(session)
+    maps = s.attention
+    out = Path(tempfile.mkdtemp(prefix="attention-lens-"))
+    name = f"attention_step{s.cursor}"
+    np.savez_compressed(out / f"{name}.npz", encoder_self=maps.encoder_self, decoder_self=maps.decoder_self,
+                        cross=maps.cross, source_tokens=np.array(maps.source_tokens),
+                        target_tokens=np.array(maps.target_tokens), translation=np.array(s.translation))
+    d = maps.to_dict(decimals=6)
+    d.update(translation=s.translation, step=s.cursor,
+             layout="maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]")
+    (out / f"{name}.json").write_text(json.dumps(d, ensure_ascii=False))
+    return [str(out / f"{name}.npz"), str(out / f"{name}.json")]
+
+
+# -- Head ablation -----------------------------------------------------------------------------------
+
+def head_choices(tr: Translator, kind: str) -> list[str]:
+    layers = len(tr.model.encoder) if kind == "encoder_self" else len(tr.model.decoder)
+    return [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(tr.config.n_heads)]
+
+
+def parse_head_labels(kind: str, labels) -> list[tuple[str, int, int]]:
+    out = []
+    for lab in labels or []:
+        m = HEAD_RE.match(lab) if isinstance(lab, str) else None
+        if not m:
+            raise gr.Error(f"not a head label (expected e.g. 'L1 H2'): {str(lab)[:40]!r}", print_exception=False)
+        out.append((kind, int(m.group(1)) - 1, int(m.group(2)) - 1))
+    return out
+
+
+def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = TOPK):
+    """Intact vs heads-switched-off: translations, top-k at the current step, chosen-token probabilities, maps."""
+    s = need_session(session)
+    k = check_k(k)
+    heads = (parse_head_labels("encoder_self", enc_heads) + parse_head_labels("decoder_self", dec_heads)
+             + parse_head_labels("cross", cross_heads))
+    if not heads:
+        raise gr.Error("Tick at least one head to switch off.", print_exception=False)
+    try:
+        a = tr.start_ids(s.source_ids, ablate=heads)
+    except ValueError as e:
+        fail(e)
+    for token in s.target_ids[1:]:  # follow the intact prefix; dashed chips mark where the ablated model disagrees
+        a._append(token, forced=token != a.positions[a.cursor].greedy)
+    intact_run = tr.start_ids(s.source_ids).run()
+    ablated_run = tr.start_ids(s.source_ids, ablate=heads).run()
+    ids = intact_run.target_ids
+    p0, p1 = tr.token_probs(s.source_ids, ids), tr.token_probs(s.source_ids, ids, heads)
+    pieces = tr.tokenizer.pieces(ids)
+    probs = [[i + 1, pieces[i + 1], round(float(x), 4), round(float(y), 4), round(float(y - x), 4)]
+             for i, (x, y) in enumerate(zip(p0, p1))]
+    ti, ta = s.topk(k), a.topk(k)
+    topk = [[r + 1, ti[r][0], round(ti[r][1], 4), ta[r][0], round(ta[r][1], 4)] for r in range(k)]
+    summary = (f"{len(heads)} head(s) switched off. Top-k below is at step {s.cursor} of the Translate tab, "
+               f"after the same prefix for both models.")
+    return (intact_run.translation, ablated_run.translation, probs, topk, P.session_payload(a, mode="ablated"),
+            summary)
+
+
+# -- Beam search -------------------------------------------------------------------------------------
+
+def beam(tr: Translator, text: str, size):
+    """Beam search: the tree, the hypotheses, and the attention of the best one."""
+    try:
+        size = check_beam_size(int(size) if isinstance(size, float) and size.is_integer() else size)
+        result = beam_search(tr.model, tr.source_ids(text), size)
+    except ValueError as e:
+        fail(e)
+    choices = [f"{i + 1}. {tr.tokenizer.decode(h.ids)}  (log-prob {h.score:.2f}, normalised {h.normalized:.3f}"
+               f"{'' if h.finished else ', unfinished'})" for i, h in enumerate(result.hypotheses)]
+    state = {"source_ids": result.source_ids, "hyps": [h.ids for h in result.hypotheses],
+             "paths": [h.path for h in result.hypotheses], "tree": result.tree}
+    fig = beam_tree_figure(result.tree, tr.tokenizer.piece, highlight_path=result.hypotheses[0].path)
+    return state, figure(fig), gr.update(choices=choices, value=choices[0]), beam_payload(tr, state, 0)
+
+
+def beam_payload(tr: Translator, state: dict, i: int) -> dict:
+    tgt = [tr.config.bos_id] + list(state["hyps"][i])
+    maps = attend_ids(tr.model, state["source_ids"], tgt)
+    return P.attention_payload(maps, tr.tokenizer.pieces(state["source_ids"]), tr.tokenizer.pieces(tgt),
+                               cursor=len(tgt) - 1, done=True, mode="beam", doc="beam")
+
+
+def beam_pick(tr: Translator, state, choice):
+    if not isinstance(state, dict) or not state.get("hyps"):
+        raise gr.Error("Run the beam search first.", print_exception=False)
+    m = re.match(r"^(\d+)\.", choice if isinstance(choice, str) else "")
+    i = int(m.group(1)) - 1 if m else -1
+    if not 0 <= i < len(state["hyps"]):
+        raise gr.Error("pick one of the listed hypotheses", print_exception=False)
+    fig = beam_tree_figure(state["tree"], tr.tokenizer.piece, highlight_path=state["paths"][i])
+    return figure(fig), beam_payload(tr, state, i)
+
+
+# -- Across layers -----------------------------------------------------------------------------------
+
+def across_layers(tr: Translator, session, layer_choice: str = "all layers", threshold: float = 0.15):
+    """Encoder attention rollout, and the source-target alignment from cross-attention (lines + matrix)."""
+    s = need_session(session)
+    maps = s.attention
+    layer = None if layer_choice in (None, "all layers") else choice_index(layer_choice, "layer", maps.cross.shape[0])
+    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not 0 < threshold <= 1:
+        raise gr.Error("threshold must be in (0, 1]", print_exception=False)
+    roll = analysis.rollout(maps.encoder_self)[-1]  # (S, S) through all encoder layers
+    src = [figures.label(p) for p in maps.source_tokens]
+    fig_roll = figures.heatmap(roll, src, src, "Encoder attention rollout (all layers, residual-aware)")
+    # row t of cross-attention is the query at target token t: it predicts token t+1
+    predicted = list(maps.target_tokens[1:]) + ([] if s.done else [tr.tokenizer.piece(s.positions[s.cursor].greedy)])
+    align = analysis.alignment(maps.cross, layer)[:len(predicted)]  # (T', S)
+    which = "all layers" if layer is None else f"layer {layer + 1}"
+    fig_lines = alignment_figure(align, maps.source_tokens, predicted, threshold=float(threshold))
+    fig_lines["layout"]["title"] = {"text": f"Source pieces each target piece attended to while being predicted "
+                                            f"({which}, mean of heads)"}
+    fig_mat = figures.heatmap(align, src, [figures.label(p) for p in predicted],
+                              f"Alignment matrix ({which}): rows are predicted target pieces")
+    return fig_roll, figure(fig_lines), fig_mat
+
+
+def choice_index(text, what: str, n: int) -> int:
+    """'layer 2' -> 1 for a dropdown of n '<what> i' choices; gr.Error otherwise."""
+    m = re.match(rf"^{what} (\d+)$", str(text))
+    i = int(m.group(1)) - 1 if m else -1
+    if not 0 <= i < n:
+        raise gr.Error(f"{what} must be '{what} 1'..'{what} {n}'", print_exception=False)
+    return i
+
+
+# -- Attention being learned --------------------------------------------------------------------------
+
+def learned(history: AttentionHistory | None, example, epoch, layer: str = "all layers",
+            head: str = "mean of heads"):
+    """Cross-attention of one example sentence after one training epoch, and its greedy translation then."""
+    if history is None or not history.epochs:
+        raise gr.Error("this checkpoint has no attention history", print_exception=False)
+    if isinstance(example, float) and example.is_integer():
+        example = int(example)
+    if isinstance(epoch, float) and epoch.is_integer():
+        epoch = int(epoch)
+    try:
+        cross, src, tgt = history.cross(example, epoch), history.source(example), history.target(example, epoch)
+    except (ValueError, KeyError, TypeError) as e:
+        raise gr.Error(f"pick one of the example sentences and an epoch from {history.epochs[0]} to "
+                       f"{history.epochs[-1]} ({e})", print_exception=False) from None
+    L, H = cross.shape[:2]
+    ls = range(L) if layer in (None, "all layers") else [choice_index(layer, "layer", L)]
+    hs = range(H) if head in (None, "mean of heads") else [choice_index(head, "head", H)]
+    w = cross[list(ls)][:, list(hs)].mean(axis=(0, 1))  # (T, S)
+    rows = figures.row_labels(tgt, None)[:w.shape[0]]
+    fig = figures.heatmap(w, [figures.label(p) for p in src], rows, f"Cross-attention after epoch {epoch}", zmax=1.0)
+    text = "".join(p for p in tgt if p not in ("<s>", "</s>")).replace("▁", " ").strip()
+    return fig, text
+
+
+# -- API-only endpoints ------------------------------------------------------------------------------
+
+def api_translate(tr: Translator, text: str) -> str:
+    try:
+        return tr.translate(text)
+    except ValueError as e:
+        fail(e)
+
+
+def api_attention(tr: Translator, text: str) -> dict:
+    """Greedy translation of `text` with all three kinds of attention as nested lists."""
+    try:
+        s = tr.start(text).run()
+    except ValueError as e:
+        fail(e)
+    d = s.attention.to_dict(decimals=5)
+    d["translation"] = s.translation
+    d["layout"] = "maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]"
+    return d
+
+
+# -- Model card --------------------------------------------------------------------------------------
+
+def model_card(tr: Translator, metrics: dict) -> str:
+    c = tr.config
+    test = metrics.get("test", {}).get("test_2016_flickr/greedy", {})
+    rows = [("Architecture", f"encoder-decoder Transformer, pre-LN, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
+                             f"{c.n_heads} heads, d_model {c.d_model}, FFN {c.d_ff}, sinusoidal positions"),
+            ("Parameters", f"{tr.model.num_parameters():,}"),
+            ("Vocabulary", f"{c.vocab_size} joint German+English SentencePiece pieces, tied embeddings"),
+            ("Device", describe(tr.device))]
+    if test:
+        rows.append(("test_2016_flickr (greedy)", f"BLEU {test.get('bleu')} cased, {test.get('bleu_lc')} lowercased, "
+                                                   f"chrF {test.get('chrf')}"))
+    if metrics.get("val_bleu") is not None:
+        rows.append(("Validation BLEU", f"{metrics['val_bleu']} ({metrics.get('weights', '')})"))
+    if metrics.get("train_seconds"):
+        rows.append(("Training", f"{metrics.get('epochs')} epochs, {metrics['train_seconds'] / 60:.0f} min on "
+                                 f"{metrics.get('device', '?')}"))
+    return "| | |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)

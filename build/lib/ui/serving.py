@@ -1,0 +1,53 @@
+"""Serving the app in this process on a free loopback port, and driving it with Debian's Chromium:
+the one place tests and benchmarks get both from."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from contextlib import contextmanager
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; `playwright install` is never used
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--no-first-run", "--disable-sync", "--disable-quic"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serving(translator, **launch):
+    """The app on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
+    from .app import build_demo
+    demo = build_demo(translator)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+def chromium_path() -> str | None:
+    """The Chromium that will be launched, or None when it is not installed."""
+    return CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+
+
+@contextmanager
+def chromium():
+    """A headless Chromium (Playwright driving the system's binary)."""
+    from playwright.sync_api import sync_playwright
+    path = chromium_path()
+    if path is None:
+        raise RuntimeError("Chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -1,0 +1,72 @@
+"""The Translate tab: step-through greedy decoding with the attention view and the top-k list."""
+from __future__ import annotations
+
+from functools import partial
+
+import gradio as gr
+
+from transformer.data import read_examples
+
+from . import handlers as h
+from .components import CONC, FAST, Ctx, asset, checked, lens_view
+
+
+def build(ctx: Ctx) -> None:
+    """Components and their events; sets ctx.source, ctx.k, ctx.words for the other tabs."""
+    tr = ctx.tr
+    with gr.Row():
+        source = gr.Textbox(label="German sentence", elem_id="source", lines=2, max_length=2000, scale=4,
+                            placeholder="Ein Hund rennt durch den Schnee.")
+        with gr.Column(scale=1, min_width=220):
+            with gr.Row():
+                b_start = gr.Button("Start", variant="primary", elem_id="start")
+                b_reset = gr.Button("Reset", elem_id="reset")
+            with gr.Row():
+                b_back = gr.Button("◀ Back", elem_id="back")
+                b_step = gr.Button("Step ▶", elem_id="step")
+                b_run = gr.Button("Run ▶▶", elem_id="run")
+    gr.Examples(read_examples(), inputs=source, label="Examples")
+    translation = gr.Textbox(label="Translation so far", elem_id="translation", interactive=False)
+    with gr.Row():
+        with gr.Column(scale=4):
+            attention = lens_view(ctx, "attention")
+        with gr.Column(scale=1, min_width=240):
+            gr.Markdown("**Next piece: top-k** (click one to force it)")
+            topk = gr.HTML(None, html_template='<div class="topk-list"></div><div class="topk-note"></div>',
+                           css_template=ctx.css, js_on_load=asset("topk.js"), elem_id="topk")
+            k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k", elem_id="k"), "top-k")
+            words = gr.Checkbox(False, label="merge pieces into words", elem_id="words",
+                                info="sum over a word's key pieces, mean over its query pieces")
+            with gr.Accordion("Inspect a reference translation", open=False):
+                ref = gr.Textbox(label="English reference", elem_id="reference", lines=2, max_length=2000)
+                b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")
+            with gr.Accordion("Go to a step", open=False):
+                step_no = checked(gr.Number(0, precision=None, step=1, label="step index (0 = only <s>)",
+                                            elem_id="goto_index"), "step index")
+                b_goto = gr.Button("Go", elem_id="goto")
+            with gr.Accordion("Export the maps", open=False):
+                b_export = gr.Button("All kinds, layers and heads: .npz + .json", elem_id="export")
+                files = gr.File(label="Files", file_count="multiple", elem_id="export_files")
+            piece_in = gr.Textbox(visible=False)
+            b_force = gr.Button(visible=False)
+
+    state = ctx.state
+    outs = [state, translation, attention, topk]
+    b_start.click(partial(h.start, tr), [source, k, words], outs, api_name="start", **CONC)
+    source.submit(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **CONC)
+    b_step.click(partial(h.step, tr), [state, k, words], outs, api_name="step", **FAST)
+    b_run.click(partial(h.run, tr), [state, k, words], outs, api_name="run", **FAST)
+    b_back.click(partial(h.back, tr), [state, k, words], outs, api_name="back", **FAST)
+    b_reset.click(partial(h.reset, tr), [state, k, words], outs, api_name="reset", **FAST)
+    b_goto.click(partial(h.goto, tr), [state, step_no, k, words], outs, api_name="goto", **FAST)
+    k.release(partial(h.step_view, tr), [state, k, words], outs, api_name="topk", **CONC)
+    words.input(partial(h.step_view, tr), [state, k, words], outs, api_visibility="private", **CONC)
+
+    def on_force(session, kk, ww, evt: gr.EventData):
+        return h.force(tr, session, (evt._data or {}).get("piece") if evt is not None else None, kk, ww)
+
+    topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
+    b_force.click(partial(h.force, tr), [state, piece_in, k, words], outs, api_name="force", **CONC)
+    b_ref.click(partial(h.reference, tr), [source, ref], [attention, topk], api_name="reference", **CONC)
+    b_export.click(partial(h.export_maps, tr), [state], [files], api_name="export", **CONC)
+    ctx.source, ctx.k, ctx.words = source, k, words
