@@ -50,5 +50,10 @@ def api(tr: Translator) -> None:
         """German text -> source/target pieces, translation and all three attention maps as nested lists."""
         return handlers.api_attention(tr, text)
 
+    def attention_compact(text: str) -> dict:
+        """German text -> pieces, translation and the three maps as base64 uint16 (weight = value / 65535)."""
+        return handlers.api_attention_compact(tr, text)
+
     gr.api(translate, api_name="translate", **CONC)
     gr.api(attention, api_name="attention", **CONC)
+    gr.api(attention_compact, api_name="attention_compact", **CONC)

@@ -6,8 +6,11 @@ bad input with gr.Error.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import gradio as gr
@@ -23,6 +26,9 @@ from . import payload as P
 from .figures import alignment_figure, beam_tree_figure, figure
 
 TOPK = 8
+MAX_API_WEIGHTS = 300_000  # /attention's nested lists: about 8 bytes of JSON a weight, so at most ~2.4 MB
+EXPORTS_KEPT = 4  # the newest exports stay downloadable; older files (ours and Gradio's cached copies) go
+EXPORT_PREFIX = "attention-lens-export-"
 HEAD_RE = re.compile(r"^L(\d{1,2}) H(\d{1,2})$")
 
 
@@ -132,11 +138,14 @@ def reference(tr: Translator, text: str, ref: str):
 
 
 def export_maps(tr: Translator, session) -> list[str]:
-    """The current maps (all kinds, layers, heads) with their tokens: .npz, .json, and an .html figure."""
+    """The current maps (all kinds, layers, heads) with their tokens, as .npz and .json files.
+
+    Files live in a bounded cache: each export removes all but the newest EXPORTS_KEPT exports, both our
+    own folders and the copies Gradio made of them in its cache, so a public link's disk cannot fill."""
     s = need_session(session)
     maps = s.attention
-    out = Path(tempfile.mkdtemp(prefix="attention-lens-"))
-    name = f"attention_step{s.cursor}"
+    out = Path(tempfile.mkdtemp(prefix=EXPORT_PREFIX, dir=export_root()))
+    name = f"{EXPORT_PREFIX}step{s.cursor}"
     np.savez_compressed(out / f"{name}.npz", encoder_self=maps.encoder_self, decoder_self=maps.decoder_self,
                         cross=maps.cross, source_tokens=np.array(maps.source_tokens),
                         target_tokens=np.array(maps.target_tokens), translation=np.array(s.translation))
@@ -144,7 +153,43 @@ def export_maps(tr: Translator, session) -> list[str]:
     d.update(translation=s.translation, step=s.cursor,
              layout="maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]")
     (out / f"{name}.json").write_text(json.dumps(d, ensure_ascii=False))
+    prune_exports()
     return [str(out / f"{name}.npz"), str(out / f"{name}.json")]
+
+
+_prune_lock = threading.Lock()
+
+
+def export_root() -> Path:
+    root = Path(tempfile.gettempdir()) / f"{EXPORT_PREFIX}{os.getpid()}"
+    root.mkdir(exist_ok=True)
+    return root
+
+
+def gradio_cache() -> Path:
+    return Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
+
+
+def prune_exports(keep: int = EXPORTS_KEPT) -> None:
+    """Keep the newest `keep` export folders of ours and the newest 2*keep export files in Gradio's cache."""
+    with _prune_lock:
+        ours = sorted(export_root().glob(f"{EXPORT_PREFIX}*"), key=_mtime, reverse=True)
+        for folder in ours[keep:]:
+            shutil.rmtree(folder, ignore_errors=True)
+        cached = sorted(gradio_cache().glob(f"*/{EXPORT_PREFIX}*"), key=_mtime, reverse=True)
+        for f in cached[2 * keep:]:
+            f.unlink(missing_ok=True)
+            try:
+                f.parent.rmdir()  # Gradio's per-file hash folder, when now empty
+            except OSError:
+                pass
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 # -- Head ablation -----------------------------------------------------------------------------------
@@ -155,8 +200,13 @@ def head_choices(tr: Translator, kind: str) -> list[str]:
 
 
 def parse_head_labels(kind: str, labels) -> list[tuple[str, int, int]]:
+    if labels is None:
+        return []
+    if not isinstance(labels, (list, tuple)):
+        raise gr.Error(f"heads must be a list of labels such as 'L1 H2', got {str(labels)[:40]!r}",
+                       print_exception=False)
     out = []
-    for lab in labels or []:
+    for lab in labels:
         m = HEAD_RE.match(lab) if isinstance(lab, str) else None
         if not m:
             raise gr.Error(f"not a head label (expected e.g. 'L1 H2'): {str(lab)[:40]!r}", print_exception=False)
@@ -302,10 +352,29 @@ def api_attention(tr: Translator, text: str) -> dict:
         s = tr.start(text).run()
     except ValueError as e:
         fail(e)
-    d = s.attention.to_dict(decimals=5)
+    maps = s.attention
+    n = sum(maps[k].size for k in ("encoder_self", "decoder_self", "cross"))
+    if n > MAX_API_WEIGHTS:
+        raise gr.Error(f"this input gives {n:,} attention weights; /attention answers at most {MAX_API_WEIGHTS:,} "
+                       f"as nested lists (about 2.4 MB). Use /attention_compact (uint16, base64) or a shorter "
+                       f"input.", print_exception=False)
+    d = maps.to_dict(decimals=4)
     d["translation"] = s.translation
     d["layout"] = "maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]"
     return d
+
+
+def api_attention_compact(tr: Translator, text: str) -> dict:
+    """Like api_attention, with each map as {"shape", "b64"}: base64 little-endian uint16 of weight * 65535
+    (ui.payload.decode_array reads it back). Bounded by the longest accepted input."""
+    try:
+        s = tr.start(text).run()
+    except ValueError as e:
+        fail(e)
+    maps = s.attention
+    return {"source_tokens": maps.source_tokens, "target_tokens": maps.target_tokens, "translation": s.translation,
+            "encoding": "base64 little-endian uint16, weight = value / 65535; maps are [layer][head][query][key]",
+            **{k: P.encode_array(maps[k]) for k in ("encoder_self", "decoder_self", "cross")}}
 
 
 # -- Model card --------------------------------------------------------------------------------------

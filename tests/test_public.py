@@ -1,0 +1,82 @@
+"""A public link that stays up: bounded answers, exports that leave (almost) nothing behind."""
+import json
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr
+import numpy as np
+import pytest
+
+from transformer.decoding import Translator
+from ui import handlers
+from ui.payload import decode_array
+from ui.serving import serving
+from tests.conftest import DEVICE
+
+
+@pytest.fixture(scope="module")
+def tr(tiny_trained):
+    return Translator.load(tiny_trained, device=DEVICE)
+
+
+def export_files() -> list:
+    ours = list(handlers.export_root().rglob("*.*"))
+    cached = list(handlers.gradio_cache().glob(f"*/{handlers.EXPORT_PREFIX}*"))
+    return ours + cached
+
+
+def test_attention_api_is_bounded_with_a_clear_error(tr, monkeypatch):
+    d = handlers.api_attention(tr, "Ein Hund rennt.")
+    n = sum(np.array(d[k]).size for k in ("encoder_self", "decoder_self", "cross"))
+    monkeypatch.setattr(handlers, "MAX_API_WEIGHTS", n - 1)
+    with pytest.raises(gr.Error, match="attention_compact"):
+        handlers.api_attention(tr, "Ein Hund rennt.")
+    monkeypatch.setattr(handlers, "MAX_API_WEIGHTS", n)
+    assert handlers.api_attention(tr, "Ein Hund rennt.")["translation"] == tr.translate("Ein Hund rennt.")
+
+
+def test_nested_lists_under_the_bound_stay_under_a_few_megabytes(tr):
+    """The worst case the bound allows: MAX_API_WEIGHTS weights of the longest JSON form ('0.1234')."""
+    worst = len(json.dumps([0.1234] * handlers.MAX_API_WEIGHTS))
+    assert worst < 3_000_000
+    d = handlers.api_attention(tr, "Ein Hund rennt. " * 200)  # the tiny model's longest input (64 positions)
+    assert len(json.dumps(d)) < 3_000_000
+
+
+def test_compact_attention_round_trips(tr):
+    c = handlers.api_attention_compact(tr, "Eine Katze schläft.")
+    maps = tr.start("Eine Katze schläft.").run().attention
+    assert c["target_tokens"] == maps.target_tokens and c["translation"] == tr.translate("Eine Katze schläft.")
+    for k in ("encoder_self", "decoder_self", "cross"):
+        np.testing.assert_allclose(decode_array(c[k]), maps[k], atol=1e-4)
+
+
+def test_a_hundred_exports_leave_a_handful_of_files(tr):
+    sentences = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt.", "Ein Kind springt."]
+    runs = [tr.start(s).run() for s in sentences]
+    for i in range(100):
+        s = runs[i % 4].fork()
+        s.goto(i % len(s.positions))
+        npz, js = handlers.export_maps(tr, s)
+        assert os.path.exists(npz) and os.path.exists(js)  # the newest export is there to download
+    assert len(list(handlers.export_root().glob(f"{handlers.EXPORT_PREFIX}*"))) <= handlers.EXPORTS_KEPT
+    assert len(export_files()) <= 2 * handlers.EXPORTS_KEPT + 2 * handlers.EXPORTS_KEPT
+
+
+def test_exports_through_the_served_app_are_pruned_in_gradios_cache_too(tr):
+    from gradio_client import Client
+    with serving(tr) as url:
+        c = Client(url, verbose=False)
+        c.predict("Ein Hund rennt.", 8, api_name="/start")
+        c.predict(8, api_name="/run")
+        downloaded = []
+        for i in range(30):
+            c.predict(i % 5, 8, api_name="/goto")
+            files = c.predict(api_name="/export")
+            downloaded.append(files)
+        assert len(downloaded[-1]) == 2 and all(os.path.exists(f) for f in downloaded[-1])
+        c.close()
+    cached = list(handlers.gradio_cache().glob(f"*/{handlers.EXPORT_PREFIX}*"))
+    assert len(cached) <= 2 * handlers.EXPORTS_KEPT + 2  # the last export's copies may land after its pruning
+    assert len(export_files()) <= 4 * handlers.EXPORTS_KEPT + 2
