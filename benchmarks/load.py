@@ -2,6 +2,7 @@
 
   python -m benchmarks.load [--sessions 32] [--checkpoint DIR] [--data-dir DIR] [--url URL]
   python -m benchmarks.load --memory-steps 1000 [--checkpoint DIR]
+  python -m benchmarks.load --mixed 1000 [--warmup 200] [--checkpoint DIR]
 
 Default mode: launches the app in this process (unless --url points at a running one), then N
 gradio_client Clients in threads, each starting a DIFFERENT sentence with /start and stepping it to
@@ -10,7 +11,11 @@ checked: its final translation equals Translator.translate(sentence), every payl
 source pieces and a target that grew by one piece per step, and the last payload's maps have the
 shapes (and values) of Translator.attend(sentence, the session's target pieces).
 
---memory-steps N: no HTTP. Runs N+ steps over many sessions through app.start/app.step in this
+--mixed N: the app served in this process and one gradio_client user making N mixed requests (start,
+steps, force, run, export, attention on a 2,200-character input, ablation, beam); prints the RSS growth
+after the warm-up and the hooks left on the model (any module).
+
+--memory-steps N: no HTTP. Runs N+ steps over many sessions through ui.handlers.start/step in this
 process, discarding sessions as a user would, and prints the RSS growth after a warm-up, plus the
 number of forward hooks left on the model's attention modules (should be 0).
 """
@@ -253,6 +258,58 @@ def memory_run(translator, sentences: list[str], steps: int, warmup_steps: int |
     return rep
 
 
+# -- memory: 1,000+ mixed requests against the served app ------------------------------------------
+
+LONG = "Ein Hund rennt durch den tiefen Schnee und bellt laut. " * 40  # ~2,200 characters: cut to 2,000
+
+
+def mixed_cycle(client, sentence: str, k: int = 8) -> int:
+    """One user's visit through the public API: start, steps, a forced piece, run, export, attention on a long
+    input, head ablation, beam search. Returns the number of requests made."""
+    _, _, topk = client.predict(sentence, k, api_name="/start")
+    for _ in range(3):
+        client.predict(k, api_name="/step")
+    client.predict(topk["items"][1][0], k, api_name="/force")
+    client.predict(k, api_name="/run")
+    client.predict(api_name="/export")
+    client.predict(LONG, api_name="/attention_compact")
+    client.predict([], [], ["L1 H1"], k, api_name="/ablate")
+    client.predict(sentence, 4, api_name="/beam")
+    return 10
+
+
+def mixed_run(url: str, model, sentences: list[str], requests: int, warmup: int, log=print) -> dict:
+    """>= `requests` mixed requests (plus `warmup` first) through gradio_client; RSS of this process (the
+    server's, when served in-process) after warm-up and at the end, and the hooks left on the model."""
+    from gradio_client import Client
+    client = Client(url, verbose=False)
+    done, rss_warm, errors, i, t0 = 0, None, [], 0, time.perf_counter()
+    try:
+        while done < requests + warmup:
+            try:
+                done += mixed_cycle(client, sentences[i % len(sentences)])
+            except Exception as e:  # noqa: BLE001 - counted and reported
+                errors.append(f"{type(e).__name__}: {str(e)[:200]}")
+                done += 1
+            i += 1
+            if rss_warm is None and done >= warmup:
+                gc.collect()
+                rss_warm = rss_mb()
+    finally:
+        client.close()
+    gc.collect()
+    rss_end = rss_mb()
+    rep = {"requests": done - warmup, "warmup": warmup, "visits": i, "errors": errors,
+           "seconds": time.perf_counter() - t0, "rss_warm_mb": rss_warm, "rss_end_mb": rss_end,
+           "growth_mb": rss_end - rss_warm, "hooks_left": hooks_left(model)}
+    log(f"mixed: {rep['requests']} requests in {i} visits (start, steps, force, run, export, attention on "
+        f"{len(LONG):,} characters, ablation, beam) after {warmup} warm-up requests, {rep['seconds']:.0f} s, "
+        f"{len(errors)} errors")
+    log(f"RSS after warm-up {rss_warm:.1f} MB, at the end {rss_end:.1f} MB: growth {rep['growth_mb']:+.1f} MB")
+    log(f"hooks left on the model (any module, recorder and ablation alike): {rep['hooks_left']}")
+    return rep
+
+
 # -- CLI -------------------------------------------------------------------------------------------
 
 def main(argv=None):
@@ -265,6 +322,8 @@ def main(argv=None):
     p.add_argument("--url", default=None, help="an already running app (its checkpoint must be --checkpoint)")
     p.add_argument("--k", type=int, default=8, help="top-k sent with every step, as the UI does")
     p.add_argument("--memory-steps", type=int, default=0, help="run the in-process memory check instead")
+    p.add_argument("--mixed", type=int, default=0, help="N mixed requests against the app served in-process")
+    p.add_argument("--warmup", type=int, default=200, help="warm-up requests before --mixed measures")
     a = p.parse_args(argv)
     if a.sessions < 1:
         p.error("--sessions must be at least 1")
@@ -277,6 +336,10 @@ def main(argv=None):
             print("FAIL: forward hooks were left on the attention modules", file=sys.stderr)
             return 1
         return 0
+    if a.mixed:
+        with serving(tr) as url:
+            rep = mixed_run(url, tr.model, pick_sentences(64, a.data_dir), a.mixed, a.warmup)
+        return 1 if rep["errors"] or rep["hooks_left"] else 0
     sentences = pick_sentences(a.sessions, a.data_dir)
     print(f"{len(sentences)} sessions, {len(set(sentences))} different sentences; checkpoint "
           f"{tr.checkpoint_dir}; device {tr.device}", flush=True)

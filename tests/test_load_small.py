@@ -69,3 +69,12 @@ def test_memory_run_leaves_no_hooks(tiny_trained, tiny_pairs):
     assert rep["steps"] >= 60 and rep["sessions"] >= 2
     assert rep["hooks_left"] == 0
     assert any("growth" in l for l in lines)
+
+
+def test_mixed_requests_run_without_errors_or_hooks_left(tiny_served, tiny_pairs):
+    tr, url = tiny_served
+    lines = []
+    rep = bench_load.mixed_run(url, tr.model, [de for de, _ in tiny_pairs], requests=20, warmup=10, log=lines.append)
+    assert rep["errors"] == [] and rep["hooks_left"] == 0
+    assert rep["requests"] >= 20 and rep["visits"] >= 3
+    assert any("growth" in l for l in lines)
