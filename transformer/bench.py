@@ -120,7 +120,7 @@ def bench_decode(a):
             t0 = time.perf_counter()
             with AttentionRecorder(model) if capture else contextlib.nullcontext():
                 h = model.decode(torch.tensor([[prefix[t]]], device=dev), memory, None, None, cache)
-            model.next_tokens(h[:, -1]).item()
+            model.project(h[:, -1]).argmax(-1).item()
             times.append(time.perf_counter() - t0)
         return times
 
@@ -129,7 +129,7 @@ def bench_decode(a):
         for t in range(n_max):
             t0 = time.perf_counter()
             h = model.decode(torch.tensor([prefix[:t + 1]], device=dev), memory)
-            model.next_tokens(h[:, -1]).item()
+            model.project(h[:, -1]).argmax(-1).item()
             times.append(time.perf_counter() - t0)
         return times
 

@@ -50,7 +50,7 @@ def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None
     out = []
     for _ in range(steps):
         h = model.decode(tok, memory, None, src_mask, cache)  # (B, 1, D)
-        nxt = model.next_tokens(h[:, -1])  # (B,) argmax of the logits
+        nxt = model.project(h[:, -1]).argmax(-1)  # (B,) greedy choices
         nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)
         out.append(nxt)
         done |= nxt == c.eos_id
@@ -393,7 +393,7 @@ def _session_feed(translator: "Translator", session: DecodingSession, token: int
     tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
     with torch.inference_mode(), AttentionRecorder(model) as rec, HeadAblation(model, session.ablated):
         h = model.decode(tgt, None, None, None, cache)  # (1, 1, D): one sentence, no padding to mask
-        greedy = int(model.next_tokens(h[:, -1]))
+        greedy = int(model.project(h[:, -1]).argmax(-1))
     k = np.stack([c["self"].k[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)
     v = np.stack([c["self"].v[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)
     return Position(token, forced, rec.stacked("decoder_self")[:, :, 0], rec.stacked("cross")[:, :, 0], k, v,
