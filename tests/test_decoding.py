@@ -96,6 +96,26 @@ def test_topk_and_force(tiny_translator):
         s.force("<s>")
 
 
+def test_topk_after_any_computed_position(tiny_translator):
+    tr = tiny_translator
+    s = tr.start("Ein Hund rennt.").run()
+    n = len(s.positions)
+    s.goto(1)
+    assert s.topk(4) == s.topk(4, position=1)  # default: the cursor
+    for i in range(n):  # before and after the cursor: the whole history
+        top = s.topk(4, position=i)
+        assert top[0][0] == tr.tokenizer.piece(s.positions[i].greedy)
+        probs = s.next_distribution(i)
+        assert [p for _, p in top] == pytest.approx(sorted(probs.tolist(), reverse=True)[:4])
+    assert s.topk(3, position=0) != s.topk(3, position=n - 1)
+    assert s.cursor == 1  # looking does not move the cursor
+    for bad in (-1, n, 1.0, True, "0"):
+        with pytest.raises(ValueError, match="position"):
+            s.topk(3, position=bad)
+        with pytest.raises(ValueError, match="position"):
+            s.next_distribution(bad)
+
+
 def test_session_is_small_and_copyable(tiny_translator):
     s = tiny_translator.start("Ein Mann rennt.")
     s.step()
@@ -122,7 +142,8 @@ def test_no_hooks_left_behind_even_on_errors(tiny_translator):
     with pytest.raises(RuntimeError):
         with AttentionRecorder(model):
             assert hooks_registered(model) > 0
-            model.encode(torch.tensor([[1, 2, 3]]), torch.ones(2, 2, 2, 2, 2, dtype=torch.bool))
+            dev = tiny_translator.device  # the error must be the mask's shape, not a device mix
+            model.encode(torch.tensor([[1, 2, 3]], device=dev), torch.ones(2, 2, 2, 2, 2, dtype=torch.bool, device=dev))
     assert hooks_registered(model) == 0
 
 

@@ -252,6 +252,7 @@ class HeadAblation(ContextHooks):
                 return None
             x = args[0]  # (B, T, H * d): the heads' outputs, concatenated
             x = x.reshape(*x.shape[:-1], n_heads, -1).clone()  # (B, T, H, d)
-            x[..., heads, :] = 0
+            for h in heads:  # an int index is a view: no index tensor to build on the host and upload
+                x[..., h, :] = 0
             return (x.flatten(-2),) + tuple(args[1:])  # (B, T, H * d)
         return pre
