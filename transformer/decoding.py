@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import unicodedata
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -65,13 +64,15 @@ def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None
     return result
 
 
-def clean_text(text) -> str:
-    """Validate and normalise user text: a str, not blank, bounded in length, no control characters."""
+def clean_text(text, notes: Optional[list] = None) -> str:
+    """Validate and normalise user text: a str, not blank, bounded in length, no control characters.
+    What was cut is reported by appending a message to `notes` (when given), never as a warning."""
     if not isinstance(text, str):
         raise ValueError(f"input must be text, got {type(text).__name__}")
     text = text.lstrip()
     if len(text) > MAX_INPUT_CHARS:
-        warnings.warn(f"input of {len(text)} characters cut to {MAX_INPUT_CHARS}", stacklevel=3)
+        if notes is not None:
+            notes.append(f"The input was cut from {len(text)} to {MAX_INPUT_CHARS} characters.")
         text = text[:MAX_INPUT_CHARS]
     # lone surrogates cannot be encoded; control and format characters (NUL, zero-width, bidi marks) carry no words
     text = text.encode("utf-8", "replace").decode("utf-8")
@@ -99,14 +100,17 @@ class Translator:
         from .checkpoint import DEFAULT_CHECKPOINT
         return cls(model, tokenizer, device, Path(path) if path is not None else DEFAULT_CHECKPOINT)
 
-    def source_ids(self, text: str) -> list[int]:
-        """Cleaned, tokenised source with EOS, truncated (with a warning) to the model's limit."""
-        ids = self.tokenizer.encode(clean_text(text))
+    def source_ids(self, text: str, notes: Optional[list] = None) -> list[int]:
+        """Cleaned, tokenised source with EOS, truncated to the model's limit. Each cut (characters, pieces)
+        appends a human-readable message to `notes` when it is given; nothing is warned."""
+        ids = self.tokenizer.encode(clean_text(text, notes))
         if not ids:  # e.g. only '▁' or U+FFFD: nothing the model can read
             raise ValueError("input is empty: type a German sentence")
         limit = self.config.max_len - 1
         if len(ids) > limit:
-            warnings.warn(f"input of {len(ids)} pieces truncated to the model's limit of {limit}", stacklevel=2)
+            if notes is not None:
+                notes.append(f"The input has {len(ids)} pieces; only the first {limit} are translated "
+                             f"(the model's limit).")
             ids = ids[:limit]
         return ids + [self.config.eos_id]
 
@@ -120,8 +124,12 @@ class Translator:
     # -- stepping and inspecting
     def start(self, text: str, ablate=None) -> "DecodingSession":
         """Encode `text` once (capturing encoder self-attention) and feed BOS: a session at step 0.
-        `ablate`: (kind, layer, head) triples switched off for this session only."""
-        return self.start_ids(self.source_ids(text), ablate)
+        `ablate`: (kind, layer, head) triples switched off for this session only. What was cut from the
+        input is described in `session.notes` (empty when nothing was)."""
+        notes: list[str] = []
+        session = self.start_ids(self.source_ids(text, notes), ablate)
+        session.notes = notes
+        return session
 
     def start_ids(self, src_ids: list[int], ablate=None) -> "DecodingSession":
         heads = parse_heads(self.model, ablate)
@@ -233,7 +241,7 @@ class DecodingSession:
     `positions` is the history computed so far and `cursor` the position shown: back()/goto() move the
     cursor without recomputing, step() moves it forward again along the history (or computes a new
     position at the end), force() replaces the future. Copies share the Translator (never copied or
-    pickled) and nothing else.
+    pickled) and nothing else; `notes` describes what was cut from the input.
     """
 
     def __init__(self, translator: "Translator", source_ids: list[int], encoder_self: np.ndarray,
@@ -246,6 +254,7 @@ class DecodingSession:
         self.cursor = -1
         self.ablated: frozenset = frozenset()  # (kind, layer, head) switched off for this session
         self.limit = max_new_tokens(len(source_ids), translator.config.max_len)
+        self.notes: list[str] = []  # human-readable: what was cut from the input (Translator.start)
 
     # -- copying: the translator is shared, never copied or pickled
     def __deepcopy__(self, memo):
@@ -268,6 +277,7 @@ class DecodingSession:
         new = self.__class__.__new__(self.__class__)
         new.__dict__.update(self.__dict__)
         new.positions = list(self.positions)
+        new.notes = list(self.notes)
         return new
 
     def bind(self, translator: "Translator") -> "DecodingSession":
