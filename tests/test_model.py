@@ -29,7 +29,26 @@ def test_shapes_and_tied_projection():
     assert model.project(h).shape == (2, 5, 50)
     assert model(src, tgt).shape == (2, 5, 50)
     assert not any(n.startswith("out") or "generator" in n for n, _ in model.named_parameters())
-    torch.testing.assert_close(model.project(h), h @ model.embed.weight.t())
+
+
+def test_projection_is_tied_to_the_embedding():
+    """The logit of token j is the dot product of the state with j's embedding, the very vector the embedding
+    layer looks up: one parameter, so editing it moves the logits and the logits' gradient reaches it."""
+    model = small_model()
+    h = torch.randn(2, 5, 32)
+    table = model.embed(torch.arange(50))  # (V, D): every token's embedding, looked up as the encoder does
+    torch.testing.assert_close(model.project(h), torch.einsum("btd,vd->btv", h, table))
+    before = model.project(h).detach()
+    with torch.no_grad():
+        model.embed.weight[7] += 1.0  # move token 7's embedding
+    moved = model.project(h).detach() - before
+    torch.testing.assert_close(moved[..., 7], h.sum(-1))  # token 7's logit moved by h . (1, ..., 1)
+    assert torch.all(torch.cat([moved[..., :7], moved[..., 8:]], -1) == 0)  # and no other logit moved
+    model.zero_grad()
+    model.project(h)[..., 9].sum().backward()
+    grad = model.embed.weight.grad  # (V, D): d logit_9 / d embedding = h, for row 9 only
+    torch.testing.assert_close(grad[9], h.sum((0, 1)))
+    assert torch.all(torch.cat([grad[:9], grad[10:]]) == 0)
 
 
 def test_padding_does_not_change_outputs():
