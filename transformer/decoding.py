@@ -284,11 +284,10 @@ class DecodingSession:
         """Attach a Translator (after unpickling); the device state moves to its device if it is elsewhere."""
         self._translator = translator
         dev = translator.device
-        if not _on(self.cross_k, dev):
+        if not _on(self.cross_k, dev):  # all of the device state is where cross_k is
             self.cross_k, self.cross_v = self.cross_k.to(dev), self.cross_v.to(dev)
-        self.positions = [p if _on(p.k, dev) else dataclasses.replace(p, k=p.k.to(dev), v=p.v.to(dev),
-                                                                      hidden=p.hidden.to(dev))
-                          for p in self.positions]
+            self.positions = [dataclasses.replace(p, k=p.k.to(dev), v=p.v.to(dev), hidden=p.hidden.to(dev))
+                              for p in self.positions]
         return self
 
     @property
@@ -435,9 +434,9 @@ def _session_feed(translator: "Translator", session: DecodingSession, token: int
     greedy = model.project(h[:, -1]).argmax(-1)  # (1,)
     k = torch.stack([c["self"].k[0, :, -1] for c in cache])  # (L, H, d): its own storage, not the cache's
     v = torch.stack([c["self"].v[0, :, -1] for c in cache])  # (L, H, d)
-    rows = rec.stacked_tensor("decoder_self")[:, :, 0], rec.stacked_tensor("cross")[:, :, 0]  # (L,H,t+1), (L,H,S)
-    if translator.config.vocab_size <= 2 ** 24:  # ids are exact in float32: the choice travels with the rows
-        self_row, cross_row, choice = host_arrays(*rows, greedy.float())
-    else:
-        (self_row, cross_row), choice = host_arrays(*rows), greedy.cpu().numpy()
-    return Position(token, forced, self_row, cross_row, k, v, h[0, -1], int(choice[0]))
+    # the greedy id travels with the rows: its int64 bits viewed as two float32 (copied bit for bit), placed
+    # first so that the host buffer's start, 8-byte aligned, can be viewed back as an int64
+    choice, self_row, cross_row = host_arrays(greedy.view(torch.float32),  # (2,)
+                                              rec.stacked_tensor("decoder_self")[:, :, 0],  # (L, H, t+1)
+                                              rec.stacked_tensor("cross")[:, :, 0])  # (L, H, S)
+    return Position(token, forced, self_row, cross_row, k, v, h[0, -1], int(choice.view(np.int64)[0]))
