@@ -25,7 +25,7 @@ HEADS = [("encoder_self", 0, 1), ("decoder_self", 1, 0), ("cross", 0, 2), ("cros
 
 def test_ablation_equals_zeroed_weights_in_a_copy(tiny_translator):
     tr = tiny_translator
-    ref = Translator(zeroed_copy(tr.model, HEADS), tr.tokenizer, "cpu")
+    ref = Translator(zeroed_copy(tr.model, HEADS), tr.tokenizer, tr.device)
     for text in ["Ein Hund rennt.", "Eine Frau schläft.", "Ein Kind springt."]:
         s = tr.start(text, ablate=HEADS).run()
         r = ref.start(text).run()
@@ -41,12 +41,15 @@ def test_ablation_never_touches_weights_or_other_users(tiny_translator):
     before = {k: v.clone() for k, v in tr.model.state_dict().items()}
     intact = {t: tr.start(t).run().target_ids for t in ("Ein Hund rennt.", "Ein Mann sitzt.")}
     every = [(k, l, h) for k, l, _ in attention_modules(tr.model) for h in range(tr.config.n_heads)]
-    errors, barrier = [], threading.Barrier(4)
+    errors, barrier, ablated_ids = [], threading.Barrier(4), []
 
     def ablated():
-        barrier.wait()
-        for _ in range(5):
-            tr.start("Ein Hund rennt.", ablate=every).run()
+        try:
+            barrier.wait()
+            for _ in range(5):
+                ablated_ids.append(tr.start("Ein Hund rennt.", ablate=every).run().target_ids)
+        except BaseException as e:  # noqa: BLE001: an exception in a thread is otherwise lost
+            errors.append(e)
 
     def plain(text):
         try:
@@ -63,6 +66,8 @@ def test_ablation_never_touches_weights_or_other_users(tiny_translator):
     for t in ts:
         t.join()
     assert not errors, errors[0]
+    assert len(ablated_ids) == 10  # every ablated run finished, and each was unaffected by the others
+    assert all(ids == tr.start("Ein Hund rennt.", ablate=every).run().target_ids for ids in ablated_ids)
     for k, v in tr.model.state_dict().items():
         assert torch.equal(v, before[k]), k
     assert sum(len(m.out_proj._forward_pre_hooks) for _, _, m in attention_modules(tr.model)) == 0

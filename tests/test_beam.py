@@ -8,16 +8,21 @@ from transformer.decoding import greedy_decode
 ODD = ["Katze Hund Mann Frau Kind rennt schläft", "xyz qwv", "Ein Ein Ein", "a", "Hund. Hund. Hund. Hund."]
 
 
+def device_of(model) -> torch.device:
+    return model.embed.weight.device  # tensors for the model are made there (the suite can run on CUDA)
+
+
 def greedy_ids(model, src_ids, max_new=None):
-    return greedy_decode(model, torch.tensor([src_ids]), max_new)[0]
+    return greedy_decode(model, torch.tensor([src_ids], device=device_of(model)), max_new)[0]
 
 
 @torch.no_grad()
 def teacher_forced_logprobs(model, src_ids, ids) -> list[float]:
     """Log-probability of each of `ids` given the prefix before it, in one uncached pass."""
-    tgt = torch.tensor([[model.config.bos_id] + ids[:-1]])  # (1, T)
-    logp = torch.log_softmax(model(torch.tensor([src_ids]), tgt).double(), -1)  # (1, T, V)
-    return logp[0, torch.arange(len(ids)), torch.tensor(ids)].tolist()
+    dev = device_of(model)
+    tgt = torch.tensor([[model.config.bos_id] + ids[:-1]], device=dev)  # (1, T)
+    logp = torch.log_softmax(model(torch.tensor([src_ids], device=dev), tgt).double(), -1)  # (1, T, V)
+    return logp[0, torch.arange(len(ids), device=dev), torch.tensor(ids, device=dev)].tolist()
 
 
 def check_tree(result: BeamResult, k: int, eos: int):
@@ -96,14 +101,27 @@ def test_beam_beats_greedy_on_an_untrained_model():
     assert better > 0
 
 
-def test_max_new_gives_unfinished_hypotheses_and_restores_training_mode():
-    model = small_model(vocab=30).train()
+def test_max_new_gives_unfinished_hypotheses():
+    model = small_model(vocab=30)
     result = beam_search(model, [5, 6, 7, 8, 3], 3, max_new=4)
-    assert model.training  # mode restored
     assert len(result.hypotheses) == 3 and len(result.tree) <= 5
     for h in result.hypotheses:
         assert h.finished or len(h.ids) == 4
     check_tree(result, 3, model.config.eos_id)
+
+
+def test_needs_eval_mode_and_never_changes_the_mode(monkeypatch):
+    """The model is shared by every user: beam search neither flips its mode nor runs it in training mode."""
+    model = small_model(vocab=30)
+    flips = []
+    monkeypatch.setattr(model, "train", lambda mode=True: flips.append(mode))  # eval() calls train(False)
+    assert beam_search(model, [5, 6, 7, 3], 2).hypotheses and not model.training
+    monkeypatch.undo()
+    model.train()
+    with pytest.raises(ValueError, match=r"eval mode \(model.eval\(\)\)"):
+        beam_search(model, [5, 6, 7, 3], 2)
+    assert model.training and all(m.training for m in model.modules())
+    assert flips == []
 
 
 def test_invalid_arguments(tiny_translator):

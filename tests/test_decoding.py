@@ -4,6 +4,7 @@ import threading
 
 import numpy as np
 import pytest
+import torch
 
 from transformer.capture import AttentionRecorder, attention_modules
 
@@ -70,20 +71,35 @@ def test_back_goto_and_redo_do_not_recompute(tiny_translator, monkeypatch):
 
 
 def test_topk_and_force(tiny_translator):
-    s = tiny_translator.start("Ein Hund rennt.")
-    top = s.topk(5)
-    assert len(top) == 5 and all(top[i][1] >= top[i + 1][1] for i in range(4))
-    assert abs(sum(p for _, p in s.topk(min(50, len(tiny_translator.tokenizer))))) <= 1.0 + 1e-5
+    tr, text = tiny_translator, "Ein Hund rennt."
+    s = tr.start(text)
+    V = len(tr.tokenizer)
+    probs = s.next_distribution()  # the whole next-token distribution
+    assert probs.shape == (V,) and probs.dtype == np.float32 and np.all(probs >= 0)
+    assert abs(float(probs.sum(dtype=np.float64)) - 1.0) < 1e-5
+    top = s.topk(10)
+    ids = [tr.tokenizer.piece_id(p) for p, _ in top]
+    assert ids == sorted(range(V), key=lambda i: (-probs[i], i))[:10]  # the 10 most probable, best first
+    assert [p for _, p in top] == [float(probs[i]) for i in ids]  # with their own probabilities
     s.step()
     assert s.target_tokens[1] == top[0][0]
     s.back()
-    alt = top[1][0]
+    alt = next(p for p, _ in top[1:] if p != "</s>")  # a continuation has to follow it
     s.force(alt)
     assert s.target_tokens[1] == alt and s.positions[1].forced
     s.run()
     forced_ids = s.target_ids
-    # the continuation equals a teacher-forced greedy continuation from the forced prefix
-    assert forced_ids[:2] != tiny_translator.start("Ein Hund rennt.").run().target_ids[:2]
+    assert forced_ids[:2] != tr.start(text).run().target_ids[:2]
+    assert len(forced_ids) > 2 and not any(p.forced for p in s.positions[2:])
+    # the continuation is greedy from the forced prefix: one teacher-forced pass over the whole sequence
+    # (no cache, no session) predicts each later token from the ones before it
+    dev = tr.device
+    with torch.inference_mode():
+        memory = tr.model.encode(torch.tensor([tr.source_ids(text)], device=dev))
+        logits = tr.model.project(tr.model.decode(torch.tensor([forced_ids], device=dev), memory))[0]  # (T, V)
+    argmax = logits.argmax(-1).tolist()  # argmax[t]: the greedy token after position t
+    assert forced_ids[2:] == argmax[1:-1]
+    assert [p.greedy for p in s.positions] == argmax
     for bad in (0, 51, -1, 2.0, True):
         with pytest.raises(ValueError):
             s.topk(bad)
@@ -94,6 +110,26 @@ def test_topk_and_force(tiny_translator):
         s.force("no-such-piece-xyz")
     with pytest.raises(ValueError):
         s.force("<s>")
+
+
+def test_topk_after_any_computed_position(tiny_translator):
+    tr = tiny_translator
+    s = tr.start("Ein Hund rennt.").run()
+    n = len(s.positions)
+    s.goto(1)
+    assert s.topk(4) == s.topk(4, position=1)  # default: the cursor
+    for i in range(n):  # before and after the cursor: the whole history
+        top = s.topk(4, position=i)
+        assert top[0][0] == tr.tokenizer.piece(s.positions[i].greedy)
+        probs = s.next_distribution(i)
+        assert [p for _, p in top] == pytest.approx(sorted(probs.tolist(), reverse=True)[:4])
+    assert s.topk(3, position=0) != s.topk(3, position=n - 1)
+    assert s.cursor == 1  # looking does not move the cursor
+    for bad in (-1, n, 1.0, True, "0"):
+        with pytest.raises(ValueError, match="position"):
+            s.topk(3, position=bad)
+        with pytest.raises(ValueError, match="position"):
+            s.next_distribution(bad)
 
 
 def test_session_is_small_and_copyable(tiny_translator):
@@ -122,7 +158,8 @@ def test_no_hooks_left_behind_even_on_errors(tiny_translator):
     with pytest.raises(RuntimeError):
         with AttentionRecorder(model):
             assert hooks_registered(model) > 0
-            model.encode(torch.tensor([[1, 2, 3]]), torch.ones(2, 2, 2, 2, 2, dtype=torch.bool))
+            dev = tiny_translator.device  # the error must be the mask's shape, not a device mix
+            model.encode(torch.tensor([[1, 2, 3]], device=dev), torch.ones(2, 2, 2, 2, 2, dtype=torch.bool, device=dev))
     assert hooks_registered(model) == 0
 
 
@@ -131,22 +168,28 @@ def test_recorder_synthetic_axes():
     import torch
     from tests.conftest import small_model
     model = small_model(vocab=20, n_encoder_layers=1, n_decoder_layers=1)
-    # Make cross-attention look only at the key whose position equals the query position:
-    # zero all projections except keys/queries carrying the position encoding.
-    with torch.no_grad():
-        ca = model.decoder[0].cross_attn
-        ca.q_proj.weight.zero_(); ca.k_proj.weight.zero_(); ca.q_proj.bias.zero_(); ca.k_proj.bias.zero_()
     S, T = 5, 3
     src = torch.randint(4, 20, (1, S))
     tgt = torch.randint(4, 20, (1, T))
+    with torch.no_grad(), AttentionRecorder(model) as rec:
+        model.decode(tgt, model.encode(src))
+    assert not np.allclose(rec.maps(S, T).cross, 1.0 / S, atol=1e-3)  # intact, the model's weights are not uniform
+    # Zero the cross-attention query and key projections (weights and biases): every score q.k is 0, so each of
+    # the T target queries spreads its weight uniformly, 1/S, over the S source keys. T != S, so the shape tells
+    # the rows (queries) from the columns (keys).
+    with torch.no_grad():
+        ca = model.decoder[0].cross_attn
+        ca.q_proj.weight.zero_(); ca.k_proj.weight.zero_(); ca.q_proj.bias.zero_(); ca.k_proj.bias.zero_()
     with torch.no_grad(), AttentionRecorder(model) as rec:
         mem = model.encode(src)
         model.decode(tgt, mem)
     maps = rec.maps(S, T)
     assert maps.cross.shape == (1, 4, T, S)  # rows = T target queries, columns = S source keys
-    np.testing.assert_allclose(maps.cross, 1.0 / S, atol=1e-6)  # zero scores: uniform over keys
-    # decoder self-attention rows: query t attends uniformly? no; but causal zeros above the diagonal
+    np.testing.assert_allclose(maps.cross, 1.0 / S, atol=1e-6)  # zero scores: uniform over the keys
+    # decoder self-attention is left intact: not uniform, but causal (query t sees keys 0..t only, rows sum to 1)
+    assert maps.decoder_self.shape == (1, 4, T, T)
     assert np.all(np.triu(maps.decoder_self, 1) == 0)
+    np.testing.assert_allclose(maps.decoder_self.sum(-1), 1.0, atol=1e-6)
     # a padded key gets no weight and is cut off
     padded = torch.cat([src, torch.zeros(1, 2, dtype=torch.long)], 1)
     from transformer.model import padding_mask

@@ -6,7 +6,7 @@ import torch
 from tests.conftest import small_model
 from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, WEIGHTS, TOKENIZER
 from transformer.config import ModelConfig
-from transformer.decoding import greedy_decode, pad_batch
+from transformer.decoding import clean_text, greedy_decode, pad_batch
 from transformer.model import causal_mask, padding_mask
 
 
@@ -29,7 +29,26 @@ def test_shapes_and_tied_projection():
     assert model.project(h).shape == (2, 5, 50)
     assert model(src, tgt).shape == (2, 5, 50)
     assert not any(n.startswith("out") or "generator" in n for n, _ in model.named_parameters())
-    torch.testing.assert_close(model.project(h), h @ model.embed.weight.t())
+
+
+def test_projection_is_tied_to_the_embedding():
+    """The logit of token j is the dot product of the state with j's embedding, the very vector the embedding
+    layer looks up: one parameter, so editing it moves the logits and the logits' gradient reaches it."""
+    model = small_model()
+    h = torch.randn(2, 5, 32)
+    table = model.embed(torch.arange(50))  # (V, D): every token's embedding, looked up as the encoder does
+    torch.testing.assert_close(model.project(h), torch.einsum("btd,vd->btv", h, table))
+    before = model.project(h).detach()
+    with torch.no_grad():
+        model.embed.weight[7] += 1.0  # move token 7's embedding
+    moved = model.project(h).detach() - before
+    torch.testing.assert_close(moved[..., 7], h.sum(-1))  # token 7's logit moved by h . (1, ..., 1)
+    assert torch.all(torch.cat([moved[..., :7], moved[..., 8:]], -1) == 0)  # and no other logit moved
+    model.zero_grad()
+    model.project(h)[..., 9].sum().backward()
+    grad = model.embed.weight.grad  # (V, D): d logit_9 / d embedding = h, for row 9 only
+    torch.testing.assert_close(grad[9], h.sum((0, 1)))
+    assert torch.all(torch.cat([grad[:9], grad[10:]]) == 0)
 
 
 def test_padding_does_not_change_outputs():
@@ -149,14 +168,28 @@ def test_empty_input_raises_value_error(tiny_translator, text):
         tiny_translator.translate(text)
 
 
-def test_long_input_is_truncated_with_warning(tiny_translator):
-    text = "Ein Hund rennt. " * 200
-    with pytest.warns(UserWarning, match="truncated|cut"):
-        out = tiny_translator.translate(text)
-    assert isinstance(out, str)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert len(tiny_translator.source_ids(text)) <= tiny_translator.config.max_len
+def test_long_input_is_truncated_with_notes_not_warnings(tiny_translator):
+    tr, limit = tiny_translator, tiny_translator.config.max_len - 1
+    very_long, long = "Ein Hund rennt. " * 200, "Ein Hund rennt. " * 20  # 3200 characters; 320, but more pieces than fit
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        notes = []
+        ids = tr.source_ids(very_long, notes)
+        cut, fine, short = tr.start(very_long), tr.start(long), tr.start("Ein Hund rennt.")
+        assert isinstance(tr.translate(very_long), str)
+        assert clean_text(very_long) == clean_text(very_long, [])  # no notes list: nothing reported, nothing warned
+    assert caught == []  # the messages travel with the request, never through the warnings module
+    assert len(ids) == limit + 1 and ids[-1] == tr.config.eos_id
+    assert len(notes) == 2 and "3200" in notes[0] and "2000" in notes[0] and f"first {limit}" in notes[1]
+    assert cut.notes == notes
+    assert len(fine.notes) == 1 and f"first {limit}" in fine.notes[0]  # pieces cut, characters not
+    assert short.notes == [] and tr.start_ids(tr.source_ids("Ein Hund rennt.")).notes == []
+    fork = cut.fork()
+    assert fork.notes == notes and fork.notes is not cut.notes
+    fork.notes.append("x")
+    assert cut.notes == notes  # forks copy the list
+    c = clean_text("  " + "a" * 2500, notes := [])
+    assert len(c) == 2000 and notes == ["The input was cut from 2500 to 2000 characters."]
 
 
 def test_pad_batch():

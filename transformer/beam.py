@@ -78,7 +78,8 @@ def beam_search(model: Transformer, src_ids: list[int], beam_size: int, max_new:
 
     Stops when beam_size hypotheses are finished and no live beam can beat the best finished one,
     or after max_new tokens (then the live beams join the ranking, unfinished). Returns beam_size
-    hypotheses (fewer only with a vocabulary smaller than the beam).
+    hypotheses (fewer only with a vocabulary smaller than the beam). The model must be in eval mode
+    (ValueError otherwise); its mode is never changed.
     """
     K, c = check_beam_size(beam_size), model.config
     src_ids = [int(i) for i in src_ids]
@@ -87,12 +88,9 @@ def beam_search(model: Transformer, src_ids: list[int], beam_size: int, max_new:
     limit = max_new_tokens(len(src_ids), c.max_len) if max_new is None else min(int(max_new), c.max_len - 1)
     if limit < 1:
         raise ValueError(f"max_new must be at least 1, got {max_new!r}")
-    was_training = model.training
-    model.eval()
-    try:
-        return _search(model, src_ids, K, limit, float(length_penalty))
-    finally:
-        model.train(was_training)
+    if model.training:  # the model is shared: its mode is its owner's to set, never ours to flip
+        raise ValueError("beam search needs the model in eval mode (model.eval())")
+    return _search(model, src_ids, K, limit, float(length_penalty))
 
 
 def _search(model: Transformer, src_ids: list[int], K: int, limit: int, lp: float) -> BeamResult:

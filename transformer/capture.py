@@ -5,6 +5,10 @@ and removes them in `finally`. A hook sees every forward pass of the shared mode
 so each hook first checks a context variable: it records only passes made inside the context
 (thread or task) that entered this recorder. Two users recording at once each get their own weights,
 with no global lock; a model with no recorder entered has no hooks at all.
+
+By default each hook copies its weights to the host as it fires (one transfer per attention module).
+`AttentionRecorder(model, to_host=False)` keeps them where they were computed instead: `stacked_tensor`
+joins them there, and `stacked`, `maps` and `host_arrays` copy what is asked for in one transfer.
 """
 from __future__ import annotations
 
@@ -13,6 +17,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
 
 from .model import Transformer
 
@@ -95,13 +102,15 @@ class ContextHooks:
 class AttentionRecorder(ContextHooks):
     """Context manager collecting every attention module's weights for passes made in this context.
 
-    `calls[kind][layer]` is the list of (B, H, T, S) float32 arrays, one per forward call, in order.
+    `calls[kind][layer]` is the list of (B, H, T, S) float32 weights, one per forward call, in order:
+    numpy arrays, or with `to_host=False` tensors left on the device that computed them.
     """
 
     var = _active
 
-    def __init__(self, model: Transformer):
+    def __init__(self, model: Transformer, to_host: bool = True):
         super().__init__(model)
+        self.to_host = to_host
         self.calls = {k: [[] for _ in range(n)] for k, n in (
             ("encoder_self", len(model.encoder)), ("decoder_self", len(model.decoder)), ("cross", len(model.decoder)))}
 
@@ -127,8 +136,24 @@ class AttentionRecorder(ContextHooks):
                 return  # another request's forward pass
             if output.weights is None:
                 raise RuntimeError("attention weights were not computed (need_weights=False)")
-            self.calls[kind][layer].append(output.weights.detach().float().cpu().numpy())  # (B, H, T, S)
+            w = output.weights.detach().float()  # (B, H, T, S)
+            self.calls[kind][layer].append(w.cpu().numpy() if self.to_host else w)
         return hook
+
+    def stacked_tensor(self, kind: str, b: int = 0) -> Tensor:
+        """`stacked` on the device the weights were computed on, as a (L, H, T, S) tensor; nothing is copied
+        to the host. Needs a recorder made with to_host=False."""
+        if self.to_host:
+            raise ValueError("this recorder copied its weights to the host: use stacked(), or "
+                             "AttentionRecorder(model, to_host=False)")
+        layers = []
+        for calls in self.calls[kind]:
+            if not calls:
+                raise ValueError(f"no {kind} attention was recorded")
+            width = max(c.shape[-1] for c in calls)
+            rows = [c[b] if c.shape[-1] == width else F.pad(c[b], (0, width - c.shape[-1])) for c in calls]  # (H,t,S)
+            layers.append(rows[0] if len(rows) == 1 else torch.cat(rows, 1))  # (H, T, S)
+        return torch.stack(layers)  # (L, H, T, S)
 
     def stacked(self, kind: str, b: int = 0) -> np.ndarray:
         """All calls of one kind joined along the query axis, for batch row b: (L, H, T, S).
@@ -136,6 +161,8 @@ class AttentionRecorder(ContextHooks):
         Calls made one position at a time (a KV cache) have growing key lengths; shorter rows are
         zero-padded on the right, which is exactly what a causal mask gives.
         """
+        if not self.to_host:
+            return host_arrays(self.stacked_tensor(kind, b))[0]
         layers = []
         for calls in self.calls[kind]:
             if not calls:
@@ -146,11 +173,27 @@ class AttentionRecorder(ContextHooks):
         return np.stack(layers)  # (L, H, T, S)
 
     def maps(self, src_len: int, tgt_len: int, b: int = 0) -> AttentionMaps:
-        """AttentionMaps of batch row b, padding cut to the real source and target lengths."""
-        enc = self.stacked("encoder_self", b)[:, :, :src_len, :src_len]  # (L, H, S, S)
-        dec = self.stacked("decoder_self", b)[:, :, :tgt_len, :tgt_len]  # (L, H, T, T)
-        cross = self.stacked("cross", b)[:, :, :tgt_len, :src_len]  # (L, H, T, S)
+        """AttentionMaps of batch row b, padding cut to the real source and target lengths (one transfer
+        for all three kinds with to_host=False)."""
+        if self.to_host:
+            enc, dec, cross = (self.stacked(k, b) for k in KINDS)
+        else:
+            enc, dec, cross = host_arrays(*(self.stacked_tensor(k, b) for k in KINDS))
+        enc = enc[:, :, :src_len, :src_len]  # (L, H, S, S)
+        dec = dec[:, :, :tgt_len, :tgt_len]  # (L, H, T, T)
+        cross = cross[:, :, :tgt_len, :src_len]  # (L, H, T, S)
         return AttentionMaps(np.ascontiguousarray(enc), np.ascontiguousarray(dec), np.ascontiguousarray(cross))
+
+
+def host_arrays(*tensors: Tensor) -> list[np.ndarray]:
+    """Tensors of one dtype on one device -> numpy arrays of the same shapes, in ONE device-to-host copy:
+    they are flattened and joined on the device, copied once, and split on the host (views of one buffer)."""
+    flat = torch.cat([t.reshape(-1) for t in tensors]).cpu().numpy()  # a new buffer, never the tensors' own
+    out, start = [], 0
+    for t in tensors:
+        out.append(flat[start:start + t.numel()].reshape(t.shape))
+        start += t.numel()
+    return out
 
 
 _ablation: ContextVar[Optional["HeadAblation"]] = ContextVar("head_ablation", default=None)
@@ -209,6 +252,7 @@ class HeadAblation(ContextHooks):
                 return None
             x = args[0]  # (B, T, H * d): the heads' outputs, concatenated
             x = x.reshape(*x.shape[:-1], n_heads, -1).clone()  # (B, T, H, d)
-            x[..., heads, :] = 0
+            for h in heads:  # an int index is a view: no index tensor to build on the host and upload
+                x[..., h, :] = 0
             return (x.flatten(-2),) + tuple(args[1:])  # (B, T, H * d)
         return pre

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import unicodedata
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from .attention import KVCache
-from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
+from .capture import AttentionMaps, AttentionRecorder, HeadAblation, host_arrays, parse_heads
 
 from .checkpoint import load_checkpoint
 from .device import resolve_device
@@ -27,18 +27,17 @@ def max_new_tokens(src_len: int, max_len: int) -> int:
     return max(1, min(max_len - 1, 2 * src_len + 10))
 
 
-def pad_batch(seqs: list[list[int]], pad_id: int, device=None) -> Tensor:
+def pad_batch(seqs: list[list[int]], pad_id: int, device="cpu") -> Tensor:
+    """Padded (B, T) ids, built on the host and copied to `device` in one transfer."""
     T = max(len(s) for s in seqs)
-    out = torch.full((len(seqs), T), pad_id, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, :len(s)] = torch.tensor(s, dtype=torch.long)
-    return out.to(device)  # (B, T)
+    return torch.tensor([list(s) + [pad_id] * (T - len(s)) for s in seqs], dtype=torch.long, device=device)
 
 
 @torch.inference_mode()
 def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None) -> list[list[int]]:
-    """src (B, S) padded ids -> generated ids per sentence (without BOS, with EOS when reached)."""
+    """src (B, S) padded ids, on any device -> generated ids per sentence (without BOS, with EOS when reached)."""
     c = model.config
+    src = src.to(model.embed.weight.device)  # (B, S): where the model is
     src_mask = padding_mask(src, c.pad_id) if bool((src == c.pad_id).any()) else None  # (B, 1, 1, S)
     memory = model.encode(src, src_mask)  # (B, S, D)
     lengths = (src != c.pad_id).sum(1).tolist()
@@ -50,7 +49,7 @@ def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None
     out = []
     for _ in range(steps):
         h = model.decode(tok, memory, None, src_mask, cache)  # (B, 1, D)
-        nxt = model.next_tokens(h[:, -1])  # (B,) argmax of the logits
+        nxt = model.project(h[:, -1]).argmax(-1)  # (B,) greedy choices
         nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)
         out.append(nxt)
         done |= nxt == c.eos_id
@@ -65,13 +64,15 @@ def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None
     return result
 
 
-def clean_text(text) -> str:
-    """Validate and normalise user text: a str, not blank, bounded in length, no control characters."""
+def clean_text(text, notes: Optional[list] = None) -> str:
+    """Validate and normalise user text: a str, not blank, bounded in length, no control characters.
+    What was cut is reported by appending a message to `notes` (when given), never as a warning."""
     if not isinstance(text, str):
         raise ValueError(f"input must be text, got {type(text).__name__}")
     text = text.lstrip()
     if len(text) > MAX_INPUT_CHARS:
-        warnings.warn(f"input of {len(text)} characters cut to {MAX_INPUT_CHARS}", stacklevel=3)
+        if notes is not None:
+            notes.append(f"The input was cut from {len(text)} to {MAX_INPUT_CHARS} characters.")
         text = text[:MAX_INPUT_CHARS]
     # lone surrogates cannot be encoded; control and format characters (NUL, zero-width, bidi marks) carry no words
     text = text.encode("utf-8", "replace").decode("utf-8")
@@ -99,14 +100,17 @@ class Translator:
         from .checkpoint import DEFAULT_CHECKPOINT
         return cls(model, tokenizer, device, Path(path) if path is not None else DEFAULT_CHECKPOINT)
 
-    def source_ids(self, text: str) -> list[int]:
-        """Cleaned, tokenised source with EOS, truncated (with a warning) to the model's limit."""
-        ids = self.tokenizer.encode(clean_text(text))
+    def source_ids(self, text: str, notes: Optional[list] = None) -> list[int]:
+        """Cleaned, tokenised source with EOS, truncated to the model's limit. Each cut (characters, pieces)
+        appends a human-readable message to `notes` when it is given; nothing is warned."""
+        ids = self.tokenizer.encode(clean_text(text, notes))
         if not ids:  # e.g. only '▁' or U+FFFD: nothing the model can read
             raise ValueError("input is empty: type a German sentence")
         limit = self.config.max_len - 1
         if len(ids) > limit:
-            warnings.warn(f"input of {len(ids)} pieces truncated to the model's limit of {limit}", stacklevel=2)
+            if notes is not None:
+                notes.append(f"The input has {len(ids)} pieces; only the first {limit} are translated "
+                             f"(the model's limit).")
             ids = ids[:limit]
         return ids + [self.config.eos_id]
 
@@ -120,19 +124,24 @@ class Translator:
     # -- stepping and inspecting
     def start(self, text: str, ablate=None) -> "DecodingSession":
         """Encode `text` once (capturing encoder self-attention) and feed BOS: a session at step 0.
-        `ablate`: (kind, layer, head) triples switched off for this session only."""
-        return self.start_ids(self.source_ids(text), ablate)
+        `ablate`: (kind, layer, head) triples switched off for this session only. What was cut from the
+        input is described in `session.notes` (empty when nothing was)."""
+        notes: list[str] = []
+        session = self.start_ids(self.source_ids(text, notes), ablate)
+        session.notes = notes
+        return session
 
     def start_ids(self, src_ids: list[int], ablate=None) -> "DecodingSession":
         heads = parse_heads(self.model, ablate)
         src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
-        with torch.inference_mode(), AttentionRecorder(self.model) as rec, HeadAblation(self.model, heads):
-            memory = self.model.encode(src)  # (1, S, D)
         with torch.inference_mode():
+            with AttentionRecorder(self.model, to_host=False) as rec, HeadAblation(self.model, heads):
+                memory = self.model.encode(src)  # (1, S, D)
+            encoder_self = rec.stacked("encoder_self")  # (L_enc, H, S, S): one copy to the host
             kv = [block.cross_attn.project_kv(memory) for block in self.model.decoder]
-        cross_k = np.stack([c.k[0].cpu().numpy() for c in kv])  # (L, H, S, d)
-        cross_v = np.stack([c.v[0].cpu().numpy() for c in kv])  # (L, H, S, d)
-        session = DecodingSession(self, src_ids, rec.stacked("encoder_self"), cross_k, cross_v)
+            cross_k = torch.stack([c.k[0] for c in kv])  # (L, H, S, d), on the device
+            cross_v = torch.stack([c.v[0] for c in kv])  # (L, H, S, d)
+        session = DecodingSession(self, src_ids, encoder_self, cross_k, cross_v)
         session.ablated = heads
         session._append(self.config.bos_id, forced=False)
         return session
@@ -140,11 +149,12 @@ class Translator:
     def _feed(self, session: "DecodingSession", token: int, forced: bool) -> "Position":
         return _session_feed(self, session, token, forced)
 
-    def next_probs(self, hidden: np.ndarray) -> np.ndarray:
-        """(D,) final decoder state -> (V,) next-token probabilities."""
+    def next_probs(self, hidden) -> np.ndarray:
+        """(D,) final decoder state (a tensor, ideally on this translator's device, or an array) -> (V,)
+        next-token probabilities, float32 numpy."""
         with torch.inference_mode():
-            h = torch.from_numpy(np.asarray(hidden, dtype=np.float32)).to(self.device)
-            return torch.softmax(self.model.project(h[None]), -1)[0].cpu().numpy()  # (V,)
+            h = torch.as_tensor(hidden, dtype=self.model.embed.weight.dtype, device=self.device)  # (D,)
+            return torch.softmax(self.model.project(h[None]).float(), -1)[0].cpu().numpy()  # (V,)
 
     def target_ids_of(self, target) -> list[int]:
         """Target as text or a list of pieces -> [BOS, ..., EOS] ids."""
@@ -195,52 +205,56 @@ class Translator:
 @torch.inference_mode()
 def attend_ids(model: Transformer, src_ids: list[int], tgt_ids: list[int]):
     """One teacher-forced pass under an AttentionRecorder. tgt_ids start with BOS. -> AttentionMaps."""
-    from .capture import AttentionRecorder
-    device = next(model.parameters()).device
+    device = model.embed.weight.device
     src = torch.tensor([src_ids], dtype=torch.long, device=device)  # (1, S)
     tgt = torch.tensor([tgt_ids], dtype=torch.long, device=device)  # (1, T)
-    with AttentionRecorder(model) as rec:
+    with AttentionRecorder(model, to_host=False) as rec:
         memory = model.encode(src)  # (1, S, D)
         model.decode(tgt, memory)  # (1, T, D)
-    return rec.maps(len(src_ids), len(tgt_ids))
+    return rec.maps(len(src_ids), len(tgt_ids))  # one copy to the host
 
 
 # ----------------------------------------------------------------------------------------------------
 # A decoding session: one token at a time, with a KV cache, capturing attention as it goes.
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Position:
-    """What the decoder computed for one target position (the query at `token`)."""
+    """What the decoder computed for one target position (the query at `token`). Immutable: sessions
+    and their forks share Position objects, and never modify one or the tensors in it."""
 
     token: int  # the id fed at this position (BOS at position 0)
     forced: bool  # chosen by the user rather than by argmax
-    self_row: np.ndarray  # (L, H, t+1) decoder self-attention of this query over positions 0..t
-    cross_row: np.ndarray  # (L, H, S) cross-attention of this query over the source
-    k: np.ndarray  # (L, H, d_head) this position's self-attention keys, one per layer
-    v: np.ndarray  # (L, H, d_head) and values
-    hidden: np.ndarray  # (D,) final decoder state: the next-token distribution is project(hidden)
+    self_row: np.ndarray  # (L, H, t+1) decoder self-attention of this query over positions 0..t (host)
+    cross_row: np.ndarray  # (L, H, S) cross-attention of this query over the source (host)
+    k: Tensor  # (L, H, d_head) this position's self-attention keys, one per layer, on the session's device
+    v: Tensor  # (L, H, d_head) and values
+    hidden: Tensor  # (D,) final decoder state, on the device: the next-token distribution is project(hidden)
     greedy: int  # argmax of that distribution: the token greedy decoding appends next
 
 
 class DecodingSession:
     """Greedy decoding of one sentence, one position at a time, with attention captured per step.
 
-    State is token ids and numpy arrays only. `positions` is the history computed so far and `cursor`
-    the position shown: back()/goto() move the cursor without recomputing, step() moves it forward
-    again along the history (or computes a new position at the end), force() replaces the future.
-    Copies share the Translator (never copied) and nothing else.
+    State is token ids, numpy attention rows and, on the translator's device, the keys/values the decoder
+    attends to (cross-attention once, self-attention per position) and each position's final state: a step
+    uploads one token id and copies its attention rows and greedy choice back in one transfer.
+    `positions` is the history computed so far and `cursor` the position shown: back()/goto() move the
+    cursor without recomputing, step() moves it forward again along the history (or computes a new
+    position at the end), force() replaces the future. Copies share the Translator (never copied or
+    pickled) and nothing else; `notes` describes what was cut from the input.
     """
 
     def __init__(self, translator: "Translator", source_ids: list[int], encoder_self: np.ndarray,
-                 cross_k: np.ndarray, cross_v: np.ndarray):
+                 cross_k: Tensor, cross_v: Tensor):
         self._translator = translator
         self.source_ids = list(source_ids)
-        self.encoder_self = encoder_self  # (L_enc, H, S, S)
-        self.cross_k, self.cross_v = cross_k, cross_v  # (L_dec, H, S, d_head) each
+        self.encoder_self = encoder_self  # (L_enc, H, S, S) numpy
+        self.cross_k, self.cross_v = cross_k, cross_v  # (L_dec, H, S, d_head) each, on the device
         self.positions: list[Position] = []
         self.cursor = -1
         self.ablated: frozenset = frozenset()  # (kind, layer, head) switched off for this session
         self.limit = max_new_tokens(len(source_ids), translator.config.max_len)
+        self.notes: list[str] = []  # human-readable: what was cut from the input (Translator.start)
 
     # -- copying: the translator is shared, never copied or pickled
     def __deepcopy__(self, memo):
@@ -258,14 +272,22 @@ class DecodingSession:
         self._translator = None
 
     def fork(self) -> "DecodingSession":
-        """A cheap copy to mutate: positions are shared (never modified in place), the list is not."""
+        """A cheap copy to mutate: positions and the cross-attention keys/values are shared (never
+        modified in place), the lists are not."""
         new = self.__class__.__new__(self.__class__)
         new.__dict__.update(self.__dict__)
         new.positions = list(self.positions)
+        new.notes = list(self.notes)
         return new
 
     def bind(self, translator: "Translator") -> "DecodingSession":
+        """Attach a Translator (after unpickling); the device state moves to its device if it is elsewhere."""
         self._translator = translator
+        dev = translator.device
+        if not _on(self.cross_k, dev):  # all of the device state is where cross_k is
+            self.cross_k, self.cross_v = self.cross_k.to(dev), self.cross_v.to(dev)
+            self.positions = [dataclasses.replace(p, k=p.k.to(dev), v=p.v.to(dev), hidden=p.hidden.to(dev))
+                              for p in self.positions]
         return self
 
     @property
@@ -312,17 +334,25 @@ class DecodingSession:
         cross = np.stack([p.cross_row for p in rows], axis=2)  # (L, H, T, S)
         return AttentionMaps(self.encoder_self, dec, cross, self.source_tokens, self.target_tokens)
 
-    def next_distribution(self, position: Optional[int] = None) -> np.ndarray:
-        """Probabilities of the token after `position` (default: the cursor), (V,) float32."""
-        p = self.positions[self.cursor if position is None else position]
-        return self.translator.next_probs(p.hidden)
+    def _position(self, position: Optional[int]) -> Position:
+        if position is None:
+            return self.positions[self.cursor]
+        if not isinstance(position, (int, np.integer)) or isinstance(position, bool) \
+                or not 0 <= position < len(self.positions):
+            raise ValueError(f"position must be an integer from 0 to {len(self.positions) - 1}, got {position!r}")
+        return self.positions[int(position)]
 
-    def topk(self, k: int = 5) -> list[tuple[str, float]]:
-        """The k most probable next pieces at the current step, with their probabilities."""
+    def next_distribution(self, position: Optional[int] = None) -> np.ndarray:
+        """Probabilities of the token after `position` (any computed one; default: the cursor), (V,) float32."""
+        return self.translator.next_probs(self._position(position).hidden)
+
+    def topk(self, k: int = 5, position: Optional[int] = None) -> list[tuple[str, float]]:
+        """The k most probable pieces after `position` (any computed one; default: the cursor), with their
+        probabilities, most probable first (ties: lower id first)."""
         V = self.translator.config.vocab_size
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= min(V, TOPK_MAX):
             raise ValueError(f"k must be an integer from 1 to {min(V, TOPK_MAX)}, got {k!r}")
-        probs = self.next_distribution()
+        probs = self.next_distribution(position)
         idx = np.argsort(-probs, kind="stable")[:k]
         return [(self.translator.tokenizer.piece(i), float(probs[i])) for i in idx]
 
@@ -378,23 +408,35 @@ class DecodingSession:
 TOPK_MAX = 50
 
 
+def _on(t: Tensor, device: torch.device) -> bool:
+    return t.device.type == device.type and (device.index is None or t.device.index == device.index)
+
+
+@torch.inference_mode()
 def _session_feed(translator: "Translator", session: DecodingSession, token: int, forced: bool) -> Position:
-    """Run the decoder on one new position with the session's cache, under an AttentionRecorder."""
-    from .capture import AttentionRecorder
+    """Run the decoder on one new position with the session's cache, under an AttentionRecorder.
+
+    The cache is built on the device from the session's tensors; the step uploads the token id and makes
+    one copy to the host (its attention rows and its greedy choice, joined)."""
     model, dev = translator.model, translator.device
     prev = session.positions[:session.cursor + 1]
+    if prev:
+        keys = torch.stack([p.k for p in prev], 2)  # (L, H, t, d)
+        values = torch.stack([p.v for p in prev], 2)  # (L, H, t, d)
     cache = model.new_cache()
     for layer, c in enumerate(cache):
-        c["cross"] = KVCache(torch.from_numpy(session.cross_k[layer][None]).to(dev),
-                             torch.from_numpy(session.cross_v[layer][None]).to(dev))  # (1, H, S, d)
+        c["cross"] = KVCache(session.cross_k[layer, None], session.cross_v[layer, None])  # (1, H, S, d)
         if prev:
-            c["self"] = KVCache(torch.from_numpy(np.stack([p.k[layer] for p in prev], 1)[None]).to(dev),
-                                torch.from_numpy(np.stack([p.v[layer] for p in prev], 1)[None]).to(dev))  # (1,H,t,d)
+            c["self"] = KVCache(keys[layer, None], values[layer, None])  # (1, H, t, d)
     tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
-    with torch.inference_mode(), AttentionRecorder(model) as rec, HeadAblation(model, session.ablated):
+    with AttentionRecorder(model, to_host=False) as rec, HeadAblation(model, session.ablated):
         h = model.decode(tgt, None, None, None, cache)  # (1, 1, D): one sentence, no padding to mask
-        greedy = int(model.next_tokens(h[:, -1]))
-    k = np.stack([c["self"].k[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)
-    v = np.stack([c["self"].v[0, :, -1].cpu().numpy() for c in cache])  # (L, H, d)
-    return Position(token, forced, rec.stacked("decoder_self")[:, :, 0], rec.stacked("cross")[:, :, 0], k, v,
-                    h[0, -1].cpu().numpy(), greedy)
+    greedy = model.project(h[:, -1]).argmax(-1)  # (1,)
+    k = torch.stack([c["self"].k[0, :, -1] for c in cache])  # (L, H, d): its own storage, not the cache's
+    v = torch.stack([c["self"].v[0, :, -1] for c in cache])  # (L, H, d)
+    # the greedy id travels with the rows: its int64 bits viewed as two float32 (copied bit for bit), placed
+    # first so that the host buffer's start, 8-byte aligned, can be viewed back as an int64
+    choice, self_row, cross_row = host_arrays(greedy.view(torch.float32),  # (2,)
+                                              rec.stacked_tensor("decoder_self")[:, :, 0],  # (L, H, t+1)
+                                              rec.stacked_tensor("cross")[:, :, 0])  # (L, H, S)
+    return Position(token, forced, self_row, cross_row, k, v, h[0, -1], int(choice.view(np.int64)[0]))

@@ -9,7 +9,6 @@ from torch import Tensor, nn
 
 from .config import ModelConfig
 from .layers import DecoderBlock, EncoderBlock, SinusoidalPositions
-from . import screen
 
 
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
@@ -76,19 +75,6 @@ class Transformer(nn.Module):
 
     def project(self, h: Tensor) -> Tensor:
         return h @ self.embed.weight.t()  # (B, T, V), tied to the embedding
-
-    def next_tokens(self, h: Tensor) -> Tensor:
-        """(B, D) final decoder states -> (B,) greedy choices: project(h).argmax(-1), found through an int8
-        screen that reads a quarter of the projection's bytes and re-scores its few candidates in fp32."""
-        w = self.embed.weight
-        key = screen.weight_key(w) if screen.usable(w, h) else None
-        found = None
-        if key is not None:
-            built = self.__dict__.get("_screen")  # a plain attribute: not a buffer, not in the state dict
-            if built is None or built.key != key:
-                built = self.__dict__["_screen"] = screen.build(w, key)  # threads at worst build it twice
-            found = screen.argmax(w, h, built)
-        return self.project(h).argmax(-1) if found is None else found  # (B,)
 
     def new_cache(self) -> list:
         return [{} for _ in self.decoder]
