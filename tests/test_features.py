@@ -91,7 +91,9 @@ def test_word_toggle_merges_pieces(tiny_translator, finished):
 
 
 def test_export_files_hold_the_maps(tiny_translator, finished):
-    npz, js = handlers.export_maps(tiny_translator, finished)
+    npz, js, page = handlers.export_maps(tiny_translator, finished)
+    html = open(page, encoding="utf-8").read()
+    assert html.startswith("<!doctype html>") and "Plotly" in html and html.count("plotly-graph-div") == 3
     maps = finished.attention
     z = np.load(npz)
     for kind in ("encoder_self", "decoder_self", "cross"):
@@ -124,3 +126,26 @@ def test_attention_history_recorded_during_training_and_shown(tmp_path):
         handlers.learned(None, 0, 1)
     with pytest.raises(FileNotFoundError):
         AttentionHistory.load(tmp_path / "missing.npz")
+
+
+def test_attention_maps_figure_one_head_mean_and_grid(finished):
+    maps = finished.attention
+    L, H, T, S = maps.cross.shape
+    one = maps.figure("cross", 1, 2)
+    np.testing.assert_allclose(np.array(one.data[0].z), maps.cross[1, 2], atol=1e-4)
+    from transformer.figures import label
+    assert list(one.layout.xaxis.ticktext) == [label(p) for p in maps.source_tokens]  # escaped for Plotly
+    assert "layer 2 · head 3" in one.layout.title.text
+    mean = maps.figure("decoder_self", 0)
+    np.testing.assert_allclose(np.array(mean.data[0].z), maps.decoder_self[0].mean(0), atol=1e-4)
+    assert "mean of heads" in mean.layout.title.text
+    grid = maps.figure("encoder_self")
+    assert len(grid.data) == maps.encoder_self.shape[0] * H
+    np.testing.assert_allclose(np.array(grid.data[H + 1].z), maps.encoder_self[1, 1], atol=1e-4)  # row-major panels
+    column = maps.figure("cross", None, 0)
+    assert len(column.data) == L
+    for bad in (("cross", L, 0), ("cross", 0, H), ("cross", -1, None), ("cross", True, None)):
+        with pytest.raises(ValueError):
+            maps.figure(*bad)
+    with pytest.raises(KeyError):
+        maps.figure("encoder")

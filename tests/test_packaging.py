@@ -1,5 +1,6 @@
 """`pip install .` gives a working library and the `attention-lens` command, away from the checkout."""
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    target = tmp_path_factory.mktemp("site")
+    target, src = tmp_path_factory.mktemp("site"), tmp_path_factory.mktemp("src")
+    for name in ("app.py", "pyproject.toml", "README.md", "transformer", "ui", "benchmarks", "assets", "checkpoints"):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        copy(ROOT / name, src / name, **({"ignore": shutil.ignore_patterns("__pycache__", "epochs", "*.log")}
+                                         if (ROOT / name).is_dir() else {}))
     r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                        "--target", str(target), str(ROOT)], capture_output=True, text=True, timeout=600)
+                        "--target", str(target), str(src)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     return target
 

@@ -58,10 +58,10 @@ def test_a_hundred_exports_leave_a_handful_of_files(tr):
     for i in range(100):
         s = runs[i % 4].fork()
         s.goto(i % len(s.positions))
-        npz, js = handlers.export_maps(tr, s)
-        assert os.path.exists(npz) and os.path.exists(js)  # the newest export is there to download
+        files = handlers.export_maps(tr, s)
+        assert len(files) == handlers.FILES_PER_EXPORT and all(map(os.path.exists, files))  # the newest is there
     assert len(list(handlers.export_root().glob(f"{handlers.EXPORT_PREFIX}*"))) <= handlers.EXPORTS_KEPT
-    assert len(export_files()) <= 2 * handlers.EXPORTS_KEPT + 2 * handlers.EXPORTS_KEPT
+    assert len(export_files()) <= 2 * handlers.FILES_PER_EXPORT * handlers.EXPORTS_KEPT
 
 
 def test_exports_through_the_served_app_are_pruned_in_gradios_cache_too(tr):
@@ -75,8 +75,50 @@ def test_exports_through_the_served_app_are_pruned_in_gradios_cache_too(tr):
             c.predict(i % 5, 8, api_name="/goto")
             files = c.predict(api_name="/export")
             downloaded.append(files)
-        assert len(downloaded[-1]) == 2 and all(os.path.exists(f) for f in downloaded[-1])
+        assert len(downloaded[-1]) == handlers.FILES_PER_EXPORT and all(os.path.exists(f) for f in downloaded[-1])
         c.close()
     cached = list(handlers.gradio_cache().glob(f"*/{handlers.EXPORT_PREFIX}*"))
-    assert len(cached) <= 2 * handlers.EXPORTS_KEPT + 2  # the last export's copies may land after its pruning
-    assert len(export_files()) <= 4 * handlers.EXPORTS_KEPT + 2
+    n = handlers.FILES_PER_EXPORT
+    assert len(cached) <= n * handlers.EXPORTS_KEPT + n  # the last export's copies land after its pruning
+    assert len(export_files()) <= 2 * n * handlers.EXPORTS_KEPT + n
+
+
+def test_truncation_notes_reach_only_the_user_whose_input_was_cut(tr, monkeypatch):
+    """Concurrent starts: the long input's request alone gets the note, as gr.Warning and in its answer;
+    no process-wide warning state is used (warnings would make this test error)."""
+    import threading
+    import warnings
+    told = []
+    monkeypatch.setattr(handlers.gr, "Warning", lambda msg, *a, **k: told.append((threading.get_ident(), msg)))
+    long_text, short_text = "Ein Hund rennt. " * 200, "Ein Hund rennt."
+    answers, barrier = {}, threading.Barrier(8)
+
+    def user(i):
+        barrier.wait()
+        text = long_text if i % 2 else short_text
+        answers[i] = (threading.get_ident(), handlers.start(tr, text)[3]["notes"])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        threads = [threading.Thread(target=user, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(answers) == 8
+    for i, (ident, notes) in answers.items():
+        mine = [m for who, m in told if who == ident]
+        if i % 2:
+            assert notes and any("to 2000 characters" in n for n in notes) and mine == notes
+        else:
+            assert notes == [] and mine == []
+
+
+def test_truncation_note_in_the_api_answer(tr):
+    from gradio_client import Client
+    with serving(tr) as url:
+        c = Client(url, verbose=False)
+        long_topk = c.predict("Ein Hund rennt. " * 200, 8, api_name="/start")[2]
+        short_topk = c.predict("Ein Hund rennt.", 8, api_name="/start")[2]
+        c.close()
+    assert any("to 2000 characters" in n for n in long_topk["notes"]) and short_topk["notes"] == []

@@ -48,6 +48,14 @@ class AttentionMaps:
         out.update({k: f(getattr(self, k)).tolist() for k in KINDS})
         return out
 
+    def figure(self, kind: str, layer: int | None = None, head: int | None = None):
+        """A plotly Figure of one kind (0-based layer/head): one heatmap for a layer and head, the mean of
+        heads when head is None, the layers × heads grid when layer is None (needs plotly)."""
+        from .figures import attention_figure
+        if kind not in KINDS:
+            raise KeyError(f"unknown attention kind {kind!r}; one of {KINDS}")
+        return attention_figure(self, kind, layer, head)
+
 
 def attention_modules(model: Transformer):
     """(kind, layer, module) for every attention module of the model."""

@@ -29,6 +29,7 @@ TOPK = 8
 MAX_API_WEIGHTS = 300_000  # /attention's nested lists: about 8 bytes of JSON a weight, so at most ~2.4 MB
 EXPORTS_KEPT = 4  # the newest exports stay downloadable; older files (ours and Gradio's cached copies) go
 EXPORT_PREFIX = "attention-lens-export-"
+FILES_PER_EXPORT = 3
 HEAD_RE = re.compile(r"^L(\d{1,2}) H(\d{1,2})$")
 
 
@@ -65,9 +66,11 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
         session = tr.start(text)
     except ValueError as e:
         fail(e)
-    for note in getattr(session, "notes", ()):  # e.g. the input was cut: told to this user alone
+    for note in session.notes:  # e.g. the input was cut: told to this request's user alone
         gr.Warning(note)
-    return outputs(session, k, words)
+    state, text, payload, topk = outputs(session, k, words)
+    topk["notes"] = list(session.notes)  # also in the answer, for programs (gradio_client)
+    return state, text, payload, topk
 
 
 def step(tr: Translator, session, k: int = TOPK, words: bool = False):
@@ -138,7 +141,7 @@ def reference(tr: Translator, text: str, ref: str):
 
 
 def export_maps(tr: Translator, session) -> list[str]:
-    """The current maps (all kinds, layers, heads) with their tokens, as .npz and .json files.
+    """The current maps (all kinds, layers, heads) with their tokens: .npz, .json, and an .html page of figures.
 
     Files live in a bounded cache: each export removes all but the newest EXPORTS_KEPT exports, both our
     own folders and the copies Gradio made of them in its cache, so a public link's disk cannot fill."""
@@ -153,8 +156,19 @@ def export_maps(tr: Translator, session) -> list[str]:
     d.update(translation=s.translation, step=s.cursor,
              layout="maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]")
     (out / f"{name}.json").write_text(json.dumps(d, ensure_ascii=False))
+    (out / f"{name}.html").write_text(figures_html(maps), encoding="utf-8")
     prune_exports()
-    return [str(out / f"{name}.npz"), str(out / f"{name}.json")]
+    return [str(out / f"{name}.npz"), str(out / f"{name}.json"), str(out / f"{name}.html")]
+
+
+def figures_html(maps) -> str:
+    """One standalone page: each kind's layers × heads grid (AttentionMaps.figure), plotly.js inlined once."""
+    from .components import VENDOR
+    parts = [maps.figure(kind).to_html(full_html=False, include_plotlyjs=False) for kind in
+             ("encoder_self", "decoder_self", "cross")]
+    js = (VENDOR / "plotly-cartesian.min.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>attention-lens maps</title>"
+            f"<script>{js}</script></head><body>" + "".join(parts) + "</body></html>")
 
 
 _prune_lock = threading.Lock()
@@ -171,13 +185,14 @@ def gradio_cache() -> Path:
 
 
 def prune_exports(keep: int = EXPORTS_KEPT) -> None:
-    """Keep the newest `keep` export folders of ours and the newest 2*keep export files in Gradio's cache."""
+    """Keep the newest `keep` export folders of ours and the newest keep * FILES_PER_EXPORT export files in
+    Gradio's cache."""
     with _prune_lock:
         ours = sorted(export_root().glob(f"{EXPORT_PREFIX}*"), key=_mtime, reverse=True)
         for folder in ours[keep:]:
             shutil.rmtree(folder, ignore_errors=True)
         cached = sorted(gradio_cache().glob(f"*/{EXPORT_PREFIX}*"), key=_mtime, reverse=True)
-        for f in cached[2 * keep:]:
+        for f in cached[FILES_PER_EXPORT * keep:]:
             f.unlink(missing_ok=True)
             try:
                 f.parent.rmdir()  # Gradio's per-file hash folder, when now empty

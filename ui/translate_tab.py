@@ -45,7 +45,7 @@ def build(ctx: Ctx) -> None:
                                             elem_id="goto_index"), "step index")
                 b_goto = gr.Button("Go", elem_id="goto")
             with gr.Accordion("Export the maps", open=False):
-                b_export = gr.Button("All kinds, layers and heads: .npz + .json", elem_id="export")
+                b_export = gr.Button("All kinds, layers and heads: .npz + .json + .html", elem_id="export")
                 files = gr.File(label="Files", file_count="multiple", elem_id="export_files")
             piece_in = gr.Textbox(visible=False)
             b_force = gr.Button(visible=False)
