@@ -5,7 +5,7 @@ import gradio as gr
 
 from transformer.decoding import Translator
 
-from . import ablation_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
+from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
 
 INTRO = ("# attention-lens\nWatch a Transformer translate German → English one token at a time, "
@@ -30,6 +30,8 @@ def build_demo(tr: Translator) -> gr.Blocks:
             beam_tab.build(ctx)
         with gr.Tab("Across layers", elem_id="tab_layers"):
             layers_tab.build(ctx)
+        with gr.Tab("Head atlas", elem_id="tab_atlas"):
+            atlas_tab.build(ctx, atlas_tab.load_atlas(tr))
         with gr.Tab("Attention being learned", elem_id="tab_learned"):
             learned_tab.build(ctx, demo)
         with gr.Tab("Model"):

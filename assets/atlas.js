@@ -1,0 +1,79 @@
+// attention-lens head atlas: every head of the three kinds coloured by the BLEU lost when it alone is switched
+// off, labelled with its role; the pruning curve beside. Runs as the js_on_load of a gr.HTML (element, props).
+// Clicking a head opens it in the Translate tab's view (no request: the view already holds the maps).
+const KINDS = ["encoder_self", "decoder_self", "cross"];
+const TITLES = {encoder_self: "Encoder self", decoder_self: "Decoder self", cross: "Cross"};
+const SHORT = {"previous-token": "prev", "next-token": "next", "self": "self", "no-op": "no-op",
+               "punctuation": "punct", "alignment": "align", "diffuse": "diffuse", "mixed": "mixed"};
+const q = (role) => element.querySelector(`[data-role="${role}"]`);
+const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const fmt = (v) => v === null || v === undefined ? "–" : (typeof v === "number" ? (Math.round(v * 1000) / 1000) : esc(v));
+const inst = {renders: 0};
+window.__atlas = inst;
+
+function gridFigure(a) {
+  const heads = a.heads, data = [], layout = {margin: {l: 40, r: 10, t: 30, b: 30}, height: 300, annotations: [],
+    showlegend: false};
+  const H = 1 + Math.max(...heads.map(h => h.head)), gap = 0.04, w = (1 - 2 * gap) / 3;
+  const zmax = Math.max(1e-6, ...heads.map(h => h.bleu_drop));
+  KINDS.forEach((kind, i) => {
+    const mine = heads.filter(h => h.kind === kind), L = 1 + Math.max(...mine.map(h => h.layer));
+    const z = [...Array(L)].map(() => Array(H).fill(null)), text = z.map(r => r.map(() => "")),
+          hover = z.map(r => r.map(() => "")), custom = z.map(r => r.map(() => null));
+    for (const h of mine) {
+      z[h.layer][h.head] = h.bleu_drop; text[h.layer][h.head] = SHORT[h.role] || esc(h.role);
+      custom[h.layer][h.head] = [kind, h.layer, h.head];
+      hover[h.layer][h.head] = `${TITLES[kind]} · layer ${h.layer + 1} · head ${h.head + 1}<br>role <b>${esc(h.role)}</b>` +
+        `<br>BLEU drop ${fmt(h.bleu_drop)} (rank ${fmt(h.rank)})` +
+        Object.keys(h).filter(k => !["kind", "layer", "head", "role", "bleu_drop", "rank"].includes(k))
+          .map(k => `<br>${esc(k)} ${fmt(h[k])}`).join("");
+    }
+    const ax = i ? String(i + 1) : "";
+    data.push({type: "heatmap", z, text, texttemplate: "%{text}", hovertext: hover, hoverinfo: "text", customdata: custom,
+               colorscale: "Reds", zmin: 0, zmax, showscale: i === 2, xaxis: "x" + ax, yaxis: "y" + ax, xgap: 2, ygap: 2,
+               colorbar: {title: {text: "BLEU drop"}, thickness: 10}});
+    layout["xaxis" + ax] = {domain: [i * (w + gap), i * (w + gap) + w], tickmode: "array", tickvals: [...Array(H).keys()],
+                            ticktext: [...Array(H).keys()].map(h => "H" + (h + 1)), fixedrange: true};
+    layout["yaxis" + ax] = {tickmode: "array", tickvals: [...Array(L).keys()], ticktext: [...Array(L).keys()].map(l => "L" + (l + 1)),
+                            autorange: "reversed", fixedrange: true, anchor: "x" + ax};
+    layout.annotations.push({text: TITLES[kind], x: i * (w + gap) + w / 2, y: 1.08, xref: "paper", yref: "paper",
+                             showarrow: false, font: {size: 13}});
+  });
+  return {data, layout};
+}
+function curveFigure(a) {
+  const p = a.pruning || [];
+  const labels = p.map(r => r.removed ? `${TITLES[r.removed[0]]} L${r.removed[1] + 1} H${r.removed[2] + 1}` : "intact");
+  return {data: [{type: "scatter", mode: "lines+markers", x: p.map(r => r.heads_off), y: p.map(r => r.bleu),
+                  text: labels, hovertemplate: "%{x} heads off (last: %{text})<br>BLEU %{y:.2f}<extra></extra>"}],
+          layout: {margin: {l: 50, r: 10, t: 30, b: 40}, height: 300,
+                   title: {text: "Pruning: least important heads first", font: {size: 13}},
+                   xaxis: {title: {text: "heads switched off"}}, yaxis: {title: {text: `BLEU (${esc(a.split || "val")})`}},
+                   shapes: a.bleu !== undefined ? [{type: "line", xref: "paper", x0: 0, x1: 1, y0: a.bleu - 1, y1: a.bleu - 1,
+                                                   line: {dash: "dot", color: "#888"}}] : []}};
+}
+function openHead(kind, layer, head) {
+  const lens = window.__lensViews && window.__lensViews.attention;
+  if (lens && lens.select) lens.select(kind, layer, head);
+  const tab = [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === "Translate");
+  if (tab) tab.click();
+  inst.opened = {kind, layer, head};
+}
+function render() {
+  const a = props.value;
+  if (!a || !a.heads || !window.Plotly) return;
+  q("summary").textContent = `${a.heads.length} heads · ${a.split}, ${a.sentences} sentences · intact BLEU ${a.bleu}` +
+    (a.prunable_within_1_bleu !== undefined ? ` · ${a.prunable_within_1_bleu} heads can go for ≤ 1 BLEU` : "");
+  const g = gridFigure(a), c = curveFigure(a), cfg = {displaylogo: false, responsive: true};
+  Promise.all([Plotly.react(q("grid"), g.data, g.layout, cfg), Plotly.react(q("curve"), c.data, c.layout, cfg)]).then(() => {
+    const grid = q("grid");
+    if (!grid.__bound) {
+      grid.__bound = true;
+      grid.on("plotly_click", ev => { const d = ev.points[0].customdata; if (d) openHead(d[0], d[1], d[2]); });
+    }
+    element.dataset.renders = String(++inst.renders); inst.renders = +element.dataset.renders;
+  });
+}
+inst.open = openHead;
+if (window.Plotly) render(); else { const t = setInterval(() => { if (window.Plotly) { clearInterval(t); render(); } }, 30); }
+watch("value", render);
