@@ -218,6 +218,8 @@ def test_pruning_curve_is_monotone_starts_intact_and_respects_the_stop_rule(tiny
     assert [p["heads_off"] for p in curve] == list(range(len(curve)))
     drops = {(h["kind"], h["layer"], h["head"]): h["bleu_drop"] for h in atlas["heads"]}
     assert [tuple(p["removed"]) for p in curve[1:]] == A.pruning_order(drops)[:len(curve) - 1]
+    removed = [drops[tuple(p["removed"])] for p in curve[1:]]
+    assert removed == sorted(removed)  # least important first
     per_kind = {k: sum(1 for h in drops if h[0] == k) for k in ("encoder_self", "decoder_self", "cross")}
 
     def emptied(n):
