@@ -292,6 +292,8 @@ def mixed_run(url: str, model, sentences: list[str], requests: int, warmup: int,
                 errors.append(f"{type(e).__name__}: {str(e)[:200]}")
                 done += 1
             i += 1
+            if i % 10 == 0:
+                log(f"  {done} requests, RSS {rss_mb():.1f} MB, {time.perf_counter() - t0:.0f} s")
             if rss_warm is None and done >= warmup:
                 gc.collect()
                 rss_warm = rss_mb()

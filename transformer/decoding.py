@@ -114,9 +114,11 @@ class Translator:
             ids = ids[:limit]
         return ids + [self.config.eos_id]
 
-    def translate_ids(self, src_ids: list[list[int]]) -> list[list[int]]:
+    def translate_ids(self, src_ids: list[list[int]], ablate=None) -> list[list[int]]:
+        """`ablate`: (kind, layer, head) triples switched off for this call only, as in `start`."""
         src = pad_batch(src_ids, self.config.pad_id, self.device)  # (B, S)
-        return greedy_decode(self.model, src)
+        with HeadAblation(self.model, ablate):
+            return greedy_decode(self.model, src)
 
     def translate(self, text: str) -> str:
         return self.tokenizer.decode(self.translate_ids([self.source_ids(text)])[0])
@@ -191,13 +193,14 @@ class Translator:
         maps.source_tokens, maps.target_tokens = self.tokenizer.pieces(src), self.tokenizer.pieces(tgt)
         return maps
 
-    def translate_batch(self, texts: list[str], batch_size: int = 64) -> list[str]:
+    def translate_batch(self, texts: list[str], batch_size: int = 64, ablate=None) -> list[str]:
+        ablate = parse_heads(self.model, ablate)  # checked once, before any work
         srcs = [self.source_ids(t) for t in texts]
         order = sorted(range(len(srcs)), key=lambda i: len(srcs[i]))
         out: list[str] = [""] * len(srcs)
         for b in range(0, len(order), batch_size):
             idx = order[b:b + batch_size]
-            for i, ids in zip(idx, self.translate_ids([srcs[i] for i in idx])):
+            for i, ids in zip(idx, self.translate_ids([srcs[i] for i in idx], ablate)):
                 out[i] = self.tokenizer.decode(ids)
         return out
 
