@@ -233,3 +233,14 @@ def test_pruning_curve_is_monotone_starts_intact_and_respects_the_stop_rule(tiny
     within = atlas["prunable_within_1_bleu"]
     assert curve[within]["bleu"] >= base - 1
     assert all(p["bleu"] < base - 1 for p in curve[within + 1:])
+
+
+def test_atlas_tab_roles_follow_the_atlas_file():
+    from ui import atlas_tab
+    atlas = {"heads": [{"kind": "cross", "layer": 1, "head": 2, "role": "alignment"},
+                       {"kind": "cross", "layer": 0, "head": 0, "role": "diffuse"},
+                       {"kind": "encoder_self", "layer": 0, "head": 1, "role": "previous-token"}]}
+    r = atlas_tab.roles(atlas)
+    assert r["cross"][1][2] == "alignment" and r["cross"][0][0] == "diffuse"
+    assert r["encoder_self"][0] == [None, "previous-token"] and "decoder_self" not in r
+    assert atlas_tab.roles(None) == {}
