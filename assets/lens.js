@@ -162,35 +162,104 @@ function reserved(kind) {
   return d.reserved[key];
 }
 
-// -- drawing ---------------------------------------------------------------------------------------
+// -- the maps at a step ---------------------------------------------------------------------------------
+// A panel: {R, C, stride, z, rows, cols}: row i, column j is z[i * stride + j]. For a trajectory in pieces,
+// every map is computed once over all T positions (`whole`) and a step only narrows the view to rows 0..t
+// (and key columns 0..t of decoder self-attention): row t never changes once computed (KV cache).
+// Merged into words (a word's last row changes while its pieces arrive) or for a one-step payload,
+// the maps are computed for the frame shown.
+function wholeMaps(kind) {
+  const d = st.doc, key = `${kind}|${st.hide}`;
+  d.whole = d.whole || {};
+  if (!d.whole[key]) {
+    const t = st.t; st.t = d.n - 1;
+    const f = frame(), ax = axesOf(kind, f), [L, H] = d.maps[kind].shape;
+    st.t = t;
+    const panels = [], means = [];
+    for (let l = 0; l < L; l++) { panels.push([]); for (let h = 0; h < H; h++) panels[l].push(withMax(panel(kind, l, h, f, ax))); }
+    d.whole[key] = {panels, means, f, ax, L, H};
+  }
+  return d.whole[key];
+}
+function withMax(p) {                     // prefix maxima of rows: the largest weight in rows 0..i
+  p.stride = p.C; p.upto = new Float32Array(p.R);
+  let m = 0;
+  for (let i = 0; i < p.R; i++) { for (let j = 0; j < p.C; j++) if (p.z[i * p.C + j] > m) m = p.z[i * p.C + j]; p.upto[i] = m; }
+  return p;
+}
+function mapsAt(kind, f) {                // {L, H, R, C, res, panel(l, h), key}: the maps shown at frame f
+  const d = st.doc, ax = axesOf(kind, f), [L, H] = d.maps[kind].shape;
+  const R = ax.rows.length, C = ax.cols.length;
+  if (d.traj && !f.words) {
+    const w = wholeMaps(kind), res = {R: w.panels[0][0].R, C: w.panels[0][0].C};
+    const narrow = (p) => ({R, C, stride: p.stride, z: p.z, rows: ax.rows, cols: ax.cols, zmax: R ? p.upto[R - 1] : 0});
+    return {L, H, R, C, res, key: `${d.seq}|${kind}|${st.hide}|whole`,
+            panel: (l, h) => {
+              if (h !== "mean") return narrow(w.panels[l][h]);
+              if (!w.means[l]) w.means[l] = withMax(panel(kind, l, "mean", w.f, w.ax));
+              return narrow(w.means[l]);
+            }};
+  }
+  const cache = {}, res = d.traj ? reserved(kind) : {R, C};
+  return {L, H, R, C, res, key: `${d.seq}|${kind}|${st.hide}|${f.words}|${st.t}`,
+          panel: (l, h) => cache[`${l}|${h}`] || (cache[`${l}|${h}`] = Object.assign(panel(kind, l, h, f, ax), {stride: C}))};
+}
+function maxOf(p) {                       // the largest weight shown
+  if (p.zmax !== undefined) return p.zmax;
+  let m = 0;
+  for (let i = 0; i < p.R; i++) for (let j = 0; j < p.C; j++) if (p.z[i * p.stride + j] > m) m = p.z[i * p.stride + j];
+  return m;
+}
+
+// -- drawing: a 1-pixel-per-cell image per canvas, updated where the step changed it, scaled onto the canvas
 const cv = {big: null, grid: null};       // the last geometry and panels drawn (hover, clicks, tests)
 const scratch = {big: document.createElement("canvas"), grid: document.createElement("canvas")};
-function paint(img, W, x0, y0, p, zmax) { // write panel p's cells into ImageData img (W wide) at (x0, y0)
-  const s = 255 / zmax, px = img.data, z = p.z, C = p.C;
-  for (let i = 0; i < p.R; i++) {
-    let o = ((y0 + i) * W + x0) * 4;
-    for (let j = 0; j < C; j++, o += 4) {
-      const w = z[i * C + j] * s, v = (w >= 255 ? 255 : (w + 0.5) | 0) * 3;
+function cells(img, W, x0, y0, p, r0, r1, c0, c1, zmax) {  // rows r0..r1-1, columns c0..c1-1 of panel p
+  const s = 255 / zmax, px = img.data, z = p.z, S = p.stride;
+  for (let i = r0; i < r1; i++) {
+    let o = ((y0 + i) * W + x0 + c0) * 4;
+    for (let j = c0; j < c1; j++, o += 4) {
+      const w = z[i * S + j] * s, v = (w >= 255 ? 255 : (w + 0.5) | 0) * 3;
       px[o] = LUT[v]; px[o + 1] = LUT[v + 1]; px[o + 2] = LUT[v + 2]; px[o + 3] = 255;
     }
   }
 }
-function image(which, w, h) {             // a reusable w x h ImageData filled with the background colour
-  const c = scratch[which];
-  if (!c.img || c.img.width !== w || c.img.height !== h) {
-    c.img = new ImageData(Math.max(1, w), Math.max(1, h));
-    c.bg = new Uint8ClampedArray(c.img.data.length);
-    for (let o = 0; o < c.bg.length; o += 4) { c.bg[o] = BG[0]; c.bg[o + 1] = BG[1]; c.bg[o + 2] = BG[2]; c.bg[o + 3] = 255; }
-    c.width = Math.max(1, w); c.height = Math.max(1, h);
+function blank(img, W, x0, y0, r0, r1, c0, c1) {  // back to "not revealed yet"
+  const px = img.data;
+  for (let i = r0; i < r1; i++) {
+    let o = ((y0 + i) * W + x0 + c0) * 4;
+    for (let j = c0; j < c1; j++, o += 4) { px[o] = BG[0]; px[o + 1] = BG[1]; px[o + 2] = BG[2]; px[o + 3] = 255; }
   }
-  c.img.data.set(c.bg);
-  return c.img;
 }
-function blit(which) { const c = scratch[which]; c.getContext("2d").putImageData(c.img, 0, 0); return c; }
+// Bring canvas `which`'s image to show `items` ([x0, y0, panel]) with R x C cells visible, on the colour
+// scale 0..zmax: everything when the maps or the scale changed, else only the rows and columns that
+// appeared or went since the last step. Returns the scratch canvas holding it.
+function refresh(which, W, Hh, items, R, C, zmax, key) {
+  const c = scratch[which];
+  if (!c.img || c.img.width !== Math.max(1, W) || c.img.height !== Math.max(1, Hh)) {
+    c.img = new ImageData(Math.max(1, W), Math.max(1, Hh)); c.width = c.img.width; c.height = c.img.height; c.last = null;
+  }
+  const img = c.img, was = c.last;
+  if (!was || was.key !== key || was.zmax !== zmax) {
+    blank(img, W, 0, 0, 0, Hh, 0, W);
+    for (const [x0, y0, p] of items) cells(img, W, x0, y0, p, 0, R, 0, C, zmax);
+    inst.repaints = (inst.repaints || 0) + 1;
+  } else {
+    for (const [x0, y0, p] of items) {
+      if (R > was.R) cells(img, W, x0, y0, p, was.R, R, 0, C, zmax);
+      else if (R < was.R) blank(img, W, x0, y0, R, was.R, 0, was.C);
+      const r = Math.min(R, was.R);
+      if (C > was.C) cells(img, W, x0, y0, p, 0, r, was.C, C, zmax);
+      else if (C < was.C) blank(img, W, x0, y0, 0, r, C, was.C);
+    }
+  }
+  c.last = {key, R, C, zmax};
+  c.getContext("2d").putImageData(img, 0, 0);
+  return c;
+}
 function sizeCanvas(c, w, h) {
   const dpr = window.devicePixelRatio || 1, W = Math.max(1, Math.round(w * dpr)), H = Math.max(1, Math.round(h * dpr));
-  if (c.width !== W || c.height !== H) { c.width = W; c.height = H; }
-  c.style.width = `${w}px`; c.style.height = `${h}px`;
+  if (c.width !== W || c.height !== H) { c.width = W; c.height = H; c.style.width = `${w}px`; c.style.height = `${h}px`; }
   const g = c.getContext("2d"); g.setTransform(dpr, 0, 0, dpr, 0, 0); g.imageSmoothingEnabled = false;
   return g;
 }
@@ -236,16 +305,13 @@ function reservedLabels(kind) {           // the labels at the last step: what t
   st.t = t;
   return ax;
 }
-function drawBig(kind, f, grid) {
-  const res = st.doc.traj ? reserved(kind) : (() => { const a = axesOf(kind, f); return {R: a.rows.length, C: a.cols.length}; })();
-  const ax = axesOf(kind, f);
-  const p = st.head !== "mean" && grid ? grid[st.layer][st.head] : panel(kind, st.layer, st.head, f, ax);
-  const g = layoutBig(kind, res);
-  let zmax = 1e-6; for (let i = 0; i < p.z.length; i++) if (p.z[i] > zmax) zmax = p.z[i];
-  paint(image("big", res.C, res.R), res.C, 0, 0, p, zmax);
-  const c = q("canvas"), ctx = c.getContext("2d");
+function drawBig(kind, f, m) {
+  const res = m.res, p = m.panel(st.layer, st.head), g = layoutBig(kind, res);
+  const zmax = Math.max(1e-6, maxOf(p));
+  const src = refresh("big", res.C, res.R, [[0, 0, p]], p.R, p.C, zmax, `${m.key}|${st.layer}|${st.head}`);
+  const ctx = q("canvas").getContext("2d");
   ctx.imageSmoothingEnabled = false;
-  if (res.C && res.R) ctx.drawImage(blit("big"), 0, 0, res.C, res.R, 0, 0, res.C * g.cw, res.R * g.ch);
+  if (res.C && res.R) ctx.drawImage(src, 0, 0, res.C, res.R, 0, 0, res.C * g.cw, res.R * g.ch);
   if (kind !== "encoder_self" && f.row >= 0) {
     ctx.strokeStyle = RED; ctx.lineWidth = 2;
     ctx.strokeRect(1, f.row * g.ch + 1, Math.max(1, p.C) * g.cw - 2, g.ch - 2);
@@ -259,19 +325,23 @@ function drawBig(kind, f, grid) {
 }
 
 // The layers x heads grid: one canvas, every panel on one colour scale
-function drawGrid(kind, f, panels) {
-  const [L, H] = st.doc.maps[kind].shape;
-  const res = st.doc.traj ? reserved(kind) : {R: panels[0][0].R, C: panels[0][0].C};
+function drawGrid(kind, f, m) {
+  const {L, H, res} = m;
   const box = q("grid"), width = Math.max(120, box.clientWidth), left = 24, top = 16, gap = 6;
   let cell = (width - left - gap * (H - 1)) / (H * Math.max(1, res.C));
   cell = Math.max(0.25, Math.min(cell, 22, (640 - top - gap * (L - 1)) / (L * Math.max(1, res.R))));
   const pw = res.C * cell, ph = res.R * cell, height = top + L * ph + (L - 1) * gap + 2;
   const c = q("grid-canvas"), ctx = sizeCanvas(c, width, height);
+  const panels = [], items = [];
   let zmax = 1e-6;
-  for (const row of panels) for (const p of row) for (let i = 0; i < p.z.length; i++) if (p.z[i] > zmax) zmax = p.z[i];
-  const img = image("grid", res.C * H, res.R * L);
-  for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) paint(img, res.C * H, h * res.C, l * res.R, panels[l][h], zmax);
-  const src = blit("grid");
+  for (let l = 0; l < L; l++) {
+    panels.push([]);
+    for (let h = 0; h < H; h++) {
+      const p = m.panel(l, h);
+      panels[l].push(p); items.push([h * res.C, l * res.R, p]); zmax = Math.max(zmax, maxOf(p));
+    }
+  }
+  const src = refresh("grid", res.C * H, res.R * L, items, m.R, m.C, zmax, m.key);
   ctx.clearRect(0, 0, width, height);
   if (res.C && res.R) for (let l = 0; l < L; l++) for (let h = 0; h < H; h++)
     ctx.drawImage(src, h * res.C, l * res.R, res.C, res.R, left + h * (pw + gap), top + l * (ph + gap), pw, ph);
@@ -355,12 +425,10 @@ function draw() {
   const f = frame();
   drawChips(f); drawStatus(f); pushTopk(f);
   if (q("big").clientWidth > 0) {           // drawn when visible; a ResizeObserver redraws on showing
-    const ax = axesOf(kind, f), grid = [];
-    for (let l = 0; l < L; l++) { grid.push([]); for (let h = 0; h < H; h++) grid[l].push(panel(kind, l, h, f, ax)); }
-    drawGrid(kind, f, grid);
-    drawBig(kind, f, grid);
-    st.dirty = false;
-  } else st.dirty = true;
+    const m = mapsAt(kind, f);
+    drawGrid(kind, f, m);
+    drawBig(kind, f, m);
+  }
   inst.drawMs = performance.now() - t0;
   element.dataset.renders = String(++inst.renders);
   element.dataset.kind = kind; element.dataset.layer = st.layer; element.dataset.head = st.head;
@@ -370,9 +438,10 @@ function draw() {
 // -- moving through the trajectory (no request) -----------------------------------------------------
 function announce() {                     // tell the page: the translation box, the position other tabs read
   if (!MAIN) return;
-  trigger("input");                       // a js-only Gradio event (translate_tab.py): no request
+  const fire = window.__lensBus || trigger;  // #lens_bus: events fired on this view would copy its payload
+  fire("input");                          // a js-only Gradio event (translate_tab.py): no request
   const layers = document.getElementById("tab_layers");
-  if (layers && layers.offsetParent !== null) trigger("select");  // Across layers follows the step while shown
+  if (layers && layers.offsetParent !== null) fire("select");  // Across layers follows the step while shown
 }
 function go(t, doc) {
   const d = doc || st.traj;
@@ -431,9 +500,12 @@ inst.position = () => {
 inst.view = () => {
   const b = cv.big; if (!b) return null;
   const p = b.p, z = [];
-  for (let i = 0; i < p.R; i++) z.push(Array.from(p.z.subarray(i * p.C, (i + 1) * p.C)));
+  for (let i = 0; i < p.R; i++) z.push(Array.from(p.z.subarray(i * p.stride, i * p.stride + p.C)));
   return {title: q("title").textContent, kind: st.kind, layer: st.layer, head: st.head, step: st.doc.traj ? st.t : null,
           x: p.cols.map(String), y: p.rows.map(String), z, row: b.row, zmax: b.zmax};
+};
+inst.redraw = () => {                    // repaint everything from scratch (tests compare it with a step's update)
+  scratch.big.last = scratch.grid.last = null; cv.big = null; if (st.doc) draw();
 };
 inst.grid = () => {
   const g = cv.grid; if (!g) return null;
@@ -472,7 +544,7 @@ q("canvas").addEventListener("mousemove", e => {
   const b = cv.big; if (!b) return hideTip();
   const i = Math.floor(e.offsetY / b.ch), j = Math.floor(e.offsetX / b.cw), p = b.p;
   if (i < 0 || j < 0 || i >= p.R || j >= p.C) return hideTip();
-  showTip(e, `query ${p.rows[i]}\nkey ${p.cols[j]}\nweight ${p.z[i * p.C + j].toFixed(3)}`);
+  showTip(e, `query ${p.rows[i]}\nkey ${p.cols[j]}\nweight ${p.z[i * p.stride + j].toFixed(3)}`);
 });
 function gridCell(e) {
   const g = cv.grid; if (!g) return null;
@@ -485,7 +557,7 @@ q("grid-canvas").addEventListener("mousemove", e => {
   const c = gridCell(e); if (!c) return hideTip();
   const p = cv.grid.panels[c.l][c.h];
   if (c.i >= p.R || c.j >= p.C) return showTip(e, `layer ${c.l + 1} · head ${c.h + 1}`);
-  showTip(e, `layer ${c.l + 1} · head ${c.h + 1}\nquery ${p.rows[c.i]}\nkey ${p.cols[c.j]}\nweight ${p.z[c.i * p.C + c.j].toFixed(3)}`);
+  showTip(e, `layer ${c.l + 1} · head ${c.h + 1}\nquery ${p.rows[c.i]}\nkey ${p.cols[c.j]}\nweight ${p.z[c.i * p.stride + c.j].toFixed(3)}`);
 });
 q("grid-canvas").addEventListener("click", e => {
   const c = gridCell(e); if (!c) return;
@@ -512,7 +584,7 @@ q("hide").addEventListener("change", e => { st.hide = e.target.checked; cv.big =
 function figure() {                       // the big view as a Plotly figure (labels escaped): for export only
   const b = cv.big, p = b.p, x = p.cols.map(esc), y = p.rows.map(esc), z = [], text = [];
   for (let i = 0; i < p.R; i++) {
-    z.push(Array.from(p.z.subarray(i * p.C, (i + 1) * p.C)));
+    z.push(Array.from(p.z.subarray(i * p.stride, i * p.stride + p.C)));
     text.push(z[i].map((w, j) => `query ${y[i]}<br>key ${x[j]}<br>weight ${w.toFixed(3)}`));
   }
   const layout = {title: {text: esc(q("title").textContent), font: {size: 14}},

@@ -166,6 +166,32 @@ def test_maps_at_every_kind_and_several_steps_equal_the_session(page, translator
     assert xs == translator.tokenizer.pieces(translator.source_ids(SENTENCE))
 
 
+CANVASES = ("[...document.querySelectorAll('#attention [data-role=canvas], #attention [data-role=grid-canvas]')]"
+            ".map(c => c.toDataURL())")
+
+
+def test_a_step_paints_what_a_full_redraw_paints(page, translator):
+    """A step repaints only the rows (and decoder key columns) that appeared or went: the canvases must end up
+    exactly as a redraw from scratch would paint them, whichever way the steps went."""
+    start(page, SENTENCE)
+    for kind, hide in (("cross", False), ("decoder_self", True), ("encoder_self", False)):
+        pick(page, kind)
+        if hide:
+            page.check("#attention [data-role=hide]")
+        repaints, path = page.evaluate("window.__lens.repaints"), (4, 5, 2, 9, 8, 0, 6, 7, 6)
+        for t in path:
+            go(page, t)
+            before = page.evaluate(CANVASES)
+            n = renders(page)
+            page.evaluate("window.__lens.redraw()")
+            wait_render(page, n)
+            assert page.evaluate(CANVASES) == before, f"{kind}: step to {t}"
+        assert page.evaluate("window.__lens.repaints") - repaints < 4 * len(path)  # some steps were partial
+        if hide:
+            page.uncheck("#attention [data-role=hide]")
+    pick(page, "cross", 0, 0)
+
+
 def test_overview_grid_and_panel_click(page, translator):
     start(page, SENTENCE)
     go(page, 2)

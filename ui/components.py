@@ -37,7 +37,7 @@ class Ctx:
     source: gr.Textbox | None = None
     k: gr.Slider | None = None
     words: gr.Checkbox | None = None
-    view: gr.HTML | None = None  # the Translate tab's attention view (its events: see translate_tab.py)
+    view: gr.HTML | None = None  # fires the Translate view's events (see translate_tab.py, lens.js announce)
     position: gr.Textbox | None = None  # hidden: the position the view shows, kept up to date in the browser
 
 

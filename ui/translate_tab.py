@@ -67,6 +67,10 @@ def build(ctx: Ctx) -> None:
     with gr.Row(visible=False):  # the API's server-side stepping (gradio_client): same handlers as before
         api = {name: gr.Button(name) for name in ("step", "run", "back", "reset", "goto", "topk")}
     noop = gr.Button("no-op", visible="hidden", elem_id="noop")  # a Gradio round trip, for benchmarks.ui
+    # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
+    # payload (megabytes for a long sentence) on every step
+    bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
+                  elem_id="lens_bus")
 
     state = ctx.state
     outs = [state, translation, attention, topk]
@@ -80,8 +84,8 @@ def build(ctx: Ctx) -> None:
     b_goto.click(None, [step_no], js=local("goto(a[0])"))
     k.input(None, [k], js=local("setK(a[0])"))
     words.input(None, [words], js=local("setWords(a[0])"))
-    attention.input(None, None, [translation, position],
-                    js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
+    bus.input(None, None, [translation, position],
+              js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
     # the same names for programs, stepping the server's session as before
     api["step"].click(partial(h.step, tr), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(partial(h.run, tr), [state, k, words], outs, api_name="run", **FAST)
@@ -101,4 +105,4 @@ def build(ctx: Ctx) -> None:
                    **CONC)
     noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
-    ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = source, k, words, attention, position
+    ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = source, k, words, bus, position
