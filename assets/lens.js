@@ -363,7 +363,7 @@ function drawChips(f) {
   for (let i = 0; i < labels.length; i++) {
     let s = chips[i];
     if (!s) { s = chips[i] = document.createElement("span"); s.className = "lens-tok"; s.title = `position ${i}`;
-              s.textContent = labels[i]; if (d.specials.has(labels[i]) || labels[i] === "<unk>") s.classList.add("special"); }
+              s.textContent = labels[i]; if (d.specials.has(labels[i])) s.classList.add("special"); }
     s.classList.toggle("forced", !!f.chipForced[i]);
     s.classList.toggle("newest", i === f.row && i > 0);
     if (s.parentNode !== box || box.children[i] !== s) box.appendChild(s);
