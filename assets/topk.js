@@ -1,9 +1,18 @@
 // The top-k next pieces as an HTML bar chart of buttons; clicking one forces it (what-if).
 // Plain DOM (no Plotly): cheap to redraw on every step. Pieces are set with textContent only.
+// Drawn from props.value (a server answer) and, on every local step, by the Translate view (assets/lens.js
+// calls window.__topkView.render): the click sends the piece and the position the view shows.
 const list = element.querySelector(".topk-list"), note = element.querySelector(".topk-note");
-function force(piece) { if (props.value && !props.value.done) trigger("click", {piece}); }
-function render() {
-  const v = props.value || {}, items = v.items || [];
+let shown = {};
+function force(piece) {
+  if (!shown.items || shown.done) return;
+  const view = window.__lensViews && window.__lensViews.attention;
+  const position = view && view.position ? view.position() : "";
+  trigger("click", {piece, position});
+}
+function render(v) {
+  v = v || {}; shown = v;
+  const items = v.items || [];
   list.textContent = "";
   note.textContent = items.length ? (v.done ? "Decoding finished: step back to force another piece."
                                             : "Click a piece to force it instead of the greedy choice.")
@@ -18,5 +27,6 @@ function render() {
   });
   window.__topkRenders = (window.__topkRenders || 0) + 1;
 }
-render();
-watch("value", render);
+window.__topkView = {render};
+render(props.value);
+watch("value", () => render(props.value));

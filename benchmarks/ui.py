@@ -1,9 +1,20 @@
-"""python -m benchmarks.ui [--steps 40] [--checkpoint DIR]
+"""python -m benchmarks.ui [--steps 40] [--forces 8] [--loads 5] [--latency 150] [--checkpoint DIR]
 
-Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chromium):
-first page load (navigation to a page with the attention view ready and Plotly loaded), then the time
-from a click on Step to the last attention plot redrawn (the big heatmap and the layers x heads grid
-both resolved), for a 15-word sentence with the overview grid visible. Prints median and p95.
+Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chromium), then prints:
+
+- first page load: navigation until the attention view is ready (lens.js loaded and run), without and with
+  emulated network latency (Chrome DevTools' Network.emulateNetworkConditions, e.g. a share link's tunnel);
+- Step click -> view settled, for a 15-word sentence with the layers x heads grid visible. "Settled" is
+  measured in the page with performance.now(): from the click on #step until the last update the click
+  causes has finished: the view redrawn (canvases, labels, chips, top-k) AND the Gradio components it
+  updates through its js-only event (#translation and the hidden #view_pos) holding the new values; then
+  the next animation frame (the one that paints it) is awaited as well. Requests sent to the server
+  while stepping are counted (page.on("request")): the target is 0;
+- the same steps with the emulated latency;
+- the round trip of a no-op Gradio event (a hidden button, queue and SSE like every model event) on the
+  same page, as the reference a server-side step would cost at least;
+- a forced piece (a click in the top-k list) -> the new trajectory drawn, with the server's own time.
+Prints figures; asserts nothing (never a timed test).
 """
 from __future__ import annotations
 
@@ -17,61 +28,172 @@ from ui.serving import chromium, serving
 from .common import pct
 from .decode import SENTENCE
 
-CLICK_AND_WAIT = """async (sel) => {
-  const n = window.__lens.renders, t0 = performance.now();
+YIELD = "() => new Promise(r => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); })"
+
+# click `sel`, then wait (polling between tasks, not timers) until the view has redrawn and the translation
+# and position boxes hold what the view says; then one animation frame
+CLICK_SETTLED = f"""async ([sel, seqChange]) => {{
+  const L = window.__lens, yieldNow = {YIELD};
+  const ta = document.querySelector('#translation textarea'), vp = document.querySelector('#view_pos textarea');
+  const n = L.renders, seq = L.state.traj ? L.state.traj.seq : null, t0 = performance.now();
   document.querySelector(sel).click();
-  while (window.__lens.renders <= n) await new Promise(r => setTimeout(r, 1));
-  window.__lens.lastArrival = window.__lens.recvAt - t0;
+  let drawn = null;
+  for (;;) {{
+    const fresh = L.renders > n && (!seqChange || (L.state.traj && L.state.traj.seq !== seq));
+    if (fresh && drawn === null) drawn = performance.now() - t0;
+    if (fresh) {{ const [text, pos] = L.sync(); if (ta.value === text && vp.value === pos) break; }}
+    if (performance.now() - t0 > 60000) throw new Error('the view did not settle within 60 s');
+    await yieldNow();
+  }}
+  const settled = performance.now() - t0;
+  await new Promise(r => requestAnimationFrame(() => r()));
+  return {{drawn, settled, frame: performance.now() - t0, draw_ms: L.drawMs, arrival: L.recvAt - t0,
+           step: L.state.t, n: L.state.traj.n, server_ms: L.state.traj.p.ms ?? null}};
+}}"""
+
+NOOP = f"""async () => {{
+  const yieldNow = {YIELD}, n = window.__noopDone || 0, t0 = performance.now();
+  document.querySelector('#noop').click();
+  while ((window.__noopDone || 0) <= n) {{
+    if (performance.now() - t0 > 30000) throw new Error('no-op did not return');
+    await yieldNow();
+  }}
   return performance.now() - t0;
-}"""
+}}"""
+
+READY = "window.__lens !== undefined && window.__lens.ready === true"
+
+
+def emulate_latency(page, latency_ms: float):
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": latency_ms,
+                                                  "downloadThroughput": -1, "uploadThroughput": -1})
+    return cdp
+
+
+def page_loads(browser, url, n: int, latency_ms: float = 0) -> list[float]:
+    out = []
+    for i in range(n + 1):
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        if latency_ms:
+            emulate_latency(page, latency_ms)
+        t0 = time.perf_counter()
+        page.goto(url)
+        page.wait_for_function(READY, timeout=120000)
+        if i:  # the first load warms the server's caches
+            out.append(time.perf_counter() - t0)
+        page.close()
+    return out
+
+
+def step_through(page, steps: int) -> tuple[list[dict], int]:
+    """Step clicks timed until `steps` were measured (Reset, local, at the end); requests counted."""
+    sent = []
+    listener = lambda r: sent.append(r.url)
+    page.on("request", listener)
+    out, finished = [], 0
+    try:
+        while len(out) < steps:
+            if page.evaluate("window.__lens.state.t >= window.__lens.state.traj.n - 1"):
+                finished += 1
+                page.evaluate(CLICK_SETTLED, ["#reset", False])
+                continue
+            out.append(page.evaluate(CLICK_SETTLED, ["#step", False]))
+    finally:
+        page.remove_listener("request", listener)
+    return out, len(sent), finished
+
+
+def noops(page, n: int) -> list[float]:
+    return [page.evaluate(NOOP) for _ in range(n)]
+
+
+def forces(page, n: int) -> list[dict]:
+    """Force the second top-k piece at steps 1, 2, ...; Reset (local: back to the greedy trajectory) between."""
+    out = []
+    for i in range(n):
+        page.evaluate(CLICK_SETTLED, ["#reset", False])
+        for _ in range(1 + i % 4):
+            page.evaluate(CLICK_SETTLED, ["#step", False])
+        out.append(page.evaluate(CLICK_SETTLED, ["#topk .topk-list button:nth-child(2)", True]))
+    page.evaluate(CLICK_SETTLED, ["#reset", False])
+    return out
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=None)
     p.add_argument("--device", default="auto")
-    p.add_argument("--steps", type=int, default=40, help="Step clicks to time")
-    p.add_argument("--loads", type=int, default=5, help="page loads to time")
+    p.add_argument("--steps", type=int, default=40, help="Step clicks to time (each condition)")
+    p.add_argument("--loads", type=int, default=5, help="page loads to time (each condition)")
+    p.add_argument("--forces", type=int, default=8, help="forced pieces to time")
+    p.add_argument("--noops", type=int, default=20, help="no-op round trips to time (each condition)")
+    p.add_argument("--latency", type=float, default=150, help="emulated network latency, ms")
     p.add_argument("--sentence", default=SENTENCE)
     p.add_argument("--kind", default="cross", choices=["encoder_self", "decoder_self", "cross"])
     a = p.parse_args(argv)
 
     tr = Translator.load(a.checkpoint, a.device)
+    ms = lambda x: f"{x:.0f} ms"
+    med = lambda xs: statistics.median(xs)
     print(f"sentence ({len(a.sentence.split())} words): {a.sentence}")
-    with serving(tr) as url:
-        with chromium() as browser:
-            loads = []
-            for i in range(a.loads + 1):
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                t0 = time.perf_counter()
-                page.goto(url)
-                page.wait_for_function("window.Plotly !== undefined && window.__lens !== undefined")
-                if i:  # the first load warms the server's caches
-                    loads.append(time.perf_counter() - t0)
-                if i < a.loads:
-                    page.close()
-            page.fill("#source textarea", a.sentence)
-            page.evaluate(CLICK_AND_WAIT, "#start")
-            if a.kind != "cross":
-                page.click(f"#attention [data-kind={a.kind}]")
-            steps, draws, arrivals, finished = [], [], [], 0
-            while len(steps) < a.steps:
-                if "finished" in page.inner_text("#attention [data-role=status]"):
-                    finished += 1
-                    page.evaluate(CLICK_AND_WAIT, "#reset")
-                    continue
-                steps.append(page.evaluate(CLICK_AND_WAIT, "#step") / 1000)
-                draws.append(page.evaluate("window.__lens.drawMs") / 1000)
-                arrivals.append(page.evaluate("window.__lens.lastArrival") / 1000)
-            grid = page.evaluate("document.querySelector('#attention [data-role=grid]').layout.meta.panels")
-    ms = lambda x: f"{x * 1000:.0f} ms"
-    print(f"first page load: median {ms(statistics.median(loads))}, max {ms(max(loads))} (n={len(loads)})")
-    print(f"Step click -> last attention plot drawn ({a.kind}, grid of {grid} panels visible): "
-          f"median {ms(statistics.median(steps))}, p95 {ms(pct(steps, 95))}, max {ms(max(steps))} "
-          f"(n={len(steps)}, {finished} full translations)")
-    print(f"  click -> new data in the view (server + Gradio): median {ms(statistics.median(arrivals))}, "
-          f"p95 {ms(pct(arrivals, 95))}")
-    print(f"  drawing both plots in the browser: median {ms(statistics.median(draws))}, p95 {ms(pct(draws, 95))}")
+    with serving(tr) as url, chromium() as browser:
+        loads = page_loads(browser, url, a.loads)
+        loads_lat = page_loads(browser, url, a.loads, a.latency)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        page.wait_for_function(READY, timeout=120000)
+        page.fill("#source textarea", a.sentence)
+        start = page.evaluate(CLICK_SETTLED, ["#start", True])
+        if a.kind != "cross":
+            page.click(f"#attention [data-kind={a.kind}]")
+        grid = page.evaluate("window.__lens.grid()")
+        steps, sent, finished = step_through(page, a.steps)
+        noop = noops(page, a.noops)
+        forced = forces(page, a.forces)
+        emulate_latency(page, a.latency)
+        steps_lat, sent_lat, _ = step_through(page, a.steps)
+        noop_lat = noops(page, max(3, a.noops // 4))
+        forced_lat = forces(page, max(2, a.forces // 2))
+        payload = page.evaluate("window.__lens.state.traj.p.steps.n")
+
+    def step_line(xs, label):
+        s = [x["settled"] for x in xs]
+        f = [x["frame"] for x in xs]
+        d = [x["draw_ms"] for x in xs]
+        return (f"Step click -> view settled{label}: median {ms(med(s))}, p95 {ms(pct(s, 95))}, max {ms(max(s))}; "
+                f"to the next frame: median {ms(med(f))}, p95 {ms(pct(f, 95))} (n={len(xs)}); "
+                f"the view's own drawing: median {med(d):.1f} ms, p95 {pct(d, 95):.1f} ms")
+
+    def force_line(xs, rtt, label):
+        tot = [x["settled"] for x in xs]
+        srv = [x["server_ms"] for x in xs]
+        wire = [x["arrival"] - x["server_ms"] for x in xs]
+        view = [x["settled"] - x["arrival"] for x in xs]
+        return (f"forced piece -> new trajectory drawn{label}: median {ms(med(tot))}, max {ms(max(tot))} (n={len(xs)})\n"
+                f"  = the server's handler (force + greedy continuation + payload): median {ms(med(srv))}\n"
+                f"  + request and answer through Gradio (until the payload reaches the view, less the server's "
+                f"time): median {ms(med(wire))} [a no-op round trip: median {ms(med(rtt))}]\n"
+                f"  + the view decoding the trajectory and drawing the forced step: median {ms(med(view))}, "
+                f"max {ms(max(view))} (target <= 100 ms)")
+
+    print(f"first page load (until the attention view is ready): median {ms(1000 * med(loads))}, "
+          f"max {ms(1000 * max(loads))} (n={len(loads)}); with {a.latency:.0f} ms latency: "
+          f"median {ms(1000 * med(loads_lat))}, max {ms(1000 * max(loads_lat))}")
+    print(f"Start -> whole trajectory drawn ({payload} steps): {ms(start['settled'])} "
+          f"(server {ms(start['server_ms'])})")
+    print(f"grid: {grid['panels']} panels ({a.kind}) visible; {finished} full translations stepped through")
+    print(step_line(steps, ""))
+    print(f"  requests to the server during {len(steps)} steps: {sent}")
+    print(f"  reference: no-op Gradio event round trip on the same page: median {ms(med(noop))}, "
+          f"p95 {ms(pct(noop, 95))} (n={len(noop)})")
+    print(step_line(steps_lat, f" with {a.latency:.0f} ms latency"))
+    print(f"  requests to the server during {len(steps_lat)} steps: {sent_lat}")
+    print(f"  reference: no-op round trip with {a.latency:.0f} ms latency: median {ms(med(noop_lat))} "
+          f"(n={len(noop_lat)})")
+    print(force_line(forced, noop, ""))
+    print(force_line(forced_lat, noop_lat, f" with {a.latency:.0f} ms latency"))
 
 
 if __name__ == "__main__":

@@ -29,14 +29,14 @@ def wait_render(page, before: int, timeout=20000):
 
 
 def open_app(b, url, width=1400):
-    """A new page on the app, ready (view and Plotly loaded); collects page errors and dialogs."""
+    """A new page on the app, ready (the attention view's script has run); collects page errors and dialogs."""
     page = b.new_page(viewport={"width": width, "height": 1000})
     page.errors, page.dialogs = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
     page.goto(url)
     page.wait_for_selector("#attention .lens")
-    page.wait_for_function("window.Plotly !== undefined", timeout=20000)
+    page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true", timeout=30000)
     return page
 
 
@@ -48,5 +48,22 @@ def click(page, elem):
 
 
 def start(page, text):
+    """Start a sentence: wait until its trajectory is drawn (a new one, even for the same text)."""
     page.fill("#source textarea", text)
-    click(page, "#start")
+    seq = page.evaluate("window.__lens.state.traj ? window.__lens.state.traj.seq : null")
+    page.click("#start")
+    page.wait_for_function(f"window.__lens.state.traj && window.__lens.state.traj.seq !== {seq or 'null'}"
+                           " && window.__lens.state.doc === window.__lens.state.traj", timeout=60000)
+
+
+def view(page) -> dict:
+    """What the big view shows: title, kind, layer, head, step, x/y labels, z (rows of weights), boxed row."""
+    return page.evaluate("window.__lens.view()")
+
+
+def chips(page, view_id="attention") -> list[str]:
+    return page.eval_on_selector_all(f"#{view_id} .lens-tok", "es => es.map(e => e.textContent)")
+
+
+def step_no(page) -> int:
+    return int(page.evaluate("window.__lens.state.t"))

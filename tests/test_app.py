@@ -121,3 +121,122 @@ def test_gradio_client_endpoints_and_isolation(served, tiny_pairs):
         a.predict(99999, handlers.TOPK, api_name="/goto")
     with pytest.raises(Exception, match="maximum|top-k"):
         a.predict(500, api_name="/step")
+
+
+# -- the trajectory payload: Start sends every step, the browser steps locally ----------------------------
+
+def stepped(tr, text, t):
+    s = tr.start(text)
+    for _ in range(t):
+        s.step()
+    return s
+
+
+def check_trajectory(tr, text, payload, sessions):
+    """Every step of a trajectory payload equals the matching Python session (sessions[t])."""
+    from ui.payload import decode_trajectory
+    d = decode_trajectory(payload)
+    T = len(d["pieces"])
+    assert T == len(sessions)
+    for t, s in enumerate(sessions):
+        assert s.cursor == t
+        assert d["pieces"][:t + 1] == s.target_tokens and d["ids"][:t + 1] == s.target_ids
+        assert d["texts"][t] == s.translation
+        assert d["done"][t] == s.done
+        assert d["forced"][t] == s.positions[t].forced
+        assert d["greedy"][t] == tr.tokenizer.piece(s.positions[t].greedy)
+        top = s.topk(20)
+        assert [p for p, _ in d["topk"][t]] == [p for p, _ in top]
+        np.testing.assert_allclose([q for _, q in d["topk"][t]], [q for _, q in top], atol=2e-5)
+        maps = s.attention
+        np.testing.assert_allclose(d["maps"]["encoder_self"], maps.encoder_self, atol=2e-5)
+        np.testing.assert_allclose(d["maps"]["decoder_self"][:, :, :t + 1, :t + 1], maps.decoder_self, atol=2e-5)
+        np.testing.assert_allclose(d["maps"]["cross"][:, :, :t + 1], maps.cross, atol=2e-5)
+    from transformer import analysis
+    assert payload["steps"]["spans"]["target"] == [list(x) for x in analysis.word_spans(d["pieces"])]
+    assert payload["steps"]["spans"]["source"] == [list(x) for x in analysis.word_spans(payload["source"])]
+
+
+def test_start_payload_holds_every_step(tiny_translator, tiny_pairs):
+    tr = tiny_translator
+    de, _ = tiny_pairs[3]
+    state, text, payload, topk = handlers.start(tr, de, 5, True)
+    n = len(tr.start(de).run().positions)
+    assert payload["v"] == 2 and payload["steps"]["n"] == n and payload["ui"] == {"k": 5, "words": True}
+    assert payload["cursor"] == 0 and payload["target"] == ["<s>"] and text == ""  # the one-step keys: step 0
+    assert [p for p, _ in topk["items"]] == [p for p, _ in tr.start(de).topk(5)]
+    assert state.cursor == 0 and len(state.positions) == n  # the whole history, shown from step 0
+    check_trajectory(tr, de, payload, [stepped(tr, de, t) for t in range(n)])
+
+
+def test_api_stepping_after_start_is_unchanged(tiny_translator, tiny_pairs):
+    """/start now keeps the whole history: /step, /back, /goto move along it as the server did before."""
+    tr = tiny_translator
+    de, _ = tiny_pairs[5]
+    s = handlers.start(tr, de)[0]
+    ref = tr.start(de)
+    for _ in range(3):
+        s, text, payload, _ = handlers.step(tr, s)
+        ref.step()
+        assert payload["v"] == 1 and payload["target"] == ref.target_tokens and text == ref.translation
+    s = handlers.back(tr, s)[0]
+    assert s.cursor == 2
+    s, text, payload, _ = handlers.run(tr, s)
+    assert text == tr.translate(de) and payload["done"]
+
+
+def test_force_at_the_browsers_step_returns_the_forced_trajectory(tiny_translator, tiny_pairs):
+    import json
+    tr = tiny_translator
+    de, _ = tiny_pairs[3]
+    state = handlers.start(tr, de)[0]
+    at = 1
+    alt = stepped(tr, de, at).topk(3)[2][0]
+    pos = json.dumps({"step": at, "ids": [p.token for p in state.positions[:at + 1]], "forced": [0] * (at + 1)})
+    s, text, payload, topk = handlers.force_at(tr, state, pos, alt)
+    want = stepped(tr, de, at)
+    want.force(alt)
+    assert payload["cursor"] == at + 1 and text == want.translation and s.cursor == at + 1
+    assert payload["forced"] == [False] * (at + 1) + [True]
+    sessions = []
+    for t in range(len(s.positions)):  # the forced prefix, then greedy to the end
+        x = stepped(tr, de, min(t, at))
+        if t > at:
+            x.force(alt)
+            for _ in range(t - at - 1):
+                x.step()
+        sessions.append(x)
+    check_trajectory(tr, de, payload, sessions)
+    assert s.positions[-1].token == tr.config.eos_id or len(s.positions) - 1 >= s.limit  # decoded to the end
+
+
+def test_at_position_follows_the_view_or_decodes_it_again(tiny_translator, tiny_pairs):
+    import json
+    tr = tiny_translator
+    de, _ = tiny_pairs[3]
+    greedy = handlers.start(tr, de)[0]
+    ids = [p.token for p in greedy.positions]
+    alt = stepped(tr, de, 0).topk(2)[1][0]
+    forced_state = handlers.force_at(tr, greedy, {"step": 0, "ids": ids[:1], "forced": [0]}, alt)[0]
+    # the view went back to greedy (a local Reset) and shows step 2 there: the server holds the forced history
+    s = handlers.at_position(tr, forced_state, json.dumps({"step": 2, "ids": ids[:3], "forced": [0, 0, 0]}))
+    assert s.target_ids == ids[:3] and s.cursor == 2 and s is not forced_state
+    assert handlers.at_position(tr, greedy, "").cursor == greedy.cursor
+    same = handlers.at_position(tr, greedy, {"step": 1, "ids": ids[:2], "forced": [0, 0]})
+    assert same.cursor == 1 and len(same.positions) == len(greedy.positions) and greedy.cursor == 0
+    for bad in ("{", "[1]", json.dumps({"ids": []}), json.dumps({"ids": [999999]}), json.dumps({"ids": ids[1:3]}),
+                json.dumps({"step": 5, "ids": ids[:2]}), json.dumps({"ids": [ids[0], True]}),
+                json.dumps({"ids": ids[:1] * 10_000}), {"ids": ids[:2], "forced": [0]}):
+        with pytest.raises(gr.Error, match="position must be"):
+            handlers.at_position(tr, greedy, bad)
+    with pytest.raises(gr.Error, match="Start"):
+        handlers.at_position(tr, None, "")
+
+
+def test_tril_packing_round_trips():
+    from ui.payload import decode_array, encode_tril
+    rng = np.random.default_rng(0)
+    a = np.tril(rng.random((2, 3, 5, 5), dtype=np.float32))
+    d = encode_tril(a)
+    assert d["packed"] == "tril" and d["shape"] == [2, 3, 5, 5]
+    np.testing.assert_allclose(decode_array(d), a, atol=1e-5)

@@ -499,8 +499,9 @@ def chips(page):
     return page.eval_on_selector_all("#attention .lens-tok", "es => es.map(e => e.textContent)")
 
 
-def tick_texts(page, axis="xtick"):
-    return page.eval_on_selector_all(f"#attention [data-role=big] .{axis} text", "es => es.map(e => e.textContent)")
+def tick_texts(page, axis="xlabels"):
+    """The big view's axis labels (spans set with textContent; the canvas itself holds no text)."""
+    return page.eval_on_selector_all(f"#attention [data-role={axis}] span", "es => es.map(e => e.textContent)")
 
 
 @pytest.mark.browser

@@ -6,13 +6,14 @@ from functools import partial
 import gradio as gr
 
 from . import handlers as h
-from .components import CONC, Ctx, lens_view
+from .components import CONC, Ctx, lens_view, live_position
 
 
 def build(ctx: Ctx) -> None:
     tr = ctx.tr
     gr.Markdown("Switch off heads (their outputs are zeroed for this request only; the shared model is "
-                "never edited) and compare with the intact model on the sentence of the Translate tab.")
+                "never edited) and compare with the intact model on the sentence of the Translate tab, "
+                "at the step it shows.")
     with gr.Row():
         enc = gr.CheckboxGroup(h.head_choices(tr, "encoder_self"), label="Encoder self-attention heads",
                                elem_id="ablate_enc")
@@ -32,5 +33,6 @@ def build(ctx: Ctx) -> None:
                             interactive=False, elem_id="ablate_topk")
     view = lens_view(ctx, "attention_ablated")
 
-    b_ablate.click(partial(h.ablate, tr), [ctx.state, enc, dec, cross, ctx.k],
-                   [intact, ablated, probs, topk, view, note], api_name="ablate", **CONC)
+    # at the step the Translate view shows (ctx.position, read live by the js)
+    b_ablate.click(partial(h.ablate_at, tr), [ctx.state, enc, dec, cross, ctx.k, ctx.position],
+                   [intact, ablated, probs, topk, view, note], js=live_position(6, 5), api_name="ablate", **CONC)

@@ -10,26 +10,27 @@ from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx
 
 INTRO = ("# attention-lens\nWatch a Transformer translate German → English one token at a time, "
          "and see what every layer and head attends to.  \n"
-         "**1.** Type or pick a German sentence and press **Start**. **2.** Press **Step ▶** to let the "
-         "model choose the next piece (or click another piece in the top-k list to force it). "
+         "**1.** Type or pick a German sentence and press **Start**. **2.** Press **Step ▶** (or ← / →, the "
+         "step slider, **Play**) to reveal the model's choices one piece at a time (or click another piece in "
+         "the top-k list to force it). "
          "**3.** Read the heatmaps: each row is one token asking *where should I look?*, each column a "
          "token it can look at; brighter means more attention.")
 
 
 def build_demo(tr: Translator) -> gr.Blocks:
     gr.set_static_paths([str(VENDOR)])
-    head = f'<script src="/gradio_api/file={VENDOR}/plotly-cartesian.min.js"></script>'
+    plotly_src = f"/gradio_api/file={VENDOR}/plotly-cartesian.min.js"  # loaded by lens.js to export a figure
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
-        ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), head)
+        ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src)
         with gr.Tab("Translate"):
             translate_tab.build(ctx)
         with gr.Tab("Head ablation", elem_id="tab_ablation"):
             ablation_tab.build(ctx)
         with gr.Tab("Beam search", elem_id="tab_beam"):
             beam_tab.build(ctx)
-        with gr.Tab("Across layers", elem_id="tab_layers"):
-            layers_tab.build(ctx)
+        with gr.Tab("Across layers", elem_id="tab_layers") as tab_layers:
+            layers_tab.build(ctx, tab_layers)
         with gr.Tab("Head atlas", elem_id="tab_atlas"):
             atlas_tab.build(ctx, atlas_tab.load_atlas(tr))
         with gr.Tab("Attention being learned", elem_id="tab_learned"):

@@ -33,10 +33,19 @@ class Ctx:
     tr: Translator
     state: gr.State  # the user's DecodingSession
     css: str
-    head: str  # <script> tag loading plotly.js
+    plotly_src: str  # URL of the vendored plotly.js: lens.js loads it to export a figure
     source: gr.Textbox | None = None
     k: gr.Slider | None = None
     words: gr.Checkbox | None = None
+    view: gr.HTML | None = None  # fires the Translate view's events (see translate_tab.py, lens.js announce)
+    position: gr.Textbox | None = None  # hidden: the position the view shows, kept up to date in the browser
+
+
+def live_position(n_inputs: int, index: int) -> str:
+    """A Gradio `js=` function for an event whose input `index` (of n_inputs) is ctx.position: it puts the
+    position the view shows *now* there (#view_pos may lag a step behind an event fired in the same tick)."""
+    return (f"(...a) => {{ const v = window.__lensViews && window.__lensViews.attention; "
+            f"if (v && v.position) a[{index}] = v.position(); return a.slice(0, {n_inputs}); }}")
 
 
 def asset(name: str) -> str:
@@ -46,7 +55,7 @@ def asset(name: str) -> str:
 def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
     """An attention view (assets/lens.*): heatmap + layers x heads grid, drawn in the browser."""
     return gr.HTML(None, html_template=asset("lens.html"), css_template=ctx.css, js_on_load=asset("lens.js"),
-                   head=ctx.head, elem_id=elem_id)
+                   elem_id=elem_id, plotly_src=ctx.plotly_src)
 
 
 def checked(component, what: str):

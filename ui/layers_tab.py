@@ -6,12 +6,15 @@ from functools import partial
 import gradio as gr
 
 from . import handlers as h
-from .components import CONC, Ctx
+from .components import CONC, Ctx, live_position
 
 
-def build(ctx: Ctx) -> None:
+def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
+    """Show computes on demand (and is the API's /layers); the tab also follows the Translate view by itself:
+    when it is selected, when the view's step changes while it is shown (lens.js fires the view's "select"
+    event then), and when the layer or threshold changes."""
     L = len(ctx.tr.model.decoder)
-    gr.Markdown("For the current step of the Translate tab: attention rollout through the encoder "
+    gr.Markdown("For the step shown in the Translate tab: attention rollout through the encoder "
                 "(Abnar & Zuidema 2020), and which source pieces each target piece attended to.")
     with gr.Row():
         layer = gr.Dropdown(["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers",
@@ -24,5 +27,10 @@ def build(ctx: Ctx) -> None:
         matrix = gr.Plot(label="Alignment matrix", elem_id="align_matrix")
         rollout = gr.Plot(label="Encoder rollout", elem_id="rollout")
 
-    b_show.click(partial(h.across_layers, ctx.tr), [ctx.state, layer, threshold], [rollout, lines, matrix],
-                 api_name="layers", **CONC)
+    inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
+    b_show.click(partial(h.across_layers_at, ctx.tr), inputs, outs, js=live_position(4, 3), api_name="layers",
+                 **CONC)
+    follow = dict(CONC, js=live_position(4, 3), api_visibility="private", show_progress="hidden",
+                  trigger_mode="always_last")
+    for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
+        event(partial(h.across_layers_follow, ctx.tr), inputs, outs, **follow)

@@ -1,8 +1,15 @@
-"""The attention view's payload: what Python sends and `assets/lens.js` decodes (see its `decode`/`render`).
+"""The attention view's payload: what Python sends and `assets/lens.js` decodes (see its `decode`/`load`).
 
 Maps travel as base64 little-endian uint16 (weight * 65535, resolution 1.5e-5): a 15-word sentence's
 three kinds of maps take ~38 kB instead of ~400 kB of JSON floats. Keep this file and lens.js in step:
 every key written here is read there.
+
+Two kinds of payload:
+- one step (`attention_payload`, v1): the maps at one cursor, drawn as they are (other tabs, references,
+  the API's step-by-step endpoints);
+- a whole trajectory (`trajectory_payload`, v2): every position of a decoded sentence at once, so the
+  browser steps through it with no request. The maps hold all T positions; the view at step t shows rows
+  0..t of decoder_self/cross (and columns 0..t of decoder_self). `steps` holds the per-step data.
 """
 from __future__ import annotations
 
@@ -13,9 +20,11 @@ import numpy as np
 
 from transformer import analysis
 from transformer.capture import KINDS, AttentionMaps
-from transformer.tokenizer import BOUNDARY_PIECES
+from transformer.tokenizer import BOUNDARY_PIECES, SPECIAL_PIECES
 
 VERSION = 1
+TRAJECTORY_VERSION = 2
+TOPK_SENT = 20  # top-k entries per step in a trajectory payload: the k slider shows 1..20 of them locally
 _seq = itertools.count(1)  # every payload differs, so the browser redraws even when nothing else changed
 
 
@@ -26,10 +35,39 @@ def encode_array(a: np.ndarray) -> dict:
     return {"shape": list(a.shape), "b64": base64.b64encode(q.tobytes()).decode("ascii")}
 
 
+def encode_tril(a: np.ndarray) -> dict:
+    """(..., T, T) lower-triangular maps (decoder self-attention) -> only row t's first t+1 weights, packed
+    row after row for every leading index: T(T+1)/2 values per map instead of T*T."""
+    a = np.asarray(a, dtype=np.float32)
+    T = a.shape[-1]
+    rows, cols = np.tril_indices(T)
+    d = encode_array(a[..., rows, cols])
+    d.update(shape=list(a.shape), packed="tril")
+    return d
+
+
 def decode_array(d: dict) -> np.ndarray:
-    """The inverse of encode_array (what lens.js computes), for tests and clients."""
-    q = np.frombuffer(base64.b64decode(d["b64"]), dtype="<u2")
-    return (q.astype(np.float32) / 65535.0).reshape(d["shape"])
+    """The inverse of encode_array / encode_tril (what lens.js computes), for tests and clients."""
+    q = np.frombuffer(base64.b64decode(d["b64"]), dtype="<u2").astype(np.float32) / 65535.0
+    if d.get("packed") == "tril":
+        shape = d["shape"]
+        out = np.zeros(shape, dtype=np.float32)
+        rows, cols = np.tril_indices(shape[-1])
+        out[..., rows, cols] = q.reshape(*shape[:-2], len(rows))
+        return out
+    return q.reshape(d["shape"])
+
+
+def encode_ints(values) -> dict:
+    """Non-negative integers < 65536 -> {"shape", "b64"} of little-endian uint16 (lens.js `ints`)."""
+    a = np.asarray(values, dtype=np.int64)
+    if a.size and (a.min() < 0 or a.max() > 65535):
+        raise ValueError("encode_ints: values must be in 0..65535")
+    return {"shape": list(a.shape), "b64": base64.b64encode(a.astype("<u2").tobytes()).decode("ascii")}
+
+
+def decode_ints(d: dict) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(d["b64"]), dtype="<u2").astype(np.int64).reshape(d["shape"])
 
 
 def attention_payload(maps: AttentionMaps, source_tokens, target_tokens, *, cursor: int,
@@ -40,7 +78,80 @@ def attention_payload(maps: AttentionMaps, source_tokens, target_tokens, *, curs
             "cursor": int(cursor), "next": next_piece, "done": bool(done),
             "forced": list(forced) if forced is not None else [False] * len(target_tokens),
             "specials": list(BOUNDARY_PIECES),  # the key columns that "hide <s>/</s>" drops
+            "word_specials": list(SPECIAL_PIECES),  # each a word of its own when merging (analysis.word_spans)
+            "spans": {"source": _spans(source_tokens), "target": _spans(target_tokens)},
             "maps": {k: encode_array(maps[k]) for k in KINDS}, "seq": next(_seq)}
+
+
+def _spans(pieces) -> list[list[int]]:
+    return [[a, b] for a, b in analysis.word_spans(list(pieces))]
+
+
+def step_texts(tokenizer, ids: list[int]) -> dict:
+    """The translation after every step: {"text": full, "ends": [len at step t]} when each one is a prefix
+    of the last (the usual case), else {"texts": [one string per step]}."""
+    texts = [tokenizer.decode(ids[:t + 1]) for t in range(len(ids))]
+    full = texts[-1]
+    if all(full.startswith(x) for x in texts):
+        return {"text": full, "ends": [len(x) for x in texts]}
+    return {"texts": texts}
+
+
+def trajectory_payload(session, *, topk: list[list[tuple[int, float]]], k: int = 8, words: bool = False,
+                       mode: str = "greedy", doc: str = "", elapsed_ms: float | None = None) -> dict:
+    """Everything the Translate view needs for every step of `session`'s history (positions 0..T-1), shown
+    at `session.cursor`. topk[t]: the TOPK_SENT (token id, probability) pairs after position t.
+
+    Keys: the one-step keys at the cursor (source, target, cursor, next, done, forced: what a v1 payload
+    says there), `maps` over all T positions (decoder_self packed lower-triangular), and `steps`:
+    ids, pieces, forced, done, greedy (index into `vocab`), topk {k, ids (T, k) into `vocab`, p (T, k)},
+    the translation after each step (step_texts), word spans; `ui`: the k and words the view starts with."""
+    tr = session.translator
+    tok = tr.tokenizer
+    positions = session.positions
+    T, c = len(positions), session.cursor
+    full = session.fork()
+    full.cursor = T - 1
+    maps = full.attention
+    ids = [p.token for p in positions]
+    pieces = tok.pieces(ids)
+    eos = tr.config.eos_id
+    done = [ids[t] == eos or t >= session.limit for t in range(T)]
+    forced = [bool(p.forced) for p in positions]
+    vocab: dict[int, int] = {}
+    index = lambda i: vocab.setdefault(int(i), len(vocab))
+    greedy = [index(p.greedy) for p in positions]
+    top_ids = [[index(i) for i, _ in row] for row in topk]
+    top_p = [[p for _, p in row] for row in topk]
+    source = maps.source_tokens
+    return {"v": TRAJECTORY_VERSION, "doc": doc, "mode": mode, "seq": next(_seq),
+            "source": list(source), "target": pieces[:c + 1], "cursor": int(c),
+            "next": None if done[c] else tok.piece(positions[c].greedy), "done": done[c], "forced": forced[:c + 1],
+            "specials": list(BOUNDARY_PIECES), "word_specials": list(SPECIAL_PIECES),
+            "maps": {"encoder_self": encode_array(maps.encoder_self), "decoder_self": encode_tril(maps.decoder_self),
+                     "cross": encode_array(maps.cross)},
+            "steps": {"n": T, "ids": ids, "pieces": pieces, "forced": [int(f) for f in forced],
+                      "done": [int(d) for d in done], "greedy": greedy,
+                      "vocab": tok.pieces(list(vocab)),
+                      "topk": {"k": len(top_ids[0]) if top_ids else 0, "ids": encode_ints(top_ids),
+                               "p": encode_array(np.asarray(top_p, dtype=np.float32))},
+                      "spans": {"source": _spans(source), "target": _spans(pieces)},
+                      **step_texts(tok, ids)},
+            "ui": {"k": int(k), "words": bool(words)},
+            **({"ms": round(float(elapsed_ms), 1)} if elapsed_ms is not None else {})}
+
+
+def decode_trajectory(p: dict) -> dict:
+    """A trajectory payload's per-step data as Python values (for tests and clients): maps as float32
+    arrays over all T positions, top-k as [(piece, p)] per step, greedy pieces, translations per step."""
+    s = p["steps"]
+    vocab = s["vocab"]
+    ids, probs = decode_ints(s["topk"]["ids"]), decode_array(s["topk"]["p"])
+    texts = s["texts"] if "texts" in s else [s["text"][:e] for e in s["ends"]]
+    return {"maps": {k: decode_array(p["maps"][k]) for k in KINDS}, "pieces": s["pieces"], "ids": s["ids"],
+            "forced": [bool(f) for f in s["forced"]], "done": [bool(d) for d in s["done"]],
+            "greedy": [vocab[i] for i in s["greedy"]], "texts": texts,
+            "topk": [[(vocab[i], float(q)) for i, q in zip(ri, rp)] for ri, rp in zip(ids, probs)]}
 
 
 def session_payload(session, words: bool = False, mode: str = "greedy") -> dict:
@@ -67,4 +178,5 @@ def word_payload(maps: AttentionMaps, forced, *, cursor, next_piece, done, mode)
                                 next_piece=next_piece, forced=[any(forced[a:b]) for a, b in ts], done=done,
                                 mode=mode, doc="words")
     payload.update(words=True, rows=list(tw), step=cursor)
+    del payload["spans"]  # already merged: the view must not merge again
     return payload

@@ -1,4 +1,9 @@
-"""The Translate tab: step-through greedy decoding with the attention view and the top-k list."""
+"""The Translate tab: step-through greedy decoding with the attention view and the top-k list.
+
+Start decodes the whole sentence and sends every step at once; Step / Back / Run / Reset / Go, the k slider
+and the word toggle then act in the browser (js-only events: fn=None, no request). The server-side stepping
+endpoints stay for gradio_client users (/step /run /back /reset /goto /topk), on hidden buttons.
+"""
 from __future__ import annotations
 
 from functools import partial
@@ -8,7 +13,14 @@ import gradio as gr
 from transformer.data import read_examples
 
 from . import handlers as h
-from .components import CONC, FAST, Ctx, asset, checked, lens_view
+from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position
+
+VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews.attention.ctl"
+
+
+def local(call: str) -> str:
+    """A js-only event body calling the Translate view's controls (assets/lens.js `ctl`)."""
+    return f"(...a) => {{ const c = {VIEW}; if (c) c.{call}; }}"
 
 
 def build(ctx: Ctx) -> None:
@@ -50,23 +62,47 @@ def build(ctx: Ctx) -> None:
             piece_in = gr.Textbox(visible=False)
             b_force = gr.Button(visible=False)
 
+    # the position the view shows, written in the browser (js-only event below), read by other tabs' events
+    position = gr.Textbox("", visible="hidden", elem_id="view_pos", label="position shown")
+    with gr.Row(visible=False):  # the API's server-side stepping (gradio_client): same handlers as before
+        api = {name: gr.Button(name) for name in ("step", "run", "back", "reset", "goto", "topk")}
+    noop = gr.Button("no-op", visible="hidden", elem_id="noop")  # a Gradio round trip, for benchmarks.ui
+    # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
+    # payload (megabytes for a long sentence) on every step
+    bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
+                  elem_id="lens_bus")
+
     state = ctx.state
     outs = [state, translation, attention, topk]
     b_start.click(partial(h.start, tr), [source, k, words], outs, api_name="start", **CONC)
     source.submit(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **CONC)
-    b_step.click(partial(h.step, tr), [state, k, words], outs, api_name="step", **FAST)
-    b_run.click(partial(h.run, tr), [state, k, words], outs, api_name="run", **FAST)
-    b_back.click(partial(h.back, tr), [state, k, words], outs, api_name="back", **FAST)
-    b_reset.click(partial(h.reset, tr), [state, k, words], outs, api_name="reset", **FAST)
-    b_goto.click(partial(h.goto, tr), [state, step_no, k, words], outs, api_name="goto", **FAST)
-    k.release(partial(h.step_view, tr), [state, k, words], outs, api_name="topk", **CONC)
-    words.input(partial(h.step_view, tr), [state, k, words], outs, api_visibility="private", **CONC)
+    # in the browser, no request: the view moves and then fires its "input" event
+    b_step.click(None, js=local("step()"))
+    b_run.click(None, js=local("run()"))
+    b_back.click(None, js=local("back()"))
+    b_reset.click(None, js=local("reset()"))
+    b_goto.click(None, [step_no], js=local("goto(a[0])"))
+    k.input(None, [k], js=local("setK(a[0])"))
+    words.input(None, [words], js=local("setWords(a[0])"))
+    bus.input(None, None, [translation, position],
+              js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
+    # the same names for programs, stepping the server's session as before
+    api["step"].click(partial(h.step, tr), [state, k, words], outs, api_name="step", **FAST)
+    api["run"].click(partial(h.run, tr), [state, k, words], outs, api_name="run", **FAST)
+    api["back"].click(partial(h.back, tr), [state, k, words], outs, api_name="back", **FAST)
+    api["reset"].click(partial(h.reset, tr), [state, k, words], outs, api_name="reset", **FAST)
+    api["goto"].click(partial(h.goto, tr), [state, step_no, k, words], outs, api_name="goto", **FAST)
+    api["topk"].click(partial(h.step_view, tr), [state, k, words], outs, api_name="topk", **CONC)
 
     def on_force(session, kk, ww, evt: gr.EventData):
-        return h.force(tr, session, (evt._data or {}).get("piece") if evt is not None else None, kk, ww)
+        data = (evt._data or {}) if evt is not None else {}
+        return h.force_at(tr, session, data.get("position"), data.get("piece"), kk, ww)
 
     topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
     b_force.click(partial(h.force, tr), [state, piece_in, k, words], outs, api_name="force", **CONC)
     b_ref.click(partial(h.reference, tr), [source, ref], [attention, topk], api_name="reference", **CONC)
-    b_export.click(partial(h.export_maps, tr), [state], [files], api_name="export", **CONC)
-    ctx.source, ctx.k, ctx.words = source, k, words
+    b_export.click(partial(h.export_at, tr), [state, position], [files], js=live_position(2, 1), api_name="export",
+                   **CONC)
+    noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
+        None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
+    ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = source, k, words, bus, position
