@@ -169,12 +169,12 @@ def main(argv=None):
     def force_line(xs, rtt, label):
         tot = [x["settled"] for x in xs]
         srv = [x["server_ms"] for x in xs]
-        wire = [x["arrival"] - x["server_ms"] for x in xs]
+        arrive = [x["arrival"] for x in xs]
         view = [x["settled"] - x["arrival"] for x in xs]
         return (f"forced piece -> new trajectory drawn{label}: median {ms(med(tot))}, max {ms(max(tot))} (n={len(xs)})\n"
-                f"  = the server's handler (force + greedy continuation + payload): median {ms(med(srv))}\n"
-                f"  + request and answer through Gradio (until the payload reaches the view, less the server's "
-                f"time): median {ms(med(wire))} [a no-op round trip: median {ms(med(rtt))}]\n"
+                f"  click -> the new trajectory reaches the view (one round trip): median {ms(med(arrive))} "
+                f"[a no-op round trip: median {ms(med(rtt))}; the server's handler, force + greedy continuation + "
+                f"payload, inside it: median {ms(med(srv))}]\n"
                 f"  + the view decoding the trajectory and drawing the forced step: median {ms(med(view))}, "
                 f"max {ms(max(view))} (target <= 100 ms)")
 
