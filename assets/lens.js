@@ -45,6 +45,10 @@ const inst = {renders: 0, state: st, drawMs: 0};
 window.__lensViews = window.__lensViews || {};
 window.__lensViews[rootId] = inst;
 if (MAIN) window.__lens = inst;
+inst.select = (kind, layer, head) => {     // open one head (the head atlas calls this); drawn now or at the next payload
+  if (KINDS.includes(kind)) st.kind = kind;
+  st.layer = layer; st.head = head; cv.big = null; draw();
+};
 
 // -- decoding the payload --------------------------------------------------------------------------
 function bytes(b64) {
@@ -319,7 +323,9 @@ function drawBig(kind, f, m) {
   const ys = q("ylabels").children, xs = q("xlabels").children;
   for (let i = 0; i < ys.length; i++) setText(ys[i], i < p.R ? String(p.rows[i]) : "");
   for (let j = 0; j < xs.length; j++) setText(xs[j], j < p.C ? String(p.cols[j]) : "");
-  setText(q("title"), `${TITLES[kind]} · layer ${st.layer + 1} · ${st.head === "mean" ? "mean of heads" : "head " + (st.head + 1)}`);
+  const roles = st.doc.p.roles || {}, role = st.head === "mean" ? null : ((roles[kind] || [])[st.layer] || [])[st.head];
+  setText(q("title"), `${TITLES[kind]} · layer ${st.layer + 1} · ${st.head === "mean" ? "mean of heads" : "head " + (st.head + 1)}` +
+    (role ? ` · role: ${role} (head atlas)` : ""));
   setText(q("zmax"), zmax.toFixed(3));
   cv.big = Object.assign(g, {p, zmax, row: f.row});
 }

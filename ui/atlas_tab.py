@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import gradio as gr
 
@@ -17,11 +18,18 @@ TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"><
 
 
 def load_atlas(tr) -> dict | None:
+    return load_atlas_file(tr.checkpoint_dir)
+
+
+def load_atlas_file(checkpoint_dir) -> dict | None:
+    """The checkpoint's head_atlas.json, or None when it has none (or an unreadable one)."""
+    if checkpoint_dir is None:
+        return None
     try:
-        atlas = json.loads((tr.checkpoint_dir / ATLAS).read_text(encoding="utf-8")) if tr.checkpoint_dir else None
+        atlas = json.loads((Path(checkpoint_dir) / ATLAS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return atlas if isinstance(atlas, dict) and atlas.get("heads") else None
+    return atlas if isinstance(atlas, dict) and isinstance(atlas.get("heads"), list) else None
 
 
 def roles(atlas: dict | None) -> dict:

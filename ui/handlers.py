@@ -5,6 +5,7 @@ bad input with gr.Error.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -87,7 +88,15 @@ def trajectory_outputs(session: DecodingSession, k: int = TOPK, words: bool = Fa
             "step": session.cursor}
     elapsed = None if t0 is None else (time.perf_counter() - t0) * 1000
     payload = P.trajectory_payload(session, topk=rows, k=k, words=bool(words), elapsed_ms=elapsed)
+    payload["roles"] = atlas_roles(session.translator.checkpoint_dir)  # the head atlas's role of every head
     return session, session.translation, payload, topk
+
+
+@functools.lru_cache(maxsize=4)
+def atlas_roles(checkpoint_dir) -> dict:
+    """{kind: [[role per head] per layer]} from the checkpoint's head atlas ({} without one)."""
+    from .atlas_tab import load_atlas_file, roles
+    return roles(load_atlas_file(checkpoint_dir))
 
 
 def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):

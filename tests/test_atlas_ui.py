@@ -1,0 +1,47 @@
+"""The Head atlas tab in Chromium: every head drawn with its BLEU drop and role; a click opens the head in the
+Translate view, whose title then names the head's role."""
+import json
+
+import pytest
+
+from tests.browser import browser, open_app, require_chromium, serve, start
+from tests.conftest import DEVICE
+from transformer.checkpoint import DEFAULT_CHECKPOINT
+from transformer.decoding import Translator
+
+pytestmark = pytest.mark.browser
+ATLAS = json.loads((DEFAULT_CHECKPOINT / "head_atlas.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def page():
+    require_chromium()
+    tr = Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
+    with serve(tr) as url, browser() as b:
+        yield open_app(b, url)
+
+
+def test_atlas_draws_every_head_and_a_click_opens_it(page):
+    start(page, "Ein Hund rennt durch den Schnee.")
+    page.get_by_role("tab", name="Head atlas").click()
+    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=20000)
+    grid = "document.querySelector('#atlas [data-role=grid]')"
+    traces = page.evaluate(f"{grid}.data.map(t => ({{z: t.z, text: t.text}}))")
+    assert len(traces) == 3
+    kinds = ["encoder_self", "decoder_self", "cross"]
+    for h in ATLAS["heads"]:
+        tr = traces[kinds.index(h["kind"])]
+        assert tr["z"][h["layer"]][h["head"]] == pytest.approx(h["bleu_drop"])
+        assert tr["text"][h["layer"]][h["head"]] != ""
+    summary = page.inner_text("#atlas [data-role=summary]")
+    assert f"{len(ATLAS['heads'])} heads" in summary and str(ATLAS["bleu"]) in summary
+    head = next(h for h in ATLAS["heads"] if h["kind"] == "cross" and h["layer"] == 2 and h["head"] == 1)
+    page.evaluate(f"""{grid}.emit('plotly_click', {{points: [{{customdata: ['cross', 2, 1]}}]}})""")
+    page.wait_for_function("document.querySelector('#attention').querySelector('[data-role=title]')"
+                           f".textContent.includes('role: {head['role']}')", timeout=20000)
+    view = page.evaluate("(() => { const e = document.querySelector('#attention [data-kind]').closest('[data-renders]');"
+                         " return [e.dataset.kind, e.dataset.layer, e.dataset.head]; })()")
+    assert view == ["cross", "2", "1"]
+    title = page.inner_text("#attention [data-role=title]")
+    assert "layer 3" in title and "head 2" in title
+    assert page.errors == []
