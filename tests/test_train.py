@@ -95,3 +95,13 @@ def test_train_dry_run_and_resume(tmp_path):
     assert h.epochs == [1, 2, 3] and h.sentences == first.sentences == D.read_examples()[:4]
     assert h.target(1, 2) == first.target(1, 2)
     torch.testing.assert_close(torch.from_numpy(h.cross(1, 2)), torch.from_numpy(first.cross(1, 2)))
+
+
+def test_dry_run_with_atlas_writes_the_head_atlas(tmp_path):
+    import json
+    from transformer.train import main
+    main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--epochs", "1", "--atlas"])
+    atlas = json.loads((tmp_path / "ck" / "head_atlas.json").read_text())
+    # the dry-run model: 1 encoder + 1 decoder layer, 2 heads -> 2 + 2 + 2 heads
+    assert len(atlas["heads"]) == 6 and atlas["split"] == "val" and "pruning" in atlas
+    assert {h["kind"] for h in atlas["heads"]} == {"encoder_self", "decoder_self", "cross"}

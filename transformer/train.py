@@ -158,6 +158,8 @@ def parse_args(argv=None):
                    help="epoch checkpoints kept in OUT/epochs for transformer.average (default: --average-last)")
     p.add_argument("--resume", action="store_true", help=f"continue from OUT/{STATE}")
     p.add_argument("--dry-run", action="store_true", help="a few steps on a tiny synthetic corpus")
+    p.add_argument("--atlas", action="store_true",
+                   help="at the end, write the head atlas of the final weights on the val split (transformer.atlas)")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
@@ -420,8 +422,20 @@ def finish(run: Run) -> dict:
                "world_size": run.dist.world_size, "amp": a.amp,
                "tokens_per_s": round(sum(e["tokens_per_s"] for e in epochs) / len(epochs))}
     update_metrics(out, metrics)
+    if a.atlas:
+        write_atlas(run)
     print("done:", json.dumps(metrics), flush=True)
     return metrics
+
+
+def write_atlas(run: Run) -> None:
+    """The head atlas of the saved checkpoint on the validation pairs (python -m transformer.atlas does the same)."""
+    from . import atlas
+    from .checkpoint import load_checkpoint
+    model, tok = load_checkpoint(run.out)  # the weights kept (last or averaged), as the app loads them
+    result = atlas.build_atlas(Translator(model, tok, run.device), run.val_pairs, batch_size=128, split="val")
+    atlas.write_json(run.out / atlas.ATLAS, result)
+    print(f"head atlas: {run.out / atlas.ATLAS}", flush=True)
 
 
 def main(argv=None):

@@ -51,5 +51,6 @@ def build(ctx: Ctx, atlas: dict | None) -> None:
         gr.Markdown(f"This checkpoint has no head atlas (`{ATLAS}`): make one with "
                     "`python -m transformer.atlas --checkpoint DIR --split val`.")
         return
-    gr.HTML(atlas, html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas.js"), head=ctx.head,
+    gr.HTML(atlas, html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas.js"),
+            head=f'<script src="{ctx.plotly_src}"></script>',
             elem_id="atlas")
