@@ -342,7 +342,7 @@ def test_word_toggle_and_export_buttons(page, translator):
     page.click("#export")
     page.wait_for_function("document.querySelector('#export_files').innerText.includes('.npz')", timeout=20000)
     text = page.inner_text("#export_files")
-    assert f"attention_step{t}" in text and ".npz" in text and ".json" in text  # the step the view shows
+    assert f"export-step{t}" in text and ".npz" in text and ".json" in text and ".html" in text  # the view's step
 
 
 def test_ablation_beam_layers_and_learned_tabs(page, translator):
