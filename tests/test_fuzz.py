@@ -158,3 +158,25 @@ def test_attention_being_learned(tmp_path_factory):
         answers_or_gr_error(handlers.learned, h, example, epoch, layer, head)
 
     check()
+
+
+def test_handlers_that_take_the_views_position(guarded, sessions):
+    """force_at / export_at / ablate / across_layers read the position the browser sends: any JSON or value."""
+    import json as _json
+    tr = guarded
+    V = len(tr.tokenizer)
+    ids = st.lists(st.one_of(st.integers(-2, V + 2), st.just(tr.config.bos_id), numbers), min_size=0, max_size=8)
+    dicts = st.fixed_dictionaries({"step": st.one_of(st.integers(-1, 9), numbers), "ids": st.one_of(ids, numbers),
+                                   "forced": st.one_of(st.lists(st.integers(0, 1), max_size=8), numbers)})
+    positions = st.one_of(st.none(), st.just(""), dicts, dicts.map(_json.dumps), texts, numbers)
+    pieces = st.one_of(st.sampled_from(["▁A", "▁The", "</s>", "<s>", "zz"]), texts, numbers)
+
+    @FUZZ
+    @given(session=session_values(sessions), position=positions, piece=pieces, k=st.one_of(st.just(5), numbers))
+    def check(session, position, piece, k):
+        answers_or_gr_error(handlers.force_at, tr, session, position, piece, k, False)
+        answers_or_gr_error(handlers.export_at, tr, session, position)
+        answers_or_gr_error(handlers.ablate_at, tr, session, [], [], ["L1 H1"], k, position)
+        answers_or_gr_error(handlers.across_layers_at, tr, session, "all layers", 0.15, position)
+
+    check()
