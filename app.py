@@ -51,8 +51,9 @@ def read_logins(args, environ=os.environ) -> list[tuple[str, str]]:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=7860)
+    # a Hugging Face Space (or any host) sets GRADIO_SERVER_NAME / GRADIO_SERVER_PORT; the flags win
+    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     p.add_argument("--share", action="store_true", help="create a public Gradio share link (use with logins)")
     p.add_argument("--auth-file", help="file with one user:password per line required to open the app")
     p.add_argument("--auth", help="user:password (visible to other users of this machine: prefer --auth-file)")

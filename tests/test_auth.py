@@ -107,7 +107,8 @@ def test_parse_auth_bad_values_exit_with_a_message(value):
 @pytest.fixture()
 def no_launch(monkeypatch, tiny_translator):
     calls = []
-    monkeypatch.delenv(app.AUTH_ENV, raising=False)
+    for name in (app.AUTH_ENV, "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
     return calls
@@ -186,3 +187,12 @@ def test_file_logins_are_enforced_by_the_server(tiny_trained, tmp_path):
     with serve(tr, auth=logins) as url:
         assert login(url, "ann", "wrong").status_code in (400, 401, 422)
         assert login(url, "ann", "from-a-file").status_code == 200
+
+
+def test_host_and_port_from_the_environment_as_a_space_sets_them(no_launch, monkeypatch):
+    monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
+    monkeypatch.setenv("GRADIO_SERVER_PORT", "7861")
+    app.main([])
+    assert no_launch[0]["server_name"] == "0.0.0.0" and no_launch[0]["server_port"] == 7861
+    app.main(["--host", "127.0.0.2", "--port", "7862"])
+    assert no_launch[1]["server_name"] == "127.0.0.2" and no_launch[1]["server_port"] == 7862
