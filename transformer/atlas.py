@@ -412,11 +412,10 @@ def write_json(path: Path, obj) -> None:
 
 
 def main(argv=None) -> dict:
-    import torch
-
     from . import data as D
-    from .checkpoint import DEFAULT_CHECKPOINT, METRICS, CheckpointError, read_json
-    from .decoding import Translator
+    from .checkpoint import DEFAULT_CHECKPOINT
+    from .evaluate import load_model_and_split
+    from .metrics import read_metrics
     from .device import describe
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -434,19 +433,13 @@ def main(argv=None) -> dict:
         p.error("--batch-size must be at least 1")
     if a.limit is not None and a.limit < 1:
         p.error("--limit must be at least 1")
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    try:
-        tr = Translator.load(a.checkpoint, a.device)
-        pairs = D.load_pairs(a.data_dir, a.split)
-    except (CheckpointError, D.DataError, ValueError) as e:
-        sys.exit(f"error: {e}")
+    tr, pairs = load_model_and_split(a.checkpoint, a.device, a.data_dir, a.split, a.threads)
     if a.limit is not None:
         pairs = pairs[:a.limit]
     out = Path(a.out) if a.out else Path(a.checkpoint) / ATLAS
     print(f"head atlas: {a.checkpoint}, {a.split} ({len(pairs)} sentences), {describe(tr.device)}", flush=True)
     atlas = build_atlas(tr, pairs, a.batch_size, a.split, progress=lambda m: print(m, flush=True))
-    weights = (read_json(Path(a.checkpoint) / METRICS, {}) or {}).get("weights")
+    weights = read_metrics(a.checkpoint).get("weights")
     if weights:
         atlas["checkpoint_weights"] = weights
     write_json(out, atlas)

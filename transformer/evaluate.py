@@ -18,6 +18,17 @@ from .device import describe
 from .metrics import bleu, chrf, update_metrics
 
 
+def load_model_and_split(checkpoint, device, data_dir, split, threads: int = 0) -> tuple[Translator, list]:
+    """The command-line tools' common start: torch threads, the checkpoint's Translator and a split's pairs;
+    exits with a one-line message when either cannot be read."""
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        return Translator.load(checkpoint, device), D.load_pairs(data_dir, split)
+    except (CheckpointError, D.DataError, ValueError) as e:
+        sys.exit(f"error: {e}")
+
+
 def evaluate(translator: Translator, pairs, batch_size: int = 128, beam: int = 1) -> dict:
     srcs, refs = [s for s, _ in pairs], [t for _, t in pairs]
     t0 = time.perf_counter()
@@ -46,13 +57,7 @@ def main(argv=None):
     p.add_argument("--save", action="store_true", help="record the scores in the checkpoint's metrics.json")
     p.add_argument("--output", help="write the hypotheses to this file")
     a = p.parse_args(argv)
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    try:
-        tr = Translator.load(a.checkpoint, a.device)
-        pairs = D.load_pairs(a.data_dir, a.split)
-    except (CheckpointError, D.DataError, ValueError) as e:
-        sys.exit(f"error: {e}")
+    tr, pairs = load_model_and_split(a.checkpoint, a.device, a.data_dir, a.split, a.threads)
     r = evaluate(tr, pairs, a.batch_size, a.beam)
     hyps = r.pop("hypotheses")
     mode = "greedy" if a.beam == 1 else f"beam {a.beam}"

@@ -20,6 +20,7 @@ import numpy as np
 
 from transformer import analysis, figures
 from transformer.beam import beam_search, check_beam_size
+from transformer.capture import KINDS
 from transformer.decoding import DecodingSession, Translator, attend_ids
 from transformer.device import describe
 from transformer.history import AttentionHistory
@@ -28,6 +29,7 @@ from . import payload as P
 from .figures import alignment_figure, beam_tree_figure, figure
 
 TOPK = 8
+LAYOUT = "maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]"
 MAX_API_WEIGHTS = 300_000  # /attention's nested lists: about 8 bytes of JSON a weight, so at most ~2.4 MB
 EXPORTS_KEPT = 4  # the newest exports stay downloadable; older files (ours and Gradio's cached copies) go
 EXPORT_PREFIX = "attention-lens-export-"
@@ -257,7 +259,7 @@ def export_maps(tr: Translator, session) -> list[str]:
                         target_tokens=np.array(maps.target_tokens), translation=np.array(s.translation))
     d = maps.to_dict(decimals=6)
     d.update(translation=s.translation, step=s.cursor,
-             layout="maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]")
+             layout=LAYOUT)
     (out / f"{name}.json").write_text(json.dumps(d, ensure_ascii=False))
     (out / f"{name}.html").write_text(figures_html(maps), encoding="utf-8")
     prune_exports()
@@ -267,8 +269,7 @@ def export_maps(tr: Translator, session) -> list[str]:
 def figures_html(maps) -> str:
     """One standalone page: each kind's layers × heads grid (AttentionMaps.figure), plotly.js inlined once."""
     from .components import VENDOR
-    parts = [maps.figure(kind).to_html(full_html=False, include_plotlyjs=False) for kind in
-             ("encoder_self", "decoder_self", "cross")]
+    parts = [maps.figure(kind).to_html(full_html=False, include_plotlyjs=False) for kind in KINDS]
     js = (VENDOR / "plotly-cartesian.min.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
     return ("<!doctype html><html><head><meta charset='utf-8'><title>attention-lens maps</title>"
             f"<script>{js}</script></head><body>" + "".join(parts) + "</body></html>")
@@ -493,35 +494,37 @@ def api_translate(tr: Translator, text: str) -> str:
         fail(e)
 
 
-def api_attention(tr: Translator, text: str) -> dict:
-    """Greedy translation of `text` with all three kinds of attention as nested lists."""
+def decoded(tr: Translator, text: str) -> DecodingSession:
+    """`text` greedily decoded to the end, with its maps; gr.Error for unusable text."""
     try:
-        s = tr.start(text).run()
+        return tr.start(text).run()
     except ValueError as e:
         fail(e)
+
+
+def api_attention(tr: Translator, text: str) -> dict:
+    """Greedy translation of `text` with all three kinds of attention as nested lists."""
+    s = decoded(tr, text)
     maps = s.attention
-    n = sum(maps[k].size for k in ("encoder_self", "decoder_self", "cross"))
+    n = sum(maps[k].size for k in KINDS)
     if n > MAX_API_WEIGHTS:
         raise gr.Error(f"this input gives {n:,} attention weights; /attention answers at most {MAX_API_WEIGHTS:,} "
                        f"as nested lists (about 2.4 MB). Use /attention_compact (uint16, base64) or a shorter "
                        f"input.", print_exception=False)
     d = maps.to_dict(decimals=4)
     d["translation"] = s.translation
-    d["layout"] = "maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]"
+    d["layout"] = LAYOUT
     return d
 
 
 def api_attention_compact(tr: Translator, text: str) -> dict:
     """Like api_attention, with each map as {"shape", "b64"}: base64 little-endian uint16 of weight * 65535
     (ui.payload.decode_array reads it back). Bounded by the longest accepted input."""
-    try:
-        s = tr.start(text).run()
-    except ValueError as e:
-        fail(e)
+    s = decoded(tr, text)
     maps = s.attention
     return {"source_tokens": maps.source_tokens, "target_tokens": maps.target_tokens, "translation": s.translation,
             "encoding": "base64 little-endian uint16, weight = value / 65535; maps are [layer][head][query][key]",
-            **{k: P.encode_array(maps[k]) for k in ("encoder_self", "decoder_self", "cross")}}
+            **{k: P.encode_array(maps[k]) for k in KINDS}}
 
 
 # -- Model card --------------------------------------------------------------------------------------
