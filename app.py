@@ -68,6 +68,8 @@ def main(argv=None):
     if a.share and not logins:
         print("WARNING: --share without logins: anyone with the link can use this app and its compute.",
               file=sys.stderr)
+    from ui.memory import tune_allocator
+    tune_allocator()  # before anything large is allocated: freed payloads go back to the system
     import torch
     from transformer.checkpoint import CheckpointError
     from transformer.decoding import Translator

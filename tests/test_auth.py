@@ -12,6 +12,7 @@ import app
 from tests.browser import serve
 from transformer.decoding import Translator
 from tests.conftest import DEVICE
+from ui import memory
 
 USER, PASSWORD = "user", "pw"
 SENTENCE = "Ein Hund rennt."
@@ -111,6 +112,7 @@ def no_launch(monkeypatch, tiny_translator):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
+    monkeypatch.setattr(memory, "tune_allocator", lambda: {})
     return calls
 
 
@@ -196,3 +198,11 @@ def test_host_and_port_from_the_environment_as_a_space_sets_them(no_launch, monk
     assert no_launch[0]["server_name"] == "0.0.0.0" and no_launch[0]["server_port"] == 7861
     app.main(["--host", "127.0.0.2", "--port", "7862"])
     assert no_launch[1]["server_name"] == "127.0.0.2" and no_launch[1]["server_port"] == 7862
+
+
+def test_main_sets_the_allocator_up_before_loading_the_model(no_launch, monkeypatch, tiny_translator):
+    order = []
+    monkeypatch.setattr(memory, "tune_allocator", lambda: order.append("tune_allocator") or {})
+    monkeypatch.setattr(Translator, "load", lambda *a, **k: order.append("load") or tiny_translator)
+    app.main([])
+    assert order == ["tune_allocator", "load"] and len(no_launch) == 1
