@@ -2,7 +2,7 @@
 
   python -m benchmarks.load [--sessions 32] [--checkpoint DIR] [--data-dir DIR] [--url URL]
   python -m benchmarks.load --memory-steps 1000 [--checkpoint DIR]
-  python -m benchmarks.load --mixed 1000 [--warmup 200] [--checkpoint DIR]
+  python -m benchmarks.load --mixed 1000 [--warmup 200] [--default-allocator] [--checkpoint DIR]
 
 Default mode: launches the app in this process (unless --url points at a running one), then N
 gradio_client Clients in threads, each starting a DIFFERENT sentence with /start and stepping it to
@@ -11,9 +11,10 @@ checked: its final translation equals Translator.translate(sentence), every payl
 source pieces and a target that grew by one piece per step, and the last payload's maps have the
 shapes (and values) of Translator.attend(sentence, the session's target pieces).
 
---mixed N: the app served in this process and one gradio_client user making N mixed requests (start,
-steps, force, run, export, attention on a 2,200-character input, ablation, beam); prints the RSS growth
-after the warm-up and the hooks left on the model (any module).
+--mixed N: the app served in this process and one gradio_client user, in a child process, making N mixed
+requests (start, steps, force, run, export, attention on a 2,200-character input, ablation, beam); prints the
+server's RSS growth after the warm-up and the hooks left on the model (any module). Every mode sets up the
+allocator as app.py does (ui/memory.py) unless --default-allocator keeps glibc's defaults.
 
 --memory-steps N: no HTTP. Runs N+ steps over many sessions through ui.handlers.start/step in this
 process, discarding sessions as a user would, and prints the RSS growth after a warm-up, plus the
@@ -278,36 +279,80 @@ def mixed_cycle(client, sentence: str, k: int = 8) -> int:
     return 10
 
 
-def mixed_run(url: str, model, sentences: list[str], requests: int, warmup: int, log=print) -> dict:
-    """>= `requests` mixed requests (plus `warmup` first) through gradio_client; RSS of this process (the
-    server's, when served in-process) after warm-up and at the end, and the hooks left on the model."""
+def mixed_client(url: str, sentences: list[str], requests: int, warmup: int, out=sys.stdout, go=sys.stdin) -> None:
+    """The user of --mixed, in its own process: mixed visits until `warmup` requests, then prints "WARM n" and
+    waits for a line on `go` (the server measures), then visits until `requests` more. Prints progress lines
+    ("DONE requests visits seconds-of-this-visit"), one "ERROR ..." line per failed visit, and "END" last."""
     from gradio_client import Client
+    say = lambda line: print(line, file=out, flush=True)
     client = Client(url, verbose=False)
-    done, rss_warm, errors, i, t0 = 0, None, [], 0, time.perf_counter()
+    done, i, warm = 0, 0, False
     try:
         while done < requests + warmup:
+            t0 = time.perf_counter()
             try:
                 done += mixed_cycle(client, sentences[i % len(sentences)])
             except Exception as e:  # noqa: BLE001 - counted and reported
-                errors.append(f"{type(e).__name__}: {str(e)[:200]}")
+                say(f"ERROR {type(e).__name__}: {str(e)[:200]}".replace("\n", " "))
                 done += 1
             i += 1
-            if i % 10 == 0:
-                log(f"  {done} requests, RSS {rss_mb():.1f} MB, {time.perf_counter() - t0:.0f} s")
-            if rss_warm is None and done >= warmup:
-                gc.collect()
-                rss_warm = rss_mb()
+            say(f"DONE {done} {i} {time.perf_counter() - t0:.4f}")
+            if not warm and done >= warmup:
+                warm = True
+                say(f"WARM {done}")
+                go.readline()
     finally:
         client.close()
+        say(f"END {done} {i} 0")
+
+
+def mixed_run(url: str, model, sentences: list[str], requests: int, warmup: int, log=print) -> dict:
+    """>= `requests` mixed requests (plus `warmup` first) from a gradio_client user in a child process, so
+    that this process's RSS is the server's alone (when served here): read after the warm-up (the user
+    waits meanwhile) and at the end, both after gc; and the hooks left on the model."""
+    import json
+    import subprocess
+    cmd = [sys.executable, "-m", "benchmarks.load", "--mixed-client", url, "--mixed", str(requests),
+           "--warmup", str(warmup)]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    child = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=root, env=env)
+    child.stdin.write(json.dumps(sentences) + "\n")
+    child.stdin.flush()
+    done, visits, rss_warm, errors, t0, last_log, visit_s = 0, 0, None, [], time.perf_counter(), 0, []
+    for line in child.stdout:
+        kind, _, rest = line.rstrip("\n").partition(" ")
+        if kind == "ERROR":
+            errors.append(rest)
+        elif kind in ("DONE", "END"):
+            n, v, secs = rest.split()
+            done, visits = int(n), int(v)
+            if kind == "DONE" and rss_warm is not None:
+                visit_s.append(float(secs))
+            if kind == "DONE" and visits - last_log >= 10:
+                last_log = visits
+                log(f"  {done} requests, RSS {rss_mb():.1f} MB, {time.perf_counter() - t0:.0f} s")
+        elif kind == "WARM":
+            gc.collect()
+            rss_warm = rss_mb()
+            child.stdin.write("go\n")
+            child.stdin.flush()
+    child.wait()
+    if child.returncode:
+        errors.append(f"the client process exited with status {child.returncode}")
     gc.collect()
     rss_end = rss_mb()
-    rep = {"requests": done - warmup, "warmup": warmup, "visits": i, "errors": errors,
+    rss_warm = rss_end if rss_warm is None else rss_warm
+    rep = {"requests": done - warmup, "warmup": warmup, "visits": visits, "errors": errors,
            "seconds": time.perf_counter() - t0, "rss_warm_mb": rss_warm, "rss_end_mb": rss_end,
-           "growth_mb": rss_end - rss_warm, "hooks_left": hooks_left(model)}
-    log(f"mixed: {rep['requests']} requests in {i} visits (start, steps, force, run, export, attention on "
+           "growth_mb": rss_end - rss_warm, "hooks_left": hooks_left(model),
+           "visit_p50_s": pct(visit_s, 50), "visit_p95_s": pct(visit_s, 95)}
+    log(f"mixed: {rep['requests']} requests in {visits} visits (start, steps, force, run, export, attention on "
         f"{len(LONG):,} characters, ablation, beam) after {warmup} warm-up requests, {rep['seconds']:.0f} s, "
-        f"{len(errors)} errors")
-    log(f"RSS after warm-up {rss_warm:.1f} MB, at the end {rss_end:.1f} MB: growth {rep['growth_mb']:+.1f} MB")
+        f"{len(errors)} errors; the user is a separate process")
+    log(f"one visit (10 requests) after the warm-up: p50 {rep['visit_p50_s'] * 1e3:.0f} ms, "
+        f"p95 {rep['visit_p95_s'] * 1e3:.0f} ms")
+    log(f"server RSS after warm-up {rss_warm:.1f} MB, at the end {rss_end:.1f} MB: growth {rep['growth_mb']:+.1f} MB")
     log(f"hooks left on the model (any module, recorder and ablation alike): {rep['hooks_left']}")
     return rep
 
@@ -326,7 +371,17 @@ def main(argv=None):
     p.add_argument("--memory-steps", type=int, default=0, help="run the in-process memory check instead")
     p.add_argument("--mixed", type=int, default=0, help="N mixed requests against the app served in-process")
     p.add_argument("--warmup", type=int, default=200, help="warm-up requests before --mixed measures")
+    p.add_argument("--default-allocator", action="store_true",
+                   help="keep glibc's malloc defaults instead of the settings app.py makes (ui/memory.py)")
+    p.add_argument("--mixed-client", metavar="URL", help=argparse.SUPPRESS)  # the user process of --mixed
     a = p.parse_args(argv)
+    if a.mixed_client:
+        import json
+        mixed_client(a.mixed_client, json.loads(sys.stdin.readline()), a.mixed, a.warmup)
+        return 0
+    if not a.default_allocator:
+        from ui.memory import tune_allocator
+        print(f"allocator: {tune_allocator() or 'defaults'} (as app.py sets it)", flush=True)
     if a.sessions < 1:
         p.error("--sessions must be at least 1")
     from transformer.decoding import Translator
