@@ -1,15 +1,18 @@
 """The server's memory allocator, set once at start for a process that runs for days.
 
-Measured with `python -m benchmarks.load --mixed 1000` (README, Reliability): with glibc's defaults the
-server's RSS rose by 83 MB over 1,000 mixed requests after the warm-up, yet `malloc_trim` gave 62 MB of it
-back, so it was freed memory that glibc kept, not live objects. Two of glibc's defaults keep it:
+Measured with `python -m benchmarks.load --mixed` (README, Reliability): with glibc's defaults the server
+kept freed memory. In one run its RSS rose 83 MB over 1,000 mixed requests after the warm-up, and
+`malloc_trim` then gave 62 MB of it back: free blocks that glibc held, not live objects. Two defaults hold them:
 - each of Gradio's worker threads gets its own malloc arena (up to 8 per core), and each arena keeps the
   peak of the requests that ran on it;
 - the mmap threshold rises to the size of the largest block freed (up to 32 MB), so after one long input's
-  payload every later payload of a few MB comes from the heap, where holes between live objects pin it.
-`tune_allocator` caps the arenas and fixes the threshold (which stops it rising): blocks of 128 kB and more
-are mapped and go back to the system when freed. Only glibc (Linux) has these knobs; elsewhere it does
-nothing. An operator's own MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ in the environment win.
+  payload every later payload of a few MB comes from the heap, where live objects between the holes pin it.
+Either setting alone was not enough (arenas capped: +54 MB and still rising after 400 requests; the
+threshold fixed: +40 MB); both: +15 MB. `tune_allocator` caps the arenas at 2 and fixes the threshold at
+1 MB, which also stops it rising: payloads of 1 MB and more are mapped and go back to the system when freed,
+while the many small tensors of a step still reuse the heap (a 128 kB threshold mapped more blocks and cost
+a little more time for the same memory). Only glibc (Linux) has these knobs; elsewhere this does nothing.
+An operator's own MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ in the environment win.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import sys
 M_MMAP_THRESHOLD = -3  # mallopt parameters, from glibc's malloc.h
 M_ARENA_MAX = -8
 ARENA_MAX = 2
-MMAP_THRESHOLD = 128 * 1024
+MMAP_THRESHOLD = 1024 * 1024
 
 
 def tune_allocator(arena_max: int = ARENA_MAX, mmap_threshold: int = MMAP_THRESHOLD, environ=os.environ) -> dict:
