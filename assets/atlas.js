@@ -3,8 +3,10 @@
 // Clicking a head opens it in the Translate tab's view (no request: the view already holds the maps).
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const TITLES = {encoder_self: "Encoder self", decoder_self: "Decoder self", cross: "Cross"};
-const SHORT = {"previous-token": "prev", "next-token": "next", "self": "self", "no-op": "no-op",
-               "punctuation": "punct", "alignment": "align", "diffuse": "diffuse", "mixed": "mixed"};
+// Roles whose label is shorter than their name; the rest show their name. Never write a role such as self in
+// quotes here: gr.HTML turns a quoted word of js_on_load that names a missing attribute into an event trigger in
+// the config, which Gradio then fails to copy on every page load (tests/test_app.py).
+const SHORT = {"previous-token": "prev", "next-token": "next", punctuation: "punct", alignment: "align"};
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const fmt = (v) => v === null || v === undefined ? "–" : (typeof v === "number" ? (Math.round(v * 1000) / 1000) : esc(v));

@@ -240,3 +240,21 @@ def test_tril_packing_round_trips():
     d = encode_tril(a)
     assert d["packed"] == "tril" and d["shape"] == [2, 3, 5, 5]
     np.testing.assert_allclose(decode_array(d), a, atol=1e-5)
+
+
+def test_the_config_copied_on_every_page_load_is_plain_data():
+    """Gradio deep-copies the app's config for every page load and every client (/config). gr.HTML answers any
+    missing attribute named in quotes in its js_on_load with an event trigger bound to the component; a role
+    called "self" in atlas.js put one in the config's props, so the copy failed on a lock deep inside the app
+    and fell back to copying piece by piece: 0.44 s per page load, and 32 clients connecting at once timed out."""
+    import copy
+    import functools
+    from transformer.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.decoding import Translator
+    from ui.app import build_demo
+    demo = build_demo(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE))  # the shipped one has a head atlas
+    assert any(c["props"].get("elem_id") == "atlas" for c in demo.config["components"])
+    bound = [(c["props"].get("elem_id"), k) for c in demo.config["components"] for k, v in c["props"].items()
+             if isinstance(v, functools.partial) or hasattr(v, "__self__")]
+    assert bound == []
+    copy.deepcopy(demo.config)  # raised RuntimeError ("Lock objects should only be shared ...")
