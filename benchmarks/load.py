@@ -342,7 +342,7 @@ def mixed_run(url: str, model, sentences: list[str], requests: int, warmup: int,
         errors.append(f"the client process exited with status {child.returncode}")
     gc.collect()
     rss_end = rss_mb()
-    rss_warm = rss_end if rss_warm is None else rss_warm
+    rss_warm = float("nan") if rss_warm is None else rss_warm  # the user stopped before the warm-up ended
     rep = {"requests": done - warmup, "warmup": warmup, "visits": visits, "errors": errors,
            "seconds": time.perf_counter() - t0, "rss_warm_mb": rss_warm, "rss_end_mb": rss_end,
            "growth_mb": rss_end - rss_warm, "hooks_left": hooks_left(model),
