@@ -2,10 +2,11 @@
 
 File format (unchanged since the first checkpoints; one compressed npz):
   sentences            (N,) str      the example sentences
-  epochs               (E,) int      the epochs recorded, ascending
+  epochs               (E,) float    the epochs recorded, ascending: 0 = before training, 0.1 = a tenth of
+                                     the way through epoch 1, 1 = after epoch 1 (older files hold ints)
   src_{i}              (S,) str      source pieces of sentence i, ending with </s>
-  tgt_{i}_e{epoch}     (T,) str      greedy output pieces after that epoch: <s> ... (</s>)
-  cross_{i}_e{epoch}   (L, H, T, S)  cross-attention (stored as float16)
+  tgt_{i}_e{epoch:g}   (T,) str      greedy output pieces after that epoch: <s> ... (</s>)
+  cross_{i}_e{epoch:g} (L, H, T, S)  cross-attention (stored as float16)
 """
 from __future__ import annotations
 
@@ -16,16 +17,27 @@ import numpy as np
 HISTORY = "attention_history.npz"
 
 
+def epoch_key(epoch) -> str:
+    """'e3' for epoch 3, 'e0.25' for a quarter of the way through epoch 1."""
+    return f"e{float(epoch):g}"
+
+
+def as_epoch(epoch):
+    """An int where the epoch is whole (1.0 -> 1), else the float."""
+    epoch = float(epoch)
+    return int(epoch) if epoch.is_integer() else epoch
+
+
 def save_history(path, sentences: list[str], tokenizer, history: list[dict]) -> None:
-    """history: [{"epoch": int, "snap": [(tgt_ids, cross (L, H, T, S)) per sentence]}], epochs ascending."""
+    """history: [{"epoch": float, "snap": [(tgt_ids, cross (L, H, T, S)) per sentence]}], epochs ascending."""
     arrays = {"sentences": np.array(list(sentences), dtype=str),
-              "epochs": np.array([int(h["epoch"]) for h in history], dtype=np.int64)}
+              "epochs": np.array([float(h["epoch"]) for h in history], dtype=np.float64)}
     for i, text in enumerate(sentences):
         arrays[f"src_{i}"] = np.array(tokenizer.pieces(tokenizer.encode(text)) + ["</s>"])
         for h in history:
             tgt, cross = h["snap"][i]
-            arrays[f"tgt_{i}_e{h['epoch']}"] = np.array(tokenizer.pieces(tgt))
-            arrays[f"cross_{i}_e{h['epoch']}"] = cross
+            arrays[f"tgt_{i}_{epoch_key(h['epoch'])}"] = np.array(tokenizer.pieces(tgt))
+            arrays[f"cross_{i}_{epoch_key(h['epoch'])}"] = cross
     np.savez_compressed(path, **arrays)
 
 
@@ -37,11 +49,11 @@ class AttentionHistory:
         self._where = where
         try:
             self.sentences: list[str] = [str(s) for s in arrays["sentences"]]
-            self.epochs: list[int] = [int(e) for e in arrays["epochs"]]
+            self.epochs: list = [as_epoch(e) for e in arrays["epochs"]]
         except KeyError as e:
             raise ValueError(f"{where}: not an attention history (no {e.args[0]!r} array)") from None
         missing = [k for i in range(len(self.sentences))
-                   for k in [f"src_{i}"] + [f"{kind}_{i}_e{e}" for e in self.epochs for kind in ("tgt", "cross")]
+                   for k in [f"src_{i}"] + [f"{kind}_{i}_{epoch_key(e)}" for e in self.epochs for kind in ("tgt", "cross")]
                    if k not in arrays]
         if missing:
             raise ValueError(f"{where}: incomplete attention history (missing {missing[:3]})")
@@ -64,10 +76,12 @@ class AttentionHistory:
             raise ValueError(f"{self._where}: sentence index must be 0..{len(self.sentences) - 1}, got {i!r}")
         return int(i)
 
-    def _epoch(self, epoch: int) -> int:
-        if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch not in self.epochs:
+    def _epoch(self, epoch) -> str:
+        """The key suffix of a recorded epoch (int or float)."""
+        if isinstance(epoch, bool) or not isinstance(epoch, (int, float, np.integer, np.floating)) \
+                or epoch not in self.epochs:
             raise ValueError(f"{self._where}: epoch {epoch!r} was not recorded (recorded: {self.epochs})")
-        return int(epoch)
+        return epoch_key(epoch)
 
     def source(self, i: int) -> list[str]:
         """Source pieces of sentence i, ending with </s>."""
@@ -75,14 +89,14 @@ class AttentionHistory:
 
     def target(self, i: int, epoch: int) -> list[str]:
         """Greedy output pieces of sentence i after `epoch`, starting with <s>."""
-        return [str(p) for p in self._z[f"tgt_{self._index(i)}_e{self._epoch(epoch)}"]]
+        return [str(p) for p in self._z[f"tgt_{self._index(i)}_{self._epoch(epoch)}"]]
 
     def cross(self, i: int, epoch: int) -> np.ndarray:
         """Cross-attention of sentence i after `epoch`: (L, H, T, S) float32."""
-        return self._z[f"cross_{self._index(i)}_e{self._epoch(epoch)}"].astype(np.float32)
+        return self._z[f"cross_{self._index(i)}_{self._epoch(epoch)}"].astype(np.float32)
 
     def snapshots(self, tokenizer, epoch: int) -> list[tuple[list[int], np.ndarray]]:
         """One epoch's `snap` as save_history takes it (target ids, cross as stored), for train --resume."""
-        epoch = self._epoch(epoch)
-        return [([tokenizer.piece_id(p) for p in self.target(i, epoch)], self._z[f"cross_{i}_e{epoch}"])
+        key = self._epoch(epoch)
+        return [([tokenizer.piece_id(p) for p in self.target(i, epoch)], self._z[f"cross_{i}_{key}"])
                 for i in range(len(self.sentences))]

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import corpus as C
 from . import data as D
 from . import distributed
 from .average import average_weights
@@ -42,6 +43,7 @@ from .tokenizer import Tokenizer
 
 STATE = "train_state.pt"
 N_EXAMPLES = 4  # example sentences whose cross-attention is recorded every epoch
+EARLY_SNAPSHOTS = (0.02, 0.05, 0.1, 0.25, 0.5)  # also recorded inside epoch 1 (and 0: before training)
 AMP = {"off": None, "bf16": torch.bfloat16}
 
 
@@ -119,16 +121,28 @@ def snapshot_attention(model, tok, sentences, max_len):
     return out
 
 
-def translate_bleu(model, tok, pairs, device) -> dict:
-    """Greedy-translate the sources of `pairs` with the current weights; BLEU against their targets."""
+def translate_bleu(model, tok, val_sets: dict, device) -> dict:
+    """Greedy-translate each domain's validation sources with the current weights; BLEU against their targets.
+    {"bleu", "bleu_lc"}: the mean over the domains (what averaging and the log compare), plus each domain's
+    as "bleu_<domain>" / "bleu_lc_<domain>"."""
     tr = Translator(model.eval(), tok, device)
-    return bleu(tr.translate_batch([s for s, _ in pairs], batch_size=128), [t for _, t in pairs])
+    out = {}
+    for name, pairs in val_sets.items():
+        b = bleu(tr.translate_batch([s for s, _ in pairs], batch_size=128), [t for _, t in pairs])
+        out[f"bleu_{name}"], out[f"bleu_lc_{name}"] = b["bleu"], b["bleu_lc"]
+    for key in ("bleu", "bleu_lc"):
+        out[key] = round(sum(out[f"{key}_{n}"] for n in val_sets) / len(val_sets), 2)
+    return out
 
 
 def parse_args(argv=None):
     m = {f.name: f.default for f in fields(ModelConfig)}
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
+    p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR), help="the Multi30k task-1 folder")
+    p.add_argument("--tatoeba", default=str(C.DEFAULT_TATOEBA),
+                   help="Tatoeba German<TAB>English pairs (.tsv[.gz]), split by transformer.corpus; 'none': captions only")
+    p.add_argument("--multi30k-upsample", type=int, default=2,
+                   help="Multi30k's training pairs appear this many times per epoch beside Tatoeba's once")
     p.add_argument("--out", default="checkpoints/de-en")
     p.add_argument("--src", default="de")
     p.add_argument("--tgt", default="en")
@@ -161,6 +175,11 @@ def parse_args(argv=None):
     p.add_argument("--atlas", action="store_true",
                    help="at the end, write the head atlas of the final weights on the val split (transformer.atlas)")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--stop-after-minutes", type=float, default=0,
+                   help="pause this process after N minutes of training: validate, save the state mid-epoch and "
+                        "exit; --resume continues at the next batch (the schedule is unchanged)")
+    p.add_argument("--stop-after-steps", type=int, default=0,
+                   help="pause after N steps of this process, like --stop-after-minutes")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
 
@@ -174,15 +193,36 @@ def apply_dry_run(a) -> None:
     a.data_dir = "(dry run: tiny synthetic corpus)"
 
 
-def load_data(a) -> tuple[list, list]:
-    """(train pairs, val pairs) of --data-dir, or of a throw-away tiny corpus under --dry-run."""
+def load_data(a) -> tuple[list, dict, list]:
+    """(training pairs as mixed, {domain: validation pairs}, the tokenizer's sentences) of --data-dir and
+    --tatoeba, or of a throw-away tiny corpus under --dry-run."""
     try:
         if a.dry_run:
             with tempfile.TemporaryDirectory(prefix="attnlens-dry-") as tmp:
-                return D.load_pairs(tiny_corpus(Path(tmp)), "train"), D.load_pairs(tmp, "val")
-        return D.load_pairs(a.data_dir, "train", a.src, a.tgt), D.load_pairs(a.data_dir, "val", a.src, a.tgt)
+                return corpora(a, tiny_corpus(Path(tmp)), tiny_tatoeba(Path(tmp)) if a.tatoeba != "none" else None)
+        return corpora(a, a.data_dir, None if a.tatoeba == "none" else a.tatoeba)
     except D.DataError as e:
         sys.exit(f"error: {e}")
+
+
+def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
+    m_train, m_val = D.load_pairs(data_dir, "train", a.src, a.tgt), D.load_pairs(data_dir, "val", a.src, a.tgt)
+    if tatoeba is None:
+        return m_train, {"multi30k": m_val}, m_train
+    sp = C.tatoeba_split(tatoeba, data_dir)
+    train = C.mix(m_train, sp.train, a.multi30k_upsample)
+    return train, {"multi30k": m_val, "tatoeba": sp.val}, m_train + sp.train
+
+
+def tiny_tatoeba(dirpath: Path) -> Path:
+    """A small synthetic everyday-sentence corpus (German<TAB>English) for --dry-run and tests."""
+    subjects = [("Ich", "I", "bin"), ("Du", "You", "bist"), ("Er", "He", "ist"), ("Sie", "She", "ist")]
+    states = [("müde", "tired"), ("hier", "here"), ("glücklich", "happy"), ("zu Hause", "at home"), ("krank", "ill")]
+    en_be = {"I": "am", "You": "are", "He": "is", "She": "is"}
+    lines = [f"{d} {v} {s}.\t{e} {en_be[e]} {t}." for d, e, v in subjects for s, t in states]
+    path = dirpath / "tatoeba.tsv"
+    path.write_text("\n".join(lines * 2) + "\n", encoding="utf-8")
+    return path
 
 
 def get_tokenizer(a, out: Path, train_pairs, dist: distributed.Dist) -> Tokenizer:
@@ -263,7 +303,7 @@ class Run:
     config: ModelConfig
     train: list
     val: list
-    val_pairs: list
+    val_sets: dict  # {domain: validation pairs}
     model: Transformer
     net: torch.nn.Module
     opt: torch.optim.Optimizer
@@ -274,7 +314,11 @@ class Run:
     history: list[dict] = field(default_factory=list)
     step: int = 0
     start_epoch: int = 1
+    start_group: int = 0  # the first batch group of start_epoch (> 0 when resuming a paused epoch)
     train_seconds: float = 0.0
+    paused: bool = False  # --stop-after-*: the run stopped mid-epoch and saved its state
+    started: float = field(default_factory=time.time)
+    steps_this_process: int = 0
 
     @property
     def device(self) -> torch.device:
@@ -294,9 +338,10 @@ def setup(a, dist: distributed.Dist) -> Run:
     out = Path(a.out)
     if dist.is_main:
         (out / "epochs").mkdir(parents=True, exist_ok=True)
-    train_pairs, val_pairs = load_data(a)
-    tok = get_tokenizer(a, out, train_pairs, dist)
+    train_pairs, val_sets, tok_sentences = load_data(a)
+    tok = get_tokenizer(a, out, tok_sentences, dist)
     config = model_config(a, len(tok))
+    val_pairs = [p for pairs in val_sets.values() for p in pairs]
     train, val = encode_pairs(tok, train_pairs, config.max_len), encode_pairs(tok, val_pairs, config.max_len)
     steps_per_epoch = len(step_groups([(len(s), len(t) + 1) for s, t in train], a.max_tokens, a.seed,
                                       dist.world_size))
@@ -306,10 +351,12 @@ def setup(a, dist: distributed.Dist) -> Run:
     model = new_model(config, a.seed, dist.device)
     opt = new_optimizer(model, a)
     log = {"args": vars(a), "config": config.to_dict(), "world_size": dist.world_size, "amp": a.amp, "epochs": []}
-    run = Run(a, out, dist, tok, config, train, val, val_pairs, model, model, opt, total_steps, steps_per_epoch,
+    run = Run(a, out, dist, tok, config, train, val, val_sets, model, model, opt, total_steps, steps_per_epoch,
               log, examples=D.read_examples()[:N_EXAMPLES])
     if a.resume:
         resume(run)
+    elif dist.is_main and run.examples:  # the maps before any training: where the alignment emerges from
+        run.history.append({"epoch": 0, "snap": snapshot_attention(model, tok, run.examples, config.max_len)})
     if dist.active:  # different dropout masks on each process, the same model everywhere (DDP broadcasts it)
         torch.manual_seed(a.seed + 7919 * dist.rank + 104729 * run.start_epoch)
         run.net = dist.wrap(model)
@@ -332,14 +379,16 @@ def resume(run: Run) -> None:
     run.model.load_state_dict(st["model"])
     run.opt.load_state_dict(st["optim"])
     run.step, run.start_epoch, run.train_seconds = st["step"], st["epoch"] + 1, st["train_seconds"]
+    if st.get("next_group"):  # paused mid-epoch: the same epoch again, from the next batch
+        run.start_epoch, run.start_group = st["epoch"], st["next_group"]
     torch.set_rng_state(st["rng"])
     run.log = {**st["log"], "world_size": run.dist.world_size, "amp": run.a.amp}
-    run.say(f"resumed after epoch {st['epoch']} (step {run.step})")
+    run.say(f"resumed at epoch {run.start_epoch}, batch group {run.start_group} (step {run.step})")
     if run.dist.is_main and (run.out / HISTORY).exists():
         past = AttentionHistory.load(run.out / HISTORY)
         run.examples = past.sentences  # keep recording the same sentences
-        run.history = [{"epoch": e["epoch"], "snap": past.snapshots(run.tok, e["epoch"])}
-                       for e in run.log["epochs"] if e["epoch"] in past.epochs]
+        run.history = [{"epoch": e, "snap": past.snapshots(run.tok, e)} for e in past.epochs
+                       if e < 1 or any(x["epoch"] == e and "paused_at_group" not in x for x in run.log["epochs"])]
 
 
 def train_epoch(run: Run, epoch: int) -> dict:
@@ -348,15 +397,21 @@ def train_epoch(run: Run, epoch: int) -> dict:
     a, c, dist = run.a, run.config, run.dist
     run.net.train()
     groups = step_groups(run.lengths, a.max_tokens, a.seed * 1000 + epoch, dist.world_size)
+    first = run.start_group if epoch == run.start_epoch else 0
     bar = tqdm(groups, desc=f"epoch {epoch}", disable=a.no_progress or not dist.is_main, mininterval=5,
-               file=sys.stdout)
-    t0, ep_tokens, ep_loss, ep_n, norms = time.time(), 0, 0.0, 0, []
-    for group in bar:
+               file=sys.stdout, initial=first)
+    t0, ep_tokens, ep_loss, ep_n, norms, done = time.time(), 0, 0.0, 0, [], first
+    for group in groups[first:]:
         set_lr(run.opt, lr_at(run.step, a.lr, a.warmup, run.total_steps))
         s, ti, to = make_tensors(run.train, group[dist.rank], c.pad_id, c.bos_id, c.eos_id, run.device)
         loss, n_tok, norm = train_step(run.net, run.opt, [(s, ti, to)], c.pad_id, a.label_smoothing, a.clip,
                                        AMP[a.amp], dist)
         run.step += 1
+        run.steps_this_process += 1
+        done += 1
+        bar.update(1)
+        if epoch == 1 and dist.is_main and run.examples:
+            early_snapshot(run, done, len(groups))
         ep_tokens += n_tok + int((s != c.pad_id).sum())
         ep_loss += loss
         ep_n += n_tok
@@ -365,38 +420,66 @@ def train_epoch(run: Run, epoch: int) -> dict:
                         lr=f"{run.opt.param_groups[0]['lr']:.2e}")
         if a.max_steps and run.step >= a.max_steps:
             break
+        if should_pause(run) and done < len(groups):
+            run.paused = True
+            break
+    bar.close()
     secs = time.time() - t0
     ep_loss, ep_n, ep_tokens = dist.all_sum([ep_loss, ep_n, ep_tokens])
-    return {"loss": ep_loss / max(1, ep_n), "tokens": ep_tokens, "seconds": secs,
+    return {"loss": ep_loss / max(1, ep_n), "tokens": ep_tokens, "seconds": secs, "next_group": done,
             "grad_norm": sum(norms) / max(1, len(norms))}  # the same on every process
+
+
+def early_snapshot(run: Run, done: int, n_groups: int) -> None:
+    """Inside epoch 1: record the example sentences' cross-attention at the EARLY_SNAPSHOTS fractions, so the
+    history shows alignment emerging. The model goes back to training mode, and the RNG is untouched
+    (greedy decoding in eval mode draws nothing)."""
+    for frac in EARLY_SNAPSHOTS:
+        if done == max(1, round(frac * n_groups)):
+            run.history.append({"epoch": frac, "snap": snapshot_attention(run.model, run.tok, run.examples,
+                                                                          run.config.max_len)})
+            run.net.train()
+
+
+def should_pause(run: Run) -> bool:
+    """--stop-after-steps / --stop-after-minutes reached (process 0 decides, so all processes pause together)."""
+    a = run.a
+    stop = bool((a.stop_after_steps and run.steps_this_process >= a.stop_after_steps)
+                or (a.stop_after_minutes and time.time() - run.started >= 60 * a.stop_after_minutes))
+    return bool(run.dist.broadcast(stop)) if run.dist.active else stop
 
 
 def end_of_epoch(run: Run, epoch: int, stats: dict) -> None:
     """Process 0: validation loss and BLEU, attention snapshot, log line, checkpoints, state for --resume."""
     a, c, out, model = run.a, run.config, run.out, run.model
+    rng = torch.get_rng_state()  # before validation's decoding, so that a resumed run draws the same dropout
     run.train_seconds += stats["seconds"]
     val_batches = D.make_batches([(len(s), len(t) + 1) for s, t in run.val], a.max_tokens, shuffle=False)
     val_loss = validate(model, run.val, val_batches, c.pad_id, c.bos_id, c.eos_id, run.device)
-    scores = translate_bleu(model, run.tok, run.val_pairs, run.device)
-    if run.examples:
+    scores = translate_bleu(model, run.tok, run.val_sets, run.device)
+    if run.examples and not run.paused:
         run.history.append({"epoch": epoch, "snap": snapshot_attention(model, run.tok, run.examples, c.max_len)})
-    entry = {"epoch": epoch, "step": run.step, "train_loss": round(stats["loss"], 4),
+    entry = {"epoch": epoch, **({"paused_at_group": stats["next_group"]} if run.paused else {}),
+             "step": run.step, "train_loss": round(stats["loss"], 4),
              "grad_norm": round(stats["grad_norm"], 4), "val_loss": round(val_loss, 4),
              "val_bleu": scores["bleu"], "val_bleu_lc": scores["bleu_lc"],
+             **{f"val_{k}": v for k, v in scores.items() if k.startswith("bleu_") and not k.startswith("bleu_lc")},
              "lr": run.opt.param_groups[0]["lr"], "epoch_seconds": round(stats["seconds"], 1),
              "tokens_per_s": round(stats["tokens"] / stats["seconds"]),
              "elapsed_seconds": round(run.train_seconds, 1)}
     run.log["epochs"].append(entry)
     print(json.dumps(entry), flush=True)
-    save_weights(out / "epochs" / f"epoch_{epoch:03d}.pt", model, half=False)
-    for old in sorted((out / "epochs").glob("epoch_*.pt"))[:-max(a.keep_epochs or a.average_last, 1)]:
-        old.unlink()
+    if not run.paused:
+        save_weights(out / "epochs" / f"epoch_{epoch:03d}.pt", model, half=False)
+        for old in sorted((out / "epochs").glob("epoch_*.pt"))[:-max(a.keep_epochs or a.average_last, 1)]:
+            old.unlink()
     save_checkpoint(out, model, run.tok)
     (out / LOG).write_text(json.dumps(run.log, indent=1))
     if run.examples:
         save_history(out / HISTORY, run.examples, run.tok, run.history)
     torch.save({"model": model.state_dict(), "optim": run.opt.state_dict(), "step": run.step, "epoch": epoch,
-                "train_seconds": run.train_seconds, "rng": torch.get_rng_state()}, out / STATE)
+                "next_group": stats["next_group"] if run.paused else 0,
+                "train_seconds": run.train_seconds, "rng": rng}, out / STATE)
 
 
 def finish(run: Run) -> dict:
@@ -408,7 +491,7 @@ def finish(run: Run) -> dict:
     paths = sorted((out / "epochs").glob("epoch_*.pt"))[-a.average_last:]
     if a.average_last > 1 and len(paths) > 1:
         model.load_state_dict(average_weights(paths))
-        scores = translate_bleu(model, run.tok, run.val_pairs, run.device)
+        scores = translate_bleu(model, run.tok, run.val_sets, run.device)
         print(f"average of {len(paths)} epochs: val BLEU {scores['bleu']} (last epoch {last['val_bleu']})",
               flush=True)
         if scores["bleu"] >= last["val_bleu"]:
@@ -433,7 +516,8 @@ def write_atlas(run: Run) -> None:
     from . import atlas
     from .checkpoint import load_checkpoint
     model, tok = load_checkpoint(run.out)  # the weights kept (last or averaged), as the app loads them
-    result = atlas.build_atlas(Translator(model, tok, run.device), run.val_pairs, batch_size=128, split="val")
+    result = atlas.build_atlas(Translator(model, tok, run.device), [p for v in run.val_sets.values() for p in v],
+                                batch_size=128, split="mixed_val" if len(run.val_sets) > 1 else "val")
     atlas.write_json(run.out / atlas.ATLAS, result)
     print(f"head atlas: {run.out / atlas.ATLAS}", flush=True)
 
@@ -455,6 +539,10 @@ def main(argv=None):
             if dist.is_main:
                 end_of_epoch(run, epoch, stats)
             dist.barrier()
+            if run.paused:
+                run.say(f"paused in epoch {epoch} after batch group {stats['next_group']}: "
+                        f"continue with the same command and --resume")
+                return None
         metrics = finish(run) if dist.is_main and run.log["epochs"] else None
         dist.barrier()
         return metrics

@@ -1,0 +1,141 @@
+"""The training corpora: Tatoeba's everyday pairs beside Multi30k's picture captions.
+
+Tatoeba has no official split, and one sentence often has several translations, so a random split of pairs
+leaks: a test sentence would be seen in training through another of its pairs. `split_tatoeba` therefore
+groups pairs into connected components (two pairs are connected when they share a German or an English
+sentence, compared after `norm`) and puts whole components into validation, test or training. Components
+that share a sentence with any Multi30k split stay in training, and Tatoeba training pairs that share a
+sentence with Multi30k's val or test split are dropped, so no evaluation sentence of either corpus is ever
+trained on. The split is a pure function of the pairs and the seed.
+
+Split names used by the tools: Multi30k's `train`, `val`, `test_2016_flickr`; Tatoeba's `tatoeba_train`,
+`tatoeba_val`, `tatoeba_test`; `mixed_val` = Multi30k val + Tatoeba val (both domains, for the head atlas).
+"""
+from __future__ import annotations
+
+import gzip
+import random
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import data as D
+
+DEFAULT_TATOEBA = D.DEFAULT_DATA_DIR.parent / "tatoeba" / "deu_eng.tsv.gz"
+ATTRIBUTION = ("Sentence pairs from the Tatoeba Project (tatoeba.org), via www.manythings.org/anki, CC-BY 2.0")
+VAL_PAIRS, TEST_PAIRS = 2500, 5000
+MAX_COMPONENT = 8  # larger components (hub sentences such as "Hi.") always stay in training
+SPLIT_SEED = 20261201
+TATOEBA_SPLITS = ("tatoeba_train", "tatoeba_val", "tatoeba_test")
+ALL_SPLITS = D.SPLITS + TATOEBA_SPLITS + ("mixed_val",)
+
+
+def norm(text: str) -> str:
+    """The key two sentences are compared by: NFC, case-folded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+
+
+def read_tatoeba(path: str | Path = DEFAULT_TATOEBA) -> list[tuple[str, str]]:
+    """German<TAB>English lines (gzipped or plain) -> [(de, en)]; blank or malformed lines are skipped."""
+    path = Path(path)
+    if not path.exists():
+        raise D.DataError(f"no Tatoeba file at {path}; pass --tatoeba PATH (German<TAB>English lines, .tsv or "
+                          f".tsv.gz) or --tatoeba none")
+    opener = gzip.open if path.suffix == ".gz" else open
+    pairs = []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) >= 2 and cols[0].strip() and cols[1].strip():
+                pairs.append((cols[0].strip(), cols[1].strip()))
+    return pairs
+
+
+def components(pairs: list[tuple[str, str]]) -> list[list[int]]:
+    """Indices of `pairs` grouped so that pairs sharing a (normalised) German or English side are together."""
+    parent = list(range(len(pairs)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[tuple[int, str], int] = {}
+    for i, (de, en) in enumerate(pairs):
+        for side, text in ((0, de), (1, en)):
+            j = first.setdefault((side, norm(text)), i)
+            ri, rj = find(i), find(j)
+            if ri != rj:
+                parent[max(ri, rj)] = min(ri, rj)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(pairs)):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+@dataclass
+class TatoebaSplit:
+    train: list[tuple[str, str]]
+    val: list[tuple[str, str]]
+    test: list[tuple[str, str]]
+    dropped: int  # training pairs removed because a side occurs in Multi30k's val or test split
+
+
+def split_tatoeba(pairs, val_n: int = VAL_PAIRS, test_n: int = TEST_PAIRS, seed: int = SPLIT_SEED,
+                  avoid: set[str] = frozenset(), forbid_in_train: set[str] = frozenset()) -> TatoebaSplit:
+    """Whole components to val (about val_n pairs) and test (about test_n), the rest to train.
+
+    `avoid`: normalised sentences (e.g. all of Multi30k) that a val/test component may not contain.
+    `forbid_in_train`: normalised sentences (Multi30k val/test) whose pairs are dropped from training."""
+    val_n, test_n = min(val_n, len(pairs) // 10), min(test_n, len(pairs) // 10)  # tiny corpora keep a train part
+    comps = components(pairs)
+    rng = random.Random(seed)
+    order = list(range(len(comps)))
+    rng.shuffle(order)
+    val, test, train = [], [], []
+    for c in order:
+        idx = comps[c]
+        eligible = len(idx) <= MAX_COMPONENT and not any(
+            norm(pairs[i][0]) in avoid or norm(pairs[i][1]) in avoid for i in idx)
+        if eligible and len(val) < val_n:
+            val.extend(idx)
+        elif eligible and len(test) < test_n:
+            test.extend(idx)
+        else:
+            train.extend(idx)
+    kept = [i for i in sorted(train)
+            if norm(pairs[i][0]) not in forbid_in_train and norm(pairs[i][1]) not in forbid_in_train]
+    return TatoebaSplit([pairs[i] for i in kept], [pairs[i] for i in sorted(val)], [pairs[i] for i in sorted(test)],
+                        len(train) - len(kept))
+
+
+def multi30k_keys(data_dir, splits) -> set[str]:
+    keys = set()
+    for split in splits:
+        for de, en in D.load_pairs(data_dir, split):
+            keys.update((norm(de), norm(en)))
+    return keys
+
+
+def tatoeba_split(tatoeba=DEFAULT_TATOEBA, data_dir=D.DEFAULT_DATA_DIR, seed: int = SPLIT_SEED) -> TatoebaSplit:
+    """The project's Tatoeba split, made the same way by training, evaluation and the atlas."""
+    return split_tatoeba(read_tatoeba(tatoeba), seed=seed, avoid=multi30k_keys(data_dir, D.SPLITS),
+                         forbid_in_train=multi30k_keys(data_dir, ("val", "test_2016_flickr")))
+
+
+def load_split(name: str, data_dir=D.DEFAULT_DATA_DIR, tatoeba=DEFAULT_TATOEBA) -> list[tuple[str, str]]:
+    """Pairs of any split in ALL_SPLITS."""
+    if name in D.SPLITS:
+        return D.load_pairs(data_dir, name)
+    if name not in ALL_SPLITS:
+        raise D.DataError(f"unknown split {name!r}; one of {', '.join(ALL_SPLITS)}")
+    sp = tatoeba_split(tatoeba, data_dir)
+    if name == "mixed_val":
+        return D.load_pairs(data_dir, "val") + sp.val
+    return {"tatoeba_train": sp.train, "tatoeba_val": sp.val, "tatoeba_test": sp.test}[name]
+
+
+def mix(multi30k_train, tatoeba_train, multi30k_upsample: int) -> list[tuple[str, str]]:
+    """The training pairs: Tatoeba's once, Multi30k's `multi30k_upsample` times (0 leaves captions out)."""
+    return list(tatoeba_train) + list(multi30k_train) * multi30k_upsample
