@@ -88,6 +88,8 @@ function wordLabels(pieces, spans, specials) {
   return spans.map(([a, b]) => b - a === 1 && specials.has(pieces[a]) ? pieces[a]
     : (pieces.slice(a, b).join("").replace(/\u2581/g, "") || "\u2581"));
 }
+// The last row once decoding has stopped: the model still reads that piece, but its prediction is not used
+const stopped = (x) => x === "</s>" ? "(finished)" : "(stopped)";
 function frame() {
   const d = st.doc, traj = d.traj, t = st.t;
   const n = traj ? t + 1 : d.n, cursor = traj ? t : d.cursor, tp = d.pieces.slice(0, n);
@@ -106,7 +108,7 @@ function frame() {
   } else {
     f.src = d.source; f.tgt = tp; f.row = cursor; f.chipForced = forced;
     f.srcSpecial = d.source.map(x => d.specials.has(x)); f.tgtSpecial = tp.map(x => d.specials.has(x));
-    f.rows = d.rowLabels || tp.map((x, i) => `${x} → ${i + 1 < n ? tp[i + 1] : (next ?? "?")}`);
+    f.rows = d.rowLabels || tp.map((x, i) => `${x} → ${i + 1 < n ? tp[i + 1] : (next ?? stopped(x))}`);
   }
   return f;
 }
@@ -376,13 +378,30 @@ function drawChips(f) {
   }
   while (box.children.length > labels.length) box.lastChild.remove();
 }
+function drawLegend() {                  // what ▁ means, with a word of this sentence that became several pieces
+  const d = st.doc, box = q("legend"), key = String(d.seq);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  let ex = null;                          // the shortest such word of the source (else of the target)
+  for (const [pieces, spans] of [[d.source, d.spans && d.spans.source], [d.pieces, d.spans && d.spans.target]]) {
+    for (const [a, b] of spans || []) {
+      const ps = pieces.slice(a, b), word = ps.join("").replace(/\u2581/g, "");
+      if (b - a > 1 && !ps.some(p => d.specials.has(p)) && (!ex || word.length < ex[0].length)) ex = [word, ps];
+    }
+    if (ex) break;
+  }
+  box.textContent = "\u2581 marks a piece that starts a word. The model reads and writes pieces from a vocabulary " +
+    "learned on its training text, so a word it saw rarely is split" + (ex ? `: ${ex[0]} \u2192 ${ex[1].join(" ")}` : ".");
+}
 function drawStatus(f) {
   const d = st.doc, unit = f.words || d.merged ? "words" : "pieces";
   const mode = {reference: "Teacher-forced reference", beam: "Beam hypothesis (teacher-forced)",
                 ablated: "Heads switched off"}[d.mode] || `Step ${d.traj ? st.t : (d.step ?? d.cursor)}`;
   const nt = f.words ? f.tgt.length : (d.merged ? d.n : f.n), ns = f.words ? f.src.length : d.S;
   setText(q("status"), `${mode} · ${ns} source ${unit} · ${nt} target ${unit}` +
-    (f.done ? " · finished" : (f.next ? ` · next (greedy): ${f.next}` : "")));
+    (f.done ? " · finished" + (st.kind !== "encoder_self" && f.tp[f.n - 1] === "</s>" && !f.words
+      ? ": the last row is the model reading its own </s>; what it would predict next is not used" : "")
+      : (f.next ? ` · next (greedy): ${f.next}` : "")));
   const player = q("player"), show = MAIN && d.traj;
   if (player.hidden === show) player.hidden = !show;
   if (show) {
@@ -404,7 +423,8 @@ function fillSelect(sel, n, withMean, value) {  // option values are the labels 
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(withMean ? ["mean"] : []);
   if ([...sel.options].map(o => o.value).join() !== want.join()) {
     sel.textContent = "";
-    for (const v of want) { const o = document.createElement("option"); o.value = v; o.textContent = v; sel.appendChild(o); }
+    for (const v of want) { const o = document.createElement("option"); o.value = v;
+      o.textContent = v === "mean" ? "mean of heads" : v; sel.appendChild(o); }
   }
   const v = value === "mean" ? "mean" : String(value + 1);
   if (sel.value !== v) sel.value = v;
@@ -412,6 +432,7 @@ function fillSelect(sel, n, withMean, value) {  // option values are the labels 
 function empty(msg) {
   st.doc = null; cv.big = cv.grid = null;
   setText(q("status"), msg); q("target").textContent = ""; q("target").dataset.key = "";
+  q("legend").textContent = ""; q("legend").dataset.key = "";
   q("player").hidden = true; q("ylabels").textContent = ""; q("xlabels").textContent = "";
   for (const c of [q("canvas"), q("grid-canvas")]) { c.width = c.height = 0; c.style.height = "0px"; }
   q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("zmax"), "");
@@ -429,7 +450,7 @@ function draw() {
   element.querySelectorAll("[data-kind]").forEach(b => b.classList.toggle("active", b.dataset.kind === kind));
   q("hide").checked = st.hide;
   const f = frame();
-  drawChips(f); drawStatus(f); pushTopk(f);
+  drawChips(f); drawLegend(); drawStatus(f); pushTopk(f);
   if (q("big").clientWidth > 0) {           // drawn when visible; a ResizeObserver redraws on showing
     const m = mapsAt(kind, f);
     drawGrid(kind, f, m);

@@ -147,7 +147,8 @@ def test_maps_at_every_kind_and_several_steps_equal_the_session(page, translator
         maps = s.attention
         tgt = s.target_tokens
         nxt = None if s.done else translator.tokenizer.piece(s.positions[t].greedy)
-        rows = [f"{a} → {b}" for a, b in zip(tgt, tgt[1:] + [nxt if nxt is not None else "?"])]
+        end = "(finished)" if tgt[-1] == "</s>" else "(stopped)"  # the last row once decoding has stopped
+        rows = [f"{a} → {b}" for a, b in zip(tgt, tgt[1:] + [nxt if nxt is not None else end])]
         for kind, layer, head in (("cross", 0, 0), ("cross", L - 1, H - 1), ("decoder_self", 1, 2),
                                   ("encoder_self", 2, 1), ("cross", 1, "mean")):
             pick(page, kind, layer, head)

@@ -21,8 +21,11 @@ def label(piece: str) -> str:
 
 
 def row_labels(target_tokens: list[str], next_piece: str | None = None) -> list[str]:
-    """Decoder query rows: 'query → the token this row predicts' (the last row predicts next_piece)."""
-    nxt = list(target_tokens[1:]) + [next_piece if next_piece is not None else "?"]
+    """Decoder query rows: 'query → the token this row predicts' (the last row predicts next_piece). A last
+    row of </s> with no next piece is '</s> → (finished)': the model still reads its own </s>, but what it would
+    predict then is not used; any other last row with no next piece is '→ ?'."""
+    ends = list(target_tokens[-1:]) == ["</s>"]
+    nxt = list(target_tokens[1:]) + [next_piece if next_piece is not None else ("(finished)" if ends else "?")]
     return [f"{label(q)} → {label(n)}" for q, n in zip(target_tokens, nxt)]
 
 
@@ -106,3 +109,36 @@ def _trace(w: np.ndarray, x, y, zmax: float | None, prefix: str = "", showscale:
 def _axis(labels, title: str) -> dict:
     return {"tickmode": "array", "tickvals": list(range(len(labels))), "ticktext": list(labels),
             "title": {"text": title}, "tickfont": {"size": 11}, "showgrid": False, "zeroline": False}
+
+
+def inside_figure(ins, row: int | None = None):
+    """Inside one head (a transformer.inside.HeadInside) as three heatmaps side by side: the scaled scores
+    q·kᵀ/√d_k (masked cells left blank), the weights softmax(masked scores), and the contributions
+    ‖α v W_Oʰ‖ with each row normalised to sum to 1; `row` is boxed in red in each."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    x = [label(p) for p in ins.key_tokens]
+    y = [label(p) for p in ins.query_tokens]
+    titles = ("scores q·kᵀ/√d_k", "weights = softmax(masked scores)", "contribution ‖α v W_O‖ (row share)")
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.06, subplot_titles=titles)
+    scores = np.where(ins.mask, np.nan, ins.scores)  # (Tq, Tk): a masked key has no score
+    finite = scores[np.isfinite(scores)]
+    lim = float(np.abs(finite).max()) if finite.size else 1.0
+    for c, (z, scale, zmin, zmax, what) in enumerate((
+            (scores, "RdBu_r", -lim, lim, "score"), (ins.weights, COLORSCALE, 0.0, 1.0, "weight"),
+            (ins.contribution_share(), COLORSCALE, 0.0, 1.0, "contribution share")), start=1):
+        hover = [[f"query {y[i]}<br>key {x[j]}<br>{what} " + ("masked" if ins.mask[i, j] else f"{z[i, j]:.3f}")
+                  for j in range(len(x))] for i in range(len(y))]
+        fig.add_trace(go.Heatmap(z=np.round(z, 4), x=list(range(len(x))), y=list(range(len(y))), text=hover,
+                                 hoverinfo="text", colorscale=scale, zmin=zmin, zmax=zmax, showscale=c != 3,
+                                 colorbar={"x": 0.31 if c == 1 else 1.0, "thickness": 10}), row=1, col=c)
+        fig.update_xaxes(**_axis(x, "keys"), row=1, col=c)
+        fig.update_yaxes(**_axis(y if c == 1 else [""] * len(y), "queries" if c == 1 else ""),
+                         autorange="reversed", row=1, col=c)
+        if row is not None:
+            fig.add_shape(type="rect", x0=-0.5, x1=len(x) - 0.5, y0=row - 0.5, y1=row + 0.5,
+                          line={"color": "#ff4136", "width": 2}, row=1, col=c)
+    fig.update_layout(title={"text": f"{KIND_TITLES[ins.kind]} · layer {ins.layer + 1} · head {ins.head + 1} · "
+                                     f"step {ins.step}: softmax(q·kᵀ/√d_k)·v"},
+                      height=max(360, 140 + 20 * len(y)), margin={"l": 120, "r": 40, "t": 80, "b": 90})
+    return fig
