@@ -206,3 +206,50 @@ def test_main_sets_the_allocator_up_before_loading_the_model(no_launch, monkeypa
     monkeypatch.setattr(Translator, "load", lambda *a, **k: order.append("load") or tiny_translator)
     app.main([])
     assert order == ["tune_allocator", "load"] and len(no_launch) == 1
+
+
+# -- the --auth-file format: as Notepad writes it, passwords verbatim, no user twice, kept private ----------
+
+def file_logins(tmp_path, data: bytes, mode: int = 0o600, environ=None, auth=None):
+    import argparse
+    f = tmp_path / "logins"
+    f.write_bytes(data)
+    f.chmod(mode)
+    return app.read_logins(argparse.Namespace(auth_file=str(f), auth=auth), environ=environ or {})
+
+
+def test_auth_file_with_a_byte_order_mark_and_windows_line_endings(tmp_path):
+    data = "ann:one\r\nbob:two\r\n".encode("utf-8-sig")  # Notepad: BOM + CRLF
+    assert data.startswith(b"\xef\xbb\xbf")
+    assert file_logins(tmp_path, data) == [("ann", "one"), ("bob", "two")]
+
+
+def test_auth_file_passwords_keep_their_spaces(tmp_path):
+    data = "ann:  two leading\nbob:two trailing  \r\ncid:\tx\t\n  # an indented comment\n   \n".encode()
+    assert file_logins(tmp_path, data) == [("ann", "  two leading"), ("bob", "two trailing  "), ("cid", "\tx\t")]
+
+
+def test_auth_file_user_name_with_spaces_is_refused_naming_the_line(tmp_path):
+    with pytest.raises(SystemExit, match=r"line 2: the user name ' bob'"):
+        file_logins(tmp_path, b"ann:one\n bob:two\n")
+
+
+@pytest.mark.parametrize("data,environ,auth", [(b"ann:one\nbob:x\nann:two\n", None, None),
+                                               (b"ann:one\n", {app.AUTH_ENV: "bob:1, ann:2"}, None),
+                                               (b"ann:one\n", None, "ann:one")])
+def test_a_user_given_twice_is_refused(tmp_path, data, environ, auth):
+    with pytest.raises(SystemExit, match=r"user 'ann' is given more than once"):
+        file_logins(tmp_path, data, environ=environ, auth=auth)
+
+
+def test_bad_auth_file_line_is_named(tmp_path):
+    with pytest.raises(SystemExit, match=r"line 3: a login must look like user:password"):
+        file_logins(tmp_path, b"# logins\nann:one\nbob\n")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+@pytest.mark.parametrize("mode,warns", [(0o600, False), (0o400, False), (0o640, True), (0o604, True), (0o644, True)])
+def test_auth_file_readable_by_others_warns(tmp_path, capsys, mode, warns):
+    assert file_logins(tmp_path, b"ann:one\n", mode=mode) == [("ann", "one")]
+    err = capsys.readouterr().err
+    assert (f"can be read by other users of this machine (mode {mode:03o})" in err) is warns, err
