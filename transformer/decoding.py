@@ -337,6 +337,14 @@ class DecodingSession:
         cross = np.stack([p.cross_row for p in rows], axis=2)  # (L, H, T, S)
         return AttentionMaps(self.encoder_self, dec, cross, self.source_tokens, self.target_tokens)
 
+    def inside(self, kind: str, layer: int, head: int, norms: bool = False):
+        """Inside one head (0-based layer and head, like AttentionMaps.figure) at the cursor: a HeadInside
+        with q, k, v, scores (q·kᵀ/√d_k, before masking), mask, weights, out (weights·v) and contribution
+        (‖α v W_Oʰ‖), numpy arrays from one teacher-forced pass with hooks (transformer/inside.py).
+        `norms=True` adds ‖v W_Oʰ‖ for every head of every kind (`.norms`)."""
+        from .inside import session_inside
+        return session_inside(self, kind, layer, head, norms)
+
     def _position(self, position: Optional[int]) -> Position:
         if position is None:
             return self.positions[self.cursor]
