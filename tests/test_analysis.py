@@ -129,12 +129,12 @@ def test_beam_tree_figure():
     assert edges["x"].count(None) == 4  # one segment per non-root node
     assert len(live["x"]) == 4 and len(done["x"]) == 1
     assert done["marker"]["symbol"] != live["marker"]["symbol"]
-    assert (done["x"], done["y"]) == ([2], [0])
+    assert (done["x"], done["y"]) == ([2], [1])  # ranks shown from 1
     assert "&lt;script&gt;" in live["text"] and "<script>" not in json.dumps(fig)
     fig = beam_tree_figure(tree, PIECES.get, highlight_path=[(0, 0), (1, 0), (2, 0)])
     assert len(fig["data"]) == 4
     path = fig["data"][1]
-    assert path["line"]["width"] > edges["line"]["width"] and (path["x"], path["y"]) == ([0, 1, 2], [0, 0, 0])
+    assert path["line"]["width"] > edges["line"]["width"] and (path["x"], path["y"]) == ([0, 1, 2], [1, 1, 1])
 
 
 def test_beam_tree_figure_of_a_real_search():

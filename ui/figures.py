@@ -32,8 +32,9 @@ def training_curves(log: dict) -> dict:
 def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
     """A beam search tree (a BeamResult or its .tree: per step a list of nodes with .token, .parent,
     .score, .rank, .alive): x = step, y = rank in the beam (best on top), one line segment from each
-    node to its parent. Finished (EOS) nodes are green diamonds; highlight_path, [(step, node index),
-    ...] from the root, is drawn thick. pieces_of(id) -> piece text."""
+    node to its parent. Ranks are shown from 1 (best), as the hypotheses are numbered; a step can hold more
+    nodes than the beam size, since a finished one (EOS, a green diamond) leaves the beam and frees its slot.
+    highlight_path, [(step, node index), ...] from the root, is drawn thick. pieces_of(id) -> piece text."""
     tree = getattr(result_tree, "tree", result_tree)
     ex, ey = [], []
     groups = {True: {"x": [], "y": [], "text": [], "hover": []}, False: {"x": [], "y": [], "text": [], "hover": []}}
@@ -41,17 +42,17 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
         for node in nodes:
             piece, g = label(pieces_of(node.token)), groups[bool(node.alive)]
             g["x"].append(step)
-            g["y"].append(node.rank)
+            g["y"].append(node.rank + 1)
             g["text"].append(piece)
-            g["hover"].append(f"step {step} · rank {node.rank}<br>{piece}<br>log-prob {node.score:.3f}")
+            g["hover"].append(f"step {step} · rank {node.rank + 1}<br>{piece}<br>log-prob {node.score:.3f}")
             if node.parent >= 0:
                 ex += [step - 1, step, None]
-                ey += [tree[step - 1][node.parent].rank, node.rank, None]
+                ey += [tree[step - 1][node.parent].rank + 1, node.rank + 1, None]
     data = [{"type": "scatter", "mode": "lines", "x": ex, "y": ey, "line": {"color": "#bbbbbb", "width": 1},
              "hoverinfo": "skip", "name": "beam"}]
     if highlight_path:
         data.append({"type": "scatter", "mode": "lines", "x": [s for s, _ in highlight_path],
-                     "y": [tree[s][i].rank for s, i in highlight_path], "line": {"color": "#ff851b", "width": 5},
+                     "y": [tree[s][i].rank + 1 for s, i in highlight_path], "line": {"color": "#ff851b", "width": 5},
                      "hoverinfo": "skip", "name": "chosen hypothesis"})
     for alive, name, marker in ((True, "live", {"symbol": "circle", "size": 10, "color": "#0074d9"}),
                                 (False, "finished (EOS)", {"symbol": "diamond", "size": 13, "color": "#2ecc40"})):
@@ -63,7 +64,7 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
     return {"data": data,
             "layout": {"xaxis": {"tickmode": "array", "tickvals": steps, "ticktext": [str(s) for s in steps],
                                  "title": {"text": "step"}, "zeroline": False},
-                       "yaxis": {"title": {"text": "rank in beam"}, "autorange": "reversed", "dtick": 1,
+                       "yaxis": {"title": {"text": "rank at this step (1 = best)"}, "autorange": "reversed", "dtick": 1,
                                  "zeroline": False},
                        "legend": {"orientation": "h", "y": -0.2}, "margin": {"l": 60, "r": 20, "t": 30, "b": 60}}}
 
