@@ -232,8 +232,8 @@ def session_inside(session, kind: str, layer: int, head: int, norms: bool = Fals
 # -- where weight and contribution disagree (python -m transformer.inside) ---------------------------------
 
 def disagreements(ins: HeadInside) -> list[dict]:
-    """Rows whose highest-weight key is not their highest-contribution key, most striking first (the
-    larger the weight the top-contribution key lacks, relative to the top weight)."""
+    """Rows whose highest-weight key is not their highest-contribution key, in row order; `gap` is how much
+    more weight the top-weight key has than the top-contribution key."""
     out = []
     for i in range(ins.weights.shape[0]):
         w, c = ins.weights[i], ins.contribution[i]
@@ -257,7 +257,7 @@ def find_disagreements(session, kinds=KINDS) -> list[dict]:
         for layer in range(layers[kind]):
             for head in range(c.n_heads):
                 found += disagreements(session.inside(kind, layer, head))
-    return sorted(found, key=lambda r: -r["weights"][0] * r["contributions"][1] / max(r["contributions"][0], 1e-9))
+    return sorted(found, key=lambda r: -r["gap"])  # the largest weight gap that the value norms overturn first
 
 
 def describe(r: dict) -> str:
