@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from transformer.decoding import Translator
-from ui import handlers
+from ui import api as ui_api, decoding_views, handlers
 from ui.payload import decode_array
 from ui.serving import serving
 from tests.conftest import DEVICE
@@ -29,10 +29,10 @@ def export_files() -> list:
 def test_attention_api_is_bounded_with_a_clear_error(tr, monkeypatch):
     d = handlers.api_attention(tr, "Ein Hund rennt.")
     n = sum(np.array(d[k]).size for k in ("encoder_self", "decoder_self", "cross"))
-    monkeypatch.setattr(handlers, "MAX_API_WEIGHTS", n - 1)
+    monkeypatch.setattr(ui_api, "MAX_API_WEIGHTS", n - 1)
     with pytest.raises(gr.Error, match="attention_compact"):
         handlers.api_attention(tr, "Ein Hund rennt.")
-    monkeypatch.setattr(handlers, "MAX_API_WEIGHTS", n)
+    monkeypatch.setattr(ui_api, "MAX_API_WEIGHTS", n)
     assert handlers.api_attention(tr, "Ein Hund rennt.")["translation"] == tr.translate("Ein Hund rennt.")
 
 
@@ -89,7 +89,7 @@ def test_truncation_notes_reach_only_the_user_whose_input_was_cut(tr, monkeypatc
     import threading
     import warnings
     told = []
-    monkeypatch.setattr(handlers.gr, "Warning", lambda msg, *a, **k: told.append((threading.get_ident(), msg)))
+    monkeypatch.setattr(decoding_views.gr, "Warning", lambda msg, *a, **k: told.append((threading.get_ident(), msg)))
     long_text, short_text = "Ein Hund rennt. " * 200, "Ein Hund rennt."
     answers, barrier = {}, threading.Barrier(8)
 

@@ -7,6 +7,7 @@ endpoints stay for gradio_client users (/step /run /back /reset /goto /topk), on
 from __future__ import annotations
 
 from functools import partial
+from types import SimpleNamespace
 
 import gradio as gr
 
@@ -24,8 +25,15 @@ def local(call: str) -> str:
 
 
 def build(ctx: Ctx) -> None:
-    """Components and their events; sets ctx.source, ctx.k, ctx.words for the other tabs."""
-    tr = ctx.tr
+    """Components and their events; sets ctx.source, ctx.k, ctx.words, ctx.view, ctx.position for the other tabs."""
+    c = controls(ctx)
+    wire_browser(c)
+    wire_server(ctx, c)
+    ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = c.source, c.k, c.words, c.bus, c.position
+
+
+def controls(ctx: Ctx) -> SimpleNamespace:
+    """The tab's components, laid out; returned by name for the event wiring."""
     with gr.Row():
         source = gr.Textbox(label="German sentence", elem_id="source", lines=2, max_length=2000, scale=4,
                             placeholder="Ein Hund rennt durch den Schnee.")
@@ -71,38 +79,44 @@ def build(ctx: Ctx) -> None:
     # payload (megabytes for a long sentence) on every step
     bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
                   elem_id="lens_bus")
+    return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
 
-    state = ctx.state
-    outs = [state, translation, attention, topk]
-    b_start.click(partial(h.start, tr), [source, k, words], outs, api_name="start", **CONC)
+
+def wire_browser(c: SimpleNamespace) -> None:
+    """Events that act in the browser alone (js-only, no request): the view moves, then fires its input event."""
+    c.b_step.click(None, js=local("step()"))
+    c.b_run.click(None, js=local("run()"))
+    c.b_back.click(None, js=local("back()"))
+    c.b_reset.click(None, js=local("reset()"))
+    c.b_goto.click(None, [c.step_no], js=local("goto(a[0])"))
+    c.k.input(None, [c.k], js=local("setK(a[0])"))
+    c.words.input(None, [c.words], js=local("setWords(a[0])"))
+    c.bus.input(None, None, [c.translation, c.position],
+                js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
+
+
+def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
+    """Events that reach the server: Start, forcing a piece, the reference, export, and for programs the
+    server-side stepping of the session as before (/step /run /back /reset /goto /topk)."""
+    tr, state, source, k, words, api = ctx.tr, ctx.state, c.source, c.k, c.words, c.api
+    outs = [state, c.translation, c.attention, c.topk]
+    c.b_start.click(partial(h.start, tr), [source, k, words], outs, api_name="start", **CONC)
     source.submit(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **CONC)
-    # in the browser, no request: the view moves and then fires its "input" event
-    b_step.click(None, js=local("step()"))
-    b_run.click(None, js=local("run()"))
-    b_back.click(None, js=local("back()"))
-    b_reset.click(None, js=local("reset()"))
-    b_goto.click(None, [step_no], js=local("goto(a[0])"))
-    k.input(None, [k], js=local("setK(a[0])"))
-    words.input(None, [words], js=local("setWords(a[0])"))
-    bus.input(None, None, [translation, position],
-              js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
-    # the same names for programs, stepping the server's session as before
     api["step"].click(partial(h.step, tr), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(partial(h.run, tr), [state, k, words], outs, api_name="run", **FAST)
     api["back"].click(partial(h.back, tr), [state, k, words], outs, api_name="back", **FAST)
     api["reset"].click(partial(h.reset, tr), [state, k, words], outs, api_name="reset", **FAST)
-    api["goto"].click(partial(h.goto, tr), [state, step_no, k, words], outs, api_name="goto", **FAST)
+    api["goto"].click(partial(h.goto, tr), [state, c.step_no, k, words], outs, api_name="goto", **FAST)
     api["topk"].click(partial(h.step_view, tr), [state, k, words], outs, api_name="topk", **CONC)
 
     def on_force(session, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
         return h.force_at(tr, session, data.get("position"), data.get("piece"), kk, ww)
 
-    topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
-    b_force.click(partial(h.force, tr), [state, piece_in, k, words], outs, api_name="force", **CONC)
-    b_ref.click(partial(h.reference, tr), [source, ref], [attention, topk], api_name="reference", **CONC)
-    b_export.click(partial(h.export_at, tr), [state, position], [files], js=live_position(2, 1), api_name="export",
-                   **CONC)
-    noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
+    c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
+    c.b_force.click(partial(h.force, tr), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
+    c.b_ref.click(partial(h.reference, tr), [source, c.ref], [c.attention, c.topk], api_name="reference", **CONC)
+    c.b_export.click(partial(h.export_at, tr), [state, c.position], [c.files], js=live_position(2, 1),
+                     api_name="export", **CONC)
+    c.noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
-    ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = source, k, words, bus, position

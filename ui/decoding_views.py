@@ -1,0 +1,207 @@
+"""The Translate tab's handlers: step-through greedy decoding, forcing a piece, the position the view shows,
+and a reference translation's attention.
+
+Plain functions of (translator, inputs) -> outputs: they never mutate the state they are given (they fork
+it), never touch process-wide state, and answer bad input with gr.Error.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import time
+
+import gradio as gr
+import numpy as np
+
+from transformer.decoding import DecodingSession, Translator
+
+from . import payload as P
+from .inputs import TOPK, check_k, check_piece, fail, need_session
+
+
+def outputs(session: DecodingSession, k: int = TOPK, words: bool = False):
+    """(state, translation so far, attention payload, top-k payload) for a session at its cursor."""
+    k = check_k(k)
+    topk = {"items": session.topk(k), "done": session.done, "step": session.cursor}
+    return session, session.translation, P.session_payload(session, bool(words)), topk
+
+
+def topk_rows(session: DecodingSession, k: int = P.TOPK_SENT) -> list[list[tuple[int, float]]]:
+    """(token id, probability) of the k most probable pieces after every position of the session's history,
+    ordered as DecodingSession.topk orders them (probability, then id). One projection for all positions."""
+    if not session.positions:
+        return []
+    probs = session.translator.next_probs(np.stack([p.hidden for p in session.positions]))  # (T, V)
+    probs = np.atleast_2d(probs)
+    k = min(k, probs.shape[-1])
+    kth = np.partition(probs, probs.shape[-1] - k, axis=-1)[:, probs.shape[-1] - k]  # (T,) the k-th largest
+    rows = []
+    for row, bound in zip(probs, kth):
+        cand = np.flatnonzero(row >= bound)  # every tie at the boundary, in id order
+        idx = cand[np.argsort(-row[cand], kind="stable")][:k]
+        rows.append([(int(i), float(row[i])) for i in idx])
+    return rows
+
+
+def trajectory_outputs(session: DecodingSession, k: int = TOPK, words: bool = False, t0: float | None = None):
+    """(state, translation at the cursor, trajectory payload of the whole history, top-k at the cursor)."""
+    k = check_k(k)
+    rows = topk_rows(session)
+    tok = session.translator.tokenizer
+    topk = {"items": [(tok.piece(i), p) for i, p in rows[session.cursor][:k]], "done": session.done,
+            "step": session.cursor}
+    elapsed = None if t0 is None else (time.perf_counter() - t0) * 1000
+    payload = P.trajectory_payload(session, topk=rows, k=k, words=bool(words), elapsed_ms=elapsed)
+    payload["roles"] = atlas_roles(session.translator.checkpoint_dir)  # the head atlas's role of every head
+    return session, session.translation, payload, topk
+
+
+@functools.lru_cache(maxsize=4)
+def atlas_roles(checkpoint_dir) -> dict:
+    """{kind: [[role per head] per layer]} from the checkpoint's head atlas ({} without one)."""
+    from .atlas_tab import load_atlas_file, roles
+    return roles(load_atlas_file(checkpoint_dir))
+
+
+def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
+    """Decode the whole sentence greedily and send every step at once: the browser steps through it locally.
+    The session keeps the whole history with its cursor at 0, so /step, /back, ... (gradio_client) move
+    along it as before."""
+    t0 = time.perf_counter()
+    check_k(k)
+    try:
+        session = tr.start(text)
+    except ValueError as e:
+        fail(e)
+    for note in session.notes:  # e.g. the input was cut: told to this request's user alone
+        gr.Warning(note)
+    session.run()
+    session.goto(0)
+    state, text, payload, topk = trajectory_outputs(session, k, words, t0)
+    topk["notes"] = list(session.notes)  # also in the answer, for programs (gradio_client)
+    return state, text, payload, topk
+
+
+def step(tr: Translator, session, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    s.step()
+    return outputs(s, k, words)
+
+
+def run(tr: Translator, session, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    s.run()
+    return outputs(s, k, words)
+
+
+def back(tr: Translator, session, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    s.back()
+    return outputs(s, k, words)
+
+
+def goto(tr: Translator, session, i, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    if isinstance(i, float) and i.is_integer():
+        i = int(i)
+    try:
+        s.goto(i)
+    except ValueError as e:
+        fail(e)
+    return outputs(s, k, words)
+
+
+def reset(tr: Translator, session, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    return outputs(tr.start_ids(s.source_ids), k, words)
+
+
+def step_view(tr: Translator, session, k: int = TOPK, words: bool = False):
+    """Re-render the current step (e.g. after k changed) without moving."""
+    return outputs(need_session(session), k, words)
+
+
+def force(tr: Translator, session, piece, k: int = TOPK, words: bool = False):
+    s = need_session(session)
+    check_k(k)
+    check_piece(piece)
+    try:
+        s.force(piece)
+    except ValueError as e:
+        fail(e)
+    return outputs(s, k, words)
+
+
+def force_at(tr: Translator, session, position, piece, k: int = TOPK, words: bool = False):
+    """Force `piece` at the position the browser shows and decode greedily to the end: the new trajectory,
+    shown at the forced step (one request for the whole what-if)."""
+    t0 = time.perf_counter()
+    check_k(k)
+    check_piece(piece)
+    s = at_position(tr, session, position)
+    try:
+        s.force(piece)
+    except ValueError as e:
+        fail(e)
+    at = s.cursor
+    s.run()
+    s.goto(at)
+    return trajectory_outputs(s, k, words, t0)
+
+
+def at_position(tr: Translator, session, position=None) -> DecodingSession:
+    """A copy of the session at the position the browser shows. `position`: None or "" (the session's own
+    cursor), or {"step": t, "ids": [token ids 0..t], "forced": [0/1 per position]} (a dict, or its JSON as
+    the view writes it into #view_pos). When the session's history does not hold those pieces (e.g. the view
+    went back to the greedy trajectory after a forced one), the position is decoded again from the source."""
+    s = need_session(session)
+    if position is None or position == "":
+        return s
+    if isinstance(position, str):
+        try:
+            position = json.loads(position) if len(position) < 20_000 else None
+        except ValueError:
+            position = None
+    ids = position.get("ids") if isinstance(position, dict) else None
+    forced = position.get("forced", [0] * len(ids)) if isinstance(ids, list) else None
+    V, bos = len(tr.tokenizer), tr.config.bos_id
+    ok = (isinstance(ids, list) and isinstance(forced, list) and 1 <= len(ids) <= s.limit + 1
+          and len(forced) == len(ids) and ids[0] == bos
+          and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < V for i in ids)
+          and position.get("step", len(ids) - 1) == len(ids) - 1)
+    if not ok:
+        fail(ValueError("position must be {\"step\": t, \"ids\": [the t+1 token ids from <s>], \"forced\": [...]}"))
+    if [p.token for p in s.positions[:len(ids)]] == ids:
+        s.cursor = len(ids) - 1
+        return s
+    r = tr.start_ids(s.source_ids, ablate=s.ablated or None)
+    for token, f in zip(ids[1:], forced[1:]):
+        try:
+            if not f and token == r.positions[r.cursor].greedy:
+                r.step()
+            else:
+                r.force(token)
+        except ValueError as e:
+            fail(e)
+    return r
+
+
+def reference(tr: Translator, text: str, ref: str):
+    """Teacher-forced attention of a reference translation the user typed."""
+    try:
+        maps = tr.attend(text, ref)
+    except ValueError as e:
+        fail(e)
+    payload = P.attention_payload(maps, maps.source_tokens, maps.target_tokens, cursor=len(maps.target_tokens) - 1,
+                                  done=True, mode="reference", doc="ref")
+    return payload, {"items": [], "done": True}
+
+
+def noop():
+    """Does nothing: the benchmark times a Gradio round trip with it."""
+    return None

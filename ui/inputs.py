@@ -1,0 +1,60 @@
+"""Input checks shared by the handlers: each answers bad input with a gr.Error the user can act on."""
+from __future__ import annotations
+
+import re
+
+import gradio as gr
+
+from transformer.decoding import DecodingSession
+
+TOPK = 8  # the top-k list's default length
+HEAD_RE = re.compile(r"^L(\d{1,2}) H(\d{1,2})$")
+
+
+def fail(e: Exception):
+    raise gr.Error(str(e), print_exception=False)
+
+
+def need_session(session) -> DecodingSession:
+    """A fork of the user's session (handlers never mutate the state they are given)."""
+    if not isinstance(session, DecodingSession):
+        raise gr.Error("Press Start first: there is no sentence being decoded.", print_exception=False)
+    return session.fork()
+
+
+def check_k(k) -> int:
+    if isinstance(k, float) and k.is_integer():
+        k = int(k)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 20:
+        raise gr.Error(f"top-k must be an integer from 1 to 20, got {k!r}", print_exception=False)
+    return k
+
+
+def check_piece(piece) -> None:
+    if not isinstance(piece, str) or not piece or len(piece) > 100:
+        fail(ValueError("force needs one piece of the vocabulary"))
+
+
+def choice_index(text, what: str, n: int) -> int:
+    """'layer 2' -> 1 for a dropdown of n '<what> i' choices; gr.Error otherwise."""
+    m = re.match(rf"^{what} (\d+)$", str(text))
+    i = int(m.group(1)) - 1 if m else -1
+    if not 0 <= i < n:
+        raise gr.Error(f"{what} must be '{what} 1'..'{what} {n}'", print_exception=False)
+    return i
+
+
+def parse_head_labels(kind: str, labels) -> list[tuple[str, int, int]]:
+    """['L1 H2', ...] -> [(kind, 0, 1), ...]."""
+    if labels is None:
+        return []
+    if not isinstance(labels, (list, tuple)):
+        raise gr.Error(f"heads must be a list of labels such as 'L1 H2', got {str(labels)[:40]!r}",
+                       print_exception=False)
+    out = []
+    for lab in labels:
+        m = HEAD_RE.match(lab) if isinstance(lab, str) else None
+        if not m:
+            raise gr.Error(f"not a head label (expected e.g. 'L1 H2'): {str(lab)[:40]!r}", print_exception=False)
+        out.append((kind, int(m.group(1)) - 1, int(m.group(2)) - 1))
+    return out

@@ -1,0 +1,179 @@
+"""The handlers of the other tabs: head ablation, beam search, across layers, attention being learned, and
+the Model tab's card. Plain functions of (translator, inputs) -> outputs; bad input raises gr.Error."""
+from __future__ import annotations
+
+import re
+
+import gradio as gr
+
+from transformer import analysis, figures
+from transformer.beam import beam_search, check_beam_size
+from transformer.decoding import DecodingSession, Translator, attend_ids
+from transformer.device import describe
+from transformer.history import AttentionHistory
+
+from . import payload as P
+from .decoding_views import at_position
+from .figures import alignment_figure, beam_tree_figure, figure
+from .inputs import TOPK, check_k, choice_index, fail, need_session, parse_head_labels
+
+
+# -- Head ablation -----------------------------------------------------------------------------------
+
+def head_choices(tr: Translator, kind: str) -> list[str]:
+    layers = len(tr.model.encoder) if kind == "encoder_self" else len(tr.model.decoder)
+    return [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(tr.config.n_heads)]
+
+
+def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = TOPK):
+    """Intact vs heads-switched-off: translations, top-k at the current step, chosen-token probabilities, maps."""
+    s = need_session(session)
+    k = check_k(k)
+    heads = (parse_head_labels("encoder_self", enc_heads) + parse_head_labels("decoder_self", dec_heads)
+             + parse_head_labels("cross", cross_heads))
+    if not heads:
+        raise gr.Error("Tick at least one head to switch off.", print_exception=False)
+    try:
+        a = tr.start_ids(s.source_ids, ablate=heads)
+    except ValueError as e:
+        fail(e)
+    for token in s.target_ids[1:]:  # follow the intact prefix; dashed chips mark where the ablated model disagrees
+        a._append(token, forced=token != a.positions[a.cursor].greedy)
+    intact_run = tr.start_ids(s.source_ids).run()
+    ablated_run = tr.start_ids(s.source_ids, ablate=heads).run()
+    ids = intact_run.target_ids
+    p0, p1 = tr.token_probs(s.source_ids, ids), tr.token_probs(s.source_ids, ids, heads)
+    pieces = tr.tokenizer.pieces(ids)
+    probs = [[i + 1, pieces[i + 1], round(float(x), 4), round(float(y), 4), round(float(y - x), 4)]
+             for i, (x, y) in enumerate(zip(p0, p1))]
+    ti, ta = s.topk(k), a.topk(k)
+    topk = [[r + 1, ti[r][0], round(ti[r][1], 4), ta[r][0], round(ta[r][1], 4)] for r in range(k)]
+    summary = (f"{len(heads)} head(s) switched off. Top-k below is at step {s.cursor} of the Translate tab, "
+               f"after the same prefix for both models.")
+    return (intact_run.translation, ablated_run.translation, probs, topk, P.session_payload(a, mode="ablated"),
+            summary)
+
+
+def ablate_at(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = TOPK, position=None):
+    """ablate at the position the browser shows (at_position)."""
+    return ablate(tr, at_position(tr, session, position), enc_heads, dec_heads, cross_heads, k)
+
+
+# -- Beam search -------------------------------------------------------------------------------------
+
+def beam(tr: Translator, text: str, size):
+    """Beam search: the tree, the hypotheses, and the attention of the best one."""
+    try:
+        size = check_beam_size(int(size) if isinstance(size, float) and size.is_integer() else size)
+        result = beam_search(tr.model, tr.source_ids(text), size)
+    except ValueError as e:
+        fail(e)
+    choices = [f"{i + 1}. {tr.tokenizer.decode(h.ids)}  (log-prob {h.score:.2f}, normalised {h.normalized:.3f}"
+               f"{'' if h.finished else ', unfinished'})" for i, h in enumerate(result.hypotheses)]
+    state = {"source_ids": result.source_ids, "hyps": [h.ids for h in result.hypotheses],
+             "paths": [h.path for h in result.hypotheses], "tree": result.tree}
+    fig = beam_tree_figure(result.tree, tr.tokenizer.piece, highlight_path=result.hypotheses[0].path)
+    return state, figure(fig), gr.update(choices=choices, value=choices[0]), beam_payload(tr, state, 0)
+
+
+def beam_payload(tr: Translator, state: dict, i: int) -> dict:
+    tgt = [tr.config.bos_id] + list(state["hyps"][i])
+    maps = attend_ids(tr.model, state["source_ids"], tgt)
+    return P.attention_payload(maps, tr.tokenizer.pieces(state["source_ids"]), tr.tokenizer.pieces(tgt),
+                               cursor=len(tgt) - 1, done=True, mode="beam", doc="beam")
+
+
+def beam_pick(tr: Translator, state, choice):
+    if not isinstance(state, dict) or not state.get("hyps"):
+        raise gr.Error("Run the beam search first.", print_exception=False)
+    m = re.match(r"^(\d+)\.", choice if isinstance(choice, str) else "")
+    i = int(m.group(1)) - 1 if m else -1
+    if not 0 <= i < len(state["hyps"]):
+        raise gr.Error("pick one of the listed hypotheses", print_exception=False)
+    fig = beam_tree_figure(state["tree"], tr.tokenizer.piece, highlight_path=state["paths"][i])
+    return figure(fig), beam_payload(tr, state, i)
+
+
+# -- Across layers -----------------------------------------------------------------------------------
+
+def across_layers(tr: Translator, session, layer_choice: str = "all layers", threshold: float = 0.15):
+    """Encoder attention rollout, and the source-target alignment from cross-attention (lines + matrix)."""
+    s = need_session(session)
+    maps = s.attention
+    layer = None if layer_choice in (None, "all layers") else choice_index(layer_choice, "layer", maps.cross.shape[0])
+    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not 0 < threshold <= 1:
+        raise gr.Error("threshold must be in (0, 1]", print_exception=False)
+    roll = analysis.rollout(maps.encoder_self)[-1]  # (S, S) through all encoder layers
+    src = [figures.label(p) for p in maps.source_tokens]
+    fig_roll = figures.heatmap(roll, src, src, "Encoder attention rollout (all layers, residual-aware)")
+    # row t of cross-attention is the query at target token t: it predicts token t+1
+    predicted = list(maps.target_tokens[1:]) + ([] if s.done else [tr.tokenizer.piece(s.positions[s.cursor].greedy)])
+    align = analysis.alignment(maps.cross, layer)[:len(predicted)]  # (T', S)
+    which = "all layers" if layer is None else f"layer {layer + 1}"
+    fig_lines = alignment_figure(align, maps.source_tokens, predicted, threshold=float(threshold))
+    fig_lines["layout"]["title"] = {"text": f"Source pieces each target piece attended to while being predicted "
+                                            f"({which}, mean of heads)"}
+    fig_mat = figures.heatmap(align, src, [figures.label(p) for p in predicted],
+                              f"Alignment matrix ({which}): rows are predicted target pieces")
+    return fig_roll, figure(fig_lines), fig_mat
+
+
+def across_layers_at(tr: Translator, session, layer_choice: str = "all layers", threshold: float = 0.15,
+                     position=None):
+    """across_layers at the position the browser shows (at_position)."""
+    return across_layers(tr, at_position(tr, session, position), layer_choice, threshold)
+
+
+def across_layers_follow(tr: Translator, session, layer_choice: str = "all layers", threshold: float = 0.15,
+                         position=None):
+    """across_layers_at when the tab is shown or the step changes: quietly nothing before Start."""
+    if not isinstance(session, DecodingSession):
+        return gr.skip(), gr.skip(), gr.skip()
+    return across_layers_at(tr, session, layer_choice, threshold, position)
+
+
+# -- Attention being learned --------------------------------------------------------------------------
+
+def learned(history: AttentionHistory | None, example, epoch, layer: str = "all layers",
+            head: str = "mean of heads"):
+    """Cross-attention of one example sentence after one training epoch, and its greedy translation then."""
+    if history is None or not history.epochs:
+        raise gr.Error("this checkpoint has no attention history", print_exception=False)
+    if isinstance(example, float) and example.is_integer():
+        example = int(example)
+    if isinstance(epoch, float) and epoch.is_integer():
+        epoch = int(epoch)
+    try:
+        cross, src, tgt = history.cross(example, epoch), history.source(example), history.target(example, epoch)
+    except (ValueError, KeyError, TypeError) as e:
+        raise gr.Error(f"pick one of the example sentences and an epoch from {history.epochs[0]} to "
+                       f"{history.epochs[-1]} ({e})", print_exception=False) from None
+    L, H = cross.shape[:2]
+    ls = range(L) if layer in (None, "all layers") else [choice_index(layer, "layer", L)]
+    hs = range(H) if head in (None, "mean of heads") else [choice_index(head, "head", H)]
+    w = cross[list(ls)][:, list(hs)].mean(axis=(0, 1))  # (T, S)
+    rows = figures.row_labels(tgt, None)[:w.shape[0]]
+    fig = figures.heatmap(w, [figures.label(p) for p in src], rows, f"Cross-attention after epoch {epoch}", zmax=1.0)
+    text = "".join(p for p in tgt if p not in ("<s>", "</s>")).replace("▁", " ").strip()
+    return fig, text
+
+
+# -- Model card --------------------------------------------------------------------------------------
+
+def model_card(tr: Translator, metrics: dict) -> str:
+    c = tr.config
+    test = metrics.get("test", {}).get("test_2016_flickr/greedy", {})
+    rows = [("Architecture", f"encoder-decoder Transformer, pre-LN, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
+                             f"{c.n_heads} heads, d_model {c.d_model}, FFN {c.d_ff}, sinusoidal positions"),
+            ("Parameters", f"{tr.model.num_parameters():,}"),
+            ("Vocabulary", f"{c.vocab_size} joint German+English SentencePiece pieces, tied embeddings"),
+            ("Device", describe(tr.device))]
+    if test:
+        rows.append(("test_2016_flickr (greedy)", f"BLEU {test.get('bleu')} cased, {test.get('bleu_lc')} lowercased, "
+                                                   f"chrF {test.get('chrf')}"))
+    if metrics.get("val_bleu") is not None:
+        rows.append(("Validation BLEU", f"{metrics['val_bleu']} ({metrics.get('weights', '')})"))
+    if metrics.get("train_seconds"):
+        rows.append(("Training", f"{metrics.get('epochs')} epochs, {metrics['train_seconds'] / 60:.0f} min on "
+                                 f"{metrics.get('device', '?')}"))
+    return "| | |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
