@@ -1,5 +1,8 @@
 """Explanations where a newcomer stopped (issue 22, items 10, 13-15): the Python side. The browser side is in
 tests/test_explain_browser.py."""
+import gradio as gr
+import pytest
+
 from transformer.figures import row_labels
 
 
@@ -27,3 +30,90 @@ def test_beam_tree_ranks_count_from_one():
     assert "1 = best" in fig["layout"]["yaxis"]["title"]["text"]
     assert all(f"rank {y}<br>" in h for t in nodes for y, h in zip(t["y"], t["hovertext"]))
     assert fig["data"][1]["y"][0] == 1  # the chosen path starts at the root, rank 1
+
+
+# -- 15: the points the attention history recorded, said in words ------------------------------------------
+
+def test_describe_epoch():
+    from transformer.history import describe_epoch
+    assert describe_epoch(0) == "before training"
+    assert describe_epoch(0.02) == "2 % into epoch 1" and describe_epoch(0.25) == "25 % into epoch 1"
+    assert describe_epoch(1) == "after epoch 1" and describe_epoch(3.0) == "after epoch 3"
+    assert describe_epoch(2.5) == "50 % into epoch 3"
+
+
+EARLY = [0, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 3]  # what transformer.train records now (EARLY_SNAPSHOTS)
+
+
+def write_history(path, tok, epochs, sentences=("Ein Hund rennt.", "Zwei Katzen schlafen.")):
+    import numpy as np
+    from transformer.history import save_history
+    rng = np.random.default_rng(0)
+    hist = []
+    for e in epochs:
+        snap = []
+        for text in sentences:
+            tgt = [tok.bos_id] + tok.encode(f"dog {e}") + [tok.eos_id]
+            w = rng.random((2, 3, len(tgt), len(tok.encode(text)) + 1))
+            snap.append((tgt, (w / w.sum(-1, keepdims=True)).astype(np.float16)))
+        hist.append({"epoch": e, "snap": snap})
+    save_history(path, list(sentences), tok, hist)
+
+
+def learned_tab(checkpoint_dir):
+    """The Attention being learned tab built on its own, for a checkpoint directory holding only a history."""
+    from types import SimpleNamespace
+
+    import gradio as gr
+
+    from ui import learned_tab as tab
+    tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None]),
+                         config=SimpleNamespace(n_heads=3))
+    with gr.Blocks() as demo:
+        tab.build(SimpleNamespace(tr=tr), demo)
+    by_id = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
+    return demo, by_id
+
+
+def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
+    import numpy as np
+    from transformer.history import HISTORY, AttentionHistory
+    from ui import handlers as h
+    write_history(tmp_path / HISTORY, tiny_tok, EARLY)
+    history = AttentionHistory.load(tmp_path / HISTORY)
+    assert history.epochs == EARLY
+    _, c = learned_tab(tmp_path)
+    slider = c["learned_epoch"]
+    assert (slider.minimum, slider.maximum, slider.step, slider.value) == (0, len(EARLY) - 1, 1, len(EARLY) - 1)
+    assert "before training" in c["learned_intro"].value and "inside epoch 1" in c["learned_intro"].value
+    for i, (epoch, words) in enumerate([(0, "before training"), (0.02, "2 % into epoch 1"), (3, "after epoch 3")]):
+        i = EARLY.index(epoch)
+        fig, text, point = h.learned_at(history, 1, i)
+        assert words in point and f"{i + 1} of {len(EARLY)}" in point
+        assert fig.layout.title.text == f"Cross-attention {words}"
+        np.testing.assert_allclose(np.array(fig.data[0].z), history.cross(1, epoch).mean((0, 1)), atol=1e-4)
+        assert text == "".join(p for p in history.target(1, epoch) if p not in ("<s>", "</s>")).replace("▁", " ").strip()
+    for bad in (-1, len(EARLY), 0.5, "1", None, True):
+        with pytest.raises(gr.Error):
+            h.learned_at(history, 0, bad)
+
+
+def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
+    """A history of whole epochs (the shipped one has 1..19) still works: the slider's first point is epoch 1,
+    and the intro says that the untrained model is not in it."""
+    from transformer.history import HISTORY, AttentionHistory
+    from ui import handlers as h
+    write_history(tmp_path / HISTORY, tiny_tok, [1, 2, 3, 4])
+    _, c = learned_tab(tmp_path)
+    assert (c["learned_epoch"].minimum, c["learned_epoch"].maximum) == (0, 3)
+    assert "after every epoch" in c["learned_intro"].value and "starts after epoch 1" in c["learned_intro"].value
+    fig, _, point = h.learned_at(AttentionHistory.load(tmp_path / HISTORY), 0, 0)
+    assert "after epoch 1" in point and fig.layout.title.text == "Cross-attention after epoch 1"
+
+
+def test_learned_tab_with_one_point(tmp_path, tiny_tok):
+    from transformer.history import HISTORY
+    write_history(tmp_path / HISTORY, tiny_tok, [0])
+    _, c = learned_tab(tmp_path)
+    assert c["learned_epoch"].visible is False and c["learned_epoch"].value == 0
+    assert "before training" in c["learned_intro"].value

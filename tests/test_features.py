@@ -111,7 +111,8 @@ def test_attention_history_recorded_during_training_and_shown(tmp_path):
     from transformer.train import main
     main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--epochs", "2"])
     h = AttentionHistory.load(tmp_path / "ck" / HISTORY)
-    assert h.epochs == [1, 2] and len(h.sentences) == 4
+    assert h.epochs[0] == 0 and h.epochs[-2:] == [1, 2] and len(h.sentences) == 4  # before training ... epoch 2
+    assert all(0 < e < 1 for e in h.epochs[1:-2])  # and inside epoch 1
     fig, text = handlers.learned(h, 0, 2)
     z = np.array(fig.data[0].z)
     assert z.ndim == 2 and np.allclose(z.sum(1), 1, atol=2e-3)

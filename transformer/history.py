@@ -28,6 +28,17 @@ def as_epoch(epoch):
     return int(epoch) if epoch.is_integer() else epoch
 
 
+def describe_epoch(epoch) -> str:
+    """A recorded point in words: 'before training' (0), '2 % into epoch 1' (0.02), 'after epoch 3' (3)."""
+    e = float(epoch)
+    if e == 0:
+        return "before training"
+    if e.is_integer():
+        return f"after epoch {int(e)}"
+    whole = int(e)
+    return f"{round((e - whole) * 100, 1):g} % into epoch {whole + 1}"
+
+
 def save_history(path, sentences: list[str], tokenizer, history: list[dict]) -> None:
     """history: [{"epoch": float, "snap": [(tgt_ids, cross (L, H, T, S)) per sentence]}], epochs ascending."""
     arrays = {"sentences": np.array(list(sentences), dtype=str),

@@ -21,7 +21,7 @@ from .exports import (EXPORT_PREFIX, EXPORTS_KEPT, FILES_PER_EXPORT, LAYOUT, exp
                       figures_html, gradio_cache, prune_exports)
 from .inputs import HEAD_RE, TOPK, check_k, check_piece, choice_index, fail, need_session, parse_head_labels
 from .other_tabs import (ablate, ablate_at, across_layers, across_layers_at, across_layers_follow, beam, beam_payload,
-                         beam_pick, head_choices, learned, model_card)
+                         beam_pick, head_choices, learned, learned_at, model_card)
 
 __all__ = ["MAX_API_WEIGHTS", "api_attention", "api_attention_compact", "api_translate", "decoded",
            "at_position", "atlas_roles", "back", "force", "force_at", "goto", "noop", "outputs", "reference",
@@ -30,4 +30,4 @@ __all__ = ["MAX_API_WEIGHTS", "api_attention", "api_attention_compact", "api_tra
            "figures_html", "gradio_cache", "prune_exports",
            "HEAD_RE", "TOPK", "check_k", "check_piece", "choice_index", "fail", "need_session", "parse_head_labels",
            "ablate", "ablate_at", "across_layers", "across_layers_at", "across_layers_follow", "beam",
-           "beam_payload", "beam_pick", "head_choices", "learned", "model_card"]
+           "beam_payload", "beam_pick", "head_choices", "learned", "learned_at", "model_card"]

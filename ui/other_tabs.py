@@ -10,7 +10,7 @@ from transformer import analysis, figures
 from transformer.beam import beam_search, check_beam_size
 from transformer.decoding import DecodingSession, Translator, attend_ids
 from transformer.device import describe
-from transformer.history import AttentionHistory
+from transformer.history import AttentionHistory, describe_epoch
 
 from . import payload as P
 from .decoding_views import at_position
@@ -136,7 +136,8 @@ def across_layers_follow(tr: Translator, session, layer_choice: str = "all layer
 
 def learned(history: AttentionHistory | None, example, epoch, layer: str = "all layers",
             head: str = "mean of heads"):
-    """Cross-attention of one example sentence after one training epoch, and its greedy translation then."""
+    """Cross-attention of one example sentence at one recorded epoch (0, a fraction of epoch 1, or a whole
+    epoch), and its greedy translation then."""
     if history is None or not history.epochs:
         raise gr.Error("this checkpoint has no attention history", print_exception=False)
     if isinstance(example, float) and example.is_integer():
@@ -153,9 +154,30 @@ def learned(history: AttentionHistory | None, example, epoch, layer: str = "all 
     hs = range(H) if head in (None, "mean of heads") else [choice_index(head, "head", H)]
     w = cross[list(ls)][:, list(hs)].mean(axis=(0, 1))  # (T, S)
     rows = figures.row_labels(tgt, None)[:w.shape[0]]
-    fig = figures.heatmap(w, [figures.label(p) for p in src], rows, f"Cross-attention after epoch {epoch}", zmax=1.0)
+    fig = figures.heatmap(w, [figures.label(p) for p in src], rows, f"Cross-attention {describe_epoch(epoch)}",
+                          zmax=1.0)
     text = "".join(p for p in tgt if p not in ("<s>", "</s>")).replace("▁", " ").strip()
     return fig, text
+
+
+
+def learned_at(history: AttentionHistory | None, example, point, layer: str = "all layers",
+               head: str = "mean of heads"):
+    """`learned` at the slider's recorded point (an index into history.epochs), and what that point is."""
+    if history is None or not history.epochs:
+        raise gr.Error("this checkpoint has no attention history", print_exception=False)
+    if isinstance(point, float) and point.is_integer():
+        point = int(point)
+    n = len(history.epochs)
+    if isinstance(point, bool) or not isinstance(point, int) or not 0 <= point < n:
+        raise gr.Error(f"recorded point must be 0..{n - 1}, got {str(point)[:40]!r}", print_exception=False)
+    epoch = history.epochs[point]
+    fig, text = learned(history, example, epoch, layer, head)
+    e = float(epoch)
+    what = ("the random initial weights, before any training step" if e == 0 else
+            f"{int(e)} full pass{'es' if e > 1 else ''} over the training data" if e.is_integer() else
+            f"partway through pass {int(e) + 1} over the training data")
+    return fig, text, f"**Snapshot {point + 1} of {n}: {describe_epoch(epoch)}** ({what})."
 
 
 # -- Model card --------------------------------------------------------------------------------------
