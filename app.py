@@ -89,13 +89,15 @@ def parse_args(argv=None):
 
 
 def main(argv=None):
+    # First, before gradio, torch and the library are imported (this file imports nothing large, and `ui`
+    # loads its app lazily): freed payloads go back to the system (ui/memory.py).
+    from ui import memory
+    memory.tune_allocator()
     a = parse_args(argv)
     logins = read_logins(a)
     if a.share and not logins:
         print("WARNING: --share without logins: anyone with the link can use this app and its compute.",
               file=sys.stderr)
-    from ui.memory import tune_allocator
-    tune_allocator()  # before anything large is allocated: freed payloads go back to the system
     import torch
     from transformer.checkpoint import CheckpointError
     from transformer.decoding import Translator

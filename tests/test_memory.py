@@ -1,4 +1,7 @@
-"""The server's allocator settings (ui/memory.py): freed blocks of a few MB go back to the system."""
+"""The server's allocator settings (ui/memory.py): freed blocks of a few MB go back to the system, the operator's
+own settings win, and app.py sets them up before anything large is imported. Every check that calls mallopt runs
+in a fresh process: the allocator of this pytest process is never changed."""
+import json
 import subprocess
 import sys
 import textwrap
@@ -10,15 +13,16 @@ from ui import memory
 
 ROOT = Path(__file__).resolve().parents[1]
 glibc_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator (Linux)")
+FOUR_MB = 4 * 1024 * 1024
 
 # In a fresh process: one freed 8 MB block (with glibc's defaults the mmap threshold then rises to 8 MB), then
 # 48 blocks of 2 MB, each followed by a small array that stays alive (as a request's payload lies between
-# long-lived objects). Prints the RSS given back when the 2 MB blocks are freed, in MB.
+# long-lived objects). Prints what tune_allocator set (JSON), then the RSS given back when the 2 MB blocks are
+# freed, in MB.
 SCRIPT = textwrap.dedent("""
-    import sys, numpy as np, psutil
+    import json, sys, numpy as np, psutil
     from ui.memory import tune_allocator
-    if sys.argv[1] == "tuned":
-        print("set", tune_allocator(environ={}), file=sys.stderr)
+    print(json.dumps(tune_allocator() if sys.argv[1] == "tuned" else {}))
     rss = lambda: psutil.Process().memory_info().rss / 2**20
     big = np.ones(2**20); del big
     blocks, pins = [], []
@@ -31,28 +35,80 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def given_back_mb(mode: str) -> float:
+def fresh(mode: str, **environ) -> tuple[dict, float]:
+    """(what tune_allocator set, MB given back) in a fresh process with only `environ` besides PATH."""
     out = subprocess.run([sys.executable, "-c", SCRIPT, mode], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+                         timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **environ})
     assert out.returncode == 0, out.stderr
-    return float(out.stdout.strip())
+    done, given_back = out.stdout.strip().splitlines()
+    return json.loads(done), float(given_back)
 
 
 @glibc_only
-def test_freed_megabyte_blocks_go_back_to_the_system():
-    tuned = given_back_mb("tuned")
-    default = given_back_mb("default")
+def test_freed_megabyte_blocks_go_back_to_the_system_and_not_with_the_defaults():
+    done, tuned = fresh("tuned")
+    assert done == {"arena_max": memory.ARENA_MAX, "mmap_threshold": memory.MMAP_THRESHOLD}
+    _, default = fresh("default")
+    print(f"given back of 96 MB freed: {tuned:.1f} MB tuned, {default:.1f} MB with glibc's defaults")
     assert tuned >= 72, f"only {tuned:.1f} of 96 MB freed went back to the system (glibc's defaults: {default:.1f})"
+    assert default < 1, f"glibc's defaults gave back {default:.1f} MB: the README's '0 MB with the defaults' is wrong"
 
 
 @glibc_only
-def test_tune_allocator_sets_both_and_leaves_what_the_environment_gives():
-    assert memory.tune_allocator(environ={}) == {"arena_max": memory.ARENA_MAX,
-                                                  "mmap_threshold": memory.MMAP_THRESHOLD}
-    assert memory.tune_allocator(environ={"MALLOC_ARENA_MAX": "4"}) == {"mmap_threshold": memory.MMAP_THRESHOLD}
-    assert memory.tune_allocator(environ={"MALLOC_ARENA_MAX": "4", "MALLOC_MMAP_THRESHOLD_": "65536"}) == {}
+@pytest.mark.parametrize("environ,left", [
+    ({"MALLOC_ARENA_MAX": "4"}, "arena_max"),
+    ({"GLIBC_TUNABLES": "glibc.malloc.arena_max=4"}, "arena_max"),
+    ({"MALLOC_MMAP_THRESHOLD_": str(FOUR_MB)}, "mmap_threshold"),
+    ({"GLIBC_TUNABLES": f"glibc.malloc.tcache_count=0:glibc.malloc.mmap_threshold={FOUR_MB}"}, "mmap_threshold"),
+])
+def test_the_operators_setting_wins(environ, left):
+    done, given_back = fresh("tuned", **environ)
+    assert left not in done and len(done) == 1, done
+    if left == "mmap_threshold":  # the operator's 4 MB threshold holds: 2 MB blocks stay in the heap, as by default
+        assert given_back < 1, f"{given_back:.1f} MB given back: the operator's threshold was overridden"
+
+
+@glibc_only
+def test_an_operators_tunable_alone_is_what_glibc_uses():
+    """The behaviour the previous test relies on: glibc itself reads GLIBC_TUNABLES' mmap threshold."""
+    done, given_back = fresh("default", GLIBC_TUNABLES=f"glibc.malloc.mmap_threshold={memory.MMAP_THRESHOLD}")
+    assert done == {} and given_back >= 72
+
+
+@pytest.mark.parametrize("environ,given", [
+    ({}, set()), ({"GLIBC_TUNABLES": ""}, set()), ({"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}, set()),
+    ({"GLIBC_TUNABLES": "glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=65536"},
+     {"arena_max", "mmap_threshold"}),
+    ({"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold_x=1"}, set()),
+    ({"MALLOC_ARENA_MAX": "1", "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536"}, {"arena_max", "mmap_threshold"}),
+])
+def test_given_by_environment(environ, given):
+    assert memory.given_by_environment(environ) == given
 
 
 def test_nothing_is_set_off_linux(monkeypatch):
     monkeypatch.setattr(sys, "platform", "darwin")
     assert memory.tune_allocator(environ={}) == {}
+
+
+START = textwrap.dedent("""
+    import sys
+    import app
+    from ui import memory
+    HEAVY = ("gradio", "torch", "numpy", "transformer", "ui.app", "plotly")
+    imported_by_app = [m for m in HEAVY if m in sys.modules]
+    def spy(*args, **kwargs):
+        print("app.py imported", imported_by_app, "; loaded when the allocator was tuned",
+              [m for m in HEAVY if m in sys.modules])
+        raise SystemExit(0)
+    memory.tune_allocator = spy
+    app.main(["--port", "1"])
+    print("main() went on without tuning the allocator")
+""")
+
+
+def test_app_tunes_the_allocator_before_anything_large_is_imported():
+    out = subprocess.run([sys.executable, "-c", START], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "app.py imported [] ; loaded when the allocator was tuned []", out.stdout

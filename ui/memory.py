@@ -12,7 +12,9 @@ threshold fixed: +40 MB); both: +15 MB. `tune_allocator` caps the arenas at 2 an
 1 MB, which also stops it rising: payloads of 1 MB and more are mapped and go back to the system when freed,
 while the many small tensors of a step still reuse the heap (a 128 kB threshold mapped more blocks and cost
 a little more time for the same memory). Only glibc (Linux) has these knobs; elsewhere this does nothing.
-An operator's own MALLOC_ARENA_MAX / MALLOC_MMAP_THRESHOLD_ in the environment win.
+An operator's own settings win, given either way glibc reads them: MALLOC_ARENA_MAX /
+MALLOC_MMAP_THRESHOLD_, or GLIBC_TUNABLES=glibc.malloc.arena_max=N:glibc.malloc.mmap_threshold=N.
+app.py calls this first thing, before gradio, torch or the library are imported.
 """
 from __future__ import annotations
 
@@ -25,6 +27,16 @@ M_MMAP_THRESHOLD = -3  # mallopt parameters, from glibc's malloc.h
 M_ARENA_MAX = -8
 ARENA_MAX = 2
 MMAP_THRESHOLD = 1024 * 1024
+# each setting, and the two ways an operator gives it to glibc: an environment variable, a tunable
+FROM_ENVIRONMENT = {"arena_max": ("MALLOC_ARENA_MAX", "glibc.malloc.arena_max"),
+                    "mmap_threshold": ("MALLOC_MMAP_THRESHOLD_", "glibc.malloc.mmap_threshold")}
+
+
+def given_by_environment(environ=os.environ) -> set[str]:
+    """The settings ("arena_max", "mmap_threshold") that the environment already gives glibc."""
+    tunables = {t.split("=", 1)[0].strip() for t in environ.get("GLIBC_TUNABLES", "").split(":")}
+    return {name for name, (variable, tunable) in FROM_ENVIRONMENT.items()
+            if variable in environ or tunable in tunables}
 
 
 def tune_allocator(arena_max: int = ARENA_MAX, mmap_threshold: int = MMAP_THRESHOLD, environ=os.environ) -> dict:
@@ -39,9 +51,9 @@ def tune_allocator(arena_max: int = ARENA_MAX, mmap_threshold: int = MMAP_THRESH
     except (OSError, AttributeError):
         return {}
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    done = {}
-    if "MALLOC_ARENA_MAX" not in environ and mallopt(M_ARENA_MAX, arena_max) == 1:
+    given, done = given_by_environment(environ), {}
+    if "arena_max" not in given and mallopt(M_ARENA_MAX, arena_max) == 1:
         done["arena_max"] = arena_max
-    if "MALLOC_MMAP_THRESHOLD_" not in environ and mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1:
+    if "mmap_threshold" not in given and mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1:
         done["mmap_threshold"] = mmap_threshold
     return done
