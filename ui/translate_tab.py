@@ -13,7 +13,7 @@ import gradio as gr
 
 from transformer.data import read_examples
 
-from . import handlers as h
+from . import arch, handlers as h
 from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position
 
 VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews.attention.ctl"
@@ -57,6 +57,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
             k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k", elem_id="k"), "top-k")
             words = gr.Checkbox(False, label="merge pieces into words", elem_id="words",
                                 info="sum over a word's key pieces, mean over its query pieces")
+            arch.strip(ctx)  # the model's layers, the map shown highlighted (assets/arch.js)
             with gr.Accordion("Inspect a reference translation", open=False):
                 ref = gr.Textbox(label="English reference", elem_id="reference", lines=2, max_length=2000)
                 b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")

@@ -1,0 +1,142 @@
+// attention-lens: the architecture strip beside the Translate view (ui/arch.py). Runs as the js_on_load of a
+// gr.HTML (element, props, watch); props.value is {encoder_layers, decoder_layers, heads, d_model}, read from the
+// loaded model. It draws the encoder and decoder stacks with their sublayers as the model computes them (pre-LN:
+// x + sublayer(LayerNorm(x)), a last layer norm on each stack), highlights the kind and layer the Translate view
+// (assets/lens.js) shows, opens a clicked attention block there, and says where that map's queries, keys and
+// values come from. Never quote a bare word that gr.HTML might take for an event name (see assets/atlas.js).
+const NS = "http://www.w3.org/2000/svg";
+const q = (role) => element.querySelector(`[data-role="${role}"]`);
+const inst = {renders: 0, shown: null};
+window.__arch = inst;
+const W = 240;                                  // viewBox width; the SVG scales to its column
+const COL = {enc: {x: 2, w: 100}, dec: {x: 122, w: 116}};
+const NAMES = {encoder_self: "self-attn", decoder_self: "masked self", cross: "cross-attn"};
+const LONG = {encoder_self: "encoder self-attention", decoder_self: "masked decoder self-attention",
+              cross: "cross-attention"};
+
+function el(tag, attrs, parent, text) {
+  const e = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+function tip(g, s) { el("title", {}, g, s); }
+
+// One sublayer row: [LN] [block] [⊕]. kind is an attention kind (clickable) or null for the feed-forward.
+function row(svg, col, y, h, layer, kind, fs) {
+  const x = col.x + 12, right = col.x + col.w;
+  const ln = el("g", {"data-sublayer": "norm"}, svg);
+  el("rect", {x, y, width: 16, height: h, rx: 2, class: "arch-ln"}, ln);
+  el("text", {x: x + 8, y: y + h / 2, "font-size": fs - 2, class: "arch-t"}, ln, "LN");
+  tip(ln, "layer norm of the sublayer's input (pre-LN)");
+  const bx = x + 18, bw = right - 16 - bx;
+  const g = el("g", kind ? {"data-kind": kind, "data-layer": layer, tabindex: 0, role: "button", class: "arch-attn"}
+                         : {"data-sublayer": "ffn", class: "arch-ffn"}, svg);
+  el("rect", {x: bx, y, width: bw, height: h, rx: 3}, g);
+  el("text", {x: bx + bw / 2, y: y + h / 2, "font-size": fs, class: "arch-t"}, g, kind ? NAMES[kind] : "feed-forward");
+  tip(g, kind ? `layer ${layer + 1}: ${LONG[kind]} (click to open it in the view)`
+              : `layer ${layer + 1}: feed-forward network, position by position`);
+  const add = el("g", {"data-sublayer": "residual"}, svg);
+  el("circle", {cx: right - 7, cy: y + h / 2, r: Math.min(5, h / 2 - 1), class: "arch-add"}, add);
+  el("text", {x: right - 7, y: y + h / 2, "font-size": fs, class: "arch-t"}, add, "+");
+  tip(add, "residual: the sublayer's output is added to its input");
+  return g;
+}
+
+// A stack: a heading, L layer boxes of sublayer rows, the last layer norm. Returns the y of each row by kind.
+function stack(svg, col, title, input, L, kinds, h, fs, out) {
+  el("text", {x: col.x + col.w / 2, y: 8, "font-size": fs + 1, class: "arch-t arch-head"}, svg, title);
+  el("text", {x: col.x + col.w / 2, y: 20, "font-size": fs - 1, class: "arch-t arch-sub"}, svg, input);
+  let y = 28;
+  const rows = {};
+  for (let l = 0; l < L; l++) {
+    const n = kinds.length + 1, bh = n * h + (n - 1) * 2 + 6;
+    el("rect", {x: col.x, y, width: col.w, height: bh, rx: 4, class: "arch-layer"}, svg);
+    el("text", {x: col.x + 6, y: y + 3 + h / 2, "font-size": fs - 1, class: "arch-t arch-sub"}, svg, String(l + 1));
+    [...kinds, null].forEach((kind, i) => {
+      const ry = y + 3 + i * (h + 2);
+      row(svg, col, ry, h, l, kind, fs);
+      if (kind) (rows[kind] = rows[kind] || []).push(ry + h / 2);
+    });
+    y += bh + 4;
+  }
+  const last = el("g", {"data-sublayer": "final-norm"}, svg);
+  el("rect", {x: col.x, y, width: col.w, height: h, rx: 3, class: "arch-ln"}, last);
+  el("text", {x: col.x + col.w / 2, y: y + h / 2, "font-size": fs - 1, class: "arch-t"}, last, out);
+  rows.out = y + h / 2;
+  return {rows, bottom: y + h};
+}
+
+function render() {
+  const a = props.value, svg = q("svg");
+  if (!a || !a.encoder_layers || !a.decoder_layers) return;
+  svg.textContent = "";
+  const Le = a.encoder_layers, Ld = a.decoder_layers;
+  const h = Math.max(9, Math.min(15, Math.floor(190 / (3 * Ld + 1.5 * Ld)))), fs = Math.max(7, Math.min(10, h - 4));
+  const enc = stack(svg, COL.enc, "Encoder", "source pieces \u2193", Le, ["encoder_self"], h, fs, "LN \u2192 encoder output");
+  const dec = stack(svg, COL.dec, "Decoder", "target so far \u2193", Ld, ["decoder_self", "cross"], h, fs,
+                    "LN \u2192 next-piece softmax");
+  // the encoder's output feeds every decoder layer's cross-attention (its keys and values)
+  const gx = COL.dec.x - 8, ys = dec.rows.cross, top = Math.min(enc.rows.out, ...ys), bot = Math.max(enc.rows.out, ...ys);
+  const mem = el("g", {class: "arch-mem"}, svg);
+  el("path", {d: `M${COL.enc.x + COL.enc.w} ${enc.rows.out} H${gx} M${gx} ${top} V${bot}`}, mem);
+  for (const y of ys) el("path", {d: `M${gx} ${y} H${COL.dec.x - 1} M${COL.dec.x - 4} ${y - 2.5} L${COL.dec.x - 1} ${y} L${COL.dec.x - 4} ${y + 2.5}`}, mem);
+  tip(mem, "the encoder's output: keys and values of every cross-attention layer");
+  svg.setAttribute("viewBox", `0 0 ${W} ${Math.ceil(Math.max(enc.bottom, dec.bottom) + 2)}`);
+  svg.querySelectorAll("[data-kind]").forEach(g => {
+    const open = () => select(g.dataset.kind, +g.dataset.layer);
+    g.addEventListener("click", open);
+    g.addEventListener("keydown", e => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); } });
+  });
+  inst.shown = null;
+  follow();
+  element.dataset.renders = String(++inst.renders);
+}
+
+// -- the Translate view: follow what it shows, open what is clicked --------------------------------------------
+const lens = () => window.__lensViews && window.__lensViews.attention;
+function select(kind, layer) {
+  const v = lens(); if (!v || !v.select) return;
+  v.select(kind, layer, v.state.head);    // the head stays; drawn now, or with the next sentence
+  follow();
+}
+function show(kind, layer, head) {
+  const key = `${kind}|${layer}|${head}`;
+  if (inst.shown === key) return;
+  inst.shown = key;
+  element.querySelectorAll(".arch-on").forEach(g => g.classList.remove("arch-on"));
+  const g = element.querySelector(`[data-kind="${kind}"][data-layer="${layer}"]`);
+  if (g) g.classList.add("arch-on");
+  q("qkv").textContent = where(kind, layer + 1, head);
+}
+function where(kind, l, head) {
+  const a = props.value || {}, h = head === "mean" ? "the mean of its heads" : `head ${head + 1} of ${a.heads}`;
+  const from = (stack, pieces) => l === 1 ? `the ${pieces} pieces' embeddings (+ positions)` : `${stack} layer ${l - 1}'s output`;
+  if (kind === "encoder_self")
+    return `Encoder self-attention, layer ${l} (${h}): queries, keys and values all from ${from("encoder", "source")}; ` +
+      "every source piece may look at every other. Computed once per sentence.";
+  if (kind === "decoder_self")
+    return `Masked decoder self-attention, layer ${l} (${h}): queries, keys and values from ${from("decoder", "target")}; ` +
+      "a position sees only itself and earlier ones. One new row per step (earlier keys and values are cached).";
+  return `Cross-attention, layer ${l} (${h}): queries from the decoder (after this layer's self-attention), ` +
+    "keys and values from the encoder's output, computed once per sentence and reused at every step.";
+}
+function follow() {
+  const v = lens(); if (!v || !v.state) return;
+  show(v.state.kind, v.state.layer, v.state.head);
+}
+let watched = null;
+function watchView() {                    // lens.js writes data-kind/-layer/-head on its element at every draw
+  const box = document.getElementById("attention");
+  if (!box || !lens()) { setTimeout(watchView, 200); return; }
+  if (watched === box) return;
+  watched = box;
+  new MutationObserver(follow).observe(box, {subtree: true, attributes: true,
+                                             attributeFilter: ["data-kind", "data-layer", "data-head"]});
+  follow();
+}
+inst.where = where;
+render();
+watchView();
+watch("value", render);

@@ -1,0 +1,158 @@
+"""Explanations where a newcomer stopped (issue 22, items 8-11, 13-16), seen in Chromium at 1280x800: the piece
+legend by the chips, Layer/Head drawn as choices, the finished row, switched-off heads, the architecture strip.
+Sizes, pieces and translations are read from the loaded model at test time, never written here."""
+import pytest
+
+from tests.browser import browser, click, open_app, renders, require_chromium, serve, start, view, wait_render
+from tests.conftest import DEVICE
+from transformer import analysis
+from transformer.checkpoint import DEFAULT_CHECKPOINT
+from transformer.decoding import Translator
+from transformer.tokenizer import SPECIAL_PIECES
+
+pytestmark = pytest.mark.browser
+WIDTH, HEIGHT = 1280, 800
+# a compound no subword vocabulary of a few thousand pieces holds whole, so it is split into several pieces
+SENTENCE = "Die Donaudampfschifffahrtsgesellschaft hat gestern ein Schiff gekauft."
+
+
+@pytest.fixture(scope="module")
+def translator():
+    return Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
+
+
+@pytest.fixture(scope="module")
+def served(translator):
+    require_chromium()
+    with serve(translator) as url, browser() as b:
+        yield url, b
+
+
+@pytest.fixture(scope="module")
+def page(served):
+    url, b = served
+    p = open_app(b, url, width=WIDTH)
+    p.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    yield p
+
+
+def pick(page, kind=None, layer=None, head=None):
+    """Choose the kind (buttons), layer and head (selects) of the Translate view."""
+    if kind is not None and page.evaluate("window.__lens.state.kind") != kind:
+        click(page, f"#attention [data-kind={kind}]")
+    for role, value in (("layer", layer), ("head", head)):
+        if value is not None and page.evaluate(f"window.__lens.state.{role}") != value:
+            n = renders(page)
+            page.select_option(f"#attention [data-role={role}]", value if value == "mean" else str(value + 1))
+            wait_render(page, n)
+
+
+def shortest_split_word(pieces: list[str]) -> tuple[str, list[str]] | None:
+    """The shortest word made of several pieces (the first of equals): (the word, its pieces)."""
+    best = None
+    for a, b in analysis.word_spans(pieces):
+        word = "".join(pieces[a:b]).replace("\u2581", "")
+        if b - a > 1 and not any(p in SPECIAL_PIECES for p in pieces[a:b]) and (best is None or len(word) < len(best[0])):
+            best = word, pieces[a:b]
+    return best
+
+
+def in_viewport(page, selector: str) -> bool:
+    box = page.locator(selector).first.bounding_box()
+    return box is not None and box["width"] > 0 and box["x"] >= 0 and box["x"] + box["width"] <= WIDTH
+
+
+# -- 8: what ▁ means, and why a word becomes several pieces -----------------------------------------------
+
+def test_piece_legend_by_the_chips(page, translator):
+    start(page, SENTENCE)
+    tok = translator.tokenizer
+    src = tok.pieces(tok.encode(SENTENCE)) + ["</s>"]
+    split = shortest_split_word(src)
+    assert split is not None, "the test sentence must hold a word of several pieces"
+    legend = page.locator("#attention [data-role=legend]")
+    assert legend.is_visible() and in_viewport(page, "#attention [data-role=legend]")
+    text = legend.inner_text()
+    assert "\u2581" in text and "starts a word" in text
+    word, pieces = split
+    assert f"{word} \u2192 {' '.join(pieces)}" in text  # this sentence's own example, e.g. gestern → ▁ge st ern
+    # right below the chips: the legend's top is within a line of the chips' bottom
+    chips, leg = page.locator("#attention [data-role=target]").bounding_box(), legend.bounding_box()
+    assert 0 <= leg["y"] - (chips["y"] + chips["height"]) < 24
+
+
+# -- 9: Layer and Head are choices, and "mean" is one of them ---------------------------------------------
+
+def test_layer_and_head_look_like_choices(page):
+    start(page, SENTENCE)
+    for role in ("layer", "head"):
+        style = page.eval_on_selector(f"#attention [data-role={role}]", """s => {
+            const c = getComputedStyle(s); return {appearance: c.appearance, image: c.backgroundImage}; }""")
+        assert style["appearance"] != "none" or "url(" in style["image"], (role, style)  # an arrow is drawn
+    labels = page.eval_on_selector_all("#attention [data-role=head] option", "os => os.map(o => o.textContent)")
+    assert labels[-1] == "mean of heads"
+    pick(page, head="mean")
+    assert "mean of heads" in view(page)["title"]
+
+
+# -- 10: the row of </s> once the sentence has finished ----------------------------------------------------
+
+def test_finished_row_is_explained(page, translator):
+    start(page, SENTENCE)
+    session = translator.start(SENTENCE).run()
+    assert session.target_tokens[-1] == "</s>", "the test sentence must finish within the length limit"
+    page.evaluate("window.__lens.ctl.run()")
+    for kind in ("cross", "decoder_self"):
+        pick(page, kind=kind)
+        v = view(page)
+        assert v["y"][-1] == "</s> \u2192 (finished)", v["y"][-1]
+        assert all(not y.endswith("?") for y in v["y"])
+    status = page.inner_text("#attention [data-role=status]")
+    assert "finished" in status and "not used" in status
+    page.evaluate("window.__lens.ctl.back()")  # one step earlier the last row predicts </s>: no note
+    assert "not used" not in page.inner_text("#attention [data-role=status]")
+    assert view(page)["y"][-1].endswith("\u2192 </s>")
+
+
+# -- 16: the architecture strip ------------------------------------------------------------------------------
+
+def arch_state(page) -> dict:
+    return page.evaluate("""() => { const on = document.querySelector('#arch .arch-on');
+        return {kind: on && on.dataset.kind, layer: on && +on.dataset.layer,
+                qkv: document.querySelector('#arch [data-role=qkv]').textContent}; }""")
+
+
+def test_arch_strip_matches_the_model(page, translator):
+    start(page, SENTENCE)
+    L_enc, L_dec = len(translator.model.encoder), len(translator.model.decoder)
+    count = lambda sel: page.locator(f"#arch {sel}").count()
+    assert count("[data-kind=encoder_self]") == L_enc
+    assert count("[data-kind=decoder_self]") == L_dec and count("[data-kind=cross]") == L_dec
+    assert count("[data-sublayer=ffn]") == L_enc + L_dec
+    assert count("[data-sublayer=norm]") == 2 * L_enc + 3 * L_dec  # pre-LN: one layer norm before each sublayer
+    assert count("[data-sublayer=residual]") == 2 * L_enc + 3 * L_dec
+    assert page.locator("#arch").is_visible() and in_viewport(page, "#arch")
+
+
+def test_arch_strip_follows_and_selects(page, translator):
+    start(page, SENTENCE)
+    L_dec = len(translator.model.decoder)
+    pick(page, kind="decoder_self", layer=L_dec - 1, head=0)
+    page.wait_for_function(f"document.querySelector('#arch .arch-on').dataset.layer === '{L_dec - 1}'")
+    a = arch_state(page)
+    assert a["kind"] == "decoder_self" and a["layer"] == L_dec - 1
+    assert "masked" in a["qkv"].lower() and "earlier" in a["qkv"]
+    n = renders(page)
+    page.click("#arch [data-kind=encoder_self][data-layer='0']")  # a click on a block opens it in the view
+    wait_render(page, n)
+    st = page.evaluate("window.__lens.state")
+    assert (st["kind"], st["layer"], st["head"]) == ("encoder_self", 0, 0)
+    assert view(page)["title"].startswith("Encoder self-attention · layer 1 · head 1")
+    assert arch_state(page)["kind"] == "encoder_self"
+    n = renders(page)
+    page.click(f"#arch [data-kind=cross][data-layer='{L_dec - 1}']")
+    wait_render(page, n)
+    assert (page.evaluate("window.__lens.state.kind"), page.evaluate("window.__lens.state.layer")) == ("cross", L_dec - 1)
+    qkv = arch_state(page)["qkv"]
+    assert "queries from the decoder" in qkv and "keys and values from the encoder" in qkv and "once per sentence" in qkv
+
