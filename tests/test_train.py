@@ -92,7 +92,8 @@ def test_train_dry_run_and_resume(tmp_path):
     assert metrics["epochs"] == 3 and [e["epoch"] for e in log["epochs"]] == [1, 2, 3]
     assert log["epochs"][2]["step"] > log["epochs"][1]["step"]
     h = AttentionHistory.load(tmp_path / "ck" / HISTORY)
-    assert h.epochs == [1, 2, 3] and h.sentences == first.sentences == D.read_examples()[:4]
+    assert h.epochs[0] == 0 and h.epochs[-3:] == [1, 2, 3] and h.epochs[:-1] == first.epochs  # 0 < e < 1: inside 1
+    assert h.sentences == first.sentences == D.read_examples()[:4]
     assert h.target(1, 2) == first.target(1, 2)
     torch.testing.assert_close(torch.from_numpy(h.cross(1, 2)), torch.from_numpy(first.cross(1, 2)))
 
@@ -103,5 +104,5 @@ def test_dry_run_with_atlas_writes_the_head_atlas(tmp_path):
     main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--epochs", "1", "--atlas"])
     atlas = json.loads((tmp_path / "ck" / "head_atlas.json").read_text())
     # the dry-run model: 1 encoder + 1 decoder layer, 2 heads -> 2 + 2 + 2 heads
-    assert len(atlas["heads"]) == 6 and atlas["split"] == "val" and "pruning" in atlas
+    assert len(atlas["heads"]) == 6 and atlas["split"] == "mixed_val" and "pruning" in atlas  # both domains
     assert {h["kind"] for h in atlas["heads"]} == {"encoder_self", "decoder_self", "cross"}

@@ -316,6 +316,7 @@ class Run:
     start_epoch: int = 1
     start_group: int = 0  # the first batch group of start_epoch (> 0 when resuming a paused epoch)
     train_seconds: float = 0.0
+    data_note: str = ""
     paused: bool = False  # --stop-after-*: the run stopped mid-epoch and saved its state
     started: float = field(default_factory=time.time)
     steps_this_process: int = 0
@@ -352,7 +353,10 @@ def setup(a, dist: distributed.Dist) -> Run:
     opt = new_optimizer(model, a)
     log = {"args": vars(a), "config": config.to_dict(), "world_size": dist.world_size, "amp": a.amp, "epochs": []}
     run = Run(a, out, dist, tok, config, train, val, val_sets, model, model, opt, total_steps, steps_per_epoch,
-              log, examples=D.read_examples()[:N_EXAMPLES])
+              log, examples=D.read_examples()[:N_EXAMPLES], data_note=(
+                  f"{len(train_pairs):,} training pairs an epoch: " + (
+                      f"Tatoeba's training part (transformer.corpus) + Multi30k train x{a.multi30k_upsample}"
+                      if a.tatoeba != "none" else "Multi30k train")))
     if a.resume:
         resume(run)
     elif dist.is_main and run.examples:  # the maps before any training: where the alignment emerges from
@@ -487,7 +491,8 @@ def finish(run: Run) -> dict:
     and record the run in metrics.json."""
     a, out, model = run.a, run.out, run.model
     last = run.log["epochs"][-1]
-    final = {"source": f"epoch {last['epoch']}", "val_bleu": last["val_bleu"], "val_bleu_lc": last["val_bleu_lc"]}
+    final = {"source": f"epoch {last['epoch']}", "val_bleu": last["val_bleu"], "val_bleu_lc": last["val_bleu_lc"],
+             "val_by_domain": {k[4:]: v for k, v in last.items() if k.startswith("val_bleu_") and k != "val_bleu_lc"}}
     paths = sorted((out / "epochs").glob("epoch_*.pt"))[-a.average_last:]
     if a.average_last > 1 and len(paths) > 1:
         model.load_state_dict(average_weights(paths))
@@ -496,11 +501,14 @@ def finish(run: Run) -> dict:
               flush=True)
         if scores["bleu"] >= last["val_bleu"]:
             final = {"source": f"average of epochs {paths[0].stem[6:]}..{paths[-1].stem[6:]}",
-                     "val_bleu": scores["bleu"], "val_bleu_lc": scores["bleu_lc"]}
+                     "val_bleu": scores["bleu"], "val_bleu_lc": scores["bleu_lc"],
+                     "val_by_domain": {k: v for k, v in scores.items() if k.startswith("bleu_") and
+                                       not k.startswith("bleu_lc")}}
             save_checkpoint(out, model, run.tok)
     epochs = run.log["epochs"]
     metrics = {"parameters": model.num_parameters(), "weights": final["source"], "val_bleu": final["val_bleu"],
-               "val_bleu_lc": final["val_bleu_lc"], "epochs": last["epoch"], "steps": run.step,
+               "val_bleu_lc": final["val_bleu_lc"], "val_by_domain": final["val_by_domain"],
+               "data": run.data_note, "epochs": last["epoch"], "steps": run.step,
                "train_seconds": round(run.train_seconds), "device": describe(run.device),
                "world_size": run.dist.world_size, "amp": a.amp,
                "tokens_per_s": round(sum(e["tokens_per_s"] for e in epochs) / len(epochs))}
