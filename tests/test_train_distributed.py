@@ -1,4 +1,7 @@
-"""Data-parallel training: 2 gloo processes under torchrun equal one process stepping on the union of their batches."""
+"""Data-parallel training: 2 processes under torchrun equal one process stepping on the union of their batches.
+
+On CPU over gloo by default; ATTENTION_LENS_DDP_DEVICE=cuda runs the 2 processes on cuda:0 and cuda:1 over NCCL
+and the single-process reference on cuda:0 (the GPU lane, .ci/gpu, does so where the machine has 2 GPUs)."""
 import json
 import os
 import signal
@@ -16,17 +19,21 @@ from transformer.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 WORLD = 2
-# 7 batches an epoch at --max-tokens 48: 3 steps of 2 (one batch dropped), so 4 steps cross an epoch boundary
-ARGS = ["--dry-run", "--no-progress", "--epochs", "2", "--max-steps", "4", "--max-tokens", "48", "--seed", "3",
-        "--dropout", "0", "--attn-dropout", "0", "--average-last", "1", "--label-smoothing", "0.1", "--clip", "0.5"]
+DEVICE = os.environ.get("ATTENTION_LENS_DDP_DEVICE", "cpu")
+pytestmark = pytest.mark.skipif(DEVICE == "cuda" and torch.cuda.device_count() < WORLD,
+                                reason=f"ATTENTION_LENS_DDP_DEVICE=cuda needs {WORLD} GPUs")
+# 7 batches an epoch at --max-tokens 48: 3 steps of 2 (one batch dropped), so 4 steps cross an epoch boundary.
+# The tiny captions corpus alone (--tatoeba none), the one the single-process reference below reads.
+ARGS = ["--dry-run", "--tatoeba", "none", "--no-progress", "--epochs", "2", "--max-steps", "4", "--max-tokens", "48",
+        "--seed", "3", "--dropout", "0", "--attn-dropout", "0", "--average-last", "1", "--label-smoothing", "0.1", "--clip", "0.5"]
 
 
-def torchrun(out: Path, timeout: float = 150) -> str:
-    """Run `torchrun --standalone --nproc_per_node 2 -m transformer.train` and return its output."""
+def torchrun(out: Path, timeout: float = 300) -> str:  # a guard against a hang (a loaded machine needed > 150 s)
+    """Run `torchrun --standalone --nproc_per_node 2 -m transformer.train` on DEVICE and return its output."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "ATTENTION_LENS_DIST_TIMEOUT_MIN": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={WORLD}",
-           "-m", "transformer.train", *ARGS, "--out", str(out), "--device", "cpu"]
+           "-m", "transformer.train", *ARGS, "--out", str(out), "--device", DEVICE]
     p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
     try:
@@ -55,7 +62,7 @@ def reference(out: Path, tiny_dir, ranks=range(WORLD)):
     ex = train.encode_pairs(tok, D.load_pairs(tiny_dir, "train"), config.max_len)
     lengths = [(len(s), len(t) + 1) for s, t in ex]
     total = min(len(train.step_groups(lengths, a.max_tokens, a.seed, WORLD)) * a.epochs, a.max_steps)
-    model = train.new_model(config, a.seed, "cpu")
+    model = train.new_model(config, a.seed, DEVICE)
     opt = train.new_optimizer(model, a)
     step, norms = 0, {}
     for epoch in range(1, a.epochs + 1):
@@ -64,13 +71,13 @@ def reference(out: Path, tiny_dir, ranks=range(WORLD)):
             if step == a.max_steps:
                 break
             train.set_lr(opt, train.lr_at(step, a.lr, a.warmup, total))
-            batches = [train.make_tensors(ex, group[r], config.pad_id, config.bos_id, config.eos_id, "cpu")
+            batches = [train.make_tensors(ex, group[r], config.pad_id, config.bos_id, config.eos_id, DEVICE)
                        for r in ranks]
             norms.setdefault(epoch, []).append(
                 train.train_step(model, opt, batches, config.pad_id, a.label_smoothing, a.clip)[2])
             step += 1
     assert step == a.max_steps and total == a.max_steps
-    return model.state_dict(), {e: sum(n) / len(n) for e, n in norms.items()}
+    return {k: v.cpu() for k, v in model.state_dict().items()}, {e: sum(n) / len(n) for e, n in norms.items()}
 
 
 def test_two_processes_equal_one_process_on_the_union_of_their_batches(two_process_run, tiny_dir):
@@ -100,4 +107,5 @@ def test_two_process_dry_run_records_world_size_and_only_process_0_writes(two_pr
     lines = output.splitlines()
     assert sum(l.startswith("done:") for l in lines) == 1 and sum(l.startswith("model:") for l in lines) == 1
     assert f"x {WORLD} processes" in output
+    assert f"device {'CUDA' if DEVICE == 'cuda' else 'CPU'}" in output, output[-2000:]  # where the 2 processes ran
     assert (out / "model.pt").exists() and (out / "attention_history.npz").exists()
