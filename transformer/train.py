@@ -154,7 +154,7 @@ def parse_args(argv=None):
     p.add_argument("--d-ff", type=int, default=m["d_ff"])
     p.add_argument("--dropout", type=float, default=m["dropout"])
     p.add_argument("--attn-dropout", type=float, default=m["attn_dropout"])
-    p.add_argument("--epochs", type=int, default=19)
+    p.add_argument("--epochs", type=int, default=12)
     p.add_argument("--max-tokens", type=int, default=3500,
                    help="tokens per batch (padded, longer side), per process")
     p.add_argument("--lr", type=float, default=1.2e-3, help="peak learning rate")
