@@ -6,6 +6,10 @@ would be on the CPU ("Expected all tensors to be on the same device"). And it co
 (.cpu(), .item(), .tolist(), int(t), ... of a tensor that is not already a host copy) and uploads
 (torch.tensor/as_tensor of host data, Tensor.to(device), torch.from_numpy), so a test can pin how many a
 step makes. On the CPU these are all no-ops, which is why they have to be counted rather than timed.
+
+The second half runs every handler and API function on an accelerator emulated on the CPU
+(tests/emulated_device.py): numpy refuses its tensors as it refuses CUDA ones, and its host transfers are
+counted per decoding step.
 """
 import numpy as np
 import pytest
@@ -131,3 +135,174 @@ def test_session_state_lives_on_the_translators_device(tiny_translator):
         # each owns its storage: pickling a position never drags a whole cache along
         for t_ in (p.k, p.v, p.hidden):
             assert t_.untyped_storage().nbytes() == t_.numel() * t_.element_size()
+
+
+# -- an accelerator emulated on the CPU (tests/emulated_device.py): numpy cannot read its tensors, an op cannot
+# mix them with host tensors, and every host transfer is counted. Every handler and API function runs under it.
+
+from tests.emulated_device import EMULATED, EmulatedDevice, OnDevice, Transfers, emulate, to_device  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def emulated(tiny_trained):
+    """The tiny trained model on the emulated device, and the same model on the CPU to compare with."""
+    from transformer.decoding import Translator
+    cpu = Translator.load(tiny_trained, device="cpu")
+    return emulate(cpu), cpu
+
+
+@pytest.fixture()
+def on_device(emulated, monkeypatch):
+    """(translator on the emulated device, Transfers being counted, feeds): feeds[0] counts the decoding
+    positions computed (DecodingSession steps), so a test can pin the host transfers per step."""
+    import transformer.decoding as decoding
+    feeds, feed = [0], decoding._session_feed
+
+    def counted(*a, **k):
+        feeds[0] += 1
+        return feed(*a, **k)
+
+    monkeypatch.setattr(decoding, "_session_feed", counted)
+    with EmulatedDevice(), Transfers() as transfers:
+        yield emulated[0], transfers, feeds
+
+
+def test_the_emulated_device_refuses_what_cuda_refuses():
+    with EmulatedDevice(), Transfers() as t:
+        x = to_device(torch.arange(6, dtype=torch.float32))  # (6,)
+        y = x * 2 + 1  # results stay on the device
+        assert isinstance(y, OnDevice) and y.device == EMULATED and isinstance(y[1:].sum(), OnDevice)
+        for read in (lambda: np.asarray(y), lambda: y.numpy(), lambda: np.stack([y, y]), lambda: np.array(y[0])):
+            with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy"):
+                read()
+        with pytest.raises(RuntimeError, match="same device"):
+            y + torch.ones(6)  # a host tensor in a device op
+        assert t.to_host == [] and t.uploads == []
+        host = y.cpu()
+        assert type(host) is Tensor and host.numpy().tolist() == [1, 3, 5, 7, 9, 11]
+        assert type(y.to("cpu")) is Tensor and type(y.to(torch.device("cpu"), torch.float64)) is Tensor
+        assert y.tolist()[0] == 1 and y[1].item() == 3 and int(y[2]) == 5 and bool(y[0])
+        assert t.to_host == ["cpu", "to", "to", "tolist", "item", "__int__", "__bool__"]
+        assert isinstance(y.to(EMULATED), OnDevice) and isinstance(y.to(torch.float64), OnDevice)
+        made = torch.zeros(2, device=EMULATED), torch.tensor([1, 2], device=EMULATED), torch.ones(2).to(EMULATED)
+        assert all(isinstance(m, OnDevice) for m in made) and t.uploads == ["tensor", "to"]
+        assert not isinstance(torch.zeros(2), OnDevice)  # the host stays the host
+        assert len(t.to_host) == 7  # moving within the device, or making tensors there, copies nothing back
+
+
+def test_decoding_state_lives_on_the_emulated_device(on_device, emulated):
+    tr, _, _ = on_device
+    from ui import handlers
+    state, text, payload, topk = handlers.start(tr, "Ein Hund rennt.")
+    assert isinstance(state.cross_k, OnDevice) and isinstance(state.cross_v, OnDevice)
+    for p in state.positions:
+        assert isinstance(p.k, OnDevice) and isinstance(p.v, OnDevice) and isinstance(p.hidden, OnDevice)
+        assert type(p.self_row) is np.ndarray and type(p.cross_row) is np.ndarray
+    cpu = emulated[1]
+    s = handlers.run(tr, state)[0]
+    assert s.translation == cpu.translate("Ein Hund rennt.")  # the same answers as on the CPU
+    ref = handlers.start(cpu, "Ein Hund rennt.")
+    assert [p for p, _ in topk["items"]] == [p for p, _ in ref[3]["items"]]
+    np.testing.assert_allclose([q for _, q in topk["items"]], [q for _, q in ref[3]["items"]], atol=1e-6)
+
+
+def test_start_copies_to_the_host_once_per_decoding_step(on_device, tiny_pairs):
+    """Start decodes the whole sentence: one host copy per position (its attention rows and greedy choice),
+    plus the encoder's self-attention and the top-k rows of every position (one projection)."""
+    tr, t, feeds = on_device
+    from ui import handlers
+    for de in ("Ein Hund rennt.", tiny_pairs[3][0], "Ein Mann. " * 6):
+        t.clear()
+        feeds[0] = 0
+        state = handlers.start(tr, de)[0]
+        T = len(state.positions)
+        assert feeds[0] == T and t.to_host == ["cpu"] * (T + 2), (de, T, t.to_host)
+        assert t.uploads == ["tensor"] * (1 + T)  # the source once, then one token id per position
+
+
+def _handler_calls(tr, s0, fresh, pos, alt, h):
+    """(name, call, host copies besides one per decoding position computed). s0: a started session (whole
+    history, cursor 0); fresh: a session with only <s> computed; pos: the view at step 1 of s0's history."""
+    other = dict(pos, ids=[pos["ids"][0], tr.tokenizer.piece_id(alt)], forced=[0, 1])  # not in the history:
+    # at_position decodes it again from the source
+    return [("step", lambda: h.step(tr, fresh), 1), ("step along the history", lambda: h.step(tr, s0), 1),
+            ("run", lambda: h.run(tr, fresh), 1), ("back", lambda: h.back(tr, s0), 1),
+            ("goto", lambda: h.goto(tr, s0, 2), 1), ("reset", lambda: h.reset(tr, s0), 2),
+            ("step_view", lambda: h.step_view(tr, s0), 1), ("force", lambda: h.force(tr, fresh, alt), 1),
+            ("force_at", lambda: h.force_at(tr, s0, pos, alt), 1),
+            ("force_at, decoded again", lambda: h.force_at(tr, s0, other, alt), 2),
+            ("at_position", lambda: h.at_position(tr, s0, pos), 0),
+            ("at_position, decoded again", lambda: h.at_position(tr, s0, other), 1),
+            ("reference", lambda: h.reference(tr, "Ein Hund rennt.", "A dog runs."), 1),
+            # three encodings (prefix, intact, ablated), two teacher-forced passes, two top-k
+            ("ablate", lambda: h.ablate(tr, s0, ["L1 H1"], ["L1 H2"], ["L2 H1"]), 7),
+            ("ablate_at", lambda: h.ablate_at(tr, s0, ["L1 H1"], [], [], 8, pos), 7),
+            ("across_layers", lambda: h.across_layers(tr, s0), 0),
+            ("across_layers_at", lambda: h.across_layers_at(tr, s0, "layer 1", 0.2, pos), 0),
+            ("across_layers_follow", lambda: h.across_layers_follow(tr, s0, "all layers", 0.2, pos), 0),
+            ("export_maps", lambda: h.export_maps(tr, s0), 0), ("export_at", lambda: h.export_at(tr, s0, pos), 0),
+            ("/attention", lambda: h.api_attention(tr, "Ein Hund rennt."), 1),
+            ("/attention_compact", lambda: h.api_attention_compact(tr, "Ein Hund rennt."), 1),
+            ("model_card", lambda: h.model_card(tr, {}), 0)]
+
+
+def test_every_handler_runs_on_the_device_with_one_host_copy_per_step(on_device):
+    tr, t, feeds = on_device
+    from ui import handlers as h
+    s0 = h.start(tr, "Ein Hund rennt.")[0]
+    assert len(s0.positions) >= 3, "the tiny model should translate this into a few pieces"
+    fresh = tr.start_ids(s0.source_ids)
+    tok = tr.tokenizer
+    alt = next(p for p, _ in fresh.topk(5)[1:] if tok.piece_id(p) not in (tok.pad_id, tok.bos_id, tok.eos_id))
+    pos = {"step": 1, "ids": [p.token for p in s0.positions[:2]], "forced": [0, 0]}
+    for name, call, fixed in _handler_calls(tr, s0, fresh, pos, alt, h):
+        t.clear()
+        feeds[0] = 0
+        call()
+        assert set(t.to_host) <= {"cpu"} and len(t.to_host) == feeds[0] + fixed, (name, feeds[0], t.to_host)
+
+
+def test_greedy_decoding_and_beam_search_read_the_device_once_per_step(on_device, emulated):
+    """translate / translate_batch / the atlas's BLEU (batched greedy decoding): one `bool` per step that
+    asks whether every sentence has ended, plus three fixed reads (padding present, lengths, the ids).
+    Beam search: one copy of the candidates per step, and the best hypothesis's maps once."""
+    tr, t, _ = on_device
+    from transformer import atlas
+    from ui import handlers as h
+    texts = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt."]
+    ids = [tr.translate_ids([tr.source_ids(x)])[0] for x in texts]
+    for name, call, steps in [
+            ("translate", lambda: tr.translate(texts[0]), len(ids[0])),
+            ("/translate", lambda: h.api_translate(tr, texts[1]), len(ids[1])),
+            ("translate_batch", lambda: tr.translate_batch(texts), max(map(len, ids))),
+            ("atlas corpus_bleu", lambda: atlas.corpus_bleu(tr, [(x, "A dog runs.") for x in texts]),
+             max(map(len, ids)))]:
+        t.clear()
+        call()
+        assert len(t.to_host) == steps + 3 and t.to_host.count("__bool__") == steps + 1, (name, t.to_host)
+    assert tr.translate_batch(texts) == emulated[1].translate_batch(texts)
+    t.clear()
+    state = h.beam(tr, texts[0], 3)[0]
+    beam_steps = len(state["tree"]) - 1
+    assert t.to_host == ["tolist"] * beam_steps + ["cpu"], t.to_host
+    t.clear()
+    h.beam_pick(tr, state, "2.")
+    assert t.to_host == ["cpu"]
+
+
+def test_history_and_inside_on_the_device(on_device, tmp_path):
+    """Training's attention snapshot (it runs on the training device) and the Learned tab reading it back,
+    and the inside-one-head pass."""
+    tr, t, _ = on_device
+    from transformer.history import AttentionHistory, save_history
+    from transformer.train import snapshot_attention
+    from ui import handlers as h
+    texts = ["Ein Hund rennt.", "Eine Katze schläft."]
+    snap = snapshot_attention(tr.model, tr.tokenizer, texts, tr.config.max_len)
+    save_history(tmp_path / "h.npz", texts, tr.tokenizer, [{"epoch": 1, "snap": snap}])
+    fig, text = h.learned(AttentionHistory.load(tmp_path / "h.npz"), 0, 1)
+    assert text == tr.translate(texts[0])
+    s = h.start(tr, texts[0])[0]
+    t.clear()
+    inside = s.inside("cross", 0, 1, norms=True)
+    assert t.to_host == ["cpu"] and type(inside.weights) is np.ndarray

@@ -114,11 +114,13 @@ def _search(model: Transformer, src_ids: list[int], K: int, limit: int, lp: floa
         scores = (logp + prev[:, None]).flatten()  # (n * V,)
         top, flat = scores.topk(min(2 * K, scores.numel()))  # (2K,), (2K,)
         V = logp.size(1)
+        # scores, flat indices (exact in float64) and token log-probs of the candidates: one copy to the host
+        picked = torch.stack([top, flat.double(), logp.flatten()[flat]]).tolist()  # (3, 2K)
         nodes, nxt, rows = [], [], []
-        for cand, (s, f, lp_tok) in enumerate(zip(top.tolist(), flat.tolist(), logp.flatten()[flat].tolist())):
+        for cand, (s, f, lp_tok) in enumerate(zip(*picked)):
             if len(nxt) == K:
                 break
-            row, token = divmod(f, V)
+            row, token = divmod(int(f), V)
             ids, lps, _, parent = live[row]
             if token == c.eos_id:
                 if cand >= K:

@@ -152,11 +152,11 @@ class Translator:
         return _session_feed(self, session, token, forced)
 
     def next_probs(self, hidden) -> np.ndarray:
-        """(D,) final decoder state (a tensor, ideally on this translator's device, or an array) -> (V,)
-        next-token probabilities, float32 numpy."""
+        """(D,) final decoder state, or (T, D) states (a tensor, ideally on this translator's device, or an
+        array) -> (V,) or (T, V) next-token probabilities, float32 numpy: one copy to the host."""
         with torch.inference_mode():
-            h = torch.as_tensor(hidden, dtype=self.model.embed.weight.dtype, device=self.device)  # (D,)
-            return torch.softmax(self.model.project(h[None]).float(), -1)[0].cpu().numpy()  # (V,)
+            h = torch.as_tensor(hidden, dtype=self.model.embed.weight.dtype, device=self.device)  # (D,) or (T, D)
+            return torch.softmax(self.model.project(h[None]).float(), -1)[0].cpu().numpy()  # (V,) or (T, V)
 
     def target_ids_of(self, target) -> list[int]:
         """Target as text or a list of pieces -> [BOS, ..., EOS] ids."""
@@ -356,6 +356,11 @@ class DecodingSession:
     def next_distribution(self, position: Optional[int] = None) -> np.ndarray:
         """Probabilities of the token after `position` (any computed one; default: the cursor), (V,) float32."""
         return self.translator.next_probs(self._position(position).hidden)
+
+    def history_probs(self) -> np.ndarray:
+        """Probabilities of the token after every position of the history, (T, V) float32: the states are
+        joined on the device and projected at once, with one copy to the host."""
+        return self.translator.next_probs(torch.stack([p.hidden for p in self.positions]))  # (T, V)
 
     def topk(self, k: int = 5, position: Optional[int] = None) -> list[tuple[str, float]]:
         """The k most probable pieces after `position` (any computed one; default: the cursor), with their

@@ -31,8 +31,7 @@ def topk_rows(session: DecodingSession, k: int = P.TOPK_SENT) -> list[list[tuple
     ordered as DecodingSession.topk orders them (probability, then id). One projection for all positions."""
     if not session.positions:
         return []
-    probs = session.translator.next_probs(np.stack([p.hidden for p in session.positions]))  # (T, V)
-    probs = np.atleast_2d(probs)
+    probs = session.history_probs()  # (T, V), on the host
     k = min(k, probs.shape[-1])
     kth = np.partition(probs, probs.shape[-1] - k, axis=-1)[:, probs.shape[-1] - k]  # (T,) the k-th largest
     rows = []
