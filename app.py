@@ -15,6 +15,11 @@ import sys
 from pathlib import Path
 
 AUTH_ENV = "ATTENTION_LENS_AUTH"
+# Run as a script, this file imports its neighbours `ui` and `transformer`; in a wheel it is attention_lens.app,
+# its imports rewritten by setup.py. An editable install (`pip install -e .`) loads this very file as
+# attention_lens.app for the `attention-lens` command: its neighbours are then the checkout's, as for a script.
+if __package__ and (Path(__file__).parent / "pyproject.toml").exists():
+    sys.path.insert(0, str(Path(__file__).parent))
 
 
 def parse_auth(value: str | None):

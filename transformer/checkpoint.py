@@ -20,15 +20,8 @@ FORMAT = "attention-lens/1"
 WEIGHTS, TOKENIZER, LOG = "model.pt", "tokenizer.model", "training_log.json"
 
 
-def _default_checkpoint() -> Path:
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "checkpoints" / "de-en", here / "checkpoints" / "de-en"):  # checkout; wheel
-        if candidate.is_dir():
-            return candidate
-    return here.parent / "checkpoints" / "de-en"
-
-
-DEFAULT_CHECKPOINT = _default_checkpoint()  # the shipped model
+# the shipped model, checkpoints/de-en beside this package: in a checkout, and in the wheel, which mirrors it (setup.py)
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
 
 
 class CheckpointError(ValueError):

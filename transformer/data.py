@@ -13,10 +13,8 @@ DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "d
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw"
 SPLITS = ("train", "val", "test_2016_flickr")
 LANGS = ("de", "en", "fr")
-_ROOT = Path(__file__).resolve().parent.parent
-# the app's example sentences: assets/ in a checkout, ui/assets/ in an installed wheel
-EXAMPLES = next((p for p in (_ROOT / "assets" / "examples_de.txt", _ROOT / "ui" / "assets" / "examples_de.txt")
-                 if p.exists()), _ROOT / "assets" / "examples_de.txt")
+# the app's example sentences, assets/ beside this package (in a checkout, and in the wheel, which mirrors it)
+EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples_de.txt"
 
 
 class DataError(RuntimeError):

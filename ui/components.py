@@ -9,15 +9,7 @@ import gradio as gr
 from transformer.decoding import Translator
 
 
-def _assets() -> Path:
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "assets", here / "assets"):  # a checkout; an installed wheel (ui/assets)
-        if (candidate / "lens.js").exists():
-            return candidate
-    raise FileNotFoundError(f"attention-lens assets not found next to {here}")
-
-
-ASSETS = _assets()
+ASSETS = Path(__file__).resolve().parent.parent / "assets"  # in a checkout, and in the wheel, which mirrors it
 VENDOR = ASSETS / "vendor"  # plotly.js cartesian bundle (1.5 MB instead of 4.8 MB: faster first load)
 SESSION_TTL_S = 3600
 QUEUE_MAX = 256
