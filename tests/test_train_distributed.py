@@ -25,7 +25,8 @@ pytestmark = pytest.mark.skipif(DEVICE == "cuda" and torch.cuda.device_count() <
 # 7 batches an epoch at --max-tokens 48: 3 steps of 2 (one batch dropped), so 4 steps cross an epoch boundary.
 # The tiny captions corpus alone (--tatoeba none), the one the single-process reference below reads.
 ARGS = ["--dry-run", "--tatoeba", "none", "--no-progress", "--epochs", "2", "--max-steps", "4", "--max-tokens", "48",
-        "--seed", "3", "--dropout", "0", "--attn-dropout", "0", "--average-last", "1", "--label-smoothing", "0.1", "--clip", "0.5"]
+        "--seed", "3", "--dropout", "0", "--attn-dropout", "0", "--average-last", "1", "--label-smoothing", "0.1",
+        "--clip", "0.5"]
 
 
 def torchrun(out: Path, timeout: float = 300) -> str:  # a guard against a hang (a loaded machine needed > 150 s)
