@@ -67,7 +67,8 @@ function floats(d) {                              // {shape, b64[, packed: "tril
 }
 function load(p) {
   const doc = {p, seq: p.seq, maps: {}, source: p.source, S: p.source.length, mode: p.mode,
-               specials: new Set(p.specials || []), spans: null};
+               specials: new Set(p.specials || []), spans: null,
+               off: new Set((p.ablated || []).map(a => a.join("|")))};  // heads switched off (Head ablation)
   for (const k of KINDS) doc.maps[k] = floats(p.maps[k]);
   if (p.steps) {
     const s = p.steps;
@@ -311,6 +312,18 @@ function reservedLabels(kind) {           // the labels at the last step: what t
   st.t = t;
   return ax;
 }
+// Heads switched off (a Head ablation payload): their weights are still computed, only their outputs are zeroed,
+// so their maps are drawn greyed out and the title says so
+const OFF = "rgba(255, 255, 255, 0.62)";
+function offHeads(kind, l) {
+  const d = st.doc, H = d.maps[kind].shape[1];
+  return d.off && d.off.size ? [...Array(H).keys()].filter(h => d.off.has(`${kind}|${l}|${h}`)) : [];
+}
+function offNote(kind) {
+  const off = offHeads(kind, st.layer), H = st.doc.maps[kind].shape[1];
+  if (st.head === "mean") return off.length ? ` · ${off.length} of ${H} heads switched off (weights computed, outputs zeroed)` : "";
+  return off.includes(st.head) ? " · switched off: its weights are still computed, its output is zeroed" : "";
+}
 function drawBig(kind, f, m) {
   const res = m.res, p = m.panel(st.layer, st.head), g = layoutBig(kind, res);
   const zmax = Math.max(1e-6, maxOf(p));
@@ -318,6 +331,7 @@ function drawBig(kind, f, m) {
   const ctx = q("canvas").getContext("2d");
   ctx.imageSmoothingEnabled = false;
   if (res.C && res.R) ctx.drawImage(src, 0, 0, res.C, res.R, 0, 0, res.C * g.cw, res.R * g.ch);
+  if (st.head !== "mean" && offHeads(kind, st.layer).includes(st.head)) { ctx.fillStyle = OFF; ctx.fillRect(0, 0, res.C * g.cw, res.R * g.ch); }
   if (kind !== "encoder_self" && f.row >= 0) {
     ctx.strokeStyle = RED; ctx.lineWidth = 2;
     ctx.strokeRect(1, f.row * g.ch + 1, Math.max(1, p.C) * g.cw - 2, g.ch - 2);
@@ -327,7 +341,7 @@ function drawBig(kind, f, m) {
   for (let j = 0; j < xs.length; j++) setText(xs[j], j < p.C ? String(p.cols[j]) : "");
   const roles = st.doc.p.roles || {}, role = st.head === "mean" ? null : ((roles[kind] || [])[st.layer] || [])[st.head];
   setText(q("title"), `${TITLES[kind]} · layer ${st.layer + 1} · ${st.head === "mean" ? "mean of heads" : "head " + (st.head + 1)}` +
-    (role ? ` · role: ${role} (head atlas)` : ""));
+    (role ? ` · role: ${role} (head atlas)` : "") + offNote(kind));
   setText(q("zmax"), zmax.toFixed(3));
   cv.big = Object.assign(g, {p, zmax, row: f.row});
 }
@@ -356,10 +370,17 @@ function drawGrid(kind, f, m) {
   ctx.fillStyle = "#555"; ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
   for (let l = 0; l < L; l++) { ctx.textAlign = "right"; ctx.fillText(`L${l + 1}`, left - 4, top + l * (ph + gap) + ph / 2); }
   for (let h = 0; h < H; h++) { ctx.textAlign = "center"; ctx.fillText(`H${h + 1}`, left + h * (pw + gap) + pw / 2, top / 2); }
+  const off = [];
+  for (let l = 0; l < L; l++) for (const h of offHeads(kind, l)) {
+    const x = left + h * (pw + gap), y = top + l * (ph + gap);
+    ctx.fillStyle = OFF; ctx.fillRect(x, y, pw, ph);
+    ctx.fillStyle = "#b00"; ctx.textAlign = "center"; ctx.fillText("off", x + pw / 2, y + ph / 2);
+    off.push([l, h]);
+  }
   ctx.strokeStyle = RED; ctx.lineWidth = 2;
   for (const h of st.head === "mean" ? [...Array(H).keys()] : [st.head])
     ctx.strokeRect(left + h * (pw + gap) - 1, top + st.layer * (ph + gap) - 1, pw + 2, ph + 2);
-  cv.grid = {L, H, left, top, gap, pw, ph, cell, res, panels, zmax, kind};
+  cv.grid = {L, H, left, top, gap, pw, ph, cell, res, panels, zmax, kind, off};
   setText(q("grid-title"), `${TITLES[kind]}: all ${L} layers × ${H} heads (click a panel)`);
 }
 
@@ -386,7 +407,8 @@ function drawLegend() {                  // what ▁ means, with a word of this 
   for (const [pieces, spans] of [[d.source, d.spans && d.spans.source], [d.pieces, d.spans && d.spans.target]]) {
     for (const [a, b] of spans || []) {
       const ps = pieces.slice(a, b), word = ps.join("").replace(/\u2581/g, "");
-      if (b - a > 1 && !ps.some(p => d.specials.has(p)) && (!ex || word.length < ex[0].length)) ex = [word, ps];
+      if (b - a > 1 && ps.every(p => /\p{L}/u.test(p) && !d.specials.has(p)) && (!ex || word.length < ex[0].length))
+        ex = [word, ps];                  // letters only: Schnee + . is a word and a full stop, not a split
     }
     if (ex) break;
   }
@@ -536,7 +558,8 @@ inst.redraw = () => {                    // repaint everything from scratch (tes
 };
 inst.grid = () => {
   const g = cv.grid; if (!g) return null;
-  return {layers: g.L, heads: g.H, panels: g.L * g.H, rows: g.panels[0][0].R, cols: g.panels[0][0].C, kind: g.kind};
+  return {layers: g.L, heads: g.H, panels: g.L * g.H, rows: g.panels[0][0].R, cols: g.panels[0][0].C, kind: g.kind,
+          off: g.off};
 };
 inst.panelPoint = (l, h) => {            // client coordinates of the middle of grid panel (l, h)
   const g = cv.grid, r = q("grid-canvas").getBoundingClientRect();

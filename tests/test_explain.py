@@ -117,3 +117,16 @@ def test_learned_tab_with_one_point(tmp_path, tiny_tok):
     _, c = learned_tab(tmp_path)
     assert c["learned_epoch"].visible is False and c["learned_epoch"].value == 0
     assert "before training" in c["learned_intro"].value
+
+
+# -- 11: the payload names the heads switched off, for the view to grey them ----------------------------------
+
+def test_ablated_payload_names_the_heads(tiny_translator):
+    from ui import handlers as h
+    from ui.payload import session_payload
+    tr = tiny_translator
+    session = h.start(tr, "ein hund", 4)[0]
+    labels = ["L1 H2", "L2 H1"]
+    out = h.ablate(tr, session, [], [], labels, 4)
+    assert out[4]["ablated"] == [["cross", 0, 1], ["cross", 1, 0]]
+    assert "ablated" not in session_payload(tr.start("ein hund"))

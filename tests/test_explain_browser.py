@@ -48,11 +48,12 @@ def pick(page, kind=None, layer=None, head=None):
 
 
 def shortest_split_word(pieces: list[str]) -> tuple[str, list[str]] | None:
-    """The shortest word made of several pieces (the first of equals): (the word, its pieces)."""
+    """The shortest word made of several pieces, each with a letter (the first of equals): (word, pieces)."""
     best = None
     for a, b in analysis.word_spans(pieces):
         word = "".join(pieces[a:b]).replace("\u2581", "")
-        if b - a > 1 and not any(p in SPECIAL_PIECES for p in pieces[a:b]) and (best is None or len(word) < len(best[0])):
+        letters = all(any(ch.isalpha() for ch in p) and p not in SPECIAL_PIECES for p in pieces[a:b])
+        if b - a > 1 and letters and (best is None or len(word) < len(best[0])):
             best = word, pieces[a:b]
     return best
 
@@ -156,3 +157,35 @@ def test_arch_strip_follows_and_selects(page, translator):
     qkv = arch_state(page)["qkv"]
     assert "queries from the decoder" in qkv and "keys and values from the encoder" in qkv and "once per sentence" in qkv
 
+
+# -- 11: switched-off heads: their weights are computed, their outputs zeroed --------------------------------
+
+def open_tab(page, name):
+    page.get_by_role("tab", name=name).click()
+
+
+def test_switched_off_heads_are_greyed_and_said_so(page, translator):
+    start(page, SENTENCE)
+    L, H = len(translator.model.decoder), translator.config.n_heads
+    off = [(L - 1, 0), (L - 1, H - 1)]
+    open_tab(page, "Head ablation")
+    intro = page.inner_text("#tab_ablation")
+    assert "computes its attention weights" in intro and "zeroed" in intro, intro[:600]
+    for l, h in off:
+        page.locator("#ablate_cross").get_by_label(f"L{l + 1} H{h + 1}").check()
+    views = "window.__lensViews['attention_ablated']"
+    n = page.evaluate(f"{views} ? {views}.renders : 0")
+    page.click("#ablate_run")
+    page.wait_for_function(f"{views} && {views}.renders > {n}", timeout=30000)
+    page.evaluate(f"{views}.select('cross', {L - 1}, 0)")
+    v = page.evaluate(f"{views}.view()")
+    assert "switched off" in v["title"] and "computed" in v["title"] and "zeroed" in v["title"]
+    assert sorted(map(tuple, page.evaluate(f"{views}.grid().off"))) == off  # greyed panels in the grid
+    page.evaluate(f"{views}.select('cross', 0, 0)")  # an intact head: no note
+    assert "switched off" not in page.evaluate(f"{views}.view()")["title"]
+    page.evaluate(f"{views}.select('encoder_self', {L - 1}, 0)")  # same layer and head, another kind: intact
+    assert page.evaluate(f"{views}.grid().off") == []
+    page.evaluate(f"{views}.select('cross', {L - 1}, 'mean')")
+    assert f"{len(off)} of {H} heads switched off" in page.evaluate(f"{views}.view()")["title"]
+    open_tab(page, "Translate")
+    assert page.errors == []

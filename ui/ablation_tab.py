@@ -13,7 +13,9 @@ def build(ctx: Ctx) -> None:
     tr = ctx.tr
     gr.Markdown("Switch off heads (their outputs are zeroed for this request only; the shared model is "
                 "never edited) and compare with the intact model on the sentence of the Translate tab, "
-                "at the step it shows.")
+                "at the step it shows. A switched-off head still computes its attention weights (its maps below "
+                "are greyed out, marked off): only its output is zeroed, so what it attends to never reaches the "
+                "next layer.")
     with gr.Row():
         enc = gr.CheckboxGroup(h.head_choices(tr, "encoder_self"), label="Encoder self-attention heads",
                                elem_id="ablate_enc")

@@ -155,15 +155,20 @@ def decode_trajectory(p: dict) -> dict:
 
 
 def session_payload(session, words: bool = False, mode: str = "greedy") -> dict:
-    """The payload for a DecodingSession at its cursor (pieces, or merged into words)."""
+    """The payload for a DecodingSession at its cursor (pieces, or merged into words); `ablated` lists the heads
+    the session switches off (their weights are computed, their outputs zeroed)."""
     maps = session.attention
     p = session.positions[session.cursor]
     forced = [q.forced for q in session.positions[:session.cursor + 1]]
     nxt = None if session.done else session.translator.tokenizer.piece(p.greedy)
     if words:
-        return word_payload(maps, forced, cursor=session.cursor, next_piece=nxt, done=session.done, mode=mode)
-    return attention_payload(maps, maps.source_tokens, maps.target_tokens, cursor=session.cursor, next_piece=nxt,
-                             forced=forced, done=session.done, mode=mode)
+        out = word_payload(maps, forced, cursor=session.cursor, next_piece=nxt, done=session.done, mode=mode)
+    else:
+        out = attention_payload(maps, maps.source_tokens, maps.target_tokens, cursor=session.cursor, next_piece=nxt,
+                                forced=forced, done=session.done, mode=mode)
+    if session.ablated:  # [kind, layer, head] switched off: the view greys their maps
+        out["ablated"] = sorted([k, int(l), int(h)] for k, l, h in session.ablated)
+    return out
 
 
 def word_payload(maps: AttentionMaps, forced, *, cursor, next_piece, done, mode) -> dict:
