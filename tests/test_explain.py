@@ -130,3 +130,29 @@ def test_ablated_payload_names_the_heads(tiny_translator):
     out = h.ablate(tr, session, [], [], labels, 4)
     assert out[4]["ablated"] == [["cross", 0, 1], ["cross", 1, 0]]
     assert "ablated" not in session_payload(tr.start("ein hund"))
+
+
+def test_beam_hypotheses_say_what_normalised_means(tiny_translator):
+    from transformer.beam import beam_search
+    from ui import handlers as h
+    tr, text = tiny_translator, "ein hund"
+    out = h.beam(tr, text, 3)
+    labels = out[2]["choices"]
+    labels = [c[0] if isinstance(c, (list, tuple)) else c for c in labels]
+    hyps = beam_search(tr.model, tr.source_ids(text), 3).hypotheses
+    assert len(labels) == len(hyps)
+    for i, (label, hyp) in enumerate(zip(labels, hyps)):
+        assert label.startswith(f"{i + 1}. ")
+        assert f"log-prob {hyp.score:.2f} / {len(hyp.ids)} pieces = {hyp.normalized:.3f} per piece" in label
+
+
+# -- 14: why training loss is above validation loss --------------------------------------------------------
+
+def test_curves_note_says_why_training_loss_is_higher():
+    from ui.model_tab import curves_note
+    log = {"args": {"dropout": 0.15, "label_smoothing": 0.1}, "epochs": [{"epoch": 1}]}
+    note = curves_note(log)
+    assert "dropout" in note and "0.15" in note and "label smoothing" in note and "0.1" in note
+    assert "validation" in note.lower()
+    bare = curves_note({"epochs": [{"epoch": 1}]})  # an old log without its arguments: no numbers made up
+    assert "dropout" in bare and "label smoothing" in bare and "0.1" not in bare

@@ -189,3 +189,39 @@ def test_switched_off_heads_are_greyed_and_said_so(page, translator):
     assert f"{len(off)} of {H} heads switched off" in page.evaluate(f"{views}.view()")["title"]
     open_tab(page, "Translate")
     assert page.errors == []
+
+
+# -- 13, 14: the beam's ranks and scores, the Model tab's curves, rollout --------------------------------------
+
+def visible_text(page, selector: str, *phrases) -> None:
+    """Each phrase is in an element matching selector that lies inside the 1280-px-wide viewport."""
+    for phrase in phrases:
+        loc = page.locator(selector, has_text=phrase).first
+        loc.wait_for(state="visible", timeout=20000)
+        loc.scroll_into_view_if_needed()
+        box = loc.bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= WIDTH, phrase
+
+
+def test_beam_tab_explains_ranks_and_scores(page):
+    start(page, SENTENCE)
+    open_tab(page, "Beam search")
+    visible_text(page, "#tab_beam .prose", "more than the beam size", "per piece")
+    views = "window.__lensViews['attention_beam']"
+    n = page.evaluate(f"{views} ? {views}.renders : 0")
+    page.click("#beam_run")
+    page.wait_for_function(f"{views} && {views}.renders > {n}", timeout=30000)
+    page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=20000)
+    tree = page.evaluate("""() => { const d = document.querySelector('#beam_tree .js-plotly-plot');
+        return {title: d.layout.yaxis.title.text, ys: d.data.filter(t => t.mode === 'markers+text').flatMap(t => t.y)}; }""")
+    assert "1 = best" in tree["title"] and min(tree["ys"]) == 1
+    assert "per piece" in page.input_value("#beam_choice input")
+    open_tab(page, "Translate")
+
+
+def test_model_and_layers_tabs_explain(page):
+    open_tab(page, "Model")
+    visible_text(page, "#curves_note", "dropout", "label smoothing")
+    open_tab(page, "Across layers")
+    visible_text(page, "#tab_layers .prose", "residual", "0.5")
+    open_tab(page, "Translate")

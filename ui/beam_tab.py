@@ -6,20 +6,28 @@ from functools import partial
 import gradio as gr
 
 from . import handlers as h
-from .components import CONC, SESSION_TTL_S, Ctx, lens_view
+from .components import CONC, SESSION_TTL_S, Ctx, lens_view, started_sentence
 
 
 def build(ctx: Ctx) -> None:
     tr = ctx.tr
     gr.Markdown("Greedy decoding keeps one hypothesis; beam search keeps several. The tree shows every "
-                "kept piece per step (rank 1 at the top); pick a hypothesis to see its attention.")
+                "kept piece per step (rank 1 at the top); pick a hypothesis to see its attention. A step keeps "
+                "*beam size* live pieces (blue); a piece that ends its sentence (`</s>`, green) is set aside as a "
+                "finished hypothesis and frees its slot, so a step can show more than the beam size. "
+                "Hypotheses are ranked by log-probability per piece (their summed log-probability divided by "
+                "their length), so a longer sentence is not ranked lower just for having more pieces.")
+    started_sentence(ctx, "beam_sentence")
     with gr.Row():
         size = gr.Slider(1, 8, value=4, step=1, label="beam size", elem_id="beam_size")
-        b_beam = gr.Button("Run beam search on the sentence above", variant="primary", elem_id="beam_run")
+        b_beam = gr.Button("Run beam search on the started sentence", variant="primary", elem_id="beam_run")
+    b_api = gr.Button("beam", visible=False)  # the API's /beam (text, size), for programs
     state = gr.State(None, time_to_live=SESSION_TTL_S)
     tree = gr.Plot(label="Beam tree", elem_id="beam_tree")
     choice = gr.Dropdown([], label="Hypothesis", elem_id="beam_choice")
     view = lens_view(ctx, "attention_beam")
 
-    b_beam.click(partial(h.beam, tr), [ctx.source, size], [state, tree, choice, view], api_name="beam", **CONC)
+    outs = [state, tree, choice, view]
+    b_beam.click(partial(h.beam_started, tr), [ctx.state, size], outs, api_visibility="private", **CONC)
+    b_api.click(partial(h.beam, tr), [ctx.source, size], outs, api_name="beam", **CONC)
     choice.input(partial(h.beam_pick, tr), [state, choice], [tree, view], api_name="beam_pick", **CONC)

@@ -6,7 +6,7 @@ from functools import partial
 import gradio as gr
 
 from . import handlers as h
-from .components import CONC, Ctx, live_position
+from .components import CONC, Ctx, live_position, started_sentence
 
 
 def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
@@ -15,7 +15,11 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     event then), and when the layer or threshold changes."""
     L = len(ctx.tr.model.decoder)
     gr.Markdown("For the step shown in the Translate tab: attention rollout through the encoder "
-                "(Abnar & Zuidema 2020), and which source pieces each target piece attended to.")
+                "(Abnar & Zuidema 2020), and which source pieces each target piece attended to. "
+                "Rollout multiplies the encoder layers' maps (mean of heads), each first mixed as "
+                "0.5 · attention + 0.5 · identity (residual-aware: the skip connection carries every piece's own "
+                "vector past the attention), so a row says how much each input piece feeds that piece's output.")
+    started_sentence(ctx, "layers_sentence")
     with gr.Row():
         layer = gr.Dropdown(["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers",
                             label="cross-attention layer", elem_id="align_layer")

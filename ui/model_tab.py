@@ -11,9 +11,20 @@ from .components import Ctx
 from .figures import figure, training_curves
 
 
+def curves_note(log: dict) -> str:
+    """One line under the curves: why training loss sits above validation loss (the numbers from the log)."""
+    args = log.get("args") or {}
+    d, ls = args.get("dropout"), args.get("label_smoothing")
+    return ("Training loss sits above validation loss by design: it is measured with dropout on"
+            + (f" ({d})" if d is not None else "") + " and with label smoothing" + (f" (ε = {ls})" if ls is not None else "")
+            + ", which asks for less than all of the probability on the right piece, so even a perfect prediction "
+              "costs some loss; validation loss is plain cross-entropy without dropout.")
+
+
 def build(ctx: Ctx) -> None:
     tr = ctx.tr
     gr.Markdown(h.model_card(tr, read_metrics(tr.checkpoint_dir) if tr.checkpoint_dir else {}), elem_id="model_card")
     log = read_json(tr.checkpoint_dir / LOG, None) if tr.checkpoint_dir else None
     if log and log.get("epochs"):
         gr.Plot(figure(training_curves(log)), label="Training curves", elem_id="curves")
+        gr.Markdown(curves_note(log), elem_id="curves_note")

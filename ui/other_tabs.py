@@ -68,8 +68,10 @@ def beam(tr: Translator, text: str, size):
         result = beam_search(tr.model, tr.source_ids(text), size)
     except ValueError as e:
         fail(e)
-    choices = [f"{i + 1}. {tr.tokenizer.decode(h.ids)}  (log-prob {h.score:.2f}, normalised {h.normalized:.3f}"
-               f"{'' if h.finished else ', unfinished'})" for i, h in enumerate(result.hypotheses)]
+    # the ranking score: log-probability per piece (beam_search's default length_penalty 1)
+    choices = [f"{i + 1}. {tr.tokenizer.decode(h.ids)}  (log-prob {h.score:.2f} / {len(h.ids)} pieces = "
+               f"{h.normalized:.3f} per piece{'' if h.finished else ', unfinished'})"
+               for i, h in enumerate(result.hypotheses)]
     state = {"source_ids": result.source_ids, "hyps": [h.ids for h in result.hypotheses],
              "paths": [h.path for h in result.hypotheses], "tree": result.tree}
     fig = beam_tree_figure(result.tree, tr.tokenizer.piece, highlight_path=result.hypotheses[0].path)
