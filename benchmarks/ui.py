@@ -2,6 +2,8 @@
 
 Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chromium), then prints:
 
+- `/config`: the page's configuration, which Gradio deep-copies for every page load and every API client,
+  fetched over loopback (no browser) N times;
 - first page load: navigation until the attention view is ready (lens.js loaded and run), without and with
   emulated network latency (Chrome DevTools' Network.emulateNetworkConditions, e.g. a share link's tunnel);
 - Step click -> view settled, for a 15-word sentence with the layers x heads grid visible. "Settled" is
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+import urllib.request
 
 from transformer.decoding import Translator
 from ui.serving import chromium, serving
@@ -87,6 +90,18 @@ def page_loads(browser, url, n: int, latency_ms: float = 0) -> list[float]:
     return out
 
 
+def config_times(url, n: int) -> list[float]:
+    """GET /config n times (after one warm-up request), seconds each."""
+    out = []
+    for i in range(n + 1):
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(url + "config", timeout=120) as r:
+            r.read()
+        if i:
+            out.append(time.perf_counter() - t0)
+    return out
+
+
 def step_through(page, steps: int) -> tuple[list[dict], int]:
     """Step clicks timed until `steps` were measured (Reset, local, at the end); requests counted."""
     sent = []
@@ -127,6 +142,7 @@ def main(argv=None):
     p.add_argument("--device", default="auto")
     p.add_argument("--steps", type=int, default=40, help="Step clicks to time (each condition)")
     p.add_argument("--loads", type=int, default=5, help="page loads to time (each condition)")
+    p.add_argument("--configs", type=int, default=10, help="GET /config requests to time")
     p.add_argument("--forces", type=int, default=8, help="forced pieces to time")
     p.add_argument("--noops", type=int, default=20, help="no-op round trips to time (each condition)")
     p.add_argument("--latency", type=float, default=150, help="emulated network latency, ms")
@@ -139,6 +155,7 @@ def main(argv=None):
     med = lambda xs: statistics.median(xs)
     print(f"sentence ({len(a.sentence.split())} words): {a.sentence}")
     with serving(tr) as url, chromium() as browser:
+        configs = config_times(url, a.configs)
         loads = page_loads(browser, url, a.loads)
         loads_lat = page_loads(browser, url, a.loads, a.latency)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -178,6 +195,8 @@ def main(argv=None):
                 f"  + the view decoding the trajectory and drawing the forced step: median {ms(med(view))}, "
                 f"max {ms(max(view))} (target <= 100 ms)")
 
+    print(f"GET /config (the config Gradio copies per page load and client): median {ms(1000 * med(configs))}, "
+          f"max {ms(1000 * max(configs))} (n={len(configs)})")
     print(f"first page load (until the attention view is ready): median {ms(1000 * med(loads))}, "
           f"max {ms(1000 * max(loads))} (n={len(loads)}); with {a.latency:.0f} ms latency: "
           f"median {ms(1000 * med(loads_lat))}, max {ms(1000 * max(loads_lat))}")
