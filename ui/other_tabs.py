@@ -184,6 +184,17 @@ def learned_at(history: AttentionHistory | None, example, point, layer: str = "a
 
 # -- Model card --------------------------------------------------------------------------------------
 
+def validation_rows(metrics: dict) -> list[tuple[str, str]]:
+    """Validation BLEU, saying of which weights: `val_bleu` was scored in fp32 when training or averaging chose
+    the weights, before they were saved in fp16; `evaluate --split val --save` scores the weights as shipped."""
+    shipped = metrics.get("test", {}).get("val/greedy", {}).get("bleu")
+    chosen = metrics.get("val_bleu")
+    parts = [f"{shipped} greedy, the weights as shipped (fp16)"] if shipped is not None else []
+    if chosen is not None:
+        parts.append(f"{chosen} in fp32 when the weights ({metrics.get('weights', '?')}) were chosen, before saving")
+    return [("Validation BLEU", "; ".join(parts))] if parts else []
+
+
 def model_card(tr: Translator, metrics: dict) -> str:
     c = tr.config
     test = metrics.get("test", {}).get("test_2016_flickr/greedy", {})
@@ -195,8 +206,7 @@ def model_card(tr: Translator, metrics: dict) -> str:
     if test:
         rows.append(("test_2016_flickr (greedy)", f"BLEU {test.get('bleu')} cased, {test.get('bleu_lc')} lowercased, "
                                                    f"chrF {test.get('chrf')}"))
-    if metrics.get("val_bleu") is not None:
-        rows.append(("Validation BLEU", f"{metrics['val_bleu']} ({metrics.get('weights', '')})"))
+    rows += validation_rows(metrics)
     if metrics.get("train_seconds"):
         rows.append(("Training", f"{metrics.get('epochs')} epochs, {metrics['train_seconds'] / 60:.0f} min on "
                                  f"{metrics.get('device', '?')}"))

@@ -1,0 +1,33 @@
+"""The figures the Model tab and the docs give about the shipped checkpoint come from its own metrics.json, and
+say which weights they are of."""
+import json
+import re
+from pathlib import Path
+
+from transformer.checkpoint import DEFAULT_CHECKPOINT
+from ui.other_tabs import validation_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_model_tab_says_which_weights_each_validation_bleu_is_of():
+    metrics = {"val_bleu": 30.5, "weights": "average of epochs 008..009", "test": {"val/greedy": {"bleu": 30.25}}}
+    [(name, text)] = validation_rows(metrics)
+    shipped, chosen = text.split("; ")
+    assert "30.25" in shipped and "as shipped (fp16)" in shipped
+    assert "30.5" in chosen and "fp32" in chosen and "average of epochs 008..009" in chosen
+    [(_, only)] = validation_rows({"val_bleu": 30.5, "weights": "epoch 9"})  # before evaluate --save
+    assert "30.5" in only and "fp32" in only and "shipped" not in only
+    assert validation_rows({}) == []
+
+
+def test_the_training_time_in_the_docs_is_the_checkpoints():
+    """The Model tab derives the training time from metrics.json's train_seconds; docs/training.md gives the
+    same minutes next to the seconds it quotes from that file."""
+    seconds = json.loads((DEFAULT_CHECKPOINT / "metrics.json").read_text(encoding="utf-8"))["train_seconds"]
+    text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    quoted = re.findall(r"([\d,]+) s \(`train_seconds`", text)
+    assert quoted, "docs/training.md no longer quotes train_seconds"
+    assert {int(q.replace(",", "")) for q in quoted} == {round(seconds)}
+    minutes = re.findall(r"(\d+) min(?:utes)? of training", text)
+    assert minutes and {int(m) for m in minutes} == {round(seconds / 60)}
