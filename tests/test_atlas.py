@@ -34,8 +34,9 @@ def test_statistics_equal_hand_computed_values():
     prev, uni = st[("encoder_self", 0, 0)], st[("encoder_self", 0, 1)]
     # previous-token head: row 0 on itself, rows 1..3 on i-1 (row 3 is '</s>' looking at '.')
     assert prev == {"confidence": 1.0, "entropy": 0.0, "share_same": 0.25, "share_previous": 1.0, "share_next": 0.0,
-                    "share_bos": 0.0, "share_eos": 0.0, "share_punctuation": 0.25, "distance": 0.75,
-                    "monotonicity": None}
+                    "share_bos": None, "share_eos": 0.0, "share_punctuation": 0.25, "distance": 0.75,
+                    "monotonicity": None, "argmax_previous": 1.0, "argmax_next": 0.0, "argmax_same": 0.25,
+                    "argmax_boundary": 0.0, "argmax_punctuation": 0.25, "argmax_rarest": None, "agreement": None}
     assert uni["confidence"] == 0.25 and uni["entropy"] == round(math.log(4), 4)
     assert uni["share_same"] == uni["share_previous"] == uni["share_next"] == uni["share_eos"] == 0.25
     assert uni["share_punctuation"] == 0.25 and uni["distance"] == 1.25  # (1.5 + 1 + 1 + 1.5) / 4
@@ -49,7 +50,12 @@ def test_statistics_equal_hand_computed_values():
     c = st[("cross", 0, 0)]
     assert c["share_same"] is None and c["share_previous"] is None and c["share_next"] is None
     assert c["confidence"] == round(1.9 / 3, 4) and c["share_eos"] == round(0.8 / 3, 4)
-    assert c["share_punctuation"] == round(0.5 / 3, 4) and c["share_bos"] == 0.0
+    assert c["share_punctuation"] == round(0.5 / 3, 4) and c["share_bos"] is None
+    # strongest keys: source 0, 1, </s> (head 0) and 2 '.', 1, 0 (head 1); each agrees with the other at row 1
+    assert c["argmax_boundary"] == round(1 / 3, 4) and c["argmax_punctuation"] == 0.0 and c["agreement"] == round(1 / 3, 4)
+    assert st[("cross", 0, 1)]["argmax_punctuation"] == round(1 / 3, 4) and c["argmax_previous"] is None
+    # the uniform encoder head: its 4 tied keys share each query
+    assert uni["argmax_previous"] == uni["argmax_same"] == 0.25 and uni["argmax_punctuation"] == 0.25
     assert c["distance"] == round((0.6 + 0.7 + 0.7) / 3, 4) and c["monotonicity"] == 1.0
     back = st[("cross", 0, 1)]
     assert back["monotonicity"] == 0.0 and back["distance"] == round((2 + 0.5 + 3) / 3, 4)
@@ -71,50 +77,6 @@ def test_statistics_are_pooled_over_queries_and_take_explicit_pieces():
         A.head_statistics([m2])  # no pieces anywhere
     with pytest.raises(ValueError):
         A.head_statistics([m1], [["▁Ein", "</s>"]], [TGT])  # 2 pieces for 4 keys
-
-
-def role_maps(S=8):
-    """Hand-made heads with one obvious behaviour each. Source: 6 words, '.', '</s>'."""
-    src = [f"▁w{i}" for i in range(S - 2)] + [".", "</s>"]
-    tgt = ["<s>"] + [f"▁v{i}" for i in range(S - 1)]  # T = S decoder inputs
-    i = np.arange(S)
-    enc = np.stack([onehot(np.maximum(i - 1, 0), S),  # previous
-                    onehot(np.minimum(i + 1, S - 1), S),  # next
-                    np.eye(S),  # self
-                    onehot([S - 1] * S, S),  # everything on </s>
-                    onehot([S - 2] * S, S),  # everything on '.'
-                    np.full((S, S), 1 / S)])[None]  # uniform
-    causal = np.tril(np.ones((S, S)))
-    dec = np.stack([onehot(np.maximum(i - 1, 0), S), onehot([0] * S, S), causal / causal.sum(1, keepdims=True)])[None]
-    cross = np.stack([np.eye(S), np.full((S, S), 1 / S), onehot([S - 1] * S, S),
-                      onehot(np.arange(S)[::-1], S)])[None]  # diagonal, uniform, </s>, reversed
-    return AttentionMaps(enc, dec, cross, src, tgt)
-
-
-def test_roles_follow_the_documented_thresholds_on_hand_made_maps():
-    st = A.head_statistics([role_maps()])
-    roles = {k: A.assign_role(k[0], v) for k, v in st.items()}
-    assert [roles[("encoder_self", 0, h)] for h in range(6)] == [
-        "previous-token", "next-token", "self", "no-op", "punctuation", "diffuse"]
-    assert [roles[("decoder_self", 0, h)] for h in range(3)] == ["previous-token", "no-op", "diffuse"]
-    assert [roles[("cross", 0, h)] for h in range(4)] == ["alignment", "diffuse", "no-op", "mixed"]
-    assert set(roles.values()) <= set(A.ROLES)
-
-
-def test_role_rules_thresholds_and_order():
-    r = A.assign_role
-    assert r("encoder_self", {"share_previous": 0.5, "confidence": 0.9}) == "previous-token"
-    assert r("encoder_self", {"share_previous": 0.4999, "confidence": 0.9}) == "mixed"
-    assert r("encoder_self", {"share_previous": 0.6, "share_eos": 0.6, "confidence": 0.9}) == "previous-token"
-    assert r("encoder_self", {"share_next": 0.6, "share_same": 0.6}) == "next-token"
-    assert r("decoder_self", {"share_bos": 0.3, "share_eos": 0.2, "share_punctuation": 0.9}) == "no-op"
-    assert r("cross", {"monotonicity": 0.75, "confidence": 0.4}) == "alignment"
-    assert r("cross", {"monotonicity": 0.74, "confidence": 0.9}) == "mixed"
-    assert r("cross", {"monotonicity": 0.9, "confidence": 0.39}) == "mixed"
-    assert r("encoder_self", {"monotonicity": 0.9, "confidence": 0.9}) == "mixed"  # alignment is for cross only
-    assert r("cross", {"monotonicity": None, "confidence": 0.29}) == "diffuse"
-    assert r("cross", {"monotonicity": None, "confidence": 0.3}) == "mixed"
-    assert [x["role"] for x in [{"role": a} for a, _ in A.ROLE_RULES]] == list(A.ROLES)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -175,7 +137,7 @@ def test_pruning_order_breaks_ties_by_kind_layer_head():
 
 @pytest.fixture(scope="module")
 def tiny_atlas(tiny_trained, tiny_dir, tmp_path_factory):
-    """main() on a copy of the tiny checkpoint, first 12 val sentences, default output path."""
+    """main() on a copy of the tiny checkpoint, 12 val sentences (--limit), default output path."""
     ckpt = tmp_path_factory.mktemp("atlas") / "ckpt"
     shutil.copytree(tiny_trained, ckpt)
     A.main(["--checkpoint", str(ckpt), "--data-dir", str(tiny_dir), "--split", "val", "--limit", "12",
@@ -192,18 +154,22 @@ def test_main_writes_a_valid_atlas(tiny_atlas):
     assert [(h["kind"], h["layer"], h["head"]) for h in atlas["heads"]] == heads
     for h in atlas["heads"]:
         assert set(h) == {"kind", "layer", "head", "role", "bleu_ablated", "bleu_drop", "rank", *A.STATS}
+        assert h["role"] == A.assign_role(h["kind"], h)  # the table's role of the recorded statistics
         assert h["role"] in A.ROLES and h["bleu_drop"] == round(atlas["bleu"] - h["bleu_ablated"], 2)
         assert 0 < h["confidence"] <= 1 and h["entropy"] >= 0
         assert (h["monotonicity"] is None) == (h["kind"] != "cross")
     assert sorted(h["rank"] for h in atlas["heads"]) == list(range(1, len(heads) + 1))
-    assert [r["role"] for r in atlas["role_rules"]] == list(A.ROLES)
+    assert atlas["role_rules"] == A.role_rules_json() and [r["role"] for r in atlas["role_rules"]] == list(A.ROLES[:-1])
+    assert set(atlas["chance"]) == {"encoder_self", "decoder_self", "cross"}
+    assert 0 < atlas["chance"]["encoder_self"]["argmax_previous"] < 1 and atlas["chance"]["cross"]["argmax_previous"] is None
+    assert any(h["argmax_rarest"] is not None for h in atlas["heads"])  # the tokenizer's piece scores were used
 
 
 def test_atlas_bleu_ablated_is_translate_batch_plus_metrics_bleu(tiny_atlas, tiny_dir):
     from transformer import data as D
     ckpt, atlas = tiny_atlas
     tr = Translator.load(ckpt, "cpu")
-    pairs = D.load_pairs(tiny_dir, "val")[:12]
+    pairs = A.spread(D.load_pairs(tiny_dir, "val"), 12)  # what --limit 12 takes
     srcs, refs = [s for s, _ in pairs], [t for _, t in pairs]
     assert atlas["bleu"] == bleu(tr.translate_batch(srcs), refs)["bleu"]
     entry = {(h["kind"], h["layer"], h["head"]): h for h in atlas["heads"]}
@@ -230,6 +196,8 @@ def test_pruning_curve_is_monotone_starts_intact_and_respects_the_stop_rule(tiny
         assert p["bleu"] >= A.PRUNE_STOP_FRACTION * base and not emptied(n)
     last = len(curve) - 1
     assert last == len(drops) or emptied(last) or curve[-1]["bleu"] < A.PRUNE_STOP_FRACTION * base
+    assert atlas["pruning_stop"] == A.pruning_stop(atlas) and atlas["prune_stop_fraction"] == A.PRUNE_STOP_FRACTION
+    assert atlas["pruning_stop"]["heads_off"] == last
     within = atlas["prunable_within_1_bleu"]
     assert curve[within]["bleu"] >= base - 1
     assert all(p["bleu"] < base - 1 for p in curve[within + 1:])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from . import corpus as C
 from . import data as D
 from .checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from .decoding import Translator
@@ -18,13 +19,15 @@ from .device import describe
 from .metrics import bleu, chrf, update_metrics
 
 
-def load_model_and_split(checkpoint, device, data_dir, split, threads: int = 0) -> tuple[Translator, list]:
-    """The command-line tools' common start: torch threads, the checkpoint's Translator and a split's pairs;
+def load_model_and_split(checkpoint, device, data_dir, split, threads: int = 0,
+                         tatoeba=C.DEFAULT_TATOEBA) -> tuple[Translator, list]:
+    """The command-line tools' common start: torch threads, the checkpoint's Translator and the pairs of any
+    split of `corpus.ALL_SPLITS` (Multi30k's from data_dir; Tatoeba's and mixed_val also read `tatoeba`);
     exits with a one-line message when either cannot be read."""
     if threads:
         torch.set_num_threads(threads)
     try:
-        return Translator.load(checkpoint, device), D.load_pairs(data_dir, split)
+        return Translator.load(checkpoint, device), C.load_split(split, data_dir, tatoeba)
     except (CheckpointError, D.DataError, ValueError) as e:
         sys.exit(f"error: {e}")
 
@@ -48,8 +51,10 @@ def evaluate(translator: Translator, pairs, batch_size: int = 128, beam: int = 1
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
-    p.add_argument("--split", default="test_2016_flickr", choices=D.SPLITS)
+    p.add_argument("--split", default="test_2016_flickr", choices=C.ALL_SPLITS,
+                   help="a Multi30k split, tatoeba_val / tatoeba_test (transformer.corpus), or mixed_val")
     p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
+    p.add_argument("--tatoeba", default=str(C.DEFAULT_TATOEBA), help="the Tatoeba file (tatoeba_* and mixed_val)")
     p.add_argument("--device", default="auto")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
@@ -57,7 +62,7 @@ def main(argv=None):
     p.add_argument("--save", action="store_true", help="record the scores in the checkpoint's metrics.json")
     p.add_argument("--output", help="write the hypotheses to this file")
     a = p.parse_args(argv)
-    tr, pairs = load_model_and_split(a.checkpoint, a.device, a.data_dir, a.split, a.threads)
+    tr, pairs = load_model_and_split(a.checkpoint, a.device, a.data_dir, a.split, a.threads, a.tatoeba)
     r = evaluate(tr, pairs, a.batch_size, a.beam)
     hyps = r.pop("hypotheses")
     mode = "greedy" if a.beam == 1 else f"beam {a.beam}"
