@@ -3,13 +3,12 @@
 // Clicking a head opens it in the Translate tab's view (no request: the view already holds the maps).
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const TITLES = {encoder_self: "Encoder self", decoder_self: "Decoder self", cross: "Cross"};
-// Roles whose label is shorter than their name; the rest show their name. Never write a role such as self in
-// quotes here: gr.HTML turns a quoted word of js_on_load that names a missing attribute into an event trigger in
-// the config, which Gradio then fails to copy on every page load (tests/test_app.py).
-const SHORT = {"previous-token": "prev", "next-token": "next", punctuation: "punct", alignment: "align"};
+// The cells' labels, the hover texts and the legend come from Python (ui/atlas_tab.atlas_view), generated from
+// the rule table in transformer/atlas.py. Never write a role such as self in quotes here: gr.HTML turns a quoted
+// word of js_on_load that names a missing attribute into an event trigger in the config, which Gradio then fails
+// to copy on every page load (tests/test_app.py).
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-const fmt = (v) => v === null || v === undefined ? "–" : (typeof v === "number" ? (Math.round(v * 1000) / 1000) : esc(v));
 const inst = {renders: 0};
 window.__atlas = inst;
 
@@ -23,16 +22,13 @@ function gridFigure(a) {
     const z = [...Array(L)].map(() => Array(H).fill(null)), text = z.map(r => r.map(() => "")),
           hover = z.map(r => r.map(() => "")), custom = z.map(r => r.map(() => null));
     for (const h of mine) {
-      z[h.layer][h.head] = h.bleu_drop; text[h.layer][h.head] = SHORT[h.role] || esc(h.role);
+      z[h.layer][h.head] = h.bleu_drop; text[h.layer][h.head] = esc((a.labels || {})[h.role] || h.role);
       custom[h.layer][h.head] = [kind, h.layer, h.head];
-      hover[h.layer][h.head] = `${TITLES[kind]} · layer ${h.layer + 1} · head ${h.head + 1}<br>role <b>${esc(h.role)}</b>` +
-        `<br>BLEU drop ${fmt(h.bleu_drop)} (rank ${fmt(h.rank)})` +
-        Object.keys(h).filter(k => !["kind", "layer", "head", "role", "bleu_drop", "rank"].includes(k))
-          .map(k => `<br>${esc(k)} ${fmt(h[k])}`).join("");
+      hover[h.layer][h.head] = h.hover || `${TITLES[kind]} · layer ${h.layer + 1} · head ${h.head + 1}<br>role <b>${esc(h.role)}</b>`;
     }
     const ax = i ? String(i + 1) : "";
     data.push({type: "heatmap", z, text, texttemplate: "%{text}", hovertext: hover, hoverinfo: "text", customdata: custom,
-               colorscale: "Reds", zmin: 0, zmax, showscale: i === 2, xaxis: "x" + ax, yaxis: "y" + ax, xgap: 2, ygap: 2,
+               hoverlabel: {align: "left"}, colorscale: "Reds", zmin: 0, zmax, showscale: i === 2, xaxis: "x" + ax, yaxis: "y" + ax, xgap: 2, ygap: 2,
                colorbar: {title: {text: "BLEU drop"}, thickness: 10}});
     layout["xaxis" + ax] = {domain: [i * (w + gap), i * (w + gap) + w], tickmode: "array", tickvals: [...Array(H).keys()],
                             ticktext: [...Array(H).keys()].map(h => "H" + (h + 1)), fixedrange: true};
@@ -54,6 +50,12 @@ function curveFigure(a) {
                    shapes: a.bleu !== undefined ? [{type: "line", xref: "paper", x0: 0, x1: 1, y0: a.bleu - 1, y1: a.bleu - 1,
                                                    line: {dash: "dot", color: "#888"}}] : []}};
 }
+function legendHtml(a) {
+  const kinds = (ks) => ks.length === KINDS.length ? "all kinds" : ks.map(k => TITLES[k].toLowerCase()).join(", ");
+  return "<b>Roles</b> (after Voita et al. 2019; a head takes the rule it passes by most):<table>" +
+    (a.legend || []).map(r => `<tr><td><b>${esc(r.label)}</b></td><td>${esc(r.role)}</td><td>${esc(r.description)}</td>` +
+                             `<td>${esc(r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table>";
+}
 function openHead(kind, layer, head) {
   const lens = window.__lensViews && window.__lensViews.attention;
   if (lens && lens.select) lens.select(kind, layer, head);
@@ -66,6 +68,9 @@ function render() {
   if (!a || !a.heads || !window.Plotly) return;
   q("summary").textContent = `${a.heads.length} heads · ${a.split}, ${a.sentences} sentences · intact BLEU ${a.bleu}` +
     (a.prunable_within_1_bleu !== undefined ? ` · ${a.prunable_within_1_bleu} heads can go for ≤ 1 BLEU` : "");
+  if (a.rules_note) q("summary").textContent += " · " + a.rules_note;
+  q("note").textContent = a.pruning_note || "";
+  q("legend").innerHTML = legendHtml(a);
   const g = gridFigure(a), c = curveFigure(a), cfg = {displaylogo: false, responsive: true};
   Promise.all([Plotly.react(q("grid"), g.data, g.layout, cfg), Plotly.react(q("curve"), c.data, c.layout, cfg)]).then(() => {
     const grid = q("grid");

@@ -45,3 +45,24 @@ def test_atlas_draws_every_head_and_a_click_opens_it(page):
     title = page.inner_text("#attention [data-role=title]")
     assert "layer 3" in title and "head 2" in title
     assert page.errors == []
+
+
+def test_atlas_hover_legend_and_curve_note_are_words(page):
+    """Hover texts name statistics in words, never as JSON fields; the legend lists the rule table; a line says
+    why the pruning curve ends where it does."""
+    from transformer import atlas as A
+    page.get_by_role("tab", name="Head atlas").click()
+    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=20000)
+    hovers = page.evaluate("document.querySelector('#atlas [data-role=grid]').data"
+                           ".flatMap(t => t.hovertext.flat().filter(x => x))")
+    assert len(hovers) == len(ATLAS["heads"])
+    for text in hovers:
+        assert "_" not in text and "BLEU with this head switched off" in text and "largest weight of a row" in text
+    rows = page.eval_on_selector_all("#atlas [data-role=legend] tr", "rs => rs.map(r => r.innerText)")
+    legend = A.legend()
+    assert len(rows) == len(legend)
+    for row, r in zip(rows, legend):
+        assert r["role"] in row and r["rule"] in row and r["description"] in row
+    note = page.inner_text("#atlas [data-role=note]")
+    assert note == (A.pruning_stop_text(ATLAS) or "")
+    assert page.errors == []
