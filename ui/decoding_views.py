@@ -180,6 +180,8 @@ def at_position(tr: Translator, session, position=None) -> DecodingSession:
         return s
     r = tr.start_ids(s.source_ids, ablate=s.ablated or None)
     for token, f in zip(ids[1:], forced[1:]):
+        if r.done:  # nothing follows </s> or the length limit: never show another step than the one asked for
+            unreachable(r, len(ids) - 1)
         try:
             if not f and token == r.positions[r.cursor].greedy:
                 r.step()
@@ -188,6 +190,12 @@ def at_position(tr: Translator, session, position=None) -> DecodingSession:
         except ValueError as e:
             fail(e)
     return r
+
+
+def unreachable(r: DecodingSession, step: int):
+    """gr.Error: `step` lies beyond the end of the decoding `r` (which is done at its cursor)."""
+    why = "</s>" if r.target_ids[-1] == r.translator.config.eos_id else f"the length limit ({r.limit} pieces)"
+    fail(ValueError(f"step {step} cannot be reached: this decoding ends at step {r.cursor} ({why})"))
 
 
 def reference(tr: Translator, text: str, ref: str):

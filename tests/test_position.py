@@ -1,0 +1,112 @@
+"""The position the view shows (ui.decoding_views.at_position): one it accepts is the one it returns, and one
+it cannot reach (a step after </s> or past the length limit) is a clear gr.Error, never another step."""
+import json
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from transformer.decoding import Translator
+from ui import handlers
+from tests.conftest import DEVICE
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+TEXT = "Ein Hund rennt."
+
+
+@pytest.fixture(scope="module")
+def tr(tiny_trained):
+    return Translator.load(tiny_trained, device=DEVICE)
+
+
+@pytest.fixture(scope="module")
+def sessions(tr):
+    """The started greedy session (whole history, cursor 0), one with a piece forced at step 1 (its history
+    differs from greedy's), and one with only <s> computed."""
+    greedy = handlers.start(tr, TEXT)[0]
+    tok = tr.tokenizer
+    alt = next(p for p, _ in greedy.topk(5, 1)[1:] if tok.piece_id(p) not in (tok.pad_id, tok.bos_id, tok.eos_id))
+    forced = handlers.force_at(tr, greedy, {"step": 1, "ids": greedy.target_ids[:1] + [greedy.positions[1].token],
+                                            "forced": [0, 0]}, alt)[0]
+    return {"greedy": greedy, "forced": forced, "fresh": tr.start(TEXT)}
+
+
+def trajectory(s) -> list[int]:
+    return [p.token for p in s.positions]
+
+
+def test_a_step_after_the_end_is_refused_not_replaced(tr, sessions):
+    greedy = sessions["greedy"]
+    ids = trajectory(greedy)
+    assert ids[-1] == tr.config.eos_id, "the tiny model should end this sentence with </s>"
+    end = len(ids) - 1
+    for extra, flags in (([ids[1]], [0]), ([ids[1]], [1]), ([ids[1], ids[2]], [0, 1])):
+        pos = {"step": end + len(extra), "ids": ids + extra, "forced": [0] * len(ids) + flags}
+        for session in sessions.values():
+            with pytest.raises(gr.Error, match=rf"step {end + len(extra)} cannot be reached: this decoding "
+                                               rf"ends at step {end} \(</s>\)"):
+                handlers.at_position(tr, session, json.dumps(pos))
+        with pytest.raises(gr.Error, match="cannot be reached"):
+            handlers.export_at(tr, greedy, pos)  # no file named after another step
+    # </s> forced early ends the decoding there too
+    with pytest.raises(gr.Error, match=r"step 3 cannot be reached: this decoding ends at step 1 \(</s>\)"):
+        handlers.at_position(tr, greedy, {"step": 3, "ids": [ids[0], tr.config.eos_id, ids[1], ids[2]],
+                                          "forced": [0, 1, 0, 0]})
+
+
+def test_export_at_names_the_step_it_was_asked_for(tr, sessions):
+    ids = trajectory(sessions["greedy"])
+    for step in (0, len(ids) - 1):
+        files = handlers.export_at(tr, sessions["forced"], {"step": step, "ids": ids[:step + 1],
+                                                            "forced": [0] * (step + 1)})
+        assert all(os.path.basename(f).startswith(f"{handlers.EXPORT_PREFIX}step{step}.") for f in files)
+
+
+def positions(tr, base: list[int]):
+    """{"step", "ids", "forced"} near a trajectory: each piece the trajectory's own (None) or any id, shorter
+    or longer than it; a step that usually matches the ids."""
+    V = len(tr.tokenizer)
+    pieces = st.lists(st.one_of(st.none(), st.integers(0, V - 1)), max_size=len(base) + 2)
+    steps = st.one_of(st.none(), st.integers(-1, len(base) + 3))
+
+    def build(picked, flags, step):
+        ids = [base[0]] + [base[i] if p is None and i < len(base) else (p if p is not None else tr.config.eos_id)
+                           for i, p in enumerate(picked, 1)]
+        forced = ([0] + flags + [0] * len(ids))[:len(ids)]
+        return {"step": len(ids) - 1 if step is None else step, "ids": ids, "forced": forced}
+    return st.builds(build, pieces, st.lists(st.integers(0, 1), max_size=len(base) + 2), steps)
+
+
+@FUZZ
+@given(data=st.data())
+def test_a_position_it_accepts_is_the_one_it_returns(tr, sessions, data):
+    name = data.draw(st.sampled_from(sorted(sessions)))
+    base = trajectory(data.draw(st.sampled_from([sessions["greedy"], sessions["forced"]])))
+    pos = data.draw(positions(tr, base))
+    as_json = data.draw(st.booleans())
+    before = sessions[name].cursor, len(sessions[name].positions)
+    try:
+        r = handlers.at_position(tr, sessions[name], json.dumps(pos) if as_json else pos)
+    except gr.Error as e:
+        assert isinstance(e.message, str) and e.message.strip()
+        return
+    assert r.cursor == pos["step"] == len(pos["ids"]) - 1
+    assert r.target_ids == pos["ids"]
+    assert (sessions[name].cursor, len(sessions[name].positions)) == before  # the user's session is untouched
+
+
+@FUZZ
+@given(data=st.data())
+def test_every_step_of_a_trajectory_is_reachable(tr, sessions, data):
+    """Any prefix of the greedy or the forced trajectory is accepted, from any session, as that prefix."""
+    base = trajectory(data.draw(st.sampled_from([sessions["greedy"], sessions["forced"]])))
+    step = data.draw(st.integers(0, len(base) - 1))
+    forced = [0] + [data.draw(st.integers(0, 1)) for _ in range(step)]
+    r = handlers.at_position(tr, sessions[data.draw(st.sampled_from(sorted(sessions)))],
+                             {"step": step, "ids": base[:step + 1], "forced": forced})
+    assert r.cursor == step and r.target_ids == base[:step + 1]
