@@ -88,13 +88,32 @@ def _spans(pieces) -> list[list[int]]:
 
 
 def step_texts(tokenizer, ids: list[int]) -> dict:
-    """The translation after every step: {"text": full, "ends": [len at step t]} when each one is a prefix
-    of the last (the usual case), else {"texts": [one string per step]}."""
+    """The translation after every step: {"text": full, "ends": [length at step t]} when each one is a prefix
+    of the last (the usual case), else {"texts": [one string per step]}. The lengths count UTF-16 code units,
+    as JavaScript's String.length and slice do (lens.js `text`): a character outside the Basic Multilingual
+    Plane (an emoji) is 2 of them but 1 Python character. `step_text` reads one back in Python."""
     texts = [tokenizer.decode(ids[:t + 1]) for t in range(len(ids))]
     full = texts[-1]
     if all(full.startswith(x) for x in texts):
-        return {"text": full, "ends": [len(x) for x in texts]}
+        return {"text": full, "ends": [utf16_len(x) for x in texts]}
     return {"texts": texts}
+
+
+def utf16_len(text: str) -> int:
+    """len(text) in UTF-16 code units (JavaScript's length; surrogates of a broken pair count 1 each)."""
+    return len(text) + sum(ord(ch) > 0xFFFF for ch in text)
+
+
+def step_text(steps: dict, t: int) -> str:
+    """The translation after step t from a payload's `steps` (the text up to ends[t] UTF-16 code units)."""
+    if "texts" in steps:
+        return steps["texts"][t]
+    end, text = steps["ends"][t], steps["text"]
+    i = n = 0
+    while n < end:  # advance by characters until `end` code units are covered
+        n += 2 if ord(text[i]) > 0xFFFF else 1
+        i += 1
+    return text[:i]
 
 
 def trajectory_payload(session, *, topk: list[list[tuple[int, float]]], k: int = 8, words: bool = False,
@@ -147,7 +166,7 @@ def decode_trajectory(p: dict) -> dict:
     s = p["steps"]
     vocab = s["vocab"]
     ids, probs = decode_ints(s["topk"]["ids"]), decode_array(s["topk"]["p"])
-    texts = s["texts"] if "texts" in s else [s["text"][:e] for e in s["ends"]]
+    texts = [step_text(s, t) for t in range(s["n"])]
     return {"maps": {k: decode_array(p["maps"][k]) for k in KINDS}, "pieces": s["pieces"], "ids": s["ids"],
             "forced": [bool(f) for f in s["forced"]], "done": [bool(d) for d in s["done"]],
             "greedy": [vocab[i] for i in s["greedy"]], "texts": texts,
