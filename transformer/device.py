@@ -18,4 +18,5 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
 def describe(device: torch.device) -> str:
     if device.type == "cuda":
         return f"CUDA: {torch.cuda.get_device_name(device)}"
-    return f"CPU ({torch.get_num_threads()} threads)"
+    n = torch.get_num_threads()
+    return f"CPU ({n} thread{'' if n == 1 else 's'})"

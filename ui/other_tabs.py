@@ -208,6 +208,7 @@ def model_card(tr: Translator, metrics: dict) -> str:
                                                    f"chrF {test.get('chrf')}"))
     rows += validation_rows(metrics)
     if metrics.get("train_seconds"):
+        device = re.sub(r"\b1 threads\b", "1 thread", str(metrics.get("device", "?")))  # as older runs wrote it
         rows.append(("Training", f"{metrics.get('epochs')} epochs, {metrics['train_seconds'] / 60:.0f} min on "
-                                 f"{metrics.get('device', '?')}"))
-    return "| | |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
+                                 f"{device}"))
+    return "| Property | Value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)

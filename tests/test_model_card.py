@@ -1,0 +1,33 @@
+"""The Model tab's table: a real header row, and thread counts in words ("1 thread", "2 threads")."""
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import torch
+
+from transformer.device import describe
+from ui import handlers
+
+
+def test_describe_says_thread_in_the_singular_for_one(monkeypatch):
+    for n, words in ((1, "CPU (1 thread)"), (2, "CPU (2 threads)"), (16, "CPU (16 threads)")):
+        monkeypatch.setattr(torch, "get_num_threads", lambda n=n: n)
+        assert describe(torch.device("cpu")) == words
+
+
+def cells(line: str) -> list[str]:
+    assert line.startswith("|") and line.endswith("|"), line
+    return [c.strip() for c in line[1:-1].split("|")]
+
+
+def test_model_card_is_a_table_with_a_header(tiny_translator, monkeypatch):
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    metrics = {"train_seconds": 600, "epochs": 3, "device": "CPU (1 threads)", "val_bleu": 1.5}  # an older run's
+    lines = handlers.model_card(tiny_translator, metrics).splitlines()
+    header, rule, rows = cells(lines[0]), cells(lines[1]), [cells(x) for x in lines[2:]]
+    assert len(header) == 2 and all(header), f"the header row names its columns: {lines[0]!r}"
+    assert rule == ["---", "---"] and rows and all(len(r) == 2 and all(r) for r in rows)
+    card = dict(rows)
+    assert card["Device"] == "CPU (1 thread)" and card["Training"].endswith("on CPU (1 thread)")
+    assert card["Parameters"] == f"{tiny_translator.model.num_parameters():,}"
+    assert "1 threads" not in "\n".join(lines)
