@@ -49,6 +49,18 @@ inst.select = (kind, layer, head) => {     // open one head (the head atlas call
   if (KINDS.includes(kind)) st.kind = kind;
   st.layer = layer; st.head = head; cv.big = null; draw();
 };
+// What the maps show: attention weights, or each key's contribution ‖α_ij v_j W_Oʰ‖ = α_ij ‖v_j W_Oʰ‖ with each
+// row normalised to sum to 1 (the inside panel, assets/inside.js, sets inst.contribution = {on, ids, norms:
+// {kind: {shape: [L, H, Tk], data}}} from its payload: ‖v_j W_Oʰ‖ of every head of the trajectory `ids`)
+function normsFor(kind) {
+  const c = inst.contribution, d = st.doc;
+  return c && c.on && d && d.traj && c.norms[kind] && c.ids === d.ids.join(",") ? c.norms[kind] : null;
+}
+function contributionRow(z, dst, w, src, nm, nb, C, scale) {  // z[dst..] += scale * α_j ‖v_j W_O‖ / Σ
+  let s = 0;
+  for (let j = 0; j < C; j++) s += w[src + j] * nm[nb + j];
+  if (s > 0) for (let j = 0; j < C; j++) z[dst + j] += w[src + j] * nm[nb + j] / s * scale;
+}
 
 // -- decoding the payload --------------------------------------------------------------------------
 function bytes(b64) {
@@ -126,11 +138,13 @@ function panel(kind, l, h, f, ax) {
   const R0 = kind === "encoder_self" ? d.S : f.n, C0 = kind === "decoder_self" ? f.n : d.S;
   let z = new Float32Array(R0 * C0);
   const heads = h === "mean" ? [...Array(H).keys()] : [h], w = 1 / heads.length;
+  const nm = normsFor(kind);
   for (const hh of heads) {
-    const base = (l * H + hh) * Tq * Tk;
+    const base = (l * H + hh) * Tq * Tk, nb = nm ? (l * H + hh) * nm.shape[2] : 0;
     for (let i = 0; i < R0; i++) {
       const src = base + i * Tk, dst = i * C0;
-      for (let j = 0; j < C0; j++) z[dst + j] += m.data[src + j] * w;
+      if (nm) contributionRow(z, dst, m.data, src, nm.data, nb, C0, w);
+      else for (let j = 0; j < C0; j++) z[dst + j] += m.data[src + j] * w;
     }
   }
   let R = R0, C = C0;
@@ -176,7 +190,7 @@ function reserved(kind) {
 // Merged into words (a word's last row changes while its pieces arrive) or for a one-step payload,
 // the maps are computed for the frame shown.
 function wholeMaps(kind) {
-  const d = st.doc, key = `${kind}|${st.hide}`;
+  const d = st.doc, key = `${kind}|${st.hide}|${normsFor(kind) ? "c" : "w"}`;
   d.whole = d.whole || {};
   if (!d.whole[key]) {
     const t = st.t; st.t = d.n - 1;
@@ -200,7 +214,7 @@ function mapsAt(kind, f) {                // {L, H, R, C, res, panel(l, h), key}
   if (d.traj && !f.words) {
     const w = wholeMaps(kind), res = {R: w.panels[0][0].R, C: w.panels[0][0].C};
     const narrow = (p) => ({R, C, stride: p.stride, z: p.z, rows: ax.rows, cols: ax.cols, zmax: R ? p.upto[R - 1] : 0});
-    return {L, H, R, C, res, key: `${d.seq}|${kind}|${st.hide}|whole`,
+    return {L, H, R, C, res, key: `${d.seq}|${kind}|${st.hide}|${normsFor(kind) ? "c" : "w"}|whole`,
             panel: (l, h) => {
               if (h !== "mean") return narrow(w.panels[l][h]);
               if (!w.means[l]) w.means[l] = withMax(panel(kind, l, "mean", w.f, w.ax));
@@ -208,7 +222,7 @@ function mapsAt(kind, f) {                // {L, H, R, C, res, panel(l, h), key}
             }};
   }
   const cache = {}, res = d.traj ? reserved(kind) : {R, C};
-  return {L, H, R, C, res, key: `${d.seq}|${kind}|${st.hide}|${f.words}|${st.t}`,
+  return {L, H, R, C, res, key: `${d.seq}|${kind}|${st.hide}|${normsFor(kind) ? "c" : "w"}|${f.words}|${st.t}`,
           panel: (l, h) => cache[`${l}|${h}`] || (cache[`${l}|${h}`] = Object.assign(panel(kind, l, h, f, ax), {stride: C}))};
 }
 function maxOf(p) {                       // the largest weight shown
@@ -341,9 +355,19 @@ function drawBig(kind, f, m) {
   for (let j = 0; j < xs.length; j++) setText(xs[j], j < p.C ? String(p.cols[j]) : "");
   const roles = st.doc.p.roles || {}, role = st.head === "mean" ? null : ((roles[kind] || [])[st.layer] || [])[st.head];
   setText(q("title"), `${TITLES[kind]} · layer ${st.layer + 1} · ${st.head === "mean" ? "mean of heads" : "head " + (st.head + 1)}` +
-    (role ? ` · role: ${role} (head atlas)` : "") + offNote(kind));
+    (role ? ` · role: ${role} (head atlas)` : "") + offNote(kind) + (normsFor(kind) ? " · contribution ‖α·v·W_O‖, rows normalised" : ""));
   setText(q("zmax"), zmax.toFixed(3));
-  cv.big = Object.assign(g, {p, zmax, row: f.row});
+  insideMark(ctx, kind, f, p, g);
+  cv.big = Object.assign(g, {p, zmax, row: f.row, spans: f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null,
+                             measure: normsFor(kind) ? "contribution share" : "weight"});
+}
+function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel opens (assets/inside.js), dashed
+  const r = MAIN && window.__insideView ? window.__insideView.row() : -1;
+  const spans = f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null;
+  const i = r < 0 ? -1 : (spans ? spans.findIndex(([a, b]) => a <= r && r < b) : r);
+  if (i < 0 || i >= p.R || (kind !== "encoder_self" && i === f.row)) return;
+  ctx.save(); ctx.strokeStyle = "#0074d9"; ctx.lineWidth = 2; ctx.setLineDash([4, 3]);
+  ctx.strokeRect(1, i * g.ch + 1, Math.max(1, p.C) * g.cw - 2, g.ch - 2); ctx.restore();
 }
 
 // The layers x heads grid: one canvas, every panel on one colour scale
@@ -479,6 +503,7 @@ function draw() {
     drawBig(kind, f, m);
   }
   inst.drawMs = performance.now() - t0;
+  if (MAIN && window.__insideView) window.__insideView.update();  // the inside panel follows (timed on its own)
   element.dataset.renders = String(++inst.renders);
   element.dataset.kind = kind; element.dataset.layer = st.layer; element.dataset.head = st.head;
   element.dataset.step = d.traj ? st.t : "";
@@ -594,7 +619,12 @@ q("canvas").addEventListener("mousemove", e => {
   const b = cv.big; if (!b) return hideTip();
   const i = Math.floor(e.offsetY / b.ch), j = Math.floor(e.offsetX / b.cw), p = b.p;
   if (i < 0 || j < 0 || i >= p.R || j >= p.C) return hideTip();
-  showTip(e, `query ${p.rows[i]}\nkey ${p.cols[j]}\nweight ${p.z[i * p.stride + j].toFixed(3)}`);
+  showTip(e, `query ${p.rows[i]}\nkey ${p.cols[j]}\n${b.measure} ${p.z[i * p.stride + j].toFixed(3)}`);
+});
+q("canvas").addEventListener("click", e => {   // a row of the big map: the query the inside panel opens
+  const b = cv.big; if (!MAIN || !b || !window.__insideView) return;
+  const i = Math.floor(e.offsetY / b.ch);
+  if (i >= 0 && i < b.p.R) window.__insideView.pick(b.spans ? b.spans[i][1] - 1 : i);
 });
 function gridCell(e) {
   const g = cv.grid; if (!g) return null;

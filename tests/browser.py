@@ -54,6 +54,8 @@ def start(page, text):
     page.click("#start")
     page.wait_for_function(f"window.__lens.state.traj && window.__lens.state.traj.seq !== {seq or 'null'}"
                            " && window.__lens.state.doc === window.__lens.state.traj", timeout=60000)
+    # the inside panel (assets/inside.js) asks once for the head shown: answered before the test goes on
+    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
 
 
 def view(page) -> dict:

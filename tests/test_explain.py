@@ -84,16 +84,16 @@ def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     assert history.epochs == EARLY
     _, c = learned_tab(tmp_path)
     slider = c["learned_epoch"]
-    assert (slider.minimum, slider.maximum, slider.step, slider.value) == (0, len(EARLY) - 1, 1, len(EARLY) - 1)
+    assert (slider.minimum, slider.maximum, slider.step, slider.value) == (1, len(EARLY), 1, len(EARLY))
     assert "before training" in c["learned_intro"].value and "inside epoch 1" in c["learned_intro"].value
     for i, (epoch, words) in enumerate([(0, "before training"), (0.02, "2 % into epoch 1"), (3, "after epoch 3")]):
-        i = EARLY.index(epoch)
+        i = EARLY.index(epoch) + 1  # snapshots are numbered from 1
         fig, text, point = h.learned_at(history, 1, i)
-        assert words in point and f"{i + 1} of {len(EARLY)}" in point
+        assert words in point and f"Snapshot {i} of {len(EARLY)}" in point
         assert fig.layout.title.text == f"Cross-attention {words}"
         np.testing.assert_allclose(np.array(fig.data[0].z), history.cross(1, epoch).mean((0, 1)), atol=1e-4)
         assert text == "".join(p for p in history.target(1, epoch) if p not in ("<s>", "</s>")).replace("▁", " ").strip()
-    for bad in (-1, len(EARLY), 0.5, "1", None, True):
+    for bad in (0, len(EARLY) + 1, 1.5, "1", None, True):
         with pytest.raises(gr.Error):
             h.learned_at(history, 0, bad)
 
@@ -105,9 +105,9 @@ def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
     from ui import handlers as h
     write_history(tmp_path / HISTORY, tiny_tok, [1, 2, 3, 4])
     _, c = learned_tab(tmp_path)
-    assert (c["learned_epoch"].minimum, c["learned_epoch"].maximum) == (0, 3)
+    assert (c["learned_epoch"].minimum, c["learned_epoch"].maximum) == (1, 4)
     assert "after every epoch" in c["learned_intro"].value and "starts after epoch 1" in c["learned_intro"].value
-    fig, _, point = h.learned_at(AttentionHistory.load(tmp_path / HISTORY), 0, 0)
+    fig, _, point = h.learned_at(AttentionHistory.load(tmp_path / HISTORY), 0, 1)
     assert "after epoch 1" in point and fig.layout.title.text == "Cross-attention after epoch 1"
 
 
@@ -115,7 +115,7 @@ def test_learned_tab_with_one_point(tmp_path, tiny_tok):
     from transformer.history import HISTORY
     write_history(tmp_path / HISTORY, tiny_tok, [0])
     _, c = learned_tab(tmp_path)
-    assert c["learned_epoch"].visible is False and c["learned_epoch"].value == 0
+    assert c["learned_epoch"].visible is False and c["learned_epoch"].value == 1
     assert "before training" in c["learned_intro"].value
 
 

@@ -1,7 +1,8 @@
-"""The API-only endpoints (gradio_client): /translate, /attention, /attention_compact."""
+"""The API-only endpoints (gradio_client): /translate, /attention, /attention_compact, /inside."""
 from __future__ import annotations
 
 import gradio as gr
+import numpy as np
 
 from transformer.capture import KINDS
 from transformer.decoding import DecodingSession, Translator
@@ -51,3 +52,33 @@ def api_attention_compact(tr: Translator, text: str) -> dict:
     return {"source_tokens": maps.source_tokens, "target_tokens": maps.target_tokens, "translation": s.translation,
             "encoding": "base64 little-endian uint16, weight = value / 65535; maps are [layer][head][query][key]",
             **{k: P.encode_array(maps[k]) for k in KINDS}}
+
+
+INSIDE_ARRAYS = ("q", "k", "v", "scores", "mask", "weights", "out", "contribution", "value_norms")
+
+
+def api_inside(tr: Translator, text: str, kind: str, layer: int, head: int, step: int | None = None) -> dict:
+    """Inside one head (0-based layer and head) at `step` (0 = only <s>; None: the last) of the greedy
+    decoding of `text`: DecodingSession.inside's arrays as nested lists (5 decimals; mask as booleans), bounded
+    like /attention: at most MAX_API_WEIGHTS numbers, else a clear error."""
+    s = decoded(tr, text)
+    translation = s.translation  # the whole greedy translation; the step's prefix is in query_tokens
+    if isinstance(step, float) and step.is_integer():
+        step = int(step)
+    try:
+        if step is not None:
+            s.goto(step)
+        ins = s.inside(kind, layer, head)
+    except ValueError as e:
+        fail(e)
+    n = sum(getattr(ins, a).size for a in INSIDE_ARRAYS)
+    if n > MAX_API_WEIGHTS:
+        raise gr.Error(f"this head at this step gives {n:,} numbers; /inside answers at most {MAX_API_WEIGHTS:,}. "
+                       f"Ask for an earlier step or a shorter input.", print_exception=False)
+    arrays = {a: (getattr(ins, a).tolist() if a == "mask" else np.round(getattr(ins, a), 5).tolist())
+              for a in INSIDE_ARRAYS}
+    return {"kind": ins.kind, "layer": ins.layer, "head": ins.head, "step": ins.step, "d_k": ins.d_k,
+            "query_tokens": ins.query_tokens, "key_tokens": ins.key_tokens, "translation": translation,
+            "layout": "rows are queries, columns keys; scores = q·kᵀ/√d_k before masking; mask True = masked; "
+                      "weights = softmax of the masked scores; out = weights·v; contribution = ‖weight·v·W_O‖ "
+                      "= weights * value_norms", **arrays}

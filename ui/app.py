@@ -57,6 +57,12 @@ def api(tr: Translator) -> None:
         """German text -> pieces, translation and the three maps as base64 uint16 (weight = value / 65535)."""
         return handlers.api_attention_compact(tr, text)
 
+    def inside(text: str, kind: str, layer: int, head: int, step: int | None = None) -> dict:
+        """German text -> inside one head (0-based layer, head) at a step (None: the last) of its greedy
+        decoding: q, k, v, scores, mask, weights, out, contribution as nested lists (bounded)."""
+        return handlers.api_inside(tr, text, kind, layer, head, step)
+
     gr.api(translate, api_name="translate", **CONC)
     gr.api(attention, api_name="attention", **CONC)
     gr.api(attention_compact, api_name="attention_compact", **CONC)
+    gr.api(inside, api_name="inside", **CONC)

@@ -16,6 +16,7 @@ import numpy as np
 from transformer.decoding import DecodingSession, Translator
 
 from . import payload as P
+from .inside_payload import inside_payload
 from .inputs import TOPK, check_k, check_piece, fail, need_session
 
 
@@ -196,6 +197,20 @@ def unreachable(r: DecodingSession, step: int):
     """gr.Error: `step` lies beyond the end of the decoding `r` (which is done at its cursor)."""
     why = "</s>" if r.target_ids[-1] == r.translator.config.eos_id else f"the length limit ({r.limit} pieces)"
     fail(ValueError(f"step {step} cannot be reached: this decoding ends at step {r.cursor} ({why})"))
+
+
+def inside_at(tr: Translator, session, position, kind, layer, head) -> dict:
+    """The "Inside this head" panel's payload (ui/inside_payload.py): one head (0-based layer and head) over the
+    whole trajectory the view holds, whose last position `position` is ({"step", "ids", "forced"}, as
+    assets/inside.js sends it; None: the session's whole history). One teacher-forced pass (DecodingSession.inside)."""
+    s = at_position(tr, session, position)
+    if position is None or position == "":
+        s.cursor = len(s.positions) - 1
+    try:
+        ins = s.inside(kind, layer, head, norms=True)
+    except ValueError as e:
+        fail(e)
+    return inside_payload(ins, s.target_ids)
 
 
 def reference(tr: Translator, text: str, ref: str):

@@ -8,23 +8,24 @@ The code lives by responsibility in:
 - ui/decoding_views.py  the Translate tab: start/step/back/run/goto/reset, force, the position shown, reference
 - ui/exports.py         export of the maps and its bounded file cache
 - ui/other_tabs.py      head ablation, beam search, across layers, attention being learned, the model card
-- ui/api.py             the API-only endpoints /translate, /attention, /attention_compact
+- ui/api.py             the API-only endpoints /translate, /attention, /attention_compact, /inside
 
 A module constant is read where it is defined: patch it there (e.g. ui.api.MAX_API_WEIGHTS), not here.
 """
 from __future__ import annotations
 
-from .api import MAX_API_WEIGHTS, api_attention, api_attention_compact, api_translate, decoded
-from .decoding_views import (at_position, atlas_roles, back, force, force_at, goto, noop, outputs, reference,
-                             reset, run, start, step, step_view, topk_rows, trajectory_outputs)
+from .api import MAX_API_WEIGHTS, api_attention, api_attention_compact, api_inside, api_translate, decoded
+from .decoding_views import (at_position, atlas_roles, back, force, force_at, goto, inside_at, noop, outputs,
+                             reference, reset, run, start, step, step_view, topk_rows, trajectory_outputs)
 from .exports import (EXPORT_PREFIX, EXPORTS_KEPT, FILES_PER_EXPORT, LAYOUT, export_at, export_maps, export_root,
                       figures_html, gradio_cache, prune_exports)
 from .inputs import HEAD_RE, TOPK, check_k, check_piece, choice_index, fail, need_session, parse_head_labels
 from .other_tabs import (ablate, ablate_at, across_layers, across_layers_at, across_layers_follow, beam, beam_payload,
                          beam_pick, head_choices, learned, learned_at, model_card)
 
-__all__ = ["MAX_API_WEIGHTS", "api_attention", "api_attention_compact", "api_translate", "decoded",
-           "at_position", "atlas_roles", "back", "force", "force_at", "goto", "noop", "outputs", "reference",
+__all__ = ["MAX_API_WEIGHTS", "api_attention", "api_attention_compact", "api_inside", "api_translate", "decoded",
+           "at_position", "atlas_roles", "back", "force", "force_at", "goto", "inside_at", "noop", "outputs",
+           "reference",
            "reset", "run", "start", "step", "step_view", "topk_rows", "trajectory_outputs",
            "EXPORT_PREFIX", "EXPORTS_KEPT", "FILES_PER_EXPORT", "LAYOUT", "export_at", "export_maps", "export_root",
            "figures_html", "gradio_cache", "prune_exports",

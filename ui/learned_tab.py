@@ -41,7 +41,7 @@ def build(ctx: Ctx, demo: gr.Blocks) -> None:
     with gr.Row():
         example = gr.Dropdown([(t, i) for i, t in enumerate(history.sentences)], value=0, label="sentence",
                               elem_id="learned_example")
-        point = gr.Slider(0, max(1, n - 1), value=n - 1, step=1, label="recorded point", elem_id="learned_epoch",
+        point = gr.Slider(1, max(2, n), value=n, step=1, label="snapshot", elem_id="learned_epoch",
                           info=f"{n} snapshots: {describe_epoch(history.epochs[0])} … "
                                f"{describe_epoch(history.epochs[-1])}", visible=n > 1)
         layer = gr.Dropdown(["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers",

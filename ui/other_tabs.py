@@ -165,21 +165,21 @@ def learned(history: AttentionHistory | None, example, epoch, layer: str = "all 
 
 def learned_at(history: AttentionHistory | None, example, point, layer: str = "all layers",
                head: str = "mean of heads"):
-    """`learned` at the slider's recorded point (an index into history.epochs), and what that point is."""
+    """`learned` at the slider's snapshot `point` (1 = history.epochs[0]), and what that point is."""
     if history is None or not history.epochs:
         raise gr.Error("this checkpoint has no attention history", print_exception=False)
     if isinstance(point, float) and point.is_integer():
         point = int(point)
     n = len(history.epochs)
-    if isinstance(point, bool) or not isinstance(point, int) or not 0 <= point < n:
-        raise gr.Error(f"recorded point must be 0..{n - 1}, got {str(point)[:40]!r}", print_exception=False)
-    epoch = history.epochs[point]
+    if isinstance(point, bool) or not isinstance(point, int) or not 1 <= point <= n:
+        raise gr.Error(f"snapshot must be 1..{n}, got {str(point)[:40]!r}", print_exception=False)
+    epoch = history.epochs[point - 1]
     fig, text = learned(history, example, epoch, layer, head)
     e = float(epoch)
     what = ("the random initial weights, before any training step" if e == 0 else
             f"{int(e)} full pass{'es' if e > 1 else ''} over the training data" if e.is_integer() else
             f"partway through pass {int(e) + 1} over the training data")
-    return fig, text, f"**Snapshot {point + 1} of {n}: {describe_epoch(epoch)}** ({what})."
+    return fig, text, f"**Snapshot {point} of {n}: {describe_epoch(epoch)}** ({what})."
 
 
 # -- Model card --------------------------------------------------------------------------------------

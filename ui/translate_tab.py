@@ -14,6 +14,7 @@ import gradio as gr
 from transformer.data import read_examples
 
 from . import arch, handlers as h
+from . import inside_panel
 from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position
 
 VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews.attention.ctl"
@@ -50,6 +51,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
     with gr.Row():
         with gr.Column(scale=4):
             attention = lens_view(ctx, "attention")
+            inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
         with gr.Column(scale=1, min_width=240):
             gr.Markdown("**Next piece: top-k** (click one to force it)")
             topk = gr.HTML(None, html_template='<div class="topk-list"></div><div class="topk-note"></div>',

@@ -1,0 +1,305 @@
+// attention-lens: "Inside this head", the panel that opens up one head of the Translate view's map for one query
+// row: q·k for every key → ÷√d_k → mask → softmax → weights → Σ wᵢvᵢ, with the numbers of the sentence shown, and
+// each key's contribution ‖w·v·W_O‖. Also the map's toggle between attention weight and contribution.
+// Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given.
+//
+// One payload (ui/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
+// so Step / Back / Play / the slider only redraw here (lens.js calls window.__insideView.update after each draw):
+// no request. Choosing another head, or a new trajectory (Start, a forced piece), asks the server once
+// (trigger("click") -> ui/decoding_views.py inside_at). The panel computes the numbers as the lesson's
+// scaled_dot_product_attention does; tokens are set with textContent only.
+const q = (role) => element.querySelector(`[data-role="${role}"]`);
+const KEEP = 12;                          // payloads kept: heads × trajectories
+const RETRY_MS = 15000;                   // a request with no answer by then may be sent again
+const cache = new Map(), pending = new Map();
+const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
+const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null};
+window.__inside = inst;
+const lens = () => window.__lensViews && window.__lensViews.attention;
+
+// -- decoding the payload ----------------------------------------------------------------------------------
+function raw(b64) {
+  const bin = atob(b64), u = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+  return u;
+}
+function f32(d) {                         // {shape, b64}: little-endian float32 -> {shape, data: Float32Array}
+  const u = raw(d.b64), view = new DataView(u.buffer), out = new Float32Array(u.length >> 2);
+  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(4 * i, true);
+  return {shape: d.shape, data: out};
+}
+function rows16(d) {                      // {shape: [N, d], b64: int16, scale: float32 per row} -> Float32Array
+  const u = raw(d.b64), view = new DataView(u.buffer), scale = f32({shape: [d.shape[0]], b64: d.scale}).data;
+  const n = d.shape[1], out = new Float32Array(u.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = view.getInt16(2 * i, true) * scale[Math.floor(i / n)];
+  return out;
+}
+function unit16(d) {                      // {shape, b64: uint16 of value / max, max} -> {shape, data}
+  const u = raw(d.b64), view = new DataView(u.buffer), out = new Float32Array(u.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = view.getUint16(2 * i, true) / 65535 * d.max;
+  return {shape: d.shape, data: out};
+}
+function mask(d) {                        // {shape, from: first masked key per row} or {shape, bits} -> Uint8Array
+  const [R, C] = d.shape, out = new Uint8Array(R * C);
+  if (d.from) { for (let i = 0; i < R; i++) for (let j = d.from[i]; j < C; j++) out[i * C + j] = 1; return out; }
+  const u = raw(d.bits);                  // row-major bits, least significant bit first
+  for (let i = 0; i < R * C; i++) out[i] = (u[i >> 3] >> (i & 7)) & 1;
+  return out;
+}
+function load(p) {
+  const h = {p, kind: p.kind, layer: p.layer, head: p.head, dk: p.d_k, ids: p.ids.join(","), queries: p.queries,
+             keys: p.keys, Tq: p.queries.length, Tk: p.keys.length, ablated: !!p.ablated,
+             q: f32(p.q).data, k: f32(p.k).data, v: rows16(p.v), vn: f32(p.value_norms).data, mask: mask(p.mask),
+             norms: {}, key: keyOf(p)};
+  for (const kind of Object.keys(p.norms)) h.norms[kind] = unit16(p.norms[kind]);
+  h.qk = absMax(h.q, h.k); h.vmax = absMax(h.v);
+  return h;
+}
+function keyOf(p) { return `${p.ids.join(",")}|${p.kind}|${p.layer}|${p.head}`; }
+function absMax(...arrays) { let m = 1e-9; for (const a of arrays) for (const x of a) m = Math.max(m, Math.abs(x)); return m; }
+
+// -- the numbers of one row, as scaled_dot_product_attention computes them -----------------------------------
+function compute(h, i, nk) {              // query row i over keys 0..nk-1
+  const dk = h.dk, s = Math.sqrt(dk), out = {raw: [], scaled: [], masked: [], weight: [], contribution: [], out: []};
+  let top = -Infinity;
+  for (let j = 0; j < nk; j++) {
+    let r = 0;
+    for (let c = 0; c < dk; c++) r += h.q[i * dk + c] * h.k[j * dk + c];
+    const m = h.mask[i * h.Tk + j] === 1;
+    out.raw.push(r); out.scaled.push(r / s); out.masked.push(m);
+    if (!m) top = Math.max(top, r / s);
+  }
+  let sum = 0;
+  for (let j = 0; j < nk; j++) { const e = out.masked[j] ? 0 : Math.exp(out.scaled[j] - top); out.weight.push(e); sum += e; }
+  for (let j = 0; j < nk; j++) { out.weight[j] = sum > 0 ? out.weight[j] / sum : 0; out.contribution.push(out.weight[j] * h.vn[j]); }
+  for (let c = 0; c < dk; c++) { let o = 0; for (let j = 0; j < nk; j++) o += out.weight[j] * h.v[j * dk + c]; out.out.push(o); }
+  return out;
+}
+
+// -- drawing -------------------------------------------------------------------------------------------------
+function colour(x, m) {                   // diverging: blue negative, white 0, red positive
+  const t = Math.max(-1, Math.min(1, x / m)), a = Math.abs(t);
+  const to = t < 0 ? [33, 102, 172] : [178, 24, 43];
+  return [255 + (to[0] - 255) * a, 255 + (to[1] - 255) * a, 255 + (to[2] - 255) * a];
+}
+function strip(c, data, off, n, m) {      // n values as a 1-pixel-high image, stretched by CSS
+  if (c.width !== n) { c.width = n; c.height = 1; }
+  c.style.width = `${Math.min(96, Math.max(48, n))}px`;
+  const g = c.getContext("2d"), img = g.createImageData(n, 1);
+  for (let i = 0; i < n; i++) {
+    const [r, gg, b] = colour(data[off + i], m);
+    img.data[4 * i] = r; img.data[4 * i + 1] = gg; img.data[4 * i + 2] = b; img.data[4 * i + 3] = 255;
+  }
+  g.putImageData(img, 0, 0);
+}
+function cell(tr, cls) { const td = document.createElement("td"); if (cls) td.className = cls; tr.appendChild(td); return td; }
+function bar(td) {
+  const b = document.createElement("span"), t = document.createElement("span");
+  b.className = "inside-bar"; t.className = "inside-val"; td.append(b, t); return {b, t};
+}
+function buildRows(h) {                   // one table row per key, made once per payload (keys never change)
+  const body = q("rows");
+  body.textContent = "";
+  const rows = [];
+  for (let j = 0; j < h.Tk; j++) {
+    const tr = document.createElement("tr"), r = {tr};
+    cell(tr, "inside-key").textContent = h.keys[j];
+    const ks = document.createElement("canvas"); ks.className = "inside-strip"; cell(tr, "s1").appendChild(ks);
+    strip(ks, h.k, j * h.dk, h.dk, h.qk);
+    r.raw = cell(tr, "num s1"); r.scaled = cell(tr, "num s2"); r.mask = cell(tr, "s3");
+    r.weight = bar(cell(tr, "barcell s4"));
+    const vs = document.createElement("canvas"); vs.className = "inside-strip"; cell(tr, "s5").appendChild(vs);
+    strip(vs, h.v, j * h.dk, h.dk, h.vmax);
+    r.contribution = bar(cell(tr, "barcell s5"));
+    body.appendChild(tr); rows.push(r);
+  }
+  return rows;
+}
+function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
+const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(1) : x.toFixed(3));
+
+function render(h, st, i, nk) {
+  if (!inst.shown || inst.shown.h !== h) inst.shown = {h, rows: buildRows(h)};
+  const rows = inst.shown.rows, n = compute(h, i, nk);
+  let cmax = 1e-9, jw = 0, jc = 0;
+  for (let j = 0; j < nk; j++) {
+    cmax = Math.max(cmax, n.contribution[j]);
+    if (n.weight[j] > n.weight[jw]) jw = j;
+    if (n.contribution[j] > n.contribution[jc]) jc = j;
+  }
+  for (let j = 0; j < rows.length; j++) {
+    const r = rows[j], show = j < nk;
+    if (r.tr.hidden === show) r.tr.hidden = !show;
+    if (!show) continue;
+    setText(r.raw, fmt(n.raw[j])); setText(r.scaled, fmt(n.scaled[j]));
+    setText(r.mask, n.masked[j] ? "−∞" : "");
+    r.tr.classList.toggle("masked", n.masked[j]);
+    r.weight.b.style.width = `${(100 * n.weight[j]).toFixed(1)}%`; setText(r.weight.t, n.weight[j].toFixed(3));
+    r.contribution.b.style.width = `${(100 * n.contribution[j] / cmax).toFixed(1)}%`;
+    setText(r.contribution.t, n.contribution[j].toFixed(3));
+    r.tr.classList.toggle("top-w", j === jw); r.tr.classList.toggle("top-c", j === jc);
+  }
+  strip(q("qstrip"), h.q, i * h.dk, h.dk, h.qk);
+  strip(q("outstrip"), n.out, 0, h.dk, h.vmax);
+  const outNorm = Math.sqrt(n.out.reduce((a, x) => a + x * x, 0));
+  setText(q("outnote"), `‖out‖ = ${outNorm.toFixed(3)}; highest weight: ${h.keys[jw]}, highest contribution: ${h.keys[jc]}` +
+    (jw !== jc ? " (not the same key)" : ""));
+  inst.row = {kind: h.kind, layer: h.layer, head: h.head, step: st.t, row: i, query: h.queries[i], keys: h.keys.slice(0, nk), ...n,
+              q: Array.from(h.q.subarray(i * h.dk, (i + 1) * h.dk)), top_weight: jw, top_contribution: jc};
+  return n;
+}
+function titles(h, st, i) {
+  const kinds = {encoder_self: "Encoder self-attention", decoder_self: "Decoder self-attention (masked)", cross: "Cross-attention"};
+  setText(q("title"), `${kinds[h.kind]} · layer ${h.layer + 1} · head ${h.head + 1} · step ${st.t}` +
+    (h.ablated ? " · this head is switched off" : ""));
+  const d = st.doc, next = i + 1 < d.n ? d.pieces[i + 1] : (h.queries[i] === "</s>" ? "(finished)" : "?");
+  const label = h.kind === "encoder_self" ? h.queries[i] : `${h.queries[i]} → ${next}`;
+  const follows = following(st);
+  setText(q("qlabel"), `query row ${i}: ${label}` + (!follows ? " (picked on the map)" :
+    (h.kind === "encoder_self" ? " (click a row of the map for another)" : " (the current step)")));
+  q("follow").hidden = follows;
+  setText(q("scaledhead"), `÷√${h.dk}`);
+  const notes = {
+    1: `① q·k: the query's ${h.dk} numbers times each key's, summed. Similar strips give a large score.`,
+    2: `② ÷√d_k = ÷${Math.sqrt(h.dk).toFixed(2)}: keeps scores in a range where softmax still spreads its weight.`,
+    3: h.kind === "decoder_self" ? "③ mask: keys after the query (the future) become −∞, so their weight is 0."
+                                 : "③ mask: nothing is masked here (one sentence, no padding).",
+    4: "④ softmax: e^score / Σ e^score over the unmasked keys; the weights of a row sum to 1.",
+    5: `⑤ out = Σ wᵢ·vᵢ (${h.dk} numbers). Contribution ‖wᵢ·vᵢ·W_O‖: how much each key adds to the output.`,
+    6: "Every stage at once; pick one to follow the code line by line."};
+  setText(q("note"), notes[ui.stage]);
+}
+
+// -- which row: the current step's, or one picked on the map (decided from the view's state alone, so the map
+// marks it the same whether or not the head's payload has arrived) ------------------------------------------
+function following(st) {
+  const p = ui.pick, enc = st.kind === "encoder_self";
+  return !(p && st.traj && p.ids === st.traj.ids.join(",") && p.kind === (enc ? "src" : "tgt") && (enc || p.row <= st.t));
+}
+function rowOf(st) { return following(st) ? (st.kind === "encoder_self" ? 0 : st.t) : ui.pick.row; }
+function keysAt(h, st) { return h.kind === "decoder_self" ? st.t + 1 : h.Tk; }
+
+// -- requests: one per head and trajectory -------------------------------------------------------------------
+function request(d, kind, layer, head) {
+  const key = `${d.ids.join(",")}|${kind}|${layer}|${head}`, now = performance.now();
+  if (cache.has(key) || (pending.has(key) && now - pending.get(key) < RETRY_MS)) return;
+  pending.set(key, now); inst.requests++;
+  const position = JSON.stringify({step: d.n - 1, ids: d.ids, forced: d.forced.map(Number)});
+  trigger("click", {kind, layer, head, position});
+}
+function received() {
+  const p = props.value;
+  if (!p || !p.q || !Array.isArray(p.ids)) return;
+  pending.delete(keyOf(p));
+  const h = load(p);
+  cache.delete(h.key); cache.set(h.key, h);
+  while (cache.size > KEEP) cache.delete(cache.keys().next().value);
+  giveNorms(h, true);
+  update();
+}
+function giveNorms(h, redraw) {           // the map's contribution toggle: ‖v W_O‖ of every head of this trajectory
+  const L = lens(); if (!L) return;
+  const c = L.contribution, same = c && c.ids === h.ids;
+  if (!same) L.contribution = {on: ui.measure, ids: h.ids, norms: h.norms};
+  if (!same && redraw && ui.measure && L.redraw) L.redraw();
+}
+
+// -- the update lens.js calls after every draw ---------------------------------------------------------------
+function message(s) {
+  setText(q("msg"), s); q("msg").hidden = false; q("main").hidden = true;
+  if (s) setText(q("title"), "");
+  inst.row = null;
+}
+function update() {
+  const t0 = performance.now(), L = lens();
+  placeToggle();
+  if (!L || !L.state) return;
+  const st = L.state, d = st.doc;
+  if (!d || !d.traj || st.doc !== st.traj) {
+    message(d ? "This map is not a decoding step (a reference, a beam hypothesis or an ablation): the panel follows the steps of Start."
+              : "Press Start: the panel opens up the head shown in the map, one query row at a time.");
+    return done(t0);
+  }
+  const ids = d.ids.join(","), mean = st.head === "mean";
+  const any = [...cache.values()].reverse().find(c => c.ids === ids);
+  if (any) giveNorms(any, false);
+  else if (ui.measure && !ui.open) request(d, st.kind, st.layer, mean ? 0 : st.head);  // the toggle needs norms
+  if (mean) {
+    if (ui.measure && !any) request(d, st.kind, st.layer, 0);
+    message("Choose one head (not the mean of heads) to open it up."); return done(t0);
+  }
+  if (!ui.open) return done(t0);
+  const h = cache.get(`${ids}|${st.kind}|${st.layer}|${st.head}`);
+  if (!h) { request(d, st.kind, st.layer, st.head); message("Loading this head's q, k and v…"); return done(t0); }
+  const i = Math.min(rowOf(st), h.Tq - 1);
+  q("msg").hidden = true; q("main").hidden = false;
+  render(h, st, i, keysAt(h, st));
+  titles(h, st, i);
+  return done(t0);
+}
+function done(t0) { inst.updateMs = performance.now() - t0; inst.updates++; element.dataset.updates = String(inst.updates); }
+
+// -- controls ------------------------------------------------------------------------------------------------
+function stage(s) {
+  ui.stage = s;
+  element.querySelectorAll(".inside-stages button").forEach(b => b.classList.toggle("active", +b.dataset.stage === s));
+  const main = q("main");
+  for (let k = 1; k <= 5; k++) { main.classList.toggle(`upto-${k}`, s === k); }
+  main.classList.toggle("all", s === 6);
+  q("code").querySelectorAll("[data-line]").forEach(l => l.classList.toggle("on", s !== 6 && +l.dataset.line === s));
+  update();
+}
+element.querySelectorAll(".inside-stages button").forEach(b => b.addEventListener("click", () => stage(+b.dataset.stage)));
+q("fold").addEventListener("click", () => {
+  ui.open = !ui.open; q("body").hidden = !ui.open;
+  q("fold").textContent = ui.open ? "▾" : "▸"; q("fold").setAttribute("aria-expanded", String(ui.open));
+  redrawLens();                           // the map's mark of the panel's row comes and goes with it
+});
+q("follow").addEventListener("click", () => { ui.pick = null; redrawLens(); });
+function redrawLens() { const L = lens(); if (L && L.redraw) L.redraw(); else update(); }
+// a row of the big map (lens.js calls this with the row's query position, in pieces)
+function pick(row) {
+  const L = lens(); if (!L || !L.state.traj) return;
+  ui.pick = {ids: L.state.traj.ids.join(","), kind: L.state.kind === "encoder_self" ? "src" : "tgt", row};
+  redrawLens();
+}
+function row() {                          // the query row the panel shows (lens.js marks it on the map), or -1
+  const L = lens(); if (!L || !L.state.traj || L.state.doc !== L.state.traj) return -1;
+  return ui.open && L.state.head !== "mean" ? rowOf(L.state) : -1;
+}
+
+// The toggle on the map: attention weight or contribution (placed in the view's controls; styled by lens.css)
+const toggle = document.createElement("span");
+toggle.className = "lens-measure"; toggle.setAttribute("role", "radiogroup");
+toggle.title = "Weight: where the head looks. Contribution ‖α·v·W_O‖: how much each key adds to the output (each row normalised).";
+for (const [value, text] of [["weight", "attention weight"], ["contribution", "contribution ‖α·v·W_O‖"]]) {
+  const l = document.createElement("label"), r = document.createElement("input");
+  r.type = "radio"; r.name = "lens-measure"; r.value = value; r.checked = value === "weight";
+  r.addEventListener("change", () => setMeasure(value === "contribution"));
+  l.append(r, document.createTextNode(` ${text}`)); toggle.appendChild(l);
+}
+const toggleNote = document.createElement("div");
+toggleNote.className = "lens-measure-note"; toggleNote.hidden = true;
+toggleNote.textContent = "Contribution: each key's share of ‖α·v·W_O‖, the length of what it adds through this head; " +
+  "a key with a large weight but a short value vector adds little, so the bright cells can move.";
+function placeToggle() {
+  if (toggle.isConnected) return true;
+  const box = document.querySelector("#attention .lens-controls");
+  if (!box) return false;
+  box.appendChild(toggle); box.after(toggleNote);
+  return true;
+}
+function setMeasure(on) {
+  ui.measure = on; toggleNote.hidden = !on;
+  toggle.querySelectorAll("input").forEach(r => { r.checked = (r.value === "contribution") === on; });
+  const L = lens();
+  if (L && L.contribution) L.contribution.on = on;
+  if (L) update();                        // asks for the norms if this trajectory has none yet
+  redrawLens();
+}
+inst.setMeasure = setMeasure; inst.stage = stage; inst.pick = pick;
+inst.ready = () => pending.size === 0;
+window.__insideView = {update, pick, row};
+if (!placeToggle()) { const t = setInterval(() => { if (placeToggle()) clearInterval(t); }, 200); setTimeout(() => clearInterval(t), 30000); }
+update();
+watch("value", received);

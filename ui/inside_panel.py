@@ -1,0 +1,26 @@
+"""The "Inside this head" panel of the Translate tab (assets/inside.html, inside.js, inside.css): one head of the
+map opened up for one query row, and the map's weight / contribution toggle. The browser asks for a head's
+payload (ui/inside_payload.py) once per head and trajectory; stepping asks nothing."""
+from __future__ import annotations
+
+import gradio as gr
+
+from . import handlers as h
+from .components import FAST, Ctx, asset
+
+
+def panel(ctx: Ctx) -> gr.HTML:
+    """The panel (elem_id "inside") and its one event: the view fires "click" with {kind, layer, head, position}
+    (the trajectory's last position) and the answer is the head's payload."""
+    tr = ctx.tr
+    view = gr.HTML(None, html_template=asset("inside.html"), css_template=asset("inside.css"),
+                   js_on_load=asset("inside.js"), elem_id="inside")
+
+    def on_open(session, evt: gr.EventData):
+        data = (evt._data or {}) if evt is not None else {}
+        if not isinstance(data, dict):
+            data = {}
+        return h.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"), data.get("head"))
+
+    view.click(on_open, [ctx.state], [view], api_visibility="private", **FAST)
+    return view
