@@ -1,4 +1,4 @@
-"""A public link that stays up: bounded answers, exports that leave (almost) nothing behind."""
+"""A public link that stays up: bounded answers, notes for one user alone (exports: tests/test_exports.py)."""
 import json
 import os
 
@@ -18,12 +18,6 @@ from tests.conftest import DEVICE
 @pytest.fixture(scope="module")
 def tr(tiny_trained):
     return Translator.load(tiny_trained, device=DEVICE)
-
-
-def export_files() -> list:
-    ours = list(handlers.export_root().rglob("*.*"))
-    cached = list(handlers.gradio_cache().glob(f"*/{handlers.EXPORT_PREFIX}*"))
-    return ours + cached
 
 
 def test_attention_api_is_bounded_with_a_clear_error(tr, monkeypatch):
@@ -50,37 +44,6 @@ def test_compact_attention_round_trips(tr):
     assert c["target_tokens"] == maps.target_tokens and c["translation"] == tr.translate("Eine Katze schläft.")
     for k in ("encoder_self", "decoder_self", "cross"):
         np.testing.assert_allclose(decode_array(c[k]), maps[k], atol=1e-4)
-
-
-def test_a_hundred_exports_leave_a_handful_of_files(tr):
-    sentences = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt.", "Ein Kind springt."]
-    runs = [tr.start(s).run() for s in sentences]
-    for i in range(100):
-        s = runs[i % 4].fork()
-        s.goto(i % len(s.positions))
-        files = handlers.export_maps(tr, s)
-        assert len(files) == handlers.FILES_PER_EXPORT and all(map(os.path.exists, files))  # the newest is there
-    assert len(list(handlers.export_root().glob(f"{handlers.EXPORT_PREFIX}*"))) <= handlers.EXPORTS_KEPT
-    assert len(export_files()) <= 2 * handlers.FILES_PER_EXPORT * handlers.EXPORTS_KEPT
-
-
-def test_exports_through_the_served_app_are_pruned_in_gradios_cache_too(tr):
-    from gradio_client import Client
-    with serving(tr) as url:
-        c = Client(url, verbose=False)
-        c.predict("Ein Hund rennt.", 8, api_name="/start")
-        c.predict(8, api_name="/run")
-        downloaded = []
-        for i in range(30):
-            c.predict(i % 5, 8, api_name="/goto")
-            files = c.predict(api_name="/export")
-            downloaded.append(files)
-        assert len(downloaded[-1]) == handlers.FILES_PER_EXPORT and all(os.path.exists(f) for f in downloaded[-1])
-        c.close()
-    cached = list(handlers.gradio_cache().glob(f"*/{handlers.EXPORT_PREFIX}*"))
-    n = handlers.FILES_PER_EXPORT
-    assert len(cached) <= n * handlers.EXPORTS_KEPT + n  # the last export's copies land after its pruning
-    assert len(export_files()) <= 2 * n * handlers.EXPORTS_KEPT + n
 
 
 def test_truncation_notes_reach_only_the_user_whose_input_was_cut(tr, monkeypatch):

@@ -38,6 +38,7 @@ def build_demo(tr: Translator) -> gr.Blocks:
         with gr.Tab("Model"):
             model_tab.build(ctx)
         api(tr)
+        demo.unload(handlers.end_session)  # the user closed the page: their exports go
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     return demo
 

@@ -1,36 +1,52 @@
-"""Export of the maps at the position the view shows (.npz, .json, .html), in a bounded file cache."""
+"""Export of the maps at the position the view shows (.npz, .json, .html), kept per user session, bounded.
+
+The files are written into Gradio's own file cache (`gradio_cache()`), where Gradio serves them as they are
+instead of copying them, so the copy a user downloads is the one pruned here, and pruning is never racing a
+copy Gradio makes after the handler returns. Layout: gradio_cache() / attention-lens-export-<pid> / <session> /
+<one folder per export>, <session> being the user's Gradio session (gr.Request.session_hash; "local" for calls
+without one: a notebook, the tests). Each export, once its own files are written, prunes the others:
+- a session keeps its newest EXPORTS_PER_SESSION exports while it lives; the files go when the user closes the
+  page (`end_session`, wired to demo.unload) or when its newest export is older than the session's time to live
+  (SESSION_TTL_S: the user's state is gone by then);
+- all sessions together keep at most EXPORTS_MAX exports, the oldest going first: a public link's disk stays
+  bounded even with many users (only past that many users exporting at once can one lose an older file).
+"""
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
+import gradio as gr
 import numpy as np
 
 from transformer.capture import KINDS
 from transformer.decoding import Translator
 
+from .components import SESSION_TTL_S
 from .decoding_views import at_position
 from .inputs import need_session
 
 LAYOUT = "maps are [layer][head][query][key]; decoder row t predicts target_tokens[t+1]"
-EXPORTS_KEPT = 4  # the newest exports stay downloadable; older files (ours and Gradio's cached copies) go
 EXPORT_PREFIX = "attention-lens-export-"
 FILES_PER_EXPORT = 3
+EXPORTS_PER_SESSION = 2  # a user's newest exports, downloadable while the session lives
+EXPORTS_MAX = 32  # all users together: past this the oldest exports go first
+LOCAL = "local"  # the session of calls without a Gradio request
 
 
-def export_maps(tr: Translator, session) -> list[str]:
-    """The current maps (all kinds, layers, heads) with their tokens: .npz, .json, and an .html page of figures.
-
-    Files live in a bounded cache: each export removes all but the newest EXPORTS_KEPT exports, both our
-    own folders and the copies Gradio made of them in its cache, so a public link's disk cannot fill."""
+def export_maps(tr: Translator, session, request: gr.Request | None = None) -> list[str]:
+    """The current maps (all kinds, layers, heads) with their tokens: .npz, .json, and an .html page of figures,
+    in the folder of the user's session (`request`); then the older exports are pruned (module docstring)."""
     s = need_session(session)
     maps = s.attention
-    out = Path(tempfile.mkdtemp(prefix=EXPORT_PREFIX, dir=export_root()))
-    name = f"{EXPORT_PREFIX}step{s.cursor}"
+    out = new_export_dir(request)
+    name = f"{EXPORT_PREFIX}step{len(s.positions) - 1}"
     np.savez_compressed(out / f"{name}.npz", encoder_self=maps.encoder_self, decoder_self=maps.decoder_self,
                         cross=maps.cross, source_tokens=np.array(maps.source_tokens),
                         target_tokens=np.array(maps.target_tokens), translation=np.array(s.translation))
@@ -39,7 +55,7 @@ def export_maps(tr: Translator, session) -> list[str]:
              layout=LAYOUT)
     (out / f"{name}.json").write_text(json.dumps(d, ensure_ascii=False))
     (out / f"{name}.html").write_text(figures_html(maps), encoding="utf-8")
-    prune_exports()
+    prune_exports(delivering=out)
     return [str(out / f"{name}.npz"), str(out / f"{name}.json"), str(out / f"{name}.html")]
 
 
@@ -55,30 +71,64 @@ def figures_html(maps) -> str:
 _prune_lock = threading.Lock()
 
 
+def gradio_cache() -> Path:
+    """Gradio's file cache (GRADIO_TEMP_DIR, else <tmp>/gradio): a file there is served without a copy."""
+    return Path(gr.utils.get_upload_folder())
+
+
 def export_root() -> Path:
-    root = Path(tempfile.gettempdir()) / f"{EXPORT_PREFIX}{os.getpid()}"
-    root.mkdir(exist_ok=True)
+    root = gradio_cache() / f"{EXPORT_PREFIX}{os.getpid()}"
+    root.mkdir(parents=True, exist_ok=True)
     return root
 
 
-def gradio_cache() -> Path:
-    return Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
-
-
-def prune_exports(keep: int = EXPORTS_KEPT) -> None:
-    """Keep the newest `keep` export folders of ours and the newest keep * FILES_PER_EXPORT export files in
-    Gradio's cache."""
+def new_export_dir(request: gr.Request | None) -> Path:
+    """A new folder in the one of the user's Gradio session (under the lock: pruning removes empty folders)."""
     with _prune_lock:
-        ours = sorted(export_root().glob(f"{EXPORT_PREFIX}*"), key=_mtime, reverse=True)
-        for folder in ours[keep:]:
-            shutil.rmtree(folder, ignore_errors=True)
-        cached = sorted(gradio_cache().glob(f"*/{EXPORT_PREFIX}*"), key=_mtime, reverse=True)
-        for f in cached[FILES_PER_EXPORT * keep:]:
-            f.unlink(missing_ok=True)
-            try:
-                f.parent.rmdir()  # Gradio's per-file hash folder, when now empty
-            except OSError:
-                pass
+        folder = export_root() / session_key(request)
+        folder.mkdir(exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="export-", dir=folder))
+
+
+def session_key(request: gr.Request | None) -> str:
+    key = getattr(request, "session_hash", None) if request is not None else None
+    return re.sub(r"[^A-Za-z0-9_-]", "_", str(key))[:64] if key else LOCAL
+
+
+def prune_exports(delivering: Path | None = None, now: float | None = None) -> None:
+    """Remove the exports that are no longer kept (module docstring), never `delivering`, the export being
+    handed out by the calling request."""
+    now = time.time() if now is None else now
+    with _prune_lock:
+        kept, doomed = [], []
+        for folder in export_root().iterdir():
+            exports = sorted((e for e in folder.iterdir() if e.is_dir()), key=_mtime, reverse=True) \
+                if folder.is_dir() else []
+            if exports and now - _mtime(exports[0]) > SESSION_TTL_S:
+                doomed += exports  # the session's state has expired: the user cannot be shown these again
+            else:
+                kept += exports[:EXPORTS_PER_SESSION]
+                doomed += exports[EXPORTS_PER_SESSION:]
+        doomed += sorted(kept, key=_mtime, reverse=True)[EXPORTS_MAX:]
+        for export in doomed:
+            if export != delivering:
+                shutil.rmtree(export, ignore_errors=True)
+        for folder in export_root().iterdir():
+            _remove_if_empty(folder)
+
+
+def end_session(request: gr.Request) -> None:
+    """demo.unload: the user closed the page, so their exports go."""
+    if request is not None and session_key(request) != LOCAL:
+        with _prune_lock:
+            shutil.rmtree(export_root() / session_key(request), ignore_errors=True)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _mtime(p: Path) -> float:
@@ -88,6 +138,14 @@ def _mtime(p: Path) -> float:
         return 0.0
 
 
-def export_at(tr: Translator, session, position=None) -> list[str]:
+def export_at(tr: Translator, session, position=None, request: gr.Request | None = None) -> list[str]:
     """export_maps at the position the browser shows."""
-    return export_maps(tr, at_position(tr, session, position))
+    return export_maps(tr, at_position(tr, session, position), request)
+
+
+def export_event(tr: Translator):
+    """The Export button's handler: export_at in the user's session (Gradio passes a gr.Request to a parameter
+    annotated so; functools.partial would hide the annotation)."""
+    def export(session, position=None, request: gr.Request = None) -> list[str]:
+        return export_at(tr, session, position, request)
+    return export

@@ -6,7 +6,7 @@ The code lives by responsibility in:
 
 - ui/inputs.py          input checks (session, top-k, piece, dropdown choices, head labels)
 - ui/decoding_views.py  the Translate tab: start/step/back/run/goto/reset, force, the position shown, reference
-- ui/exports.py         export of the maps and its bounded file cache
+- ui/exports.py         export of the maps, kept per user session in a bounded file cache
 - ui/other_tabs.py      head ablation, beam search, across layers, attention being learned, the model card
 - ui/api.py             the API-only endpoints /translate, /attention, /attention_compact, /inside
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 from .api import MAX_API_WEIGHTS, api_attention, api_attention_compact, api_inside, api_translate, decoded
 from .decoding_views import (at_position, atlas_roles, back, force, force_at, goto, inside_at, noop, outputs,
                              reference, reset, run, start, step, step_view, topk_rows, trajectory_outputs)
-from .exports import (EXPORT_PREFIX, EXPORTS_KEPT, FILES_PER_EXPORT, LAYOUT, export_at, export_maps, export_root,
-                      figures_html, gradio_cache, prune_exports)
+from .exports import (EXPORT_PREFIX, EXPORTS_MAX, EXPORTS_PER_SESSION, FILES_PER_EXPORT, LAYOUT, end_session,
+                      export_at, export_event, export_maps, export_root, figures_html, gradio_cache, prune_exports)
 from .inputs import HEAD_RE, TOPK, check_k, check_piece, choice_index, fail, need_session, parse_head_labels
 from .other_tabs import (ablate, ablate_at, across_layers, across_layers_at, across_layers_follow, beam, beam_payload,
                          beam_pick, head_choices, learned, learned_at, model_card)
@@ -27,8 +27,8 @@ __all__ = ["MAX_API_WEIGHTS", "api_attention", "api_attention_compact", "api_ins
            "at_position", "atlas_roles", "back", "force", "force_at", "goto", "inside_at", "noop", "outputs",
            "reference",
            "reset", "run", "start", "step", "step_view", "topk_rows", "trajectory_outputs",
-           "EXPORT_PREFIX", "EXPORTS_KEPT", "FILES_PER_EXPORT", "LAYOUT", "export_at", "export_maps", "export_root",
-           "figures_html", "gradio_cache", "prune_exports",
+           "EXPORT_PREFIX", "EXPORTS_MAX", "EXPORTS_PER_SESSION", "FILES_PER_EXPORT", "LAYOUT", "end_session",
+           "export_at", "export_event", "export_maps", "export_root", "figures_html", "gradio_cache", "prune_exports",
            "HEAD_RE", "TOPK", "check_k", "check_piece", "choice_index", "fail", "need_session", "parse_head_labels",
            "ablate", "ablate_at", "across_layers", "across_layers_at", "across_layers_follow", "beam",
            "beam_payload", "beam_pick", "head_choices", "learned", "learned_at", "model_card"]

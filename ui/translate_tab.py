@@ -119,7 +119,7 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
     c.b_force.click(partial(h.force, tr), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
     c.b_ref.click(partial(h.reference, tr), [source, c.ref], [c.attention, c.topk], api_name="reference", **CONC)
-    c.b_export.click(partial(h.export_at, tr), [state, c.position], [c.files], js=live_position(2, 1),
+    c.b_export.click(h.export_event(tr), [state, c.position], [c.files], js=live_position(2, 1),
                      api_name="export", **CONC)
     c.noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
