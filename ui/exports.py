@@ -46,7 +46,7 @@ def export_maps(tr: Translator, session, request: gr.Request | None = None) -> l
     s = need_session(session)
     maps = s.attention
     out = new_export_dir(request)
-    name = f"{EXPORT_PREFIX}step{len(s.positions) - 1}"
+    name = f"{EXPORT_PREFIX}step{s.cursor}"
     np.savez_compressed(out / f"{name}.npz", encoder_self=maps.encoder_self, decoder_self=maps.decoder_self,
                         cross=maps.cross, source_tokens=np.array(maps.source_tokens),
                         target_tokens=np.array(maps.target_tokens), translation=np.array(s.translation))
