@@ -31,3 +31,17 @@ def test_model_card_is_a_table_with_a_header(tiny_translator, monkeypatch):
     assert card["Device"] == "CPU (1 thread)" and card["Training"].endswith("on CPU (1 thread)")
     assert card["Parameters"] == f"{tiny_translator.model.num_parameters():,}"
     assert "1 threads" not in "\n".join(lines)
+
+
+def test_model_card_names_the_training_data_and_tatoebas_attribution(tiny_translator):
+    from transformer.corpus import ATTRIBUTION
+    old = dict(cells(x) for x in handlers.model_card(tiny_translator, {}).splitlines()[2:])
+    assert old["Training data"] == "Multi30k task 1 training captions" and "Attribution" not in old
+    metrics = {"data": "220,312 training pairs an epoch: Tatoeba's training part (transformer.corpus) + Multi30k "
+                       "train x2",
+               "test": {"tatoeba_test/greedy": {"bleu": 38.1, "bleu_lc": 39.0, "chrf": 55.5},
+                        "test_2016_flickr/greedy": {"bleu": 40.1, "bleu_lc": 40.4, "chrf": 60.0}}}
+    card = dict(cells(x) for x in handlers.model_card(tiny_translator, metrics).splitlines()[2:])
+    assert card["Attribution"] == ATTRIBUTION and "tatoeba.org" in ATTRIBUTION and "CC-BY 2.0" in ATTRIBUTION
+    assert card["Tatoeba test, held out (greedy)"].startswith("BLEU 38.1 cased, 39.0 lowercased")
+    assert card["Multi30k test_2016_flickr (greedy)"].startswith("BLEU 40.1 cased")
