@@ -436,8 +436,8 @@ function drawLegend() {                  // what ▁ means, with a word of this 
     }
     if (ex) break;
   }
-  box.textContent = "\u2581 marks a piece that starts a word. The model reads and writes pieces from a vocabulary " +
-    "learned on its training text, so a word it saw rarely is split" + (ex ? `: ${ex[0]} \u2192 ${ex[1].join(" ")}` : ".");
+  box.textContent = "\u2581 starts a word \u00b7 a word the model's vocabulary lacks is split into pieces" +
+    (ex ? `: ${ex[0]} \u2192 ${ex[1].join(" ")}` : "");
 }
 function drawStatus(f) {
   const d = st.doc, unit = f.words || d.merged ? "words" : "pieces";
