@@ -75,8 +75,10 @@ def test_clear_errors(tmp_path, tiny_tok):
 @pytest.mark.skipif(not SHIPPED.exists(), reason="no shipped checkpoint")
 def test_shipped_history_loads():
     h = AttentionHistory.load(SHIPPED)
-    assert len(h.sentences) == 4 and h.epochs == list(range(1, h.epochs[-1] + 1))
-    assert h.sentences == D.read_examples()[:4]
+    assert len(h.sentences) == 4
+    whole = [e for e in h.epochs if e >= 1]  # plus, since the Tatoeba recipe, 0 and points inside epoch 1
+    assert whole == list(range(1, h.epochs[-1] + 1)) and all(0 <= e < 1 for e in h.epochs[:-len(whole)])
+    assert set(h.sentences) <= set(D.read_examples())  # the app's own examples
     src, tgt = h.source(0), h.target(0, h.epochs[-1])
     c = h.cross(0, h.epochs[-1])
     assert src[-1] == "</s>" and tgt[0] == "<s>" and c.dtype == np.float32
