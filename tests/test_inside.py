@@ -55,7 +55,8 @@ def test_identities_on_random_heads_of_all_kinds(tiny_translator, session):
     for kind, layer, head in random_heads(tr):
         ins = s.inside(kind, layer, head)
         msg = f"{kind} {layer} {head}"
-        assert isinstance(ins, HeadInside) and (ins.kind, ins.layer, ins.head, ins.step) == (kind, layer, head, s.cursor)
+        assert isinstance(ins, HeadInside)
+        assert (ins.kind, ins.layer, ins.head, ins.step) == (kind, layer, head, s.cursor)
         Tq, Tk = (S, S) if kind == "encoder_self" else ((T, T) if kind == "decoder_self" else (T, S))
         assert ins.q.shape == ins.out.shape == (Tq, d) and ins.k.shape == ins.v.shape == (Tk, d), msg
         assert ins.scores.shape == ins.mask.shape == ins.weights.shape == ins.contribution.shape == (Tq, Tk), msg
@@ -214,3 +215,23 @@ def test_figure_shows_scores_weights_and_contributions(session):
     np.testing.assert_allclose(weights, ins.weights, atol=1e-3)
     np.testing.assert_allclose(contrib, ins.contribution_share(), atol=1e-3)
     assert any(s.type == "rect" for s in fig.layout.shapes)
+
+
+def test_on_an_emulated_accelerator(tiny_trained):
+    """On a device numpy cannot read (tests/emulated_device.py): the same numbers as on the CPU, and one host copy
+    per call, for random heads of every kind."""
+    from tests.emulated_device import EmulatedDevice, Transfers, emulate
+    from transformer.decoding import Translator
+    cpu = Translator.load(tiny_trained, device="cpu")
+    dev = emulate(cpu)
+    with EmulatedDevice():
+        s, ref = dev.start(TEXT).run(), cpu.start(TEXT).run()
+        for kind, layer, head in random_heads(cpu, 2, seed=3):
+            with Transfers() as t:
+                ins = s.inside(kind, layer, head, norms=True)
+            assert t.to_host == ["cpu"], (kind, t.to_host)
+            want = ref.inside(kind, layer, head, norms=True)
+            for name in ("q", "k", "v", "scores", "weights", "out", "contribution"):
+                assert type(getattr(ins, name)) is np.ndarray
+                np.testing.assert_allclose(getattr(ins, name), getattr(want, name), atol=1e-6, err_msg=name)
+            np.testing.assert_array_equal(ins.mask, want.mask)
