@@ -243,7 +243,29 @@ def _handler_calls(tr, s0, fresh, pos, alt, h):
             ("export_maps", lambda: h.export_maps(tr, s0), 0), ("export_at", lambda: h.export_at(tr, s0, pos), 0),
             ("/attention", lambda: h.api_attention(tr, "Ein Hund rennt."), 1),
             ("/attention_compact", lambda: h.api_attention_compact(tr, "Ein Hund rennt."), 1),
+            ("inside_at", lambda: h.inside_at(tr, s0, pos, "cross", 0, 1), 1),  # one teacher-forced pass
+            ("/inside", lambda: h.api_inside(tr, "Ein Hund rennt.", "decoder_self", 1, 0, 2), 2),  # encoder, pass
             ("model_card", lambda: h.model_card(tr, {}), 0)]
+
+
+# what the emulated-device tests call, and what they need not: the rest of ui.handlers' functions run no model
+# (input checks, file housekeeping) or run inside the called ones (outputs, topk_rows, decoded, beam_payload, ...)
+RUN_ON_THE_DEVICE = {"start", "step", "run", "back", "goto", "reset", "step_view", "force", "force_at", "at_position",
+                     "reference", "ablate", "ablate_at", "across_layers", "across_layers_at", "across_layers_follow",
+                     "export_maps", "export_at", "api_attention", "api_attention_compact", "inside_at", "api_inside",
+                     "model_card", "api_translate", "beam", "beam_pick", "learned", "learned_at"}
+NO_MODEL_OR_INSIDE_THOSE = {"fail", "need_session", "check_k", "check_piece", "choice_index", "parse_head_labels",
+                            "head_choices", "noop", "export_root", "gradio_cache", "prune_exports", "end_session",
+                            "export_event", "figures_html", "outputs", "topk_rows", "trajectory_outputs", "decoded",
+                            "beam_payload", "atlas_roles"}
+
+
+def test_every_handler_is_run_on_the_emulated_device():
+    """A new handler joins RUN_ON_THE_DEVICE (and a test above calls it) or says why it need not."""
+    from ui import handlers as h
+    functions = {n for n in h.__all__ if callable(getattr(h, n)) and not n.isupper()}
+    missing = functions - RUN_ON_THE_DEVICE - NO_MODEL_OR_INSIDE_THOSE
+    assert not missing, f"run these under the emulated device (tests/test_device.py): {sorted(missing)}"
 
 
 def test_every_handler_runs_on_the_device_with_one_host_copy_per_step(on_device):
@@ -300,8 +322,9 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
     texts = ["Ein Hund rennt.", "Eine Katze schläft."]
     snap = snapshot_attention(tr.model, tr.tokenizer, texts, tr.config.max_len)
     save_history(tmp_path / "h.npz", texts, tr.tokenizer, [{"epoch": 1, "snap": snap}])
-    fig, text = h.learned(AttentionHistory.load(tmp_path / "h.npz"), 0, 1)
-    assert text == tr.translate(texts[0])
+    history = AttentionHistory.load(tmp_path / "h.npz")
+    fig, text = h.learned(history, 0, 1)
+    assert text == tr.translate(texts[0]) and h.learned_at(history, 1, 1)[1] == tr.translate(texts[1])
     s = h.start(tr, texts[0])[0]
     t.clear()
     inside = s.inside("cross", 0, 1, norms=True)
