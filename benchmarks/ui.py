@@ -50,7 +50,9 @@ CLICK_SETTLED = f"""async ([sel, seqChange]) => {{
   }}
   const settled = performance.now() - t0;
   await new Promise(r => requestAnimationFrame(() => r()));
+  const I = window.__inside, shown = I && I.row ? I.row.step : null;  // the inside panel (assets/inside.js)
   return {{drawn, settled, frame: performance.now() - t0, draw_ms: L.drawMs, arrival: L.recvAt - t0,
+           inside_ms: shown === L.state.t ? I.updateMs : null,
            step: L.state.t, n: L.state.traj.n, server_ms: L.state.traj.p.ms ?? null}};
 }}"""
 
@@ -102,8 +104,12 @@ def config_times(url, n: int) -> list[float]:
     return out
 
 
+INSIDE_READY = "!window.__inside || window.__inside.ready()"  # the inside panel's one request per head answered
+
+
 def step_through(page, steps: int) -> tuple[list[dict], int]:
     """Step clicks timed until `steps` were measured (Reset, local, at the end); requests counted."""
+    page.wait_for_function(INSIDE_READY, timeout=120000)
     sent = []
     listener = lambda r: sent.append(r.url)
     page.on("request", listener)
@@ -118,6 +124,26 @@ def step_through(page, steps: int) -> tuple[list[dict], int]:
     finally:
         page.remove_listener("request", listener)
     return out, len(sent), finished
+
+
+def inside_line(xs) -> str:
+    """The inside panel's update on each step (assets/inside.js, open beside the map), from CLICK_SETTLED."""
+    u = [x["inside_ms"] for x in xs if x.get("inside_ms") is not None]
+    if not u:
+        return "  the inside panel: not shown on these steps"
+    return (f"  + the inside panel's update on the step (open, its table and strips): "
+            f"median {statistics.median(u):.1f} ms, p95 {pct(u, 95):.1f} ms, max {max(u):.1f} ms "
+            f"(n={len(u)}; target: within one frame, <= 16 ms)")
+
+
+def inside_size(page) -> str:
+    """The size of the inside panel's payload for the head shown (one request per head and trajectory)."""
+    page.wait_for_function(INSIDE_READY + " && window.__inside.row", timeout=120000)
+    n = page.evaluate("(() => { const r = window.__inside.row, ids = window.__lens.state.traj.ids.join(','); "
+                      "const h = [...window.__inside.cache.values()].find(h => h.kind === r.kind && "
+                      "h.layer === r.layer && h.head === r.head && h.ids === ids); "
+                      "return JSON.stringify(h.p).length; })()")
+    return f"{n / 1000:.1f} kB"
 
 
 def noops(page, n: int) -> list[float]:
@@ -166,6 +192,7 @@ def main(argv=None):
         if a.kind != "cross":
             page.click(f"#attention [data-kind={a.kind}]")
         grid = page.evaluate("window.__lens.grid()")
+        inside_kb = inside_size(page)
         steps, sent, finished = step_through(page, a.steps)
         noop = noops(page, a.noops)
         forced = forces(page, a.forces)
@@ -181,7 +208,7 @@ def main(argv=None):
         d = [x["draw_ms"] for x in xs]
         return (f"Step click -> view settled{label}: median {ms(med(s))}, p95 {ms(pct(s, 95))}, max {ms(max(s))}; "
                 f"to the next frame: median {ms(med(f))}, p95 {ms(pct(f, 95))} (n={len(xs)}); "
-                f"the view's own drawing: median {med(d):.1f} ms, p95 {pct(d, 95):.1f} ms")
+                f"the view's own drawing: median {med(d):.1f} ms, p95 {pct(d, 95):.1f} ms\n" + inside_line(xs))
 
     def force_line(xs, rtt, label):
         tot = [x["settled"] for x in xs]
@@ -202,7 +229,8 @@ def main(argv=None):
           f"median {ms(1000 * med(loads_lat))}, max {ms(1000 * max(loads_lat))}")
     print(f"Start -> whole trajectory drawn ({payload} steps): {ms(start['settled'])} "
           f"(server {ms(start['server_ms'])})")
-    print(f"grid: {grid['panels']} panels ({a.kind}) visible; {finished} full translations stepped through")
+    print(f"grid: {grid['panels']} panels ({a.kind}) visible; {finished} full translations stepped through; "
+          f"the inside panel open (its payload for the head shown: {inside_kb})")
     print(step_line(steps, ""))
     print(f"  requests to the server during {len(steps)} steps: {sent}")
     print(f"  reference: no-op Gradio event round trip on the same page: median {ms(med(noop))}, "
