@@ -22,7 +22,7 @@ from .decode import SENTENCE as SENTENCE_15  # 15 words
 SENTENCE_60 = ("Am frühen Morgen gingen drei junge Männer mit ihren Hunden durch den großen Park, während eine ältere "
                "Frau auf einer Bank saß und die Zeitung las; später trafen sie einen alten Freund, der ihnen von "
                "seiner langen Reise nach Italien erzählte, und sie beschlossen, gemeinsam in einem kleinen Café am "
-               "Fluss zu frühstücken, bevor sie nach Hause fuhren.")
+               "Fluss zu frühstücken, bevor sie abends wieder nach Hause fuhren.")
 
 
 def measure(tr: Translator, text: str, repeats: int) -> None:
