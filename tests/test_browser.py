@@ -37,9 +37,9 @@ def page(served):
     yield open_app(b, url)
 
 
-def shot(page, name):
+def shot(page, name, full_page=True):
     target = ASSETS if os.environ.get("SCREENSHOTS") else Path(os.environ.get("TMPDIR", "/tmp"))
-    page.screenshot(path=str(target / name), full_page=True)
+    page.screenshot(path=str(target / name), full_page=full_page)
 
 
 def stepped(translator, text, t):
@@ -388,5 +388,13 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
     page.wait_for_selector("#learned_plot .js-plotly-plot", timeout=20000)
     assert page.input_value("#learned_translation textarea") != ""
     shot(page, "screenshot_learned.png")
+
+    open_tab(page, "Head atlas")  # as a 1280x800 screen shows it, above the fold
+    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=20000)
+    size = page.viewport_size
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.wait_for_timeout(500)  # plotly redraws the atlas for the new width
+    shot(page, "screenshot_atlas.png", full_page=False)
+    page.set_viewport_size(size)
     open_tab(page, "Translate")
     assert page.errors == []

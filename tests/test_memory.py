@@ -51,7 +51,7 @@ def test_freed_megabyte_blocks_go_back_to_the_system_and_not_with_the_defaults()
     _, default = fresh("default")
     print(f"given back of 96 MB freed: {tuned:.1f} MB tuned, {default:.1f} MB with glibc's defaults")
     assert tuned >= 72, f"only {tuned:.1f} of 96 MB freed went back to the system (glibc's defaults: {default:.1f})"
-    assert default < 1, f"glibc's defaults gave back {default:.1f} MB: the README's '0 MB with the defaults' is wrong"
+    assert default < 1, f"glibc's defaults gave back {default:.1f} MB: docs/reliability.md's 0.0 MB is wrong"
 
 
 @glibc_only

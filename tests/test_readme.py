@@ -1,0 +1,45 @@
+"""The README's Python examples run as written, against the shipped checkpoint (whatever it is: nothing here
+depends on its translations)."""
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DEVICE
+from transformer.checkpoint import DEFAULT_CHECKPOINT
+from transformer.decoding import Translator
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+
+
+def block(first_line: str) -> str:
+    found = [b for b in BLOCKS if b.startswith(first_line)]
+    assert len(found) == 1, f"the README has {len(found)} python blocks starting with {first_line!r}"
+    return found[0]
+
+
+def test_the_notebook_example_runs_and_forces_what_it_says():
+    code = block("from transformer import Translator")
+    ns = {}
+    exec(compile(code, "README.md (notebook)", "exec"), ns)
+    s, tr = ns["s"], ns["tr"]
+    forced = re.search(r'^s\.force\("([^"]+)"\)', code, re.M).group(1)
+    assert s.positions[1].forced and s.target_tokens[1] == forced  # the first piece is the one the README forces
+    assert s.done and s.translation.startswith(tr.tokenizer.decode([s.target_ids[1]]))
+
+
+def test_the_api_example_runs_against_the_served_app():
+    pytest.importorskip("gradio_client")
+    from ui.serving import serving
+    code = block("from gradio_client import Client")
+    assert '"http://127.0.0.1:7860/"' in code
+    with serving(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)) as url:
+        ns = {}
+        exec(compile(code.replace('"http://127.0.0.1:7860/"', repr(url)), "README.md (API)", "exec"), ns)
+        c = ns["c"]
+        try:
+            assert isinstance(ns["d"], dict) and {"encoder_self", "decoder_self", "cross"} <= set(ns["d"])
+            assert isinstance(ns["z"], dict) and set(ns["z"]["cross"]) >= {"shape", "b64"}
+        finally:
+            c.close()
