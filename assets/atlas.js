@@ -61,6 +61,7 @@ function openHead(kind, layer, head) {
   if (lens && lens.select) lens.select(kind, layer, head);
   const tab = [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === "Translate");
   if (tab) tab.click();
+  if (lens && lens.reveal) lens.reveal();  // the Translate view scrolled so that the opened head is in sight
   inst.opened = {kind, layer, head};
 }
 function render() {

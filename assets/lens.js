@@ -16,6 +16,9 @@ const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const BG = [243, 244, 246];  // cells not revealed yet
 const RED = "#ff4136";
+const MAP_H = 220;                        // the big map's rows take at most this height (px): it fits 1280x800
+const NOKEY = "#c8c8c8";                  // a row with no key left once <s>/</s> are hidden
+const NOKEY_TIP = "no keys: it could attend only to <s>/</s>, which are hidden";
 
 // Viridis as Plotly defines it, as a 256-entry lookup table
 const LUT = (() => {
@@ -40,6 +43,7 @@ const st = {kind: "cross", layer: 0, head: 0, hide: false, words: false, k: 8, s
             traj: null,     // the trajectory the step controls move through
             greedy: null,   // the trajectory Start gave: Reset returns to it after forcing
             t: 0,           // the step shown in `traj`
+            back: null,     // {traj, t} a reference was opened from: "Leave the reference" goes back there
             timer: null};   // Play
 const inst = {renders: 0, state: st, drawMs: 0};
 window.__lensViews = window.__lensViews || {};
@@ -48,6 +52,14 @@ if (MAIN) window.__lens = inst;
 inst.select = (kind, layer, head) => {     // open one head (the head atlas calls this); drawn now or at the next payload
   if (KINDS.includes(kind)) st.kind = kind;
   st.layer = layer; st.head = head; cv.big = null; draw();
+};
+inst.reveal = () => {                     // bring the big map into sight once the view is shown (after a tab switch)
+  let tries = 60;
+  const look = () => {
+    if (q("big").clientWidth > 0) q("big").scrollIntoView({block: "nearest"});
+    else if (--tries > 0) requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
 };
 // What the maps show: attention weights, or each key's contribution ‖α_ij v_j W_Oʰ‖ = α_ij ‖v_j W_Oʰ‖ with each
 // row normalised to sum to 1 (the inside panel, assets/inside.js, sets inst.contribution = {on, ids, norms:
@@ -85,11 +97,13 @@ function load(p) {
   if (p.steps) {
     const s = p.steps;
     Object.assign(doc, {traj: true, n: s.n, ids: s.ids, pieces: s.pieces, forced: s.forced.map(Boolean),
+      differs: (s.differs || []).map(Boolean),
       done: s.done.map(Boolean), greedy: s.greedy.map(i => s.vocab[i]), vocab: s.vocab, spans: s.spans,
       topk: {k: s.topk.k, ids: bytes(s.topk.ids.b64), p: floats(s.topk.p).data},
       texts: s.texts || null, text: s.text, ends: s.ends});
   } else {
     Object.assign(doc, {traj: false, n: p.target.length, pieces: p.target, forced: p.forced, cursor: p.cursor,
+      differs: (p.differs || []).map(Boolean),
       next: p.next, doneNow: p.done, merged: !!p.words, rowLabels: p.rows || null, spans: p.words ? null : p.spans,
       step: p.step});
   }
@@ -107,7 +121,7 @@ function frame() {
   const d = st.doc, traj = d.traj, t = st.t;
   const n = traj ? t + 1 : d.n, cursor = traj ? t : d.cursor, tp = d.pieces.slice(0, n);
   const next = traj ? (d.done[t] ? null : d.greedy[t]) : d.next, done = traj ? d.done[t] : d.doneNow;
-  const forced = traj ? d.forced.slice(0, n) : d.forced;
+  const forced = traj ? d.forced.slice(0, n) : d.forced, differs = traj ? d.differs.slice(0, n) : d.differs;
   const f = {n, cursor, next, done, forced, tp, words: !!(st.words && d.spans)};
   if (f.words) {
     const ws = new Set(d.p.word_specials || d.p.specials);
@@ -118,8 +132,9 @@ function frame() {
     f.tgtSpecial = ts.map(([a, b]) => b - a === 1 && d.specials.has(tp[a]));
     f.row = ts.findIndex(([a, b]) => a <= cursor && cursor < b);
     f.chipForced = ts.map(([a, b]) => forced.slice(a, b).some(Boolean));
+    f.chipDiffers = ts.map(([a, b]) => differs.slice(a, b).some(Boolean));
   } else {
-    f.src = d.source; f.tgt = tp; f.row = cursor; f.chipForced = forced;
+    f.src = d.source; f.tgt = tp; f.row = cursor; f.chipForced = forced; f.chipDiffers = differs;
     f.srcSpecial = d.source.map(x => d.specials.has(x)); f.tgtSpecial = tp.map(x => d.specials.has(x));
     f.rows = d.rowLabels || tp.map((x, i) => `${x} → ${i + 1 < n ? tp[i + 1] : (next ?? stopped(x))}`);
   }
@@ -158,16 +173,25 @@ function panel(kind, l, h, f, ax) {
     }));
     z = out; R = qs.length; C = ks.length;
   }
+  let nokeys = null;
   if (ax.keep.length !== C) {                      // hide <s>/</s> key columns, renormalise each row
     const K = ax.keep.length, out = new Float32Array(R * K);
+    nokeys = new Uint8Array(R);
     for (let i = 0; i < R; i++) {
       let s = 0;
       for (let j = 0; j < K; j++) s += (out[i * K + j] = z[i * C + ax.keep[j]]);
-      if (s > 0) for (let j = 0; j < K; j++) out[i * K + j] /= s;
+      if (!ax.keep.some(j => sees(kind, f, i, j))) nokeys[i] = 1;  // only hidden keys: nothing to renormalise
+      else if (s > 0) for (let j = 0; j < K; j++) out[i * K + j] /= s;
     }
     z = out; C = K;
   }
-  return {R, C, z, rows: ax.rows, cols: ax.cols};
+  return {R, C, z, rows: ax.rows, cols: ax.cols, nokeys};
+}
+// May query row i attend to key column j at all? Decoder self-attention is masked: a piece (word) sees itself
+// and what came before it.
+function sees(kind, f, i, j) {
+  if (kind !== "decoder_self") return true;
+  return f.words ? f.ts[j][0] < f.ts[i][1] : j <= i;
 }
 // Rows x columns reserved for a kind: the size at the last step, so the layout never moves while stepping
 function reserved(kind) {
@@ -213,7 +237,8 @@ function mapsAt(kind, f) {                // {L, H, R, C, res, panel(l, h), key}
   const R = ax.rows.length, C = ax.cols.length;
   if (d.traj && !f.words) {
     const w = wholeMaps(kind), res = {R: w.panels[0][0].R, C: w.panels[0][0].C};
-    const narrow = (p) => ({R, C, stride: p.stride, z: p.z, rows: ax.rows, cols: ax.cols, zmax: R ? p.upto[R - 1] : 0});
+    const narrow = (p) => ({R, C, stride: p.stride, z: p.z, rows: ax.rows, cols: ax.cols, zmax: R ? p.upto[R - 1] : 0,
+                            nokeys: p.nokeys});
     return {L, H, R, C, res, key: `${d.seq}|${kind}|${st.hide}|${normsFor(kind) ? "c" : "w"}|whole`,
             panel: (l, h) => {
               if (h !== "mean") return narrow(w.panels[l][h]);
@@ -305,15 +330,16 @@ function layoutBig(kind, res) {
   const full = reservedLabels(kind);
   const gutter = Math.min(240, textWidth(full.rows) + 10);
   const cw = Math.max(1, Math.min(40, Math.floor((width - gutter - 8) / Math.max(1, res.C))));
-  const ch = Math.max(13, Math.min(26, cw));
+  const ch = Math.max(10, Math.min(26, cw, Math.floor(MAP_H / Math.max(1, res.R))));  // the map fits a laptop screen
   const bottom = Math.min(150, Math.ceil(textWidth(full.cols) * 0.87) + 16);
   plot.style.height = `${res.R * ch + bottom}px`;
   const canvas = q("canvas");
   canvas.style.left = `${gutter}px`;
-  sizeCanvas(canvas, res.C * cw, res.R * ch);
+  sizeCanvas(canvas, Math.max(1, res.C) * cw, res.R * ch);  // one cell wide at least: a "no keys" row shows
   const ys = labelSet(q("ylabels"), res.R), xs = labelSet(q("xlabels"), res.C), step = Math.ceil(11 / cw);
+  const stepY = Math.ceil(12 / ch);       // rows lower than a label: every other label
   for (let i = 0; i < res.R; i++) Object.assign(ys[i].style, {left: "0px", width: `${gutter - 6}px`,
-    top: `${i * ch + (ch - 14) / 2}px`, lineHeight: "14px", display: ""});
+    top: `${i * ch + (ch - 14) / 2}px`, lineHeight: "14px", display: i % stepY ? "none" : ""});
   for (let j = 0; j < res.C; j++) Object.assign(xs[j].style, {right: `${width - (gutter + (j + 0.5) * cw)}px`,
     top: `${res.R * ch + 2}px`, lineHeight: "12px", marginTop: "-6px", display: j % step ? "none" : ""});
   for (const s of ys) s.textContent = ""; for (const s of xs) s.textContent = "";
@@ -345,6 +371,13 @@ function drawBig(kind, f, m) {
   const ctx = q("canvas").getContext("2d");
   ctx.imageSmoothingEnabled = false;
   if (res.C && res.R) ctx.drawImage(src, 0, 0, res.C, res.R, 0, 0, res.C * g.cw, res.R * g.ch);
+  else ctx.clearRect(0, 0, g.cw, res.R * g.ch);
+  const none = noKeyRows(p);
+  for (const i of none) {                 // rows left without keys by hiding <s>/</s>: grey, and said so
+    ctx.fillStyle = NOKEY; ctx.fillRect(0, i * g.ch, Math.max(1, res.C) * g.cw, g.ch);
+    ctx.fillStyle = "#444"; ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
+    ctx.fillText("no keys", 4, i * g.ch + g.ch / 2);
+  }
   if (st.head !== "mean" && offHeads(kind, st.layer).includes(st.head)) { ctx.fillStyle = OFF; ctx.fillRect(0, 0, res.C * g.cw, res.R * g.ch); }
   if (kind !== "encoder_self" && f.row >= 0) {
     ctx.strokeStyle = RED; ctx.lineWidth = 2;
@@ -356,7 +389,9 @@ function drawBig(kind, f, m) {
   const roles = st.doc.p.roles || {}, role = st.head === "mean" ? null : ((roles[kind] || [])[st.layer] || [])[st.head];
   setText(q("title"), `${TITLES[kind]} · layer ${st.layer + 1} · ${st.head === "mean" ? "mean of heads" : "head " + (st.head + 1)}` +
     (role ? ` · role: ${role} (head atlas)` : "") + offNote(kind) + (normsFor(kind) ? " · contribution ‖α·v·W_O‖, rows normalised" : ""));
-  setText(q("zmax"), zmax.toFixed(3));
+  setText(q("zmax"), maxOf(p) > 0 ? zmax.toFixed(3) : "–");
+  setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? `No keys in the row ${p.rows[none[0]]}` : `No keys in ${none.length} rows`) +
+    ": every key it could attend to is a hidden <s> or </s>, so there is nothing to renormalise (grey).");
   insideMark(ctx, kind, f, p, g);
   cv.big = Object.assign(g, {p, zmax, row: f.row, spans: f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null,
                              measure: normsFor(kind) ? "contribution share" : "weight"});
@@ -368,6 +403,11 @@ function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel op
   if (i < 0 || i >= p.R || (kind !== "encoder_self" && i === f.row)) return;
   ctx.save(); ctx.strokeStyle = "#0074d9"; ctx.lineWidth = 2; ctx.setLineDash([4, 3]);
   ctx.strokeRect(1, i * g.ch + 1, Math.max(1, p.C) * g.cw - 2, g.ch - 2); ctx.restore();
+}
+function noKeyRows(p) {                   // the visible rows of panel p that have no key left
+  const out = [];
+  if (p.nokeys) for (let i = 0; i < p.R; i++) if (p.nokeys[i]) out.push(i);
+  return out;
 }
 
 // The layers x heads grid: one canvas, every panel on one colour scale
@@ -391,6 +431,9 @@ function drawGrid(kind, f, m) {
   ctx.clearRect(0, 0, width, height);
   if (res.C && res.R) for (let l = 0; l < L; l++) for (let h = 0; h < H; h++)
     ctx.drawImage(src, h * res.C, l * res.R, res.C, res.R, left + h * (pw + gap), top + l * (ph + gap), pw, ph);
+  ctx.fillStyle = NOKEY;                  // rows with no key left (hidden <s>/</s>), as in the big map
+  for (let l = 0; l < L; l++) for (let h = 0; h < H; h++)
+    for (const i of noKeyRows(panels[l][h])) ctx.fillRect(left + h * (pw + gap), top + l * (ph + gap) + i * cell, pw, cell);
   ctx.fillStyle = "#555"; ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
   for (let l = 0; l < L; l++) { ctx.textAlign = "right"; ctx.fillText(`L${l + 1}`, left - 4, top + l * (ph + gap) + ph / 2); }
   for (let h = 0; h < H; h++) { ctx.textAlign = "center"; ctx.fillText(`H${h + 1}`, left + h * (pw + gap) + pw / 2, top / 2); }
@@ -418,10 +461,29 @@ function drawChips(f) {
     if (!s) { s = chips[i] = document.createElement("span"); s.className = "lens-tok"; s.title = `position ${i}`;
               s.textContent = labels[i]; if (d.specials.has(labels[i])) s.classList.add("special"); }
     s.classList.toggle("forced", !!f.chipForced[i]);
+    s.classList.toggle("differs", !!f.chipDiffers[i] && !f.chipForced[i]);
     s.classList.toggle("newest", i === f.row && i > 0);
     if (s.parentNode !== box || box.children[i] !== s) box.appendChild(s);
   }
   while (box.children.length > labels.length) box.lastChild.remove();
+  drawMarks(f);
+}
+// What the chips' markers mean, for those shown: forced (a user's what-if) and differs (given, not chosen)
+function drawMarks(f) {
+  const forced = f.chipForced.some(Boolean), differs = f.chipDiffers.some((x, i) => x && !f.chipForced[i]);
+  const box = q("marks"), key = `${forced}|${differs}|${st.doc.mode}`;
+  if (box.dataset.key === key) return;
+  box.dataset.key = key; box.textContent = "";
+  const who = {ablated: "the model with these heads switched off", reference: "the model"}[st.doc.mode] || "the model";
+  const given = {ablated: "it follows the intact model's pieces", reference: "the reference's pieces are given"}[st.doc.mode]
+    || "the pieces were given";
+  for (const [on, cls, text] of [[forced, "forced", "forced by you: the top-k piece you clicked instead of the greedy one"],
+                                 [differs, "differs", `${who} would have chosen another piece here (${given})`]]) {
+    if (!on) continue;
+    const item = document.createElement("span"), chip = document.createElement("span");
+    item.className = "lens-mark"; chip.className = `lens-swatch ${cls}`; chip.textContent = "piece";
+    item.append(chip, ` ${text}`); box.appendChild(item);
+  }
 }
 function drawLegend() {                  // what ▁ means, with a word of this sentence that became several pieces
   const d = st.doc, box = q("legend"), key = String(d.seq);
@@ -441,15 +503,17 @@ function drawLegend() {                  // what ▁ means, with a word of this 
 }
 function drawStatus(f) {
   const d = st.doc, unit = f.words || d.merged ? "words" : "pieces";
-  const mode = {reference: "Teacher-forced reference", beam: "Beam hypothesis (teacher-forced)",
-                ablated: "Heads switched off"}[d.mode] || `Step ${d.traj ? st.t : (d.step ?? d.cursor)}`;
+  const mode = d.traj ? (d.mode === "reference" ? `Reference translation, teacher-forced · step ${st.t}` : `Step ${st.t}`)
+    : ({reference: "Teacher-forced reference", beam: "Beam hypothesis (teacher-forced)",
+        ablated: "Heads switched off"}[d.mode] || `Step ${d.step ?? d.cursor}`);
   const nt = f.words ? f.tgt.length : (d.merged ? d.n : f.n), ns = f.words ? f.src.length : d.S;
   setText(q("status"), `${mode} · ${ns} source ${unit} · ${nt} target ${unit}` +
     (f.done ? " · finished" + (st.kind !== "encoder_self" && f.tp[f.n - 1] === "</s>" && !f.words
       ? ": the last row is the model reading its own </s>; what it would predict next is not used" : "")
       : (f.next ? ` · next (greedy): ${f.next}` : "")));
-  const player = q("player"), show = MAIN && d.traj;
+  const player = q("player"), show = MAIN && d.traj, leave = q("leave"), back = !!(show && d.mode === "reference" && st.back);
   if (player.hidden === show) player.hidden = !show;
+  if (leave.hidden === back) leave.hidden = !back;
   if (show) {
     const scrub = q("scrub");
     if (scrub.max !== String(d.n - 1)) scrub.max = String(d.n - 1);
@@ -463,7 +527,9 @@ function pushTopk(f) {                    // the top-k list (#topk, assets/topk.
   if (!d.traj) { window.__topkView.render({items: [], done: true}); return; }
   const K = d.topk.k, items = [];
   for (let r = 0; r < Math.min(st.k, K); r++) items.push([d.vocab[d.topk.ids[st.t * K + r]], d.topk.p[st.t * K + r]]);
-  window.__topkView.render({items, done: d.done[st.t], step: st.t});
+  window.__topkView.render({items, done: d.done[st.t], step: st.t, note: d.mode === "reference" && !d.done[st.t]
+    ? "Teacher-forced: the model's most probable next pieces after the reference's prefix; click one to continue " +
+      "from there with it." : null});
 }
 function fillSelect(sel, n, withMean, value) {  // option values are the labels shown: 1..n (and "mean")
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(withMean ? ["mean"] : []);
@@ -479,9 +545,10 @@ function empty(msg) {
   st.doc = null; cv.big = cv.grid = null;
   setText(q("status"), msg); q("target").textContent = ""; q("target").dataset.key = "";
   q("legend").textContent = ""; q("legend").dataset.key = "";
+  q("marks").textContent = ""; q("marks").dataset.key = "";
   q("player").hidden = true; q("ylabels").textContent = ""; q("xlabels").textContent = "";
   for (const c of [q("canvas"), q("grid-canvas")]) { c.width = c.height = 0; c.style.height = "0px"; }
-  q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("zmax"), "");
+  q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("zmax"), ""); setText(q("note"), "");
   if (MAIN && window.__topkView) window.__topkView.render({items: [], done: true});
   element.dataset.renders = String(++inst.renders);
 }
@@ -559,6 +626,13 @@ const ctl = {
     return go(i);
   },
   play, pause,
+  leave: () => {                          // from a reference back to the decoding it was opened from
+    pause();
+    const b = st.back;
+    if (!b) return false;
+    st.back = null; cv.big = null;
+    return go(b.t, b.traj);
+  },
   setK: (k) => { if (Number.isInteger(k) && k >= 1 && k <= 20) { st.k = k; if (st.doc) pushTopk(frame()); } },
   setWords: (w) => { st.words = !!w; if (st.doc) { cv.big = null; draw(); } },
 };
@@ -576,7 +650,8 @@ inst.view = () => {
   const p = b.p, z = [];
   for (let i = 0; i < p.R; i++) z.push(Array.from(p.z.subarray(i * p.stride, i * p.stride + p.C)));
   return {title: q("title").textContent, kind: st.kind, layer: st.layer, head: st.head, step: st.doc.traj ? st.t : null,
-          x: p.cols.map(String), y: p.rows.map(String), z, row: b.row, zmax: b.zmax};
+          x: p.cols.map(String), y: p.rows.map(String), z, row: b.row, zmax: b.zmax,
+          nokeys: [...Array(p.R).keys()].map(i => !!(p.nokeys && p.nokeys[i])), cell: {w: b.cw, h: b.ch}};
 };
 inst.redraw = () => {                    // repaint everything from scratch (tests compare it with a step's update)
   scratch.big.last = scratch.grid.last = null; cv.big = null; if (st.doc) draw();
@@ -600,7 +675,14 @@ function render() {
   if (doc.traj) {
     pause();
     if (p.ui && MAIN) { st.k = p.ui.k; st.words = !!p.ui.words; }
-    if (!doc.forced.some(Boolean)) st.greedy = doc;
+    if (MAIN && typeof p.input === "string")  // a Start: every tab names this sentence (assets/sentence.js)
+      window.dispatchEvent(new CustomEvent("lens-started", {detail: p.input}));
+    if (doc.mode === "reference") {       // stepped like a decoding; "Leave the reference" returns to this
+      if (st.traj && st.traj.mode !== "reference") st.back = {traj: st.traj, t: st.t};
+    } else {
+      st.back = null;
+      if (!doc.forced.some(Boolean)) st.greedy = doc;
+    }
     cv.big = null;
     go(p.cursor, doc);
   } else {
@@ -618,6 +700,7 @@ function hideTip() { tip.hidden = true; }
 q("canvas").addEventListener("mousemove", e => {
   const b = cv.big; if (!b) return hideTip();
   const i = Math.floor(e.offsetY / b.ch), j = Math.floor(e.offsetX / b.cw), p = b.p;
+  if (i >= 0 && i < p.R && p.nokeys && p.nokeys[i]) return showTip(e, `query ${p.rows[i]}\n${NOKEY_TIP}`);
   if (i < 0 || j < 0 || i >= p.R || j >= p.C) return hideTip();
   showTip(e, `query ${p.rows[i]}\nkey ${p.cols[j]}\n${b.measure} ${p.z[i * p.stride + j].toFixed(3)}`);
 });
@@ -636,6 +719,7 @@ function gridCell(e) {
 q("grid-canvas").addEventListener("mousemove", e => {
   const c = gridCell(e); if (!c) return hideTip();
   const p = cv.grid.panels[c.l][c.h];
+  if (c.i < p.R && p.nokeys && p.nokeys[c.i]) return showTip(e, `layer ${c.l + 1} · head ${c.h + 1}\nquery ${p.rows[c.i]}\n${NOKEY_TIP}`);
   if (c.i >= p.R || c.j >= p.C) return showTip(e, `layer ${c.l + 1} · head ${c.h + 1}`);
   showTip(e, `layer ${c.l + 1} · head ${c.h + 1}\nquery ${p.rows[c.i]}\nkey ${p.cols[c.j]}\nweight ${p.z[c.i * p.stride + c.j].toFixed(3)}`);
 });
@@ -654,6 +738,7 @@ lensRoot.addEventListener("keydown", e => {
 });
 q("scrub").addEventListener("input", e => { pause(); go(+e.target.value); });
 q("play").addEventListener("click", () => play());
+q("leave").addEventListener("click", () => ctl.leave());
 q("speed").addEventListener("change", e => { st.speed = +e.target.value; });
 element.querySelectorAll("[data-kind]").forEach(b => b.addEventListener("click", () => {
   if (st.doc && st.doc.maps[b.dataset.kind]) { st.kind = b.dataset.kind; cv.big = null; draw(); } }));

@@ -14,9 +14,9 @@ function render(v) {
   v = v || {}; shown = v;
   const items = v.items || [];
   list.textContent = "";
-  note.textContent = items.length ? (v.done ? "Decoding finished: step back to force another piece."
-                                            : "Click a piece to force it instead of the greedy choice.")
-                                  : "Start a sentence to see the most probable next pieces.";
+  note.textContent = v.note || (items.length ? (v.done ? "Decoding finished: step back to force another piece."
+                                            : "")  // the heading says what a click does
+                                  : "Start a sentence to see the most probable next pieces.");
   items.forEach(([piece, p], i) => {
     const b = document.createElement("button"); b.type = "button"; b.dataset.piece = piece; b.disabled = !!v.done;
     b.title = `force ${piece}`; if (i === 0) b.classList.add("greedy");

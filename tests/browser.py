@@ -28,9 +28,9 @@ def wait_render(page, before: int, timeout=20000):
     page.wait_for_function(f"window.__lens && window.__lens.renders > {before}", timeout=timeout)
 
 
-def open_app(b, url, width=1400):
+def open_app(b, url, width=1400, height=1000):
     """A new page on the app, ready (the attention view's script has run); collects page errors and dialogs."""
-    page = b.new_page(viewport={"width": width, "height": 1000})
+    page = b.new_page(viewport={"width": width, "height": height})
     page.errors, page.dialogs = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))

@@ -415,6 +415,22 @@ class DecodingSession:
             raise ValueError(f"cannot force the special piece {tok.piece(token)!r}")
         self._append(token, forced=True)
 
+    def follow(self, tokens) -> "DecodingSession":
+        """Teacher forcing: append these token ids after the cursor as they are given, whatever the model would
+        choose (each position's `greedy` still says what it would have chosen; `forced` stays False: the pieces
+        were given, not chosen by a user). The old future is dropped; the limit grows to fit them, up to the
+        model's max_len - 1 positions; following stops at EOS. Returns self, its cursor on the last one."""
+        tokens = [int(t) for t in tokens]
+        tok = self.translator.tokenizer
+        if any(t in (tok.pad_id, tok.bos_id) or not 0 <= t < len(tok) for t in tokens):
+            raise ValueError("follow needs piece ids of the vocabulary other than <pad> and <s>")
+        self.limit = max(self.limit, min(self.translator.config.max_len - 1, self.cursor + len(tokens)))
+        for t in tokens:
+            if self.done:
+                break
+            self._append(t, forced=False)
+        return self
+
     def _append(self, token: int, forced: bool) -> None:
         del self.positions[self.cursor + 1:]
         self.positions.append(self.translator._feed(self, token, forced))

@@ -6,7 +6,7 @@ from functools import partial
 import gradio as gr
 
 from . import handlers as h
-from .components import CONC, Ctx, lens_view, live_position
+from .components import CONC, Ctx, lens_view, live_position, started_sentence
 
 
 def build(ctx: Ctx) -> None:
@@ -16,6 +16,7 @@ def build(ctx: Ctx) -> None:
                 "at the step it shows. A switched-off head still computes its attention weights (its maps below "
                 "are greyed out, marked off): only its output is zeroed, so what it attends to never reaches the "
                 "next layer.")
+    started_sentence(ctx, "ablate_sentence")
     with gr.Row():
         enc = gr.CheckboxGroup(h.head_choices(tr, "encoder_self"), label="Encoder self-attention heads",
                                elem_id="ablate_enc")

@@ -8,9 +8,9 @@ from transformer.decoding import Translator
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
 
-INTRO = ("# attention-lens\nWatch a Transformer translate German → English one token at a time, "
-         "and see what every layer and head attends to.  \n"
-         "**1.** Type or pick a German sentence and press **Start**. **2.** Press **Step ▶** (or ← / →, the "
+TITLE = ("**attention-lens** · Watch a Transformer translate German → English one token at a time, and see what "
+         "every layer and head attends to.")
+INTRO = ("**1.** Type or pick a German sentence and press **Start**. **2.** Press **Step ▶** (or ← / →, the "
          "step slider, **Play**) to reveal the model's choices one piece at a time (or click another piece in "
          "the top-k list to force it). "
          "**3.** Read the heatmaps: each row is one token asking *where should I look?*, each column a "
@@ -21,7 +21,11 @@ def build_demo(tr: Translator) -> gr.Blocks:
     gr.set_static_paths([str(VENDOR)])
     plotly_src = f"/gradio_api/file={VENDOR}/plotly-cartesian.min.js"  # loaded by lens.js to export a figure
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
-        gr.Markdown(INTRO)
+        with gr.Row(equal_height=True, elem_id="intro"):  # one line: the Translate view must fit a laptop screen
+            gr.Markdown(TITLE, elem_id="title")
+            with gr.Column(scale=0, min_width=260):
+                with gr.Accordion("How to use it", open=False, elem_id="howto"):
+                    gr.Markdown(INTRO)
         ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src)
         with gr.Tab("Translate"):
             translate_tab.build(ctx)

@@ -50,6 +50,15 @@ def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
                    elem_id=elem_id, plotly_src=ctx.plotly_src)
 
 
+def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | None = None) -> gr.HTML:
+    """The sentence every tab uses, the one started in the Translate tab, named (assets/sentence.js); with
+    hint=True instead: the note under the Translate tab's box, shown while the box holds another sentence.
+    `head`: HTML put into the page's head when it loads (the Translate tab's layout CSS)."""
+    template = '<div class="source-hint" hidden></div>' if hint else '<div class="started-sentence"></div>'
+    return gr.HTML(None, html_template=template, css_template=ctx.css, js_on_load=asset("sentence.js"),
+                   elem_id=elem_id, head=head)
+
+
 def checked(component, what: str):
     """Gradio's own number parsing raises TypeError on text: answer with a clear gr.Error instead.
     (Wraps the instance's preprocess; subclassing a component would make Gradio write a .pyi stub.)"""

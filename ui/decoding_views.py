@@ -43,7 +43,8 @@ def topk_rows(session: DecodingSession, k: int = P.TOPK_SENT) -> list[list[tuple
     return rows
 
 
-def trajectory_outputs(session: DecodingSession, k: int = TOPK, words: bool = False, t0: float | None = None):
+def trajectory_outputs(session: DecodingSession, k: int = TOPK, words: bool = False, t0: float | None = None,
+                       mode: str = "greedy"):
     """(state, translation at the cursor, trajectory payload of the whole history, top-k at the cursor)."""
     k = check_k(k)
     rows = topk_rows(session)
@@ -51,7 +52,7 @@ def trajectory_outputs(session: DecodingSession, k: int = TOPK, words: bool = Fa
     topk = {"items": [(tok.piece(i), p) for i, p in rows[session.cursor][:k]], "done": session.done,
             "step": session.cursor}
     elapsed = None if t0 is None else (time.perf_counter() - t0) * 1000
-    payload = P.trajectory_payload(session, topk=rows, k=k, words=bool(words), elapsed_ms=elapsed)
+    payload = P.trajectory_payload(session, topk=rows, k=k, words=bool(words), mode=mode, elapsed_ms=elapsed)
     payload["roles"] = atlas_roles(session.translator.checkpoint_dir)  # the head atlas's role of every head
     return session, session.translation, payload, topk
 
@@ -77,9 +78,10 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
         gr.Warning(note)
     session.run()
     session.goto(0)
-    state, text, payload, topk = trajectory_outputs(session, k, words, t0)
+    state, translation, payload, topk = trajectory_outputs(session, k, words, t0)
+    payload["input"] = text  # the sentence started, as typed: every tab names it (assets/sentence.js)
     topk["notes"] = list(session.notes)  # also in the answer, for programs (gradio_client)
-    return state, text, payload, topk
+    return state, translation, payload, topk
 
 
 def step(tr: Translator, session, k: int = TOPK, words: bool = False):
@@ -211,6 +213,20 @@ def inside_at(tr: Translator, session, position, kind, layer, head) -> dict:
     except ValueError as e:
         fail(e)
     return inside_payload(ins, s.target_ids)
+
+
+def reference_at(tr: Translator, session, ref: str, k: int = TOPK, words: bool = False):
+    """A reference translation of the started sentence, teacher-forced, as a trajectory the view steps through
+    like a decoding (shown at its last step): every position's maps and the model's own top-k after each of the
+    reference's prefixes. (attention payload, top-k at that step); the session itself is left as it is."""
+    s = need_session(session)
+    check_k(k)
+    try:
+        r = tr.start_ids(s.source_ids).follow(tr.target_ids_of(ref)[1:])
+    except ValueError as e:
+        fail(e)
+    _, _, payload, topk = trajectory_outputs(r, k, words, mode="reference")
+    return payload, topk
 
 
 def reference(tr: Translator, text: str, ref: str):

@@ -15,6 +15,18 @@ def fail(e: Exception):
     raise gr.Error(str(e), print_exception=False)
 
 
+def validate_source(tr, text, *others):
+    """Start's validator (Gradio's `validator=`): a sentence the model cannot read is said once, on the box
+    itself, before any work, and no output turns red. The same check as Translator.start (source_ids); the
+    other inputs pass."""
+    try:
+        tr.source_ids(text)
+        ok, message = True, ""
+    except ValueError as e:
+        ok, message = False, str(e)
+    return [gr.validate(ok, message)] + [gr.validate(True, "") for _ in others]
+
+
 def need_session(session) -> DecodingSession:
     """A fork of the user's session (handlers never mutate the state they are given)."""
     if not isinstance(session, DecodingSession):

@@ -38,8 +38,8 @@ def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = 
         a = tr.start_ids(s.source_ids, ablate=heads)
     except ValueError as e:
         fail(e)
-    for token in s.target_ids[1:]:  # follow the intact prefix; dashed chips mark where the ablated model disagrees
-        a._append(token, forced=token != a.positions[a.cursor].greedy)
+    for p in s.positions[1:s.cursor + 1]:  # follow the intact prefix (forced where the user forced it): the view
+        a._append(p.token, forced=p.forced)  # marks where the ablated model would have chosen otherwise (differs)
     intact_run = tr.start_ids(s.source_ids).run()
     ablated_run = tr.start_ids(s.source_ids, ablate=heads).run()
     ids = intact_run.target_ids
@@ -63,10 +63,24 @@ def ablate_at(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int
 # -- Beam search -------------------------------------------------------------------------------------
 
 def beam(tr: Translator, text: str, size):
-    """Beam search: the tree, the hypotheses, and the attention of the best one."""
+    """Beam search of `text` (the API's /beam): the tree, the hypotheses, and the attention of the best one."""
+    try:
+        source_ids = tr.source_ids(text)
+    except ValueError as e:
+        fail(e)
+    return beam_ids(tr, source_ids, size)
+
+
+def beam_started(tr: Translator, session, size):
+    """Beam search of the sentence started in the Translate tab (the tab's button), as every tab uses it."""
+    return beam_ids(tr, need_session(session).source_ids, size)
+
+
+def beam_ids(tr: Translator, source_ids: list[int], size):
+    """The tree, the hypotheses, and the attention of the best one."""
     try:
         size = check_beam_size(int(size) if isinstance(size, float) and size.is_integer() else size)
-        result = beam_search(tr.model, tr.source_ids(text), size)
+        result = beam_search(tr.model, source_ids, size)
     except ValueError as e:
         fail(e)
     # the ranking score: log-probability per piece (beam_search's default length_penalty 1)

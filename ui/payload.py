@@ -72,11 +72,13 @@ def decode_ints(d: dict) -> np.ndarray:
 
 def attention_payload(maps: AttentionMaps, source_tokens, target_tokens, *, cursor: int,
                       next_piece: str | None = None, forced: list[bool] | None = None, done: bool = False,
-                      mode: str = "greedy", doc: str = "") -> dict:
-    """Everything lens.js needs to draw one step: tokens and the three kinds of maps, compactly."""
+                      mode: str = "greedy", doc: str = "", differs: list[bool] | None = None) -> dict:
+    """Everything lens.js needs to draw one step: tokens and the three kinds of maps, compactly.
+    forced: pieces a user forced; differs: pieces the model would not have chosen there (see `differs`)."""
     return {"v": VERSION, "doc": doc, "mode": mode, "source": list(source_tokens), "target": list(target_tokens),
             "cursor": int(cursor), "next": next_piece, "done": bool(done),
             "forced": list(forced) if forced is not None else [False] * len(target_tokens),
+            "differs": [bool(d) for d in differs] if differs is not None else [False] * len(target_tokens),
             "specials": list(BOUNDARY_PIECES),  # the key columns that "hide <s>/</s>" drops
             "word_specials": list(SPECIAL_PIECES),  # each a word of its own when merging (analysis.word_spans)
             "spans": {"source": _spans(source_tokens), "target": _spans(target_tokens)},
@@ -85,6 +87,13 @@ def attention_payload(maps: AttentionMaps, source_tokens, target_tokens, *, curs
 
 def _spans(pieces) -> list[list[int]]:
     return [[a, b] for a, b in analysis.word_spans(list(pieces))]
+
+
+def differs(positions) -> list[bool]:
+    """Per position of a history: its piece is not the one the model would have chosen after the positions
+    before it (never <s>). True where a user forced another piece, and where the pieces were given rather
+    than chosen (a reference translation; the intact prefix that a model with heads switched off follows)."""
+    return [False] + [positions[i].token != positions[i - 1].greedy for i in range(1, len(positions))]
 
 
 def step_texts(tokenizer, ids: list[int]) -> dict:
@@ -150,6 +159,7 @@ def trajectory_payload(session, *, topk: list[list[tuple[int, float]]], k: int =
             "maps": {"encoder_self": encode_array(maps.encoder_self), "decoder_self": encode_tril(maps.decoder_self),
                      "cross": encode_array(maps.cross)},
             "steps": {"n": T, "ids": ids, "pieces": pieces, "forced": [int(f) for f in forced],
+                      "differs": [int(d) for d in differs(positions)],
                       "done": [int(d) for d in done], "greedy": greedy,
                       "vocab": tok.pieces(list(vocab)),
                       "topk": {"k": len(top_ids[0]) if top_ids else 0, "ids": encode_ints(top_ids),
@@ -179,18 +189,20 @@ def session_payload(session, words: bool = False, mode: str = "greedy") -> dict:
     maps = session.attention
     p = session.positions[session.cursor]
     forced = [q.forced for q in session.positions[:session.cursor + 1]]
+    diff = differs(session.positions[:session.cursor + 1])
     nxt = None if session.done else session.translator.tokenizer.piece(p.greedy)
     if words:
-        out = word_payload(maps, forced, cursor=session.cursor, next_piece=nxt, done=session.done, mode=mode)
+        out = word_payload(maps, forced, cursor=session.cursor, next_piece=nxt, done=session.done, mode=mode,
+                           differs=diff)
     else:
         out = attention_payload(maps, maps.source_tokens, maps.target_tokens, cursor=session.cursor, next_piece=nxt,
-                                forced=forced, done=session.done, mode=mode)
+                                forced=forced, done=session.done, mode=mode, differs=diff)
     if session.ablated:  # [kind, layer, head] switched off: the view greys their maps
         out["ablated"] = sorted([k, int(l), int(h)] for k, l, h in session.ablated)
     return out
 
 
-def word_payload(maps: AttentionMaps, forced, *, cursor, next_piece, done, mode) -> dict:
+def word_payload(maps: AttentionMaps, forced, *, cursor, next_piece, done, mode, differs=None) -> dict:
     """Pieces merged into words: sum over a word's key pieces, mean over its query pieces."""
     ss, ts = analysis.word_spans(maps.source_tokens), analysis.word_spans(maps.target_tokens)
     merged = AttentionMaps(analysis.merge_words(maps.encoder_self, ss, ss).astype("float32"),
@@ -200,7 +212,8 @@ def word_payload(maps: AttentionMaps, forced, *, cursor, next_piece, done, mode)
     word_of = next(i for i, (a, b) in enumerate(ts) if a <= cursor < b)
     payload = attention_payload(merged, analysis.word_labels(maps.source_tokens, ss), tw, cursor=word_of,
                                 next_piece=next_piece, forced=[any(forced[a:b]) for a, b in ts], done=done,
-                                mode=mode, doc="words")
+                                mode=mode, doc="words",
+                                differs=[any(differs[a:b]) for a, b in ts] if differs is not None else None)
     payload.update(words=True, rows=list(tw), step=cursor)
     del payload["spans"]  # already merged: the view must not merge again
     return payload

@@ -15,8 +15,9 @@ from transformer.data import read_examples
 
 from . import arch, handlers as h
 from . import inside_panel
-from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position
+from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position, started_sentence
 
+PICK = "Examples: pick a sentence…"
 VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews.attention.ctl"
 
 
@@ -34,55 +35,80 @@ def build(ctx: Ctx) -> None:
 
 
 def controls(ctx: Ctx) -> SimpleNamespace:
-    """The tab's components, laid out; returned by name for the event wiring."""
-    with gr.Row():
-        source = gr.Textbox(label="German sentence", elem_id="source", lines=2, max_length=2000, scale=4,
-                            placeholder="Ein Hund rennt durch den Schnee.")
-        with gr.Column(scale=1, min_width=220):
-            with gr.Row():
-                b_start = gr.Button("Start", variant="primary", elem_id="start")
-                b_reset = gr.Button("Reset", elem_id="reset")
-            with gr.Row():
-                b_back = gr.Button("◀ Back", elem_id="back")
-                b_step = gr.Button("Step ▶", elem_id="step")
-                b_run = gr.Button("Run ▶▶", elem_id="run")
-    gr.Examples(read_examples(), inputs=source, label="Examples")
-    translation = gr.Textbox(label="Translation so far", elem_id="translation", interactive=False)
-    with gr.Row():
-        with gr.Column(scale=4):
-            attention = lens_view(ctx, "attention")
-            inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
-        with gr.Column(scale=1, min_width=240):
-            gr.Markdown("**Next piece: top-k** (click one to force it)")
-            topk = gr.HTML(None, html_template='<div class="topk-list"></div><div class="topk-note"></div>',
-                           css_template=ctx.css, js_on_load=asset("topk.js"), elem_id="topk")
-            k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k", elem_id="k"), "top-k")
-            words = gr.Checkbox(False, label="merge pieces into words", elem_id="words",
-                                info="sum over a word's key pieces, mean over its query pieces")
+    """The tab's components, laid out for a laptop screen: at 1280x800 the step controls, the big map and the
+    inside panel's table are visible without scrolling (tests/test_glitches_browser.py). One row for the
+    sentence, the examples and the buttons; below it two columns: the top-k list (a strip) over the view, and
+    the inside panel over the architecture strip; then the translation so far, the settings and the rarer tools.
+    Returned by name."""
+    c = sentence_row(ctx)
+    with gr.Row(equal_height=False, elem_id="translate_main"):
+        with gr.Column(scale=1, min_width=440):
+            c.topk = gr.HTML(None, html_template='<div class="topk-row"><span class="topk-head"><b>Next piece, top-k'
+                             '</b> (click one to force it):</span><div class="topk-list"></div></div>'
+                             '<div class="topk-note"></div>',
+                             css_template=ctx.css, js_on_load=asset("topk.js"), elem_id="topk")
+            c.attention = lens_view(ctx, "attention")
+        with gr.Column(scale=1, min_width=440):
+            c.inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
             arch.strip(ctx)  # the model's layers, the map shown highlighted (assets/arch.js)
-            with gr.Accordion("Inspect a reference translation", open=False):
-                ref = gr.Textbox(label="English reference", elem_id="reference", lines=2, max_length=2000)
-                b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")
-            with gr.Accordion("Go to a step", open=False):
-                step_no = checked(gr.Number(0, precision=None, step=1, label="step index (0 = only <s>)",
-                                            elem_id="goto_index"), "step index")
-                b_goto = gr.Button("Go", elem_id="goto")
-            with gr.Accordion("Export the maps", open=False):
-                b_export = gr.Button("All kinds, layers and heads: .npz + .json + .html", elem_id="export")
-                files = gr.File(label="Files", file_count="multiple", elem_id="export_files")
-            piece_in = gr.Textbox(visible=False)
-            b_force = gr.Button(visible=False)
+    with gr.Row(equal_height=False, elem_id="translate_tools"):
+        tools(ctx, c)
+    hidden_parts(c)
+    return c
 
-    # the position the view shows, written in the browser (js-only event below), read by other tabs' events
-    position = gr.Textbox("", visible="hidden", elem_id="view_pos", label="position shown")
+
+def sentence_row(ctx: Ctx) -> SimpleNamespace:
+    """The sentence, the examples (a dropdown) and the five buttons in one row; a hint under it while the box
+    holds a sentence that was not started (assets/sentence.js)."""
+    with gr.Row(equal_height=True, elem_id="sentence_row"):
+        source = gr.Textbox(show_label=False, container=False, elem_id="source", lines=1, max_lines=4,
+                            max_length=2000, scale=6, min_width=280,
+                            placeholder="Type a German sentence, e.g. Ein Hund rennt durch den Schnee.")
+        examples = gr.Dropdown([(PICK, "")] + read_examples(), value="", label="Examples", show_label=False,
+                               container=False, elem_id="examples", scale=3, min_width=200, filterable=False)
+        b_start = gr.Button("Start", variant="primary", elem_id="start", scale=0, min_width=80)
+        b_reset = gr.Button("Reset", elem_id="reset", scale=0, min_width=72)
+        b_back = gr.Button("◀ Back", elem_id="back", scale=0, min_width=80)
+        b_step = gr.Button("Step ▶", elem_id="step", scale=0, min_width=80)
+        b_run = gr.Button("Run ▶▶", elem_id="run", scale=0, min_width=80)
+    hint = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
+    return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
+
+
+def tools(ctx: Ctx, c: SimpleNamespace) -> None:
+    """Under the view: the translation so far, k and the word toggle, and the rarer tools folded: a reference
+    translation, going to a step, export."""
+    with gr.Column(scale=2, min_width=300):
+        c.translation = gr.Textbox(label="Translation so far", elem_id="translation", interactive=False, lines=2)
+        c.k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k (top-k list)", elem_id="k"), "top-k")
+        c.words = gr.Checkbox(False, label="merge pieces into words", elem_id="words",
+                              info="sum over a word's key pieces, mean over its query pieces")
+    with gr.Column(scale=2, min_width=300):
+        with gr.Accordion("Inspect a reference translation", open=False):
+            c.ref = gr.Textbox(label="English reference", elem_id="reference", lines=2, max_length=2000)
+            c.b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")
+        with gr.Accordion("Go to a step", open=False):
+            c.step_no = checked(gr.Number(0, precision=None, step=1, label="step index (0 = only <s>)",
+                                          elem_id="goto_index"), "step index")
+            c.b_goto = gr.Button("Go", elem_id="goto")
+        with gr.Accordion("Export the maps", open=False):
+            c.b_export = gr.Button("All kinds, layers and heads: .npz + .json + .html", elem_id="export")
+            c.files = gr.File(label="Files", file_count="multiple", elem_id="export_files")
+
+
+def hidden_parts(c: SimpleNamespace) -> None:
+    """Components the page never shows: the position the view shows (written in the browser, read by other
+    tabs' events), the API's server-side stepping, the forcing endpoint, a no-op round trip, the event bus."""
+    c.piece_in = gr.Textbox(visible=False)
+    c.b_force = gr.Button(visible=False)
+    c.position = gr.Textbox("", visible="hidden", elem_id="view_pos", label="position shown")
     with gr.Row(visible=False):  # the API's server-side stepping (gradio_client): same handlers as before
-        api = {name: gr.Button(name) for name in ("step", "run", "back", "reset", "goto", "topk")}
-    noop = gr.Button("no-op", visible="hidden", elem_id="noop")  # a Gradio round trip, for benchmarks.ui
+        c.api = {name: gr.Button(name) for name in ("step", "run", "back", "reset", "goto", "topk", "reference")}
+    c.noop = gr.Button("no-op", visible="hidden", elem_id="noop")  # a Gradio round trip, for benchmarks.ui
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
     # payload (megabytes for a long sentence) on every step
-    bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
-                  elem_id="lens_bus")
-    return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
+    c.bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
+                    elem_id="lens_bus")
 
 
 def wire_browser(c: SimpleNamespace) -> None:
@@ -96,6 +122,9 @@ def wire_browser(c: SimpleNamespace) -> None:
     c.words.input(None, [c.words], js=local("setWords(a[0])"))
     c.bus.input(None, None, [c.translation, c.position],
                 js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
+    # the box's text, for the hint and every tab's name of the started sentence (assets/sentence.js)
+    c.source.change(None, [c.source], None, js="(v) => { if (window.__sentence) window.__sentence.setBox(v); }")
+    c.examples.input(None, [c.examples, c.source], [c.source], js="(v, box) => v || box")  # an example: into the box
 
 
 def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -103,8 +132,9 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     server-side stepping of the session as before (/step /run /back /reset /goto /topk)."""
     tr, state, source, k, words, api = ctx.tr, ctx.state, c.source, c.k, c.words, c.api
     outs = [state, c.translation, c.attention, c.topk]
-    c.b_start.click(partial(h.start, tr), [source, k, words], outs, api_name="start", **CONC)
-    source.submit(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **CONC)
+    checked_source = dict(CONC, validator=partial(h.validate_source, tr))  # a bad sentence: one message, on the box
+    c.b_start.click(partial(h.start, tr), [source, k, words], outs, api_name="start", **checked_source)
+    source.submit(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **checked_source)
     api["step"].click(partial(h.step, tr), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(partial(h.run, tr), [state, k, words], outs, api_name="run", **FAST)
     api["back"].click(partial(h.back, tr), [state, k, words], outs, api_name="back", **FAST)
@@ -118,7 +148,11 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
     c.b_force.click(partial(h.force, tr), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
-    c.b_ref.click(partial(h.reference, tr), [source, c.ref], [c.attention, c.topk], api_name="reference", **CONC)
+    # the reference of the started sentence, stepped like a decoding; /reference (text, reference) for programs
+    c.b_ref.click(partial(h.reference_at, tr), [state, c.ref, k, words], [c.attention, c.topk],
+                  api_visibility="private", **CONC)
+    api["reference"].click(partial(h.reference, tr), [source, c.ref], [c.attention, c.topk], api_name="reference",
+                           **CONC)
     c.b_export.click(h.export_event(tr), [state, c.position], [c.files], js=live_position(2, 1),
                      api_name="export", **CONC)
     c.noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(

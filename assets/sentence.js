@@ -1,0 +1,31 @@
+// The one sentence every tab uses: the one started in the Translate tab. assets/lens.js announces it when a
+// Start answer arrives (window event lens-started); the Translate tab's box reports its text on every change
+// (a js-only Gradio event, translate_tab.py). Each tab names the sentence (a .started-sentence element), and a
+// hint under the box says so when the box holds another sentence that was not started.
+// Runs as the js_on_load of each of those gr.HTML elements (element is given); they share one state.
+// Text is set with textContent only: the sentence is user input.
+const S = window.__sentence || (window.__sentence = (() => {
+  const s = {started: null, box: "", elements: new Set()};
+  s.stale = () => s.started !== null && s.box.trim() !== s.started.trim();
+  s.paint = (e) => {
+    const hint = e.querySelector(".source-hint"), name = e.querySelector(".started-sentence"), stale = s.stale();
+    if (hint) {
+      hint.hidden = !stale;
+      hint.textContent = stale ? `The views show \u201c${s.started}\u201d. The box holds another sentence: ` +
+        "press Start to use it." : "";
+    }
+    if (name) {
+      name.classList.toggle("stale", stale);
+      name.textContent = s.started === null
+        ? "No sentence started yet: type one in the Translate tab and press Start there."
+        : `Sentence: \u201c${s.started}\u201d, as started in the Translate tab` +
+          (stale ? ". The box there now holds another one: press Start there to use it." : ".");
+    }
+  };
+  s.show = () => { for (const e of s.elements) if (e.isConnected) s.paint(e); else s.elements.delete(e); };
+  s.setBox = (v) => { s.box = typeof v === "string" ? v : ""; s.show(); };
+  window.addEventListener("lens-started", (ev) => { s.started = String(ev.detail); s.show(); });
+  return s;
+})());
+S.elements.add(element);
+S.paint(element);

@@ -1,0 +1,128 @@
+"""The server side of issue 22's glitches 1-5, without a browser (tests/test_glitches_browser.py drives the page):
+teacher forcing along given pieces (DecodingSession.follow), the reference as a trajectory of the started
+sentence, which pieces the model would not have chosen (`differs`), Start's validator, beam search of the
+started sentence."""
+import gradio as gr
+import numpy as np
+import pytest
+import torch
+
+from transformer.beam import beam_search
+from ui import handlers
+from ui import payload as P
+
+SOURCE = "Ein Hund rennt."
+OTHER = "Ein Kind springt."
+
+
+def model_probs(tr, source_ids, ids):
+    """(T, V) next-piece probabilities after every prefix of ids, in one plain teacher-forced pass."""
+    src = torch.tensor([source_ids], device=tr.device)  # (1, S)
+    tgt = torch.tensor([ids], device=tr.device)  # (1, T)
+    with torch.inference_mode():
+        logits = tr.model.project(tr.model.decode(tgt, tr.model.encode(src)))[0]  # (T, V)
+    return torch.softmax(logits.float(), -1).cpu().numpy()
+
+
+def test_follow_teacher_forces_the_given_pieces(tiny_translator):
+    tr = tiny_translator
+    src = tr.source_ids(SOURCE)
+    other = tr.start(OTHER).run().target_ids  # pieces the model would not all choose for SOURCE
+    s = tr.start_ids(src).follow(other[1:])
+    assert s.target_ids == other and s.cursor == len(other) - 1 and s.done
+    assert not any(p.forced for p in s.positions)  # given, not chosen by a user
+    probs = model_probs(tr, src, other)
+    assert [p.greedy for p in s.positions] == list(probs.argmax(-1))  # what the model would have chosen
+    maps = tr.attend(SOURCE, tr.tokenizer.pieces(other))
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        np.testing.assert_allclose(s.attention[kind], maps[kind], atol=1e-5)
+    np.testing.assert_allclose(s.history_probs(), probs, atol=1e-5)
+    # a target longer than greedy decoding's limit is followed all the same, up to the model's max_len
+    piece = tr.tokenizer.piece_id("▁")
+    long = [piece] * (tr.start_ids(src).limit + 5)
+    assert len(tr.start_ids(src).follow(long).positions) == 1 + len(long)
+    too_long = [piece] * (tr.config.max_len + 5)
+    assert len(tr.start_ids(src).follow(too_long).positions) == tr.config.max_len
+    with pytest.raises(ValueError):
+        tr.start_ids(src).follow([tr.config.bos_id])
+    with pytest.raises(ValueError):
+        tr.start_ids(src).follow([len(tr.tokenizer)])
+
+
+def test_differs_marks_pieces_the_model_would_not_have_chosen(tiny_translator):
+    tr = tiny_translator
+    s = tr.start(SOURCE)
+    s.step()
+    alt = next(p for p, _ in s.topk(5) if p != tr.tokenizer.piece(s.positions[-1].greedy))
+    s.force(alt)
+    s.run()
+    assert P.differs(s.positions) == [False, False, True] + [False] * (len(s.positions) - 3)
+    ref = tr.start_ids(s.source_ids).follow(tr.start(OTHER).run().target_ids[1:])
+    want = [False] + [ref.positions[i].token != ref.positions[i - 1].greedy for i in range(1, len(ref.positions))]
+    assert P.differs(ref.positions) == want
+    t = P.trajectory_payload(ref, topk=handlers.topk_rows(ref))
+    assert t["steps"]["differs"] == [int(x) for x in want] and t["steps"]["forced"] == [0] * len(want)
+
+
+def test_ablation_follows_the_intact_prefix_without_calling_it_forced(tiny_translator):
+    tr = tiny_translator
+    s = tr.start(SOURCE).run()
+    L, H = tr.config.n_decoder_layers, tr.config.n_heads
+    labels = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
+    payload = handlers.ablate(tr, s, [], [], labels)[4]
+    heads = [("cross", l, h) for l in range(L) for h in range(H)]
+    a = tr.start_ids(s.source_ids, ablate=heads)
+    want = [False]
+    for token in s.target_ids[1:]:
+        want.append(token != a.positions[a.cursor].greedy)
+        a.force(token)
+    assert payload["target"] == s.target_tokens
+    assert payload["forced"] == [False] * len(want)  # nobody forced anything
+    assert payload["differs"] == want and any(want)  # all cross-attention off: it would choose otherwise
+
+
+def test_reference_of_the_started_sentence_is_a_trajectory(tiny_translator):
+    tr = tiny_translator
+    s = tr.start(SOURCE).run()
+    s.goto(1)
+    ref = tr.translate(OTHER)
+    payload, topk = handlers.reference_at(tr, s, ref, 3)
+    ids = tr.target_ids_of(ref)
+    d = P.decode_trajectory(payload)
+    assert payload["v"] == P.TRAJECTORY_VERSION and payload["mode"] == "reference"
+    assert payload["source"] == s.source_tokens and d["pieces"] == tr.tokenizer.pieces(ids)
+    assert payload["cursor"] == len(ids) - 1 and d["forced"] == [False] * len(ids)
+    probs = model_probs(tr, s.source_ids, ids)
+    for t, row in enumerate(d["topk"]):  # the model's own top-k after every prefix of the reference
+        assert [p for p, _ in row[:3]] == tr.tokenizer.pieces(list(np.argsort(-probs[t], kind="stable")[:3]))
+    assert [p for p, _ in topk["items"]] == [p for p, _ in d["topk"][-1][:3]]
+    np.testing.assert_allclose(d["maps"]["cross"], tr.attend(SOURCE, ref).cross, atol=2e-5)
+    greedy = tr.start(SOURCE).run()
+    assert s.cursor == 1 and [p.token for p in s.positions] == greedy.target_ids  # the session is left as it was
+    with pytest.raises(gr.Error, match="Start"):
+        handlers.reference_at(tr, None, ref)
+    with pytest.raises(gr.Error, match="empty"):
+        handlers.reference_at(tr, s, "   ")
+
+
+def test_start_validator_says_it_on_the_box(tiny_translator):
+    ok = handlers.validate_source(tiny_translator, SOURCE, 8, False)
+    assert [v["is_valid"] for v in ok] == [True, True, True]
+    for bad, message in (("   ", "input is empty"), (None, "input must be text")):
+        v = handlers.validate_source(tiny_translator, bad, 8, False)
+        assert v[0]["is_valid"] is False and message in v[0]["message"]
+        assert [x["is_valid"] for x in v[1:]] == [True, True]  # nothing else is blamed
+        with pytest.raises(gr.Error, match=message):  # the handler itself still refuses it (the API)
+            handlers.start(tiny_translator, bad)
+
+
+def test_beam_search_of_the_started_sentence(tiny_translator):
+    tr = tiny_translator
+    s = tr.start(SOURCE)
+    state, _, choices, payload = handlers.beam_started(tr, s, 3)
+    best = beam_search(tr.model, tr.source_ids(SOURCE), 3).hypotheses[0]
+    assert state["source_ids"] == s.source_ids and state["hyps"][0] == best.ids
+    assert payload["target"] == tr.tokenizer.pieces([tr.config.bos_id] + best.ids)
+    assert handlers.beam(tr, SOURCE, 3)[0]["hyps"] == state["hyps"]  # the API's /beam of the same text
+    with pytest.raises(gr.Error, match="Start"):
+        handlers.beam_started(tr, None, 3)
