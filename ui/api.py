@@ -60,7 +60,8 @@ INSIDE_ARRAYS = ("q", "k", "v", "scores", "mask", "weights", "out", "contributio
 def api_inside(tr: Translator, text: str, kind: str, layer: int, head: int, step: int | None = None) -> dict:
     """Inside one head (0-based layer and head) at `step` (0 = only <s>; None: the last) of the greedy
     decoding of `text`: DecodingSession.inside's arrays as nested lists (5 decimals; mask as booleans), bounded
-    like /attention: at most MAX_API_WEIGHTS numbers, else a clear error."""
+    like /attention: at most MAX_API_WEIGHTS numbers (about 3.3 MB of JSON for scores of two digits before the
+    point), else a clear error."""
     s = decoded(tr, text)
     translation = s.translation  # the whole greedy translation; the step's prefix is in query_tokens
     if isinstance(step, float) and step.is_integer():
