@@ -234,6 +234,7 @@ def _handler_calls(tr, s0, fresh, pos, alt, h):
             ("at_position", lambda: h.at_position(tr, s0, pos), 0),
             ("at_position, decoded again", lambda: h.at_position(tr, s0, other), 1),
             ("reference", lambda: h.reference(tr, "Ein Hund rennt.", "A dog runs."), 1),
+            ("reference_at", lambda: h.reference_at(tr, s0, "A dog runs."), 2),  # encoder, top-k rows
             # three encodings (prefix, intact, ablated), two teacher-forced passes, two top-k
             ("ablate", lambda: h.ablate(tr, s0, ["L1 H1"], ["L1 H2"], ["L2 H1"]), 7),
             ("ablate_at", lambda: h.ablate_at(tr, s0, ["L1 H1"], [], [], 8, pos), 7),
@@ -253,11 +254,12 @@ def _handler_calls(tr, s0, fresh, pos, alt, h):
 RUN_ON_THE_DEVICE = {"start", "step", "run", "back", "goto", "reset", "step_view", "force", "force_at", "at_position",
                      "reference", "ablate", "ablate_at", "across_layers", "across_layers_at", "across_layers_follow",
                      "export_maps", "export_at", "api_attention", "api_attention_compact", "inside_at", "api_inside",
-                     "model_card", "api_translate", "beam", "beam_pick", "learned", "learned_at"}
+                     "model_card", "api_translate", "beam", "beam_pick", "beam_started", "learned", "learned_at",
+                     "reference_at"}
 NO_MODEL_OR_INSIDE_THOSE = {"fail", "need_session", "check_k", "check_piece", "choice_index", "parse_head_labels",
                             "head_choices", "noop", "export_root", "gradio_cache", "prune_exports", "end_session",
                             "export_event", "figures_html", "outputs", "topk_rows", "trajectory_outputs", "decoded",
-                            "beam_payload", "atlas_roles"}
+                            "beam_payload", "atlas_roles", "validate_source"}
 
 
 def test_every_handler_is_run_on_the_emulated_device():
@@ -310,6 +312,10 @@ def test_greedy_decoding_and_beam_search_read_the_device_once_per_step(on_device
     t.clear()
     h.beam_pick(tr, state, "2.")
     assert t.to_host == ["cpu"]
+    started = h.start(tr, texts[1])[0]
+    t.clear()
+    state = h.beam_started(tr, started, 2)[0]  # the Beam tab's button: the sentence started in Translate
+    assert t.to_host == ["tolist"] * (len(state["tree"]) - 1) + ["cpu"], t.to_host
 
 
 def test_history_and_inside_on_the_device(on_device, tmp_path):
