@@ -103,7 +103,8 @@ def hidden_parts(c: SimpleNamespace) -> None:
     c.b_force = gr.Button(visible=False)
     c.position = gr.Textbox("", visible="hidden", elem_id="view_pos", label="position shown")
     with gr.Row(visible=False):  # the API's server-side stepping (gradio_client): same handlers as before
-        c.api = {name: gr.Button(name) for name in ("step", "run", "back", "reset", "goto", "topk", "reference")}
+        c.api = {name: gr.Button(name) for name in ("start", "step", "run", "back", "reset", "goto", "topk",
+                                                         "reference")}
     c.noop = gr.Button("no-op", visible="hidden", elem_id="noop")  # a Gradio round trip, for benchmarks.ui
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
     # payload (megabytes for a long sentence) on every step
@@ -133,7 +134,10 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     tr, state, source, k, words, api = ctx.tr, ctx.state, c.source, c.k, c.words, c.api
     outs = [state, c.translation, c.attention, c.topk]
     checked_source = dict(CONC, validator=partial(h.validate_source, tr))  # a bad sentence: one message, on the box
-    c.b_start.click(partial(h.start, tr), [source, k, words], outs, api_name="start", **checked_source)
+    c.b_start.click(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **checked_source)
+    # the API's /start: no validator, so a bad top-k is answered by the handler with its reason (a validator makes
+    # Gradio check the slider's range first and answer a client with a bare 400)
+    api["start"].click(partial(h.start, tr), [source, k, words], outs, api_name="start", **CONC)
     source.submit(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **checked_source)
     api["step"].click(partial(h.step, tr), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(partial(h.run, tr), [state, k, words], outs, api_name="run", **FAST)
