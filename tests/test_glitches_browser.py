@@ -305,26 +305,32 @@ def test_ablation_marks_only_where_the_ablated_model_differs_with_a_legend(page,
 
 # -- 6. the head atlas opens a head in sight ---------------------------------------------------------
 
-def in_view(page, selector) -> bool:
+def in_view(page, selector, height) -> bool:
     b = page.locator(selector).bounding_box()
-    return b is not None and b["y"] >= 0 and b["y"] + min(b["height"], 200) <= H and b["x"] >= 0
+    return b is not None and b["y"] >= 0 and b["y"] + min(b["height"], 200) <= height and b["x"] >= 0
 
 
-def test_atlas_click_opens_the_head_in_sight(page, translator):
+@pytest.mark.parametrize("height", [H, 600])  # the laptop's screen, and a shorter one where the map starts below it
+def test_atlas_click_opens_the_head_in_sight(page, translator, height):
     atlas = json.loads((DEFAULT_CHECKPOINT / "head_atlas.json").read_text(encoding="utf-8"))
     head = max(atlas["heads"], key=lambda h: (h["kind"] == "encoder_self", h["layer"], h["head"]))
-    start(page, FIRST)
-    open_tab(page, "Head atlas")
-    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=30000)
-    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")  # the atlas read to its end
-    page.evaluate("document.querySelector('#atlas [data-role=grid]').emit('plotly_click', {points: [{customdata: "
-                  f"['{head['kind']}', {head['layer']}, {head['head']}]}}]}})")
-    page.wait_for_function(f"window.__lens.state.kind === '{head['kind']}' && window.__lens.state.layer === "
-                           f"{head['layer']} && window.__lens.state.head === {head['head']}", timeout=20000)
-    page.wait_for_timeout(800)  # any scrolling has settled
-    assert in_view(page, "#attention [data-role=title]") and in_view(page, "#attention [data-role=canvas]")
-    title = page.inner_text("#attention [data-role=title]")
-    assert f"layer {head['layer'] + 1}" in title and f"head {head['head'] + 1}" in title
+    page.set_viewport_size({"width": W, "height": height})
+    try:
+        start(page, FIRST)
+        open_tab(page, "Head atlas")
+        page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=30000)
+        page.evaluate("window.scrollTo(0, 0)")  # the head clicked near the top: the Translate tab opens there
+        page.evaluate("document.querySelector('#atlas [data-role=grid]').emit('plotly_click', {points: [{customdata: "
+                      f"['{head['kind']}', {head['layer']}, {head['head']}]}}]}})")
+        page.wait_for_function(f"window.__lens.state.kind === '{head['kind']}' && window.__lens.state.layer === "
+                               f"{head['layer']} && window.__lens.state.head === {head['head']}", timeout=20000)
+        page.wait_for_timeout(800)  # any scrolling has settled
+        assert in_view(page, "#attention [data-role=title]", height)
+        assert in_view(page, "#attention [data-role=canvas]", height)
+        title = page.inner_text("#attention [data-role=title]")
+        assert f"layer {head['layer'] + 1}" in title and f"head {head['head'] + 1}" in title
+    finally:
+        page.set_viewport_size({"width": W, "height": H})
     assert page.errors == []
 
 
