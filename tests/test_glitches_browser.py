@@ -164,6 +164,13 @@ def test_empty_start_gives_one_message_and_turns_nothing_red(page, translator):
     assert said == ["source"]  # said once, on the box
     start(page, FIRST)  # and the app keeps working: the message goes with the next Start
     assert message.count() == 0
+    if not page.is_visible("#reference textarea"):  # an empty reference, the same: said on its box alone
+        page.get_by_text("Inspect a reference translation").click()
+    page.fill("#reference textarea", " ")
+    page.click("#show_reference")
+    page.locator("#reference").get_by_text("empty").wait_for(timeout=10000)
+    page.wait_for_timeout(500)
+    assert page.evaluate(ERRORS_SHOWN) == []
     click(page, "#run")
     assert page.input_value("#translation textarea") == translator.translate(FIRST)
     assert page.evaluate(ERRORS_SHOWN) == [] and page.errors == []

@@ -154,7 +154,7 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     c.b_force.click(partial(h.force, tr), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
     # the reference of the started sentence, stepped like a decoding; /reference (text, reference) for programs
     c.b_ref.click(partial(h.reference_at, tr), [state, c.ref, k, words], [c.attention, c.topk],
-                  api_visibility="private", **CONC)
+                  api_visibility="private", validator=partial(h.validate_reference, tr), **CONC)
     api["reference"].click(partial(h.reference, tr), [source, c.ref], [c.attention, c.topk], api_name="reference",
                            **CONC)
     c.b_export.click(h.export_event(tr), [state, c.position], [c.files], js=live_position(2, 1),
