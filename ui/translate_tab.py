@@ -61,8 +61,8 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
     """The sentence, the examples (a dropdown) and the five buttons in one row; a hint under it while the box
     holds a sentence that was not started (assets/sentence.js)."""
     with gr.Row(equal_height=True, elem_id="sentence_row"):
-        source = gr.Textbox(show_label=False, container=False, elem_id="source", lines=1, max_lines=4,
-                            max_length=2000, scale=6, min_width=280,
+        source = gr.Textbox(label="German sentence", show_label=False, container=False, elem_id="source", lines=1,
+                            max_lines=4, max_length=2000, scale=6, min_width=280,
                             placeholder="Type a German sentence, e.g. Ein Hund rennt durch den Schnee.")
         examples = gr.Dropdown([(PICK, "")] + read_examples(), value="", label="Examples", show_label=False,
                                container=False, elem_id="examples", scale=3, min_width=200, filterable=False)
