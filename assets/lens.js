@@ -2,9 +2,10 @@
 // (ui/payload.py writes it). Runs as the js_on_load of a gr.HTML component: `element`, `props`,
 // `trigger`, `watch` are given.
 //
-// A trajectory payload (v2: Start, and forcing a piece) holds every step of the decoded sentence, so
-// Step / Back / Run / Reset, the step slider, the arrow keys and Play move through it here with no
-// request to the server. A one-step payload (v1: other tabs, a reference translation) is drawn as it is.
+// A trajectory payload (v2: Start, forcing a piece, a reference translation) holds every step of the sentence,
+// so Step / Back / Run / Reset, the step slider, the arrow keys and Play move through it here with no
+// request to the server; a reference is left with its own button. A one-step payload (v1: other tabs) is drawn
+// as it is.
 // The maps are drawn on two canvases (the big map, the layers × heads grid) from the decoded weights;
 // labels, chips and the top-k list are plain DOM, updated only where a step changes them.
 // Every token is set with textContent, or escaped for Plotly (loaded only to export a figure):

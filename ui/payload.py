@@ -5,10 +5,11 @@ three kinds of maps take ~38 kB instead of ~400 kB of JSON floats. Keep this fil
 every key written here is read there.
 
 Two kinds of payload:
-- one step (`attention_payload`, v1): the maps at one cursor, drawn as they are (other tabs, references,
-  the API's step-by-step endpoints);
-- a whole trajectory (`trajectory_payload`, v2): every position of a decoded sentence at once, so the
-  browser steps through it with no request. The maps hold all T positions; the view at step t shows rows
+- one step (`attention_payload`, v1): the maps at one cursor, drawn as they are (other tabs, the API's
+  /reference and step-by-step endpoints);
+- a whole trajectory (`trajectory_payload`, v2): every position of a decoded sentence at once (Start, a forced
+  piece, a reference translation followed teacher-forced: mode "reference"), so the browser steps through it
+  with no request. The maps hold all T positions; the view at step t shows rows
   0..t of decoder_self/cross (and columns 0..t of decoder_self). `steps` holds the per-step data.
 """
 from __future__ import annotations
