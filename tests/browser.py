@@ -69,3 +69,14 @@ def chips(page, view_id="attention") -> list[str]:
 
 def step_no(page) -> int:
     return int(page.evaluate("window.__lens.state.t"))
+
+
+def pick(page, kind=None, layer=None, head=None):
+    """Choose the kind (buttons), layer and head (selects, whose option values are the labels 1.. and "mean")."""
+    if kind is not None and page.evaluate("window.__lens.state.kind") != kind:
+        click(page, f"#attention [data-kind={kind}]")
+    for role, value in (("layer", layer), ("head", head)):
+        if value is not None and page.evaluate(f"window.__lens.state.{role}") != value:
+            n = renders(page)
+            page.select_option(f"#attention [data-role={role}]", value if value == "mean" else str(value + 1))
+            wait_render(page, n)

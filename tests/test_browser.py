@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.browser import (browser, chips, click, open_app, renders, require_chromium, serve, start, step_no, view,
-                           wait_render)
+from tests.browser import (browser, chips, click, open_app, pick, renders, require_chromium, serve, start, step_no,
+                           view, wait_render)
 from tests.conftest import DEVICE
 from transformer import analysis
 from transformer.checkpoint import DEFAULT_CHECKPOINT
@@ -57,16 +57,6 @@ def go(page, t):
     wait_render(page, n)
     assert step_no(page) == t
 
-
-def pick(page, kind=None, layer=None, head=None):
-    """Choose the kind (buttons), layer and head (selects, whose option values are the labels 1.. and "mean")."""
-    if kind is not None and page.evaluate("window.__lens.state.kind") != kind:
-        click(page, f"#attention [data-kind={kind}]")
-    for role, value in (("layer", layer), ("head", head)):
-        if value is not None and page.evaluate(f"window.__lens.state.{role}") != value:
-            n = renders(page)
-            page.select_option(f"#attention [data-role={role}]", value if value == "mean" else str(value + 1))
-            wait_render(page, n)
 
 
 def test_step_to_eos_matches_translate(page, translator):

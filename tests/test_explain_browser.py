@@ -3,7 +3,7 @@ legend by the chips, Layer/Head drawn as choices, the finished row, switched-off
 Sizes, pieces and translations are read from the loaded model at test time, never written here."""
 import pytest
 
-from tests.browser import browser, click, open_app, renders, require_chromium, serve, start, view, wait_render
+from tests.browser import browser, click, open_app, pick, renders, require_chromium, serve, start, view, wait_render
 from tests.conftest import DEVICE
 from transformer import analysis
 from transformer.checkpoint import DEFAULT_CHECKPOINT
@@ -35,16 +35,6 @@ def page(served):
     p.set_viewport_size({"width": WIDTH, "height": HEIGHT})
     yield p
 
-
-def pick(page, kind=None, layer=None, head=None):
-    """Choose the kind (buttons), layer and head (selects) of the Translate view."""
-    if kind is not None and page.evaluate("window.__lens.state.kind") != kind:
-        click(page, f"#attention [data-kind={kind}]")
-    for role, value in (("layer", layer), ("head", head)):
-        if value is not None and page.evaluate(f"window.__lens.state.{role}") != value:
-            n = renders(page)
-            page.select_option(f"#attention [data-role={role}]", value if value == "mean" else str(value + 1))
-            wait_render(page, n)
 
 
 def shortest_split_word(pieces: list[str]) -> tuple[str, list[str]] | None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.browser import (browser, chips, click, open_app, renders, require_chromium, serve, start, step_no, view,
-                           wait_render)
+from tests.browser import (browser, chips, click, open_app, pick, renders, require_chromium, serve, start, step_no,
+                           view, wait_render)
 from tests.conftest import DEVICE
 from transformer.beam import beam_search
 from transformer.checkpoint import DEFAULT_CHECKPOINT
@@ -56,15 +56,6 @@ def wait_view(page, view_id, before):
     page.wait_for_function(f"window.__lensViews['{view_id}'] && window.__lensViews['{view_id}'].renders > {before}",
                            timeout=60000)
 
-
-def pick(page, kind=None, layer=None, head=None):
-    if kind is not None and page.evaluate("window.__lens.state.kind") != kind:
-        click(page, f"#attention [data-kind={kind}]")
-    for role, value in (("layer", layer), ("head", head)):
-        if value is not None and page.evaluate(f"window.__lens.state.{role}") != value:
-            n = renders(page)
-            page.select_option(f"#attention [data-role={role}]", value if value == "mean" else str(value + 1))
-            wait_render(page, n)
 
 
 def goto(page, t):
