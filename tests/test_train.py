@@ -91,6 +91,9 @@ def test_train_dry_run_and_resume(tmp_path):
     log = json.loads((tmp_path / "ck" / "training_log.json").read_text())
     assert metrics["epochs"] == 3 and [e["epoch"] for e in log["epochs"]] == [1, 2, 3]
     assert log["epochs"][2]["step"] > log["epochs"][1]["step"]
+    # each start is recorded with its flags (the log's "args" are the first start's)
+    assert [(s["step"], s["args"]["epochs"], s["args"]["resume"]) for s in log["starts"]] == [
+        (0, 2, False), (log["epochs"][1]["step"], 3, True)]
     h = AttentionHistory.load(tmp_path / "ck" / HISTORY)
     assert h.epochs[0] == 0 and h.epochs[-3:] == [1, 2, 3] and h.epochs[:-1] == first.epochs  # 0 < e < 1: inside 1
     assert h.sentences == first.sentences == D.read_examples()[:4]

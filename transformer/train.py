@@ -361,6 +361,8 @@ def setup(a, dist: distributed.Dist) -> Run:
         resume(run)
     elif dist.is_main and run.examples:  # the maps before any training: where the alignment emerges from
         run.history.append({"epoch": 0, "snap": snapshot_attention(model, tok, run.examples, config.max_len)})
+    run.log.setdefault("starts", []).append(  # every start and resume with its flags: how the run was made
+        {"step": run.step, "epoch": run.start_epoch, "args": vars(a)})
     if dist.active:  # different dropout masks on each process, the same model everywhere (DDP broadcasts it)
         torch.manual_seed(a.seed + 7919 * dist.rank + 104729 * run.start_epoch)
         run.net = dist.wrap(model)
