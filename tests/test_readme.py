@@ -1,5 +1,6 @@
 """The README's Python examples run as written, against the shipped checkpoint (whatever it is: nothing here
 depends on its translations)."""
+import ast
 import re
 from pathlib import Path
 
@@ -43,3 +44,25 @@ def test_the_api_example_runs_against_the_served_app():
             assert isinstance(ns["z"], dict) and set(ns["z"]["cross"]) >= {"shape", "b64"}
         finally:
             c.close()
+
+
+def test_the_values_the_notebook_example_shows_are_what_the_shipped_model_gives():
+    """The comments after tr.translate(...), s.topk(3) and s.translation are today's outputs, not old ones."""
+    code = block("from transformer import Translator")
+    tr = Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
+    text, shown = re.search(r'^tr\.translate\("([^"]+)"\)\s+# (\'.*\')$', code, re.M).groups()
+    assert tr.translate(text) == ast.literal_eval(shown)
+    started = re.search(r'^s = tr\.start\("([^"]+)"\)', code, re.M).group(1)
+    shown = ast.literal_eval(re.search(r"^s\.topk\(3\)\s+# (\[.*\])$", code, re.M).group(1))
+    assert [(piece, round(p, 3)) for piece, p in tr.start(started).topk(3)] == shown
+    ns = {}
+    exec(compile(code, "README.md (notebook)", "exec"), ns)
+    assert ns["s"].translation == ast.literal_eval(re.search(r"^s\.translation\s+# (\'.*\')$", code, re.M).group(1))
+
+
+def test_the_translation_the_api_example_shows_is_what_the_app_gives():
+    pytest.importorskip("gradio_client")
+    from ui.handlers import api_translate
+    code = block("from gradio_client import Client")
+    text, shown = re.search(r'^c\.predict\("([^"]+)", api_name="/translate"\)\s+# -> (".*")$', code, re.M).groups()
+    assert api_translate(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE), text) == ast.literal_eval(shown)
