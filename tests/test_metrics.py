@@ -6,6 +6,7 @@ import pytest
 import sacrebleu
 
 from transformer import checkpoint, metrics
+from transformer import data as D
 from transformer.metrics import METRICS, bleu, chrf, read_metrics, update_metrics
 
 
@@ -73,7 +74,29 @@ def test_evaluate_and_average_record_through_update_metrics(tiny_trained, tiny_d
     (ck / "epochs").mkdir()
     for e in (1, 2):
         save_weights(ck / "epochs" / f"epoch_{e:03d}.pt", model, half=False)
-    average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--search"])
+    average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--tatoeba", "none", "--search"])
     m = read_metrics(ck)
     assert "test" not in m and m["epochs"] == 2 and m["weights"].startswith("average of epochs")
-    assert m["val_bleu"] == r["bleu"]  # the average of two identical epochs is that model
+    assert m["val_bleu"] == r["bleu"] == m["val_by_domain"]["bleu_multi30k"]  # two identical epochs: that model
+
+
+def test_average_scores_both_domains_as_training_does(tiny_trained, tiny_dir, tmp_path):
+    """With a Tatoeba file, --search keeps the window with the best mean of the two domains' BLEU and records
+    each domain's, the figures transformer.train logs for an epoch."""
+    from transformer import average
+    from transformer.checkpoint import load_checkpoint, save_weights
+    from transformer.train import tiny_tatoeba, translate_bleu
+    from transformer.corpus import tatoeba_split
+    ck = tmp_path / "ck"
+    shutil.copytree(tiny_trained, ck)
+    model, tok = load_checkpoint(ck)
+    (ck / "epochs").mkdir()
+    save_weights(ck / "epochs" / "epoch_001.pt", model, half=False)
+    tatoeba = tiny_tatoeba(tmp_path)
+    average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--tatoeba", str(tatoeba), "--search"])
+    m = read_metrics(ck)
+    expected = translate_bleu(model, tok, {"multi30k": D.load_pairs(tiny_dir, "val"),
+                                           "tatoeba": tatoeba_split(tatoeba, tiny_dir).val}, "cpu")
+    assert set(m["val_by_domain"]) == {"bleu_multi30k", "bleu_tatoeba"}
+    assert m["val_bleu"] == expected["bleu"] == round((expected["bleu_multi30k"] + expected["bleu_tatoeba"]) / 2, 2)
+    assert m["val_by_domain"]["bleu_tatoeba"] == expected["bleu_tatoeba"]

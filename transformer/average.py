@@ -2,7 +2,9 @@
 
 Averages the weights of saved epoch checkpoints (CHECKPOINT/epochs/epoch_NNN.pt) and writes the result
 as the checkpoint's model.pt. With --search, the average of the last k epochs is scored on the validation
-split (greedy, sacreBLEU) for every k and the best k is kept: selection never looks at the test set.
+sets for every k and the best k is kept: selection never looks at the test set. The score is the one training
+logs: greedy sacreBLEU on Multi30k val and on Tatoeba's validation part (transformer.corpus), averaged over the
+two domains (--tatoeba none: Multi30k val alone).
 """
 from __future__ import annotations
 
@@ -13,11 +15,11 @@ from pathlib import Path
 
 import torch
 
+from . import corpus as C
 from . import data as D
 from .checkpoint import TOKENIZER, build_model, save_checkpoint
 from .config import ModelConfig
-from .decoding import Translator
-from .metrics import bleu, update_metrics
+from .metrics import update_metrics
 from .tokenizer import Tokenizer
 
 
@@ -38,11 +40,20 @@ def epoch_files(ckpt: Path) -> dict[int, Path]:
     return {int(re.search(r"(\d+)", p.stem).group(1)): p for p in sorted((ckpt / "epochs").glob("epoch_*.pt"))}
 
 
-def score(ckpt: Path, paths: list[Path], tok: Tokenizer, val_pairs, device) -> tuple[dict, torch.nn.Module]:
+def score(paths: list[Path], tok: Tokenizer, val_sets: dict, device) -> tuple[dict, torch.nn.Module]:
+    """Validation BLEU of the average of `paths`, as transformer.train scores an epoch (mean over the domains)."""
+    from .train import translate_bleu  # train imports this module
     config = ModelConfig.from_dict(torch.load(paths[0], map_location="cpu", weights_only=True)["config"])
     model = build_model(config, average_weights(paths), "average")
-    tr = Translator(model, tok, device)
-    return bleu(tr.translate_batch([s for s, _ in val_pairs], batch_size=128), [t for _, t in val_pairs]), model
+    return translate_bleu(model, tok, val_sets, device), model
+
+
+def validation_sets(data_dir, tatoeba: str) -> dict:
+    """{domain: validation pairs}: Multi30k val, and Tatoeba's validation part unless `tatoeba` is 'none'."""
+    sets = {"multi30k": D.load_pairs(data_dir, "val")}
+    if tatoeba != "none":
+        sets["tatoeba"] = C.tatoeba_split(tatoeba, data_dir).val
+    return sets
 
 
 def main(argv=None):
@@ -51,6 +62,7 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, nargs=2, metavar=("FIRST", "LAST"), help="average this range")
     p.add_argument("--search", action="store_true", help="try the last k epochs for every k; keep the best on val")
     p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
+    p.add_argument("--tatoeba", default=str(C.DEFAULT_TATOEBA), help="the Tatoeba file; 'none': Multi30k val only")
     p.add_argument("--device", default="cpu")
     a = p.parse_args(argv)
     ckpt = Path(a.checkpoint)
@@ -58,7 +70,10 @@ def main(argv=None):
     if not files:
         sys.exit(f"error: no epoch checkpoints in {ckpt / 'epochs'} (train with --keep-epochs N)")
     tok = Tokenizer.load(ckpt / TOKENIZER)
-    val = D.load_pairs(a.data_dir, "val")
+    try:
+        val_sets = validation_sets(a.data_dir, a.tatoeba)
+    except D.DataError as e:
+        sys.exit(f"error: {e}")
     epochs = sorted(files)
     if a.search:
         last = epochs[-1]
@@ -69,14 +84,18 @@ def main(argv=None):
         windows = [(epochs[0], epochs[-1])]
     best = None
     for i, j in windows:
-        s, model = score(ckpt, [files[e] for e in range(i, j + 1)], tok, val, a.device)
-        print(f"epochs {i:3d}..{j:3d}: val BLEU {s['bleu']:.2f} (lowercased {s['bleu_lc']:.2f})", flush=True)
+        s, model = score([files[e] for e in range(i, j + 1)], tok, val_sets, a.device)
+        domains = ", ".join(f"{d} {s[f'bleu_{d}']:.2f}" for d in val_sets)
+        print(f"epochs {i:3d}..{j:3d}: val BLEU {s['bleu']:.2f} (lowercased {s['bleu_lc']:.2f}; {domains})",
+              flush=True)
         if best is None or s["bleu"] > best[0]["bleu"]:
             best = (s, model, (i, j))
     s, model, (i, j) = best
     save_checkpoint(ckpt, model, tok)
+    by_domain = {k: v for k, v in s.items() if k.startswith("bleu_") and not k.startswith("bleu_lc")}
     update_metrics(ckpt, {"weights": f"average of epochs {i:03d}..{j:03d}", "val_bleu": s["bleu"],
-                          "val_bleu_lc": s["bleu_lc"]}, drop=("test",))  # test scores were of other weights
+                          "val_bleu_lc": s["bleu_lc"], "val_by_domain": by_domain},
+                   drop=("test",))  # test scores were of other weights
     print(f"kept: average of epochs {i}..{j}, val BLEU {s['bleu']:.2f} (lowercased {s['bleu_lc']:.2f})")
 
 
