@@ -21,6 +21,18 @@ def test_the_model_tab_says_which_weights_each_validation_bleu_is_of():
     assert validation_rows({}) == []
 
 
+def test_a_model_of_both_corpora_gets_a_validation_row_per_domain():
+    """Its val_bleu is the mean of the domains, so it sits beside neither domain's shipped (fp16) figure."""
+    metrics = {"val_bleu": 41.0, "weights": "average of epochs 005..006",
+               "val_by_domain": {"bleu_multi30k": 40.0, "bleu_tatoeba": 42.0},
+               "test": {"val/greedy": {"bleu": 39.9}, "tatoeba_val/greedy": {"bleu": 42.1}}}
+    rows = dict(validation_rows(metrics))
+    assert "39.9" in rows["Validation BLEU, Multi30k"] and "40.0 in fp32" in rows["Validation BLEU, Multi30k"]
+    assert "42.1" in rows["Validation BLEU, Tatoeba"] and "42.0 in fp32" in rows["Validation BLEU, Tatoeba"]
+    assert rows["Validation BLEU, mean of the domains"].startswith("41.0 in fp32")
+    assert "average of epochs 005..006" in rows["Validation BLEU, mean of the domains"] and len(rows) == 3
+
+
 def test_the_training_time_in_the_docs_is_the_checkpoints():
     """The Model tab derives the training time from metrics.json's train_seconds; docs/training.md gives the
     same minutes next to the seconds it quotes from that file."""

@@ -199,15 +199,28 @@ def learned_at(history: AttentionHistory | None, example, point, layer: str = "a
 
 # -- Model card --------------------------------------------------------------------------------------
 
+VAL_ROWS = (("multi30k", "val", "Validation BLEU, Multi30k"), ("tatoeba", "tatoeba_val", "Validation BLEU, Tatoeba"))
+
+
 def validation_rows(metrics: dict) -> list[tuple[str, str]]:
     """Validation BLEU, saying of which weights: `val_bleu` was scored in fp32 when training or averaging chose
-    the weights, before they were saved in fp16; `evaluate --split val --save` scores the weights as shipped."""
-    shipped = metrics.get("test", {}).get("val/greedy", {}).get("bleu")
-    chosen = metrics.get("val_bleu")
+    the weights, before they were saved in fp16; `evaluate --split val --save` scores the weights as shipped.
+    A model trained on both corpora gets a row per domain (`val_by_domain`; its `val_bleu` is their mean)."""
+    by_domain = metrics.get("val_by_domain") or {}
+    if len(by_domain) < 2:
+        return _validation_row("Validation BLEU", metrics, "val", metrics.get("val_bleu"))
+    rows = [r for domain, split, label in VAL_ROWS
+            for r in _validation_row(label, metrics, split, by_domain.get(f"bleu_{domain}"))]
+    return rows + [("Validation BLEU, mean of the domains", f"{metrics.get('val_bleu')} in fp32: what chose the "
+                                                            f"weights ({metrics.get('weights', '?')})")]
+
+
+def _validation_row(label: str, metrics: dict, split: str, chosen) -> list[tuple[str, str]]:
+    shipped = metrics.get("test", {}).get(f"{split}/greedy", {}).get("bleu")
     parts = [f"{shipped} greedy, the weights as shipped (fp16)"] if shipped is not None else []
     if chosen is not None:
         parts.append(f"{chosen} in fp32 when the weights ({metrics.get('weights', '?')}) were chosen, before saving")
-    return [("Validation BLEU", "; ".join(parts))] if parts else []
+    return [(label, "; ".join(parts))] if parts else []
 
 
 def model_card(tr: Translator, metrics: dict) -> str:
