@@ -11,7 +11,7 @@
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const KEEP = 12;                          // payloads kept: heads × trajectories
 const RETRY_MS = 15000;                   // a request with no answer by then may be sent again
-const cache = new Map(), pending = new Map();
+const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
 const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
 const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null};
 window.__inside = inst;
@@ -182,19 +182,28 @@ function keysAt(h, st) { return h.kind === "decoder_self" ? st.t + 1 : h.Tk; }
 // -- requests: one per head and trajectory -------------------------------------------------------------------
 function request(d, kind, layer, head) {
   const key = `${d.ids.join(",")}|${kind}|${layer}|${head}`, now = performance.now();
-  if (cache.has(key) || (pending.has(key) && now - pending.get(key) < RETRY_MS)) return;
+  if (cache.has(key) || failed.has(key) || (pending.has(key) && now - pending.get(key) < RETRY_MS)) return;
   pending.set(key, now); inst.requests++;
   const position = JSON.stringify({step: d.n - 1, ids: d.ids, forced: d.forced.map(Number)});
   trigger("click", {kind, layer, head, position});
 }
 function received() {
   const p = props.value;
+  if (p && p.error) return refused(p);
   if (!p || !p.q || !Array.isArray(p.ids)) return;
   pending.delete(keyOf(p));
   const h = load(p);
   cache.delete(h.key); cache.set(h.key, h);
   while (cache.size > KEEP) cache.delete(cache.keys().next().value);
   giveNorms(h, true);
+  update();
+}
+function refused(p) {                      // the server said no: say why, and offer to ask again
+  const r = p.request || {};
+  let ids = null;
+  try { ids = JSON.parse(r.position).ids.join(","); } catch (e) { /* no position: every request in flight failed */ }
+  const keys = ids === null ? [...pending.keys()] : [`${ids}|${r.kind}|${r.layer}|${r.head}`];
+  for (const key of keys) { pending.delete(key); failed.set(key, String(p.error)); }
   update();
 }
 function giveNorms(h, redraw) {           // the map's contribution toggle: ‖v W_O‖ of every head of this trajectory
@@ -206,7 +215,7 @@ function giveNorms(h, redraw) {           // the map's contribution toggle: ‖v
 
 // -- the update lens.js calls after every draw ---------------------------------------------------------------
 function message(s) {
-  setText(q("msg"), s); q("msg").hidden = false; q("main").hidden = true;
+  setText(q("msg"), s); q("msg").hidden = false; q("main").hidden = true; q("retry").hidden = true;
   if (s) setText(q("title"), "");
   inst.row = null;
 }
@@ -230,6 +239,8 @@ function update() {
   }
   if (!ui.open) return done(t0);
   const h = cache.get(`${ids}|${st.kind}|${st.layer}|${st.head}`);
+  const key = `${ids}|${st.kind}|${st.layer}|${st.head}`;
+  if (!h && failed.has(key)) { message(`Could not open this head: ${failed.get(key)}`); q("retry").hidden = false; return done(t0); }
   if (!h) { request(d, st.kind, st.layer, st.head); message("Loading this head's q, k and v…"); return done(t0); }
   const i = Math.min(rowOf(st), h.Tq - 1);
   q("msg").hidden = true; q("main").hidden = false;
@@ -256,6 +267,7 @@ q("fold").addEventListener("click", () => {
   redrawLens();                           // the map's mark of the panel's row comes and goes with it
 });
 q("follow").addEventListener("click", () => { ui.pick = null; redrawLens(); });
+q("retry").addEventListener("click", () => { failed.clear(); update(); });
 function redrawLens() { const L = lens(); if (L && L.redraw) L.redraw(); else update(); }
 // a row of the big map (lens.js calls this with the row's query position, in pieces)
 function pick(row) {

@@ -43,10 +43,10 @@ def shown_cells(page) -> list[list[str]]:
         "#inside [data-role=rows] tr:not([hidden])", "trs => trs.map(tr => [...tr.cells].map(c => c.textContent))")
 
 
-def check_row(page, translator, t, kind, layer, head, i=None):
+def check_row(page, translator, t, kind, layer, head, i=None, sentence=SENTENCE):
     """The panel's row (full precision, and as printed) against session.inside at step t."""
     got = settled(page)
-    ins = stepped(translator, SENTENCE, t).inside(kind, layer, head)
+    ins = stepped(translator, sentence, t).inside(kind, layer, head)
     i = (0 if kind == "encoder_self" else t) if i is None else i
     msg = f"{kind} {layer} {head} step {t} row {i}"
     assert (got["kind"], got["layer"], got["head"], got["step"], got["row"]) == (kind, layer, head, t, i), msg
@@ -149,3 +149,33 @@ def test_the_contribution_toggle_changes_the_map(page, translator):
     np.testing.assert_array_equal(np.array(view(page)["z"]), weights)
     assert re.search("contribution", view(page)["title"]) is None
     assert page.errors == []
+
+
+def test_a_refused_head_is_said_in_the_panel_and_can_be_asked_again(page, translator, monkeypatch):
+    """The server refusing a head (gr.Error) is said in the panel at once, with a Try again button that asks
+    again; before, the panel said "Loading…" until a retry 15 s later."""
+    import gradio as gr
+    import ui.handlers as h
+    sentence = "Ich habe heute keine Zeit."  # a trajectory whose heads the panel holds none of yet
+    start(page, sentence)
+    settled(page)
+    real, calls = h.inside_at, []
+
+    def refuse(*args):
+        calls.append(args[3:])
+        raise gr.Error("the session has expired (%s %s %s)" % args[3:])
+    monkeypatch.setattr(h, "inside_at", refuse)
+    pick(page, "encoder_self", 1, 2)
+    page.wait_for_function("document.querySelector('#inside [data-role=msg]').textContent.includes('1 2)')",
+                           timeout=20000)
+    said = "Could not open this head: the session has expired (encoder_self 1 2)"
+    assert page.text_content("#inside [data-role=msg]") == said
+    assert page.is_visible("#inside [data-role=retry]") and calls[-1] == ("encoder_self", 1, 2)  # (pick() passes
+    asked = len(calls)                                                                          # other heads on the way)
+    click(page, "#step")  # stepping does not ask again for a head that was refused
+    page.wait_for_timeout(300)
+    assert len(calls) == asked and page.is_visible("#inside [data-role=retry]")
+    monkeypatch.setattr(h, "inside_at", real)
+    page.click("#inside [data-role=retry]")
+    check_row(page, translator, 1, "encoder_self", 1, 2, i=0, sentence=sentence)
+    assert not page.is_visible("#inside [data-role=retry]") and page.errors == []

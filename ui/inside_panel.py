@@ -20,7 +20,10 @@ def panel(ctx: Ctx) -> gr.HTML:
         data = (evt._data or {}) if evt is not None else {}
         if not isinstance(data, dict):
             data = {}
-        return h.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"), data.get("head"))
+        try:
+            return h.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"), data.get("head"))
+        except gr.Error as e:  # said in the panel, which offers to try again (a toast alone leaves it waiting)
+            return {"error": e.message, "request": {k: data.get(k) for k in ("kind", "layer", "head", "position")}}
 
     view.click(on_open, [ctx.state], [view], api_visibility="private", **FAST)
     return view
