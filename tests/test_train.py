@@ -94,6 +94,10 @@ def test_train_dry_run_and_resume(tmp_path):
     # each start is recorded with its flags (the log's "args" are the first start's)
     assert [(s["step"], s["args"]["epochs"], s["args"]["resume"]) for s in log["starts"]] == [
         (0, 2, False), (log["epochs"][1]["step"], 3, True)]
+    # a start with nothing left to train only finishes the run (averaging, metrics.json): recorded too
+    train.main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--resume", "--epochs", "3"])
+    log = json.loads((tmp_path / "ck" / "training_log.json").read_text())
+    assert len(log["starts"]) == 3 and len(log["epochs"]) == 3 and log["starts"][2]["epoch"] == 4
     h = AttentionHistory.load(tmp_path / "ck" / HISTORY)
     assert h.epochs[0] == 0 and h.epochs[-3:] == [1, 2, 3] and h.epochs[:-1] == first.epochs  # 0 < e < 1: inside 1
     assert h.sentences == first.sentences == D.read_examples()[:4]

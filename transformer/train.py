@@ -515,6 +515,7 @@ def finish(run: Run) -> dict:
                "world_size": run.dist.world_size, "amp": a.amp,
                "tokens_per_s": round(sum(e["tokens_per_s"] for e in epochs) / len(epochs))}
     update_metrics(out, metrics)
+    (out / LOG).write_text(json.dumps(run.log, indent=1))  # this start too (one that only finished the run)
     if a.atlas:
         write_atlas(run)
     print("done:", json.dumps(metrics), flush=True)
