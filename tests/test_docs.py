@@ -31,6 +31,8 @@ def test_a_model_of_both_corpora_gets_a_validation_row_per_domain():
     assert "42.1" in rows["Validation BLEU, Tatoeba"] and "42.0 in fp32" in rows["Validation BLEU, Tatoeba"]
     assert rows["Validation BLEU, mean of the domains"].startswith("41.0 in fp32")
     assert "average of epochs 005..006" in rows["Validation BLEU, mean of the domains"] and len(rows) == 3
+    one = dict(validation_rows({**metrics, "weights": "average of epochs 006..006"}))  # a window of one epoch
+    assert "(epoch 6)" in one["Validation BLEU, mean of the domains"] and "(epoch 6)" in one["Validation BLEU, Tatoeba"]
 
 
 def test_the_training_time_in_the_docs_is_the_checkpoints():

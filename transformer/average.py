@@ -93,10 +93,11 @@ def main(argv=None):
     s, model, (i, j) = best
     save_checkpoint(ckpt, model, tok)
     by_domain = {k: v for k, v in s.items() if k.startswith("bleu_") and not k.startswith("bleu_lc")}
-    update_metrics(ckpt, {"weights": f"average of epochs {i:03d}..{j:03d}", "val_bleu": s["bleu"],
+    weights = f"epoch {i}" if i == j else f"average of epochs {i:03d}..{j:03d}"  # a window of one: that epoch
+    update_metrics(ckpt, {"weights": weights, "val_bleu": s["bleu"],
                           "val_bleu_lc": s["bleu_lc"], "val_by_domain": by_domain},
                    drop=("test",))  # test scores were of other weights
-    print(f"kept: average of epochs {i}..{j}, val BLEU {s['bleu']:.2f} (lowercased {s['bleu_lc']:.2f})")
+    print(f"kept: {weights}, val BLEU {s['bleu']:.2f} (lowercased {s['bleu_lc']:.2f})")
 
 
 if __name__ == "__main__":

@@ -212,14 +212,21 @@ def validation_rows(metrics: dict) -> list[tuple[str, str]]:
     rows = [r for domain, split, label in VAL_ROWS
             for r in _validation_row(label, metrics, split, by_domain.get(f"bleu_{domain}"))]
     return rows + [("Validation BLEU, mean of the domains", f"{metrics.get('val_bleu')} in fp32: what chose the "
-                                                            f"weights ({metrics.get('weights', '?')})")]
+                                                            f"weights ({weights_words(metrics)})")]
+
+
+def weights_words(metrics: dict) -> str:
+    """metrics.json's "weights" as read: an average over a window of one epoch is that epoch."""
+    w = str(metrics.get("weights", "?"))
+    one = re.fullmatch(r"average of epochs 0*(\d+)\.\.0*(\d+)", w)
+    return f"epoch {one.group(1)}" if one and one.group(1) == one.group(2) else w
 
 
 def _validation_row(label: str, metrics: dict, split: str, chosen) -> list[tuple[str, str]]:
     shipped = metrics.get("test", {}).get(f"{split}/greedy", {}).get("bleu")
     parts = [f"{shipped} greedy, the weights as shipped (fp16)"] if shipped is not None else []
     if chosen is not None:
-        parts.append(f"{chosen} in fp32 when the weights ({metrics.get('weights', '?')}) were chosen, before saving")
+        parts.append(f"{chosen} in fp32 when the weights ({weights_words(metrics)}) were chosen, before saving")
     return [(label, "; ".join(parts))] if parts else []
 
 
