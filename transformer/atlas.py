@@ -183,17 +183,17 @@ SELF_KINDS = ("encoder_self", "decoder_self")
 # THE table of roles: assign_role and the Head atlas tab's legend both read it. Names after Voita et al. 2019
 # where one fits. Thresholds chosen from the shipped checkpoint's distribution (README, "Head atlas").
 ROLE_RULES = (
-    Rule("previous-token", "prev", SELF_KINDS, "argmax_previous", ">=", 0.33,
+    Rule("previous-token", "prev", SELF_KINDS, "argmax_previous", ">=", 0.36,
          "positional: looks at the piece just before its own"),
     Rule("next-token", "next", ("encoder_self",), "argmax_next", ">=", 0.33,
          "positional: looks at the piece just after its own (the decoder cannot see ahead)"),
-    Rule("same-token", "same", SELF_KINDS, "argmax_same", ">=", 0.33, "positional: looks at its own piece"),
+    Rule("same-token", "same", SELF_KINDS, "argmax_same", ">=", 0.36, "positional: looks at its own piece"),
     Rule("sink", "sink", KINDS, "argmax_boundary", ">=", 0.5,
          "parks its attention on </s> (or <s>, the decoder's only boundary key): close to doing nothing"),
     Rule("punctuation", "punct", KINDS, "argmax_punctuation", ">=", 0.5, "looks at punctuation"),
     Rule("rare-token", "rare", ("encoder_self", "cross"), "argmax_rarest", ">=", 0.2,
          "looks at the sentence's rarest word piece (lowest probability in the tokenizer)"),
-    Rule("alignment", "align", ("cross",), "agreement", ">=", 0.55,
+    Rule("alignment", "align", ("cross",), "agreement", ">=", 0.52,
          "looks at the source piece being translated: the one the other cross heads pick too"),
     Rule("diffuse", "diffuse", KINDS, "confidence", "<", 0.3, "spreads its weight over many keys"),
 )
