@@ -238,8 +238,7 @@ function update() {
     message("Choose one head (not the mean of heads) to open it up."); return done(t0);
   }
   if (!ui.open) return done(t0);
-  const h = cache.get(`${ids}|${st.kind}|${st.layer}|${st.head}`);
-  const key = `${ids}|${st.kind}|${st.layer}|${st.head}`;
+  const key = `${ids}|${st.kind}|${st.layer}|${st.head}`, h = cache.get(key);
   if (!h && failed.has(key)) { message(`Could not open this head: ${failed.get(key)}`); q("retry").hidden = false; return done(t0); }
   if (!h) { request(d, st.kind, st.layer, st.head); message("Loading this head's q, k and v…"); return done(t0); }
   const i = Math.min(rowOf(st), h.Tq - 1);

@@ -74,7 +74,7 @@ legend (`legend`) read; the JSON records the table as `role_rules`. A rule appli
 holds when its statistic passes its threshold (a null statistic never does). Of the rules that hold, the one
 passed by the largest ratio wins (statistic / threshold; for "<" threshold / statistic), the first in the
 table on ties; a head no rule holds for is "mixed" (`role_reason` names the rule it comes nearest to).
-Thresholds were chosen from the distribution of the statistics on the shipped checkpoint (README).
+Thresholds sit in gaps of the statistics' distribution on the shipped checkpoint (docs/training.md).
 
 Pruning (`pruning_curve`): heads are switched off cumulatively in increasing order of importance
 (bleu_drop ascending; ties by kind in the order encoder_self, decoder_self, cross, then layer, then head),
@@ -181,7 +181,7 @@ class Rule:
 
 SELF_KINDS = ("encoder_self", "decoder_self")
 # THE table of roles: assign_role and the Head atlas tab's legend both read it. Names after Voita et al. 2019
-# where one fits. Thresholds chosen from the shipped checkpoint's distribution (README, "Head atlas").
+# where one fits. Thresholds sit in gaps of the shipped checkpoint's distribution (docs/training.md, "Head atlas").
 ROLE_RULES = (
     Rule("previous-token", "prev", SELF_KINDS, "argmax_previous", ">=", 0.36,
          "positional: looks at the piece just before its own"),
