@@ -19,6 +19,8 @@ class ModelConfig:
     unk_id: int = 1
     bos_id: int = 2
     eos_id: int = 3
+    src_lang: str = "de"  # ISO 639-1 codes of what the model reads and writes (older checkpoints: de -> en)
+    tgt_lang: str = "en"
 
     def __post_init__(self):
         if self.d_model % self.n_heads:
@@ -26,10 +28,19 @@ class ModelConfig:
         for name in ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"ModelConfig.{name} must be positive, got {getattr(self, name)}")
+        for name in ("src_lang", "tgt_lang"):
+            code = getattr(self, name)
+            if not (isinstance(code, str) and len(code) == 2 and code.isalpha() and code.islower()):
+                raise ValueError(f"ModelConfig.{name} must be a two-letter language code, got {code!r}")
 
     @property
     def d_head(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def direction(self) -> str:
+        """'de-en': the checkpoint folder's name and the picker's key."""
+        return f"{self.src_lang}-{self.tgt_lang}"
 
     def to_dict(self) -> dict:
         return asdict(self)

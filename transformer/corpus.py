@@ -124,6 +124,15 @@ def tatoeba_split(tatoeba=DEFAULT_TATOEBA, data_dir=D.DEFAULT_DATA_DIR, seed: in
                          forbid_in_train=multi30k_keys(data_dir, ("val", "test_2016_flickr")))
 
 
+def oriented(split: TatoebaSplit, src: str) -> TatoebaSplit:
+    """The split with each pair as (source, target): Tatoeba is German<TAB>English, so src 'en' swaps the
+    columns. The components, and so which pairs are held out, are the same for both directions."""
+    if src == "de":
+        return split
+    swap = lambda pairs: [(b, a) for a, b in pairs]  # noqa: E731
+    return TatoebaSplit(swap(split.train), swap(split.val), swap(split.test), split.dropped)
+
+
 def load_split(name: str, data_dir=D.DEFAULT_DATA_DIR, tatoeba=DEFAULT_TATOEBA) -> list[tuple[str, str]]:
     """Pairs of any split in ALL_SPLITS."""
     if name in D.SPLITS:

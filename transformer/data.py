@@ -14,7 +14,13 @@ DEFAULT_BASE_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/da
 SPLITS = ("train", "val", "test_2016_flickr")
 LANGS = ("de", "en", "fr")
 # the app's example sentences, assets/ beside this package (in a checkout, and in the wheel, which mirrors it)
-EXAMPLES = Path(__file__).resolve().parent.parent / "assets" / "examples_de.txt"
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+EXAMPLES = ASSETS / "examples_de.txt"
+
+
+def examples_path(lang: str) -> Path:
+    """assets/examples_<lang>.txt: the example sentences in a model's source language."""
+    return ASSETS / f"examples_{lang}.txt"
 
 
 class DataError(RuntimeError):
@@ -45,12 +51,23 @@ def load_pairs(data_dir: str | Path, split: str, src: str = "de", tgt: str = "en
 
 
 def read_examples(path: str | Path = EXAMPLES) -> list[str]:
-    """The example source sentences (stripped, non-empty lines); [] when the file is missing."""
+    """The example source sentences (stripped, non-empty lines; a gloss after a tab is left out);
+    [] when the file is missing."""
+    return [src for src, _ in read_glossed_examples(path)]
+
+
+def read_glossed_examples(path: str | Path = EXAMPLES) -> list[tuple[str, str]]:
+    """[(sentence, gloss)]: lines 'sentence<TAB>its translation' (the gloss may be missing: '')."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         return []
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    out = []
+    for line in text.splitlines():
+        src, _, gloss = line.partition("\t")
+        if src.strip():
+            out.append((src.strip(), gloss.strip()))
+    return out
 
 
 def download(dest: str | Path, base_url: str = DEFAULT_BASE_URL, splits=SPLITS, langs=("de", "en"),

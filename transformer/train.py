@@ -144,8 +144,10 @@ def parse_args(argv=None):
     p.add_argument("--multi30k-upsample", type=int, default=2,
                    help="Multi30k's training pairs appear this many times per epoch beside Tatoeba's once")
     p.add_argument("--out", default="checkpoints/de-en")
-    p.add_argument("--src", default="de")
-    p.add_argument("--tgt", default="en")
+    p.add_argument("--src", default="de", choices=("de", "en"), help="source language (de: German, en: English)")
+    p.add_argument("--tgt", default="en", choices=("de", "en"), help="target language")
+    p.add_argument("--tokenizer", default="",
+                   help="reuse this SentencePiece model (e.g. the joint one of checkpoints/de-en) instead of training one")
     p.add_argument("--vocab-size", type=int, default=m["vocab_size"])
     p.add_argument("--d-model", type=int, default=m["d_model"])
     p.add_argument("--heads", type=int, default=m["n_heads"])
@@ -181,7 +183,10 @@ def parse_args(argv=None):
     p.add_argument("--stop-after-steps", type=int, default=0,
                    help="pause after N steps of this process, like --stop-after-minutes")
     p.add_argument("--no-progress", action="store_true")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    if a.src == a.tgt:
+        p.error(f"--src and --tgt are both {a.src!r}")
+    return a
 
 
 def apply_dry_run(a) -> None:
@@ -209,7 +214,7 @@ def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
     m_train, m_val = D.load_pairs(data_dir, "train", a.src, a.tgt), D.load_pairs(data_dir, "val", a.src, a.tgt)
     if tatoeba is None:
         return m_train, {"multi30k": m_val}, m_train
-    sp = C.tatoeba_split(tatoeba, data_dir)
+    sp = C.oriented(C.tatoeba_split(tatoeba, data_dir), a.src)  # the same split either way round
     train = C.mix(m_train, sp.train, a.multi30k_upsample)
     return train, {"multi30k": m_val, "tatoeba": sp.val}, m_train + sp.train
 
@@ -231,6 +236,9 @@ def get_tokenizer(a, out: Path, train_pairs, dist: distributed.Dist) -> Tokenize
     if dist.is_main:
         if a.resume and (out / TOKENIZER).exists():
             proto = (out / TOKENIZER).read_bytes()
+        elif a.tokenizer:
+            proto = Path(a.tokenizer).read_bytes()
+            print(f"tokenizer: {len(Tokenizer(proto))} pieces from {a.tokenizer}", flush=True)
         else:
             t0 = time.time()
             proto = Tokenizer.train([s for p in train_pairs for s in p], a.vocab_size).proto
@@ -240,7 +248,8 @@ def get_tokenizer(a, out: Path, train_pairs, dist: distributed.Dist) -> Tokenize
 
 def model_config(a, vocab_size: int) -> ModelConfig:
     return ModelConfig(vocab_size=vocab_size, d_model=a.d_model, n_heads=a.heads, n_encoder_layers=a.enc_layers,
-                       n_decoder_layers=a.dec_layers, d_ff=a.d_ff, dropout=a.dropout, attn_dropout=a.attn_dropout)
+                       n_decoder_layers=a.dec_layers, d_ff=a.d_ff, dropout=a.dropout, attn_dropout=a.attn_dropout,
+                       src_lang=a.src, tgt_lang=a.tgt)
 
 
 def new_model(config: ModelConfig, seed: int, device) -> Transformer:
@@ -353,7 +362,7 @@ def setup(a, dist: distributed.Dist) -> Run:
     opt = new_optimizer(model, a)
     log = {"args": vars(a), "config": config.to_dict(), "world_size": dist.world_size, "amp": a.amp, "epochs": []}
     run = Run(a, out, dist, tok, config, train, val, val_sets, model, model, opt, total_steps, steps_per_epoch,
-              log, examples=D.read_examples()[:N_EXAMPLES], data_note=(
+              log, examples=D.read_examples(D.examples_path(a.src))[:N_EXAMPLES], data_note=(
                   f"{len(train_pairs):,} training pairs an epoch: " + (
                       f"Tatoeba's training part (transformer.corpus) + Multi30k train x{a.multi30k_upsample}"
                       if a.tatoeba != "none" else "Multi30k train")))
