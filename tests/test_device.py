@@ -258,8 +258,8 @@ RUN_ON_THE_DEVICE = {"start", "step", "run", "back", "goto", "reset", "step_view
                      "reference_at"}
 NO_MODEL_OR_INSIDE_THOSE = {"fail", "need_session", "check_k", "check_piece", "choice_index", "parse_head_labels",
                             "head_choices", "noop", "export_root", "gradio_cache", "prune_exports", "end_session",
-                            "export_event", "figures_html", "outputs", "topk_rows", "trajectory_outputs", "decoded",
-                            "beam_payload", "atlas_roles", "validate_source", "validate_reference"}
+                            "export_event", "figures_html", "outputs", "trajectory_outputs", "decoded",
+                            "beam_payload", "validate_source", "validate_reference"}
 
 
 def test_every_handler_is_run_on_the_emulated_device():

@@ -129,7 +129,7 @@ def test_ablated_payload_names_the_heads(tiny_translator):
     labels = ["L1 H2", "L2 H1"]
     out = h.ablate(tr, session, [], [], labels, 4)
     assert out[4]["ablated"] == [["cross", 0, 1], ["cross", 1, 0]]
-    assert "ablated" not in session_payload(tr.start("ein hund"))
+    assert "ablated" not in session_payload(tr.start("ein hund").view())
 
 
 def test_beam_hypotheses_say_what_normalised_means(tiny_translator):

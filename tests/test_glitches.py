@@ -60,7 +60,7 @@ def test_differs_marks_pieces_the_model_would_not_have_chosen(tiny_translator):
     ref = tr.start_ids(s.source_ids).follow(tr.start(OTHER).run().target_ids[1:])
     want = [False] + [ref.positions[i].token != ref.positions[i - 1].greedy for i in range(1, len(ref.positions))]
     assert P.differs(ref.positions) == want
-    t = P.trajectory_payload(ref, topk=handlers.topk_rows(ref))
+    t = P.trajectory_payload(ref.trajectory())
     assert t["steps"]["differs"] == [int(x) for x in want] and t["steps"]["forced"] == [0] * len(want)
 
 

@@ -39,7 +39,7 @@ def test_ends_count_utf16_code_units_and_read_back(name):
     tok = PieceTokenizer(PIECES[name])
     ids = list(range(len(PIECES[name])))
     texts = [tok.decode(ids[:t + 1]) for t in range(len(ids))]
-    steps = {"n": len(ids), **P.step_texts(tok, ids)}
+    steps = {"n": len(ids), **P.step_texts([tok.decode(ids[:t + 1]) for t in range(len(ids))])}
     assert steps["text"] == texts[-1]
     for t, want in enumerate(texts):
         assert js_slice(steps["text"], steps["ends"][t]) == want  # what lens.js shows at step t
@@ -52,7 +52,7 @@ def test_ends_count_utf16_code_units_and_read_back(name):
 def test_texts_that_are_not_prefixes_travel_whole():
     tok = PieceTokenizer([])
     tok.decode = lambda ids: {1: f"a{EMOJI}", 2: "ab"}[len(ids)]  # a later piece may change earlier text
-    steps = {"n": 2, **P.step_texts(tok, [0, 1])}
+    steps = {"n": 2, **P.step_texts([tok.decode([0]), tok.decode([0, 1])])}
     assert steps == {"n": 2, "texts": [f"a{EMOJI}", "ab"]}
     assert [P.step_text(steps, t) for t in range(2)] == [f"a{EMOJI}", "ab"]
 
@@ -72,7 +72,7 @@ def test_trajectory_payload_reads_back_every_steps_text(emoji_translator):
     s = tr.start("Ein Hund rennt.").run()
     assert s.translation.count(EMOJI) >= 2, s.translation
     ids = [p.token for p in s.positions]
-    p = json.loads(json.dumps(P.trajectory_payload(s, topk=[[(0, 1.0)]] * len(ids))))
+    p = json.loads(json.dumps(P.trajectory_payload(s.trajectory())))
     assert "ends" in p["steps"]
     assert P.decode_trajectory(p)["texts"] == [tr.tokenizer.decode(ids[:t + 1]) for t in range(len(ids))]
 

@@ -133,6 +133,13 @@ class Translator:
         session.notes = notes
         return session
 
+    def trajectory(self, text: str, ablate=None, at: int = 0, k: int = 20):
+        """Decode `text` greedily to the end and return every step at once, shown at step `at`: a
+        `transformer.trajectory.Trajectory` whose `.session` is the DecodingSession (for stepping on)."""
+        session = self.start(text, ablate).run()
+        session.goto(min(at, len(session.positions) - 1))
+        return session.trajectory(k)
+
     def start_ids(self, src_ids: list[int], ablate=None) -> "DecodingSession":
         heads = parse_heads(self.model, ablate)
         src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
@@ -192,6 +199,11 @@ class Translator:
         maps = attend_ids(self.model, src, tgt)
         maps.source_tokens, maps.target_tokens = self.tokenizer.pieces(src), self.tokenizer.pieces(tgt)
         return maps
+
+    def attribute(self, source, target, method: str = "alti"):
+        """Teacher-forced attribution (transformer/attribution.py): an Attribution of every target row."""
+        from .attribution import translator_attribute
+        return translator_attribute(self, source, target, method)
 
     def translate_batch(self, texts: list[str], batch_size: int = 64, ablate=None) -> list[str]:
         ablate = parse_heads(self.model, ablate)  # checked once, before any work
@@ -344,6 +356,23 @@ class DecodingSession:
         `norms=True` adds ‖v W_Oʰ‖ for every head of every kind (`.norms`)."""
         from .inside import session_inside
         return session_inside(self, kind, layer, head, norms)
+
+    def trajectory(self, k: int = 20):
+        """Every computed position at once, shown at the cursor: a `transformer.trajectory.Trajectory` (maps,
+        top-k after each position, pieces, texts, word spans, the head atlas's roles): what a view needs."""
+        from .trajectory import build
+        return build(self, k)
+
+    def attribution(self, method: str = "alti"):
+        """Attribution (transformer/attribution.py) of rows 0..cursor, the session's switched-off heads off."""
+        from .attribution import session_attribution
+        return session_attribution(self, method)
+
+    def view(self, words: bool = False):
+        """The step at the cursor as a view shows it (maps of rows 0..cursor, pieces or merged into words):
+        a `transformer.trajectory.StepView`."""
+        from .trajectory import step_view
+        return step_view(self, words)
 
     def _position(self, position: Optional[int]) -> Position:
         if position is None:

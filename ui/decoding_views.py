@@ -6,13 +6,10 @@ it), never touch process-wide state, and answer bad input with gr.Error.
 """
 from __future__ import annotations
 
-import functools
 import json
 import time
 
 import gradio as gr
-import numpy as np
-
 from transformer.decoding import DecodingSession, Translator
 
 from . import payload as P
@@ -24,44 +21,20 @@ def outputs(session: DecodingSession, k: int = TOPK, words: bool = False):
     """(state, translation so far, attention payload, top-k payload) for a session at its cursor."""
     k = check_k(k)
     topk = {"items": session.topk(k), "done": session.done, "step": session.cursor}
-    return session, session.translation, P.session_payload(session, bool(words)), topk
+    return session, session.translation, P.session_payload(session.view(bool(words))), topk
 
 
-def topk_rows(session: DecodingSession, k: int = P.TOPK_SENT) -> list[list[tuple[int, float]]]:
-    """(token id, probability) of the k most probable pieces after every position of the session's history,
-    ordered as DecodingSession.topk orders them (probability, then id). One projection for all positions."""
-    if not session.positions:
-        return []
-    probs = session.history_probs()  # (T, V), on the host
-    k = min(k, probs.shape[-1])
-    kth = np.partition(probs, probs.shape[-1] - k, axis=-1)[:, probs.shape[-1] - k]  # (T,) the k-th largest
-    rows = []
-    for row, bound in zip(probs, kth):
-        cand = np.flatnonzero(row >= bound)  # every tie at the boundary, in id order
-        idx = cand[np.argsort(-row[cand], kind="stable")][:k]
-        rows.append([(int(i), float(row[i])) for i in idx])
-    return rows
-
-
-def trajectory_outputs(session: DecodingSession, k: int = TOPK, words: bool = False, t0: float | None = None,
-                       mode: str = "greedy"):
-    """(state, translation at the cursor, trajectory payload of the whole history, top-k at the cursor)."""
+def trajectory_outputs(session: DecodingSession | None, k: int = TOPK, words: bool = False,
+                       t0: float | None = None, mode: str = "greedy", traj=None):
+    """(state, translation at the cursor, trajectory payload of the whole history, top-k at the cursor): one
+    call into the library (DecodingSession.trajectory, unless `traj` is given), then only encoding."""
     k = check_k(k)
-    rows = topk_rows(session)
-    tok = session.translator.tokenizer
-    topk = {"items": [(tok.piece(i), p) for i, p in rows[session.cursor][:k]], "done": session.done,
-            "step": session.cursor}
+    traj = traj if traj is not None else session.trajectory()
+    topk = {"items": traj.topk(traj.cursor, k, traj.piece_names.__getitem__), "done": traj.done[traj.cursor],
+            "step": traj.cursor}
     elapsed = None if t0 is None else (time.perf_counter() - t0) * 1000
-    payload = P.trajectory_payload(session, topk=rows, k=k, words=bool(words), mode=mode, elapsed_ms=elapsed)
-    payload["roles"] = atlas_roles(session.translator.checkpoint_dir)  # the head atlas's role of every head
-    return session, session.translation, payload, topk
-
-
-@functools.lru_cache(maxsize=4)
-def atlas_roles(checkpoint_dir) -> dict:
-    """{kind: [[role per head] per layer]} from the checkpoint's head atlas ({} without one)."""
-    from .atlas_tab import load_atlas_file, roles
-    return roles(load_atlas_file(checkpoint_dir))
+    payload = P.trajectory_payload(traj, k=k, words=bool(words), mode=mode, elapsed_ms=elapsed)
+    return traj.session, traj.texts[traj.cursor], payload, topk
 
 
 def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
@@ -71,16 +44,14 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
     t0 = time.perf_counter()
     check_k(k)
     try:
-        session = tr.start(text)
+        traj = tr.trajectory(text)  # down into the library once: the whole decoding, every step
     except ValueError as e:
         fail(e)
-    for note in session.notes:  # e.g. the input was cut: told to this request's user alone
+    for note in traj.notes:  # e.g. the input was cut: told to this request's user alone
         gr.Warning(note)
-    session.run()
-    session.goto(0)
-    state, translation, payload, topk = trajectory_outputs(session, k, words, t0)
+    state, translation, payload, topk = trajectory_outputs(None, k, words, t0, traj=traj)
     payload["input"] = text  # the sentence started, as typed: every tab names it (assets/sentence.js)
-    topk["notes"] = list(session.notes)  # also in the answer, for programs (gradio_client)
+    topk["notes"] = list(traj.notes)  # also in the answer, for programs (gradio_client)
     return state, translation, payload, topk
 
 
@@ -222,7 +193,7 @@ def reference_at(tr: Translator, session, ref: str, k: int = TOPK, words: bool =
     s = need_session(session)
     check_k(k)
     try:
-        r = tr.start_ids(s.source_ids).follow(tr.target_ids_of(ref)[1:])
+        r = tr.start_ids(s.source_ids, ablate=s.ablated or None).follow(tr.target_ids_of(ref)[1:])
     except ValueError as e:
         fail(e)
     _, _, payload, topk = trajectory_outputs(r, k, words, mode="reference")

@@ -15,8 +15,8 @@ A module constant is read where it is defined: patch it there (e.g. ui.api.MAX_A
 from __future__ import annotations
 
 from .api import MAX_API_WEIGHTS, api_attention, api_attention_compact, api_inside, api_translate, decoded
-from .decoding_views import (at_position, atlas_roles, back, force, force_at, goto, inside_at, noop, outputs,
-                             reference, reference_at, reset, run, start, step, step_view, topk_rows,
+from .decoding_views import (at_position, back, force, force_at, goto, inside_at, noop, outputs,
+                             reference, reference_at, reset, run, start, step, step_view,
                              trajectory_outputs)
 from .exports import (EXPORT_PREFIX, EXPORTS_MAX, EXPORTS_PER_SESSION, FILES_PER_EXPORT, LAYOUT, end_session,
                       export_at, export_event, export_maps, export_root, figures_html, gradio_cache, prune_exports)
@@ -26,9 +26,9 @@ from .other_tabs import (ablate, ablate_at, across_layers, across_layers_at, acr
                          beam_pick, beam_started, head_choices, learned, learned_at, model_card)
 
 __all__ = ["MAX_API_WEIGHTS", "api_attention", "api_attention_compact", "api_inside", "api_translate", "decoded",
-           "at_position", "atlas_roles", "back", "force", "force_at", "goto", "inside_at", "noop", "outputs",
+           "at_position", "back", "force", "force_at", "goto", "inside_at", "noop", "outputs",
            "reference", "reference_at",
-           "reset", "run", "start", "step", "step_view", "topk_rows", "trajectory_outputs",
+           "reset", "run", "start", "step", "step_view", "trajectory_outputs",
            "EXPORT_PREFIX", "EXPORTS_MAX", "EXPORTS_PER_SESSION", "FILES_PER_EXPORT", "LAYOUT", "end_session",
            "export_at", "export_event", "export_maps", "export_root", "figures_html", "gradio_cache", "prune_exports",
            "HEAD_RE", "TOPK", "check_k", "check_piece", "choice_index", "fail", "need_session", "parse_head_labels",

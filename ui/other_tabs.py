@@ -51,7 +51,7 @@ def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = 
     topk = [[r + 1, ti[r][0], round(ti[r][1], 4), ta[r][0], round(ta[r][1], 4)] for r in range(k)]
     summary = (f"{len(heads)} head(s) switched off. Top-k below is at step {s.cursor} of the Translate tab, "
                f"after the same prefix for both models.")
-    return (intact_run.translation, ablated_run.translation, probs, topk, P.session_payload(a, mode="ablated"),
+    return (intact_run.translation, ablated_run.translation, probs, topk, P.session_payload(a.view(), mode="ablated"),
             summary)
 
 

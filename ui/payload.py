@@ -22,10 +22,10 @@ import numpy as np
 from transformer import analysis
 from transformer.capture import KINDS, AttentionMaps
 from transformer.tokenizer import BOUNDARY_PIECES, SPECIAL_PIECES
+from transformer.trajectory import TOPK_SENT, differs  # noqa: F401  (the view's names for the library's)
 
 VERSION = 1
 TRAJECTORY_VERSION = 2
-TOPK_SENT = 20  # top-k entries per step in a trajectory payload: the k slider shows 1..20 of them locally
 _seq = itertools.count(1)  # every payload differs, so the browser redraws even when nothing else changed
 
 
@@ -82,7 +82,7 @@ def attention_payload(maps: AttentionMaps, source_tokens, target_tokens, *, curs
             "differs": [bool(d) for d in differs] if differs is not None else [False] * len(target_tokens),
             "specials": list(BOUNDARY_PIECES),  # the key columns that "hide <s>/</s>" drops
             "word_specials": list(SPECIAL_PIECES),  # each a word of its own when merging (analysis.word_spans)
-            "spans": {"source": _spans(source_tokens), "target": _spans(target_tokens)},
+            "spans": {"source": _spans(source_tokens), "target": _spans(target_tokens)},  # word merging in lens.js
             "maps": {k: encode_array(maps[k]) for k in KINDS}, "seq": next(_seq)}
 
 
@@ -90,19 +90,11 @@ def _spans(pieces) -> list[list[int]]:
     return [[a, b] for a, b in analysis.word_spans(list(pieces))]
 
 
-def differs(positions) -> list[bool]:
-    """Per position of a history: its piece is not the one the model would have chosen after the positions
-    before it (never <s>). True where a user forced another piece, and where the pieces were given rather
-    than chosen (a reference translation; the intact prefix that a model with heads switched off follows)."""
-    return [False] + [positions[i].token != positions[i - 1].greedy for i in range(1, len(positions))]
-
-
-def step_texts(tokenizer, ids: list[int]) -> dict:
+def step_texts(texts: list[str]) -> dict:
     """The translation after every step: {"text": full, "ends": [length at step t]} when each one is a prefix
     of the last (the usual case), else {"texts": [one string per step]}. The lengths count UTF-16 code units,
     as JavaScript's String.length and slice do (lens.js `text`): a character outside the Basic Multilingual
     Plane (an emoji) is 2 of them but 1 Python character. `step_text` reads one back in Python."""
-    texts = [tokenizer.decode(ids[:t + 1]) for t in range(len(ids))]
     full = texts[-1]
     if all(full.startswith(x) for x in texts):
         return {"text": full, "ends": [utf16_len(x) for x in texts]}
@@ -126,49 +118,43 @@ def step_text(steps: dict, t: int) -> str:
     return text[:i]
 
 
-def trajectory_payload(session, *, topk: list[list[tuple[int, float]]], k: int = 8, words: bool = False,
-                       mode: str = "greedy", doc: str = "", elapsed_ms: float | None = None) -> dict:
-    """Everything the Translate view needs for every step of `session`'s history (positions 0..T-1), shown
-    at `session.cursor`. topk[t]: the TOPK_SENT (token id, probability) pairs after position t.
+def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "greedy", doc: str = "",
+                       elapsed_ms: float | None = None) -> dict:
+    """A `transformer.trajectory.Trajectory` encoded for the Translate view (every step of the history, shown
+    at `traj.cursor`); nothing is computed here.
 
     Keys: the one-step keys at the cursor (source, target, cursor, next, done, forced: what a v1 payload
     says there), `maps` over all T positions (decoder_self packed lower-triangular), and `steps`:
     ids, pieces, forced, done, greedy (index into `vocab`), topk {k, ids (T, k) into `vocab`, p (T, k)},
-    the translation after each step (step_texts), word spans; `ui`: the k and words the view starts with."""
-    tr = session.translator
-    tok = tr.tokenizer
-    positions = session.positions
-    T, c = len(positions), session.cursor
-    full = session.fork()
-    full.cursor = T - 1
-    maps = full.attention
-    ids = [p.token for p in positions]
-    pieces = tok.pieces(ids)
-    eos = tr.config.eos_id
-    done = [ids[t] == eos or t >= session.limit for t in range(T)]
-    forced = [bool(p.forced) for p in positions]
+    the translation after each step (step_texts), word spans; `roles` of the head atlas; `ui`: the k and
+    words the view starts with."""
+    c, T = traj.cursor, traj.n
     vocab: dict[int, int] = {}
-    index = lambda i: vocab.setdefault(int(i), len(vocab))
-    greedy = [index(p.greedy) for p in positions]
-    top_ids = [[index(i) for i, _ in row] for row in topk]
-    top_p = [[p for _, p in row] for row in topk]
-    source = maps.source_tokens
-    return {"v": TRAJECTORY_VERSION, "doc": doc, "mode": mode, "seq": next(_seq),
-            "source": list(source), "target": pieces[:c + 1], "cursor": int(c),
-            "next": None if done[c] else tok.piece(positions[c].greedy), "done": done[c], "forced": forced[:c + 1],
-            "specials": list(BOUNDARY_PIECES), "word_specials": list(SPECIAL_PIECES),
-            "maps": {"encoder_self": encode_array(maps.encoder_self), "decoder_self": encode_tril(maps.decoder_self),
-                     "cross": encode_array(maps.cross)},
-            "steps": {"n": T, "ids": ids, "pieces": pieces, "forced": [int(f) for f in forced],
-                      "differs": [int(d) for d in differs(positions)],
-                      "done": [int(d) for d in done], "greedy": greedy,
-                      "vocab": tok.pieces(list(vocab)),
-                      "topk": {"k": len(top_ids[0]) if top_ids else 0, "ids": encode_ints(top_ids),
-                               "p": encode_array(np.asarray(top_p, dtype=np.float32))},
-                      "spans": {"source": _spans(source), "target": _spans(pieces)},
-                      **step_texts(tok, ids)},
-            "ui": {"k": int(k), "words": bool(words)},
-            **({"ms": round(float(elapsed_ms), 1)} if elapsed_ms is not None else {})}
+    index = lambda i: vocab.setdefault(int(i), len(vocab))  # noqa: E731
+    greedy = [index(g) for g in traj.greedy]
+    top_ids = [[index(i) for i in row] for row in traj.topk_ids.tolist()]
+    piece_of = traj.piece_names  # every id's text comes from the library
+    out = {"v": TRAJECTORY_VERSION, "doc": doc, "mode": mode, "seq": next(_seq),
+           "source": list(traj.source), "target": traj.pieces[:c + 1], "cursor": int(c),
+           "next": None if traj.done[c] else piece_of[traj.greedy[c]], "done": traj.done[c],
+           "forced": traj.forced[:c + 1],
+           "specials": list(BOUNDARY_PIECES), "word_specials": list(SPECIAL_PIECES),
+           "maps": {"encoder_self": encode_array(traj.maps.encoder_self),
+                    "decoder_self": encode_tril(traj.maps.decoder_self), "cross": encode_array(traj.maps.cross)},
+           "steps": {"n": T, "ids": traj.ids, "pieces": traj.pieces, "forced": [int(f) for f in traj.forced],
+                     "differs": [int(d) for d in traj.differs], "done": [int(d) for d in traj.done],
+                     "greedy": greedy, "vocab": [piece_of[i] for i in vocab],
+                     "topk": {"k": len(top_ids[0]) if top_ids else 0, "ids": encode_ints(top_ids),
+                              "p": encode_array(traj.topk_p)},
+                     "spans": {"source": [list(s) for s in traj.source_spans],
+                               "target": [list(s) for s in traj.target_spans]},
+                     **step_texts(traj.texts)},
+           "roles": traj.roles, "languages": list(traj.languages),
+           "ui": {"k": int(k), "words": bool(words)},
+           **({"ms": round(float(elapsed_ms), 1)} if elapsed_ms is not None else {})}
+    if traj.ablated:
+        out["ablated"] = [[kind, int(layer), int(head)] for kind, layer, head in traj.ablated]
+    return out
 
 
 def decode_trajectory(p: dict) -> dict:
@@ -184,37 +170,15 @@ def decode_trajectory(p: dict) -> dict:
             "topk": [[(vocab[i], float(q)) for i, q in zip(ri, rp)] for ri, rp in zip(ids, probs)]}
 
 
-def session_payload(session, words: bool = False, mode: str = "greedy") -> dict:
-    """The payload for a DecodingSession at its cursor (pieces, or merged into words); `ablated` lists the heads
-    the session switches off (their weights are computed, their outputs zeroed)."""
-    maps = session.attention
-    p = session.positions[session.cursor]
-    forced = [q.forced for q in session.positions[:session.cursor + 1]]
-    diff = differs(session.positions[:session.cursor + 1])
-    nxt = None if session.done else session.translator.tokenizer.piece(p.greedy)
-    if words:
-        out = word_payload(maps, forced, cursor=session.cursor, next_piece=nxt, done=session.done, mode=mode,
-                           differs=diff)
-    else:
-        out = attention_payload(maps, maps.source_tokens, maps.target_tokens, cursor=session.cursor, next_piece=nxt,
-                                forced=forced, done=session.done, mode=mode, differs=diff)
-    if session.ablated:  # [kind, layer, head] switched off: the view greys their maps
-        out["ablated"] = sorted([k, int(l), int(h)] for k, l, h in session.ablated)
+def session_payload(view, mode: str = "greedy") -> dict:
+    """A `transformer.trajectory.StepView` (DecodingSession.view: one step, pieces or words) encoded; `ablated`
+    lists the heads the session switches off (their weights are computed, their outputs zeroed)."""
+    out = attention_payload(view.maps, view.source, view.target, cursor=view.cursor, next_piece=view.next_piece,
+                            forced=view.forced, done=view.done, mode=mode, differs=view.differs,
+                            doc="words" if view.words else "")
+    if view.words:
+        out.update(words=True, rows=list(view.target), step=view.step)
+        del out["spans"]  # already merged: the view must not merge again
+    if view.ablated:  # [kind, layer, head] switched off: the view greys their maps
+        out["ablated"] = sorted([k, int(l), int(h)] for k, l, h in view.ablated)
     return out
-
-
-def word_payload(maps: AttentionMaps, forced, *, cursor, next_piece, done, mode, differs=None) -> dict:
-    """Pieces merged into words: sum over a word's key pieces, mean over its query pieces."""
-    ss, ts = analysis.word_spans(maps.source_tokens), analysis.word_spans(maps.target_tokens)
-    merged = AttentionMaps(analysis.merge_words(maps.encoder_self, ss, ss).astype("float32"),
-                           analysis.merge_words(maps.decoder_self, ts, ts).astype("float32"),
-                           analysis.merge_words(maps.cross, ts, ss).astype("float32"))
-    tw = analysis.word_labels(maps.target_tokens, ts)
-    word_of = next(i for i, (a, b) in enumerate(ts) if a <= cursor < b)
-    payload = attention_payload(merged, analysis.word_labels(maps.source_tokens, ss), tw, cursor=word_of,
-                                next_piece=next_piece, forced=[any(forced[a:b]) for a, b in ts], done=done,
-                                mode=mode, doc="words",
-                                differs=[any(differs[a:b]) for a, b in ts] if differs is not None else None)
-    payload.update(words=True, rows=list(tw), step=cursor)
-    del payload["spans"]  # already merged: the view must not merge again
-    return payload
