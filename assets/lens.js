@@ -671,7 +671,7 @@ inst.panelPoint = (l, h) => {            // client coordinates of the middle of 
 function render() {
   inst.recvAt = performance.now();
   const p = props.value;
-  if (!p || !p.source) { pause(); st.traj = st.greedy = null; empty("Type a German sentence and press Start."); return; }
+  if (!p || !p.source) { pause(); st.traj = st.greedy = null; empty("Type a sentence and press Start."); return; }
   const doc = load(p);
   if (doc.traj) {
     pause();

@@ -1,6 +1,13 @@
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Gradio's file cache (exports, uploads) for this test session alone, removed at its end: tests that export
+# without a cache of their own would otherwise leave megabytes in the machine's <tmp>/gradio on every run. Set
+# before anything imports gradio (some of its modules read the variable at import); subprocesses inherit it.
+GRADIO_TEMP_DIR = tempfile.mkdtemp(prefix="attention-lens-tests-gradio-")
+os.environ["GRADIO_TEMP_DIR"] = GRADIO_TEMP_DIR
 
 import pytest
 import torch
@@ -10,12 +17,19 @@ from transformer.config import ModelConfig
 from transformer.decoding import Translator
 from transformer.model import Transformer
 from transformer.tokenizer import Tokenizer
-from transformer.train import tiny_corpus
+from transformer.synthetic import tiny_corpus
 from transformer import data as D
 
 torch.set_num_threads(1)
 # The whole suite can run on a GPU: ATTENTION_LENS_TEST_DEVICE=cuda python -m pytest
 DEVICE = os.environ.get("ATTENTION_LENS_TEST_DEVICE", "cpu")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gradio_temp_dir():
+    """The session's GRADIO_TEMP_DIR (see above), removed when the session ends."""
+    yield GRADIO_TEMP_DIR
+    shutil.rmtree(GRADIO_TEMP_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -48,9 +62,43 @@ def tiny_translator(tiny_trained):
     return Translator.load(tiny_trained, device=DEVICE)
 
 
+# -- the browser tests' fixtures (their helpers: tests/browser.py)
+
+@pytest.fixture(scope="module")
+def translator():
+    """The shipped checkpoint's Translator on DEVICE, one per test module (the model the browser tests drive)."""
+    from transformer.checkpoint import DEFAULT_CHECKPOINT
+    return Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
+
+
+@pytest.fixture(scope="module")
+def served_browser(translator):
+    """(url, browser): `translator`'s app served in this process on a free loopback port, and Debian's Chromium
+    (skipped without it; CI fails instead). Each module opens its pages at the size it needs (browser.open_app)."""
+    from tests.browser import browser, require_chromium, serve
+    require_chromium()
+    with serve(translator) as url, browser() as b:
+        yield url, b
+
+
 def small_model(vocab=50, **kw) -> Transformer:
     cfg = dict(vocab_size=vocab, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64,
                dropout=0.0, attn_dropout=0.0, max_len=64)
     cfg.update(kw)
     torch.manual_seed(0)
     return Transformer(ModelConfig(**cfg)).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_en_de_dir(tiny_tok, tiny_pairs, tmp_path_factory):
+    """The tiny corpus the other way round, English -> German, as a checkpoint directory."""
+    from tests.helpers import overfit
+    model = overfit(tiny_tok, [(en, de) for de, en in tiny_pairs], src_lang="en", tgt_lang="de")
+    ckpt = tmp_path_factory.mktemp("ckpt-en-de")
+    save_checkpoint(ckpt, model, tiny_tok, half=False)
+    return ckpt
+
+
+@pytest.fixture()
+def tiny_en_de(tiny_en_de_dir):
+    return Translator.load(tiny_en_de_dir, device=DEVICE)

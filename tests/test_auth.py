@@ -30,7 +30,8 @@ def login(url, username, password) -> httpx.Response:
 
 
 def call_translate(url, text, cookies=None) -> httpx.Response:
-    return httpx.post(url + "gradio_api/call/translate", json={"data": [text]}, cookies=cookies, timeout=30)
+    # the raw HTTP API passes every parameter: the text and the model ("" is the default model)
+    return httpx.post(url + "gradio_api/call/translate", json={"data": [text, ""]}, cookies=cookies, timeout=30)
 
 
 @pytest.mark.parametrize("username,password", [(USER, "wrong"), (USER, ""), ("", PASSWORD), ("nobody", PASSWORD),

@@ -119,9 +119,9 @@ def test_start_validator_says_it_on_the_box(tiny_translator):
 def test_reference_validator_says_it_on_the_reference_box(tiny_translator):
     tr = tiny_translator
     s = tr.start(SOURCE)
-    assert [v["is_valid"] for v in handlers.validate_reference(tr, s, "A dog runs.", 8, False)] == [True] * 4
+    assert [v["is_valid"] for v in handlers.validate_reference(s, "A dog runs.", 8, False)] == [True] * 4
     for session, ref, message in ((None, "A dog runs.", "Press Start first"), (s, "   ", "empty")):
-        v = handlers.validate_reference(tr, session, ref, 8, False)
+        v = handlers.validate_reference(session, ref, 8, False)
         assert v[1]["is_valid"] is False and message in v[1]["message"]  # on the reference box
         assert [v[0]["is_valid"]] + [x["is_valid"] for x in v[2:]] == [True, True, True]  # nothing else blamed
 

@@ -21,11 +21,39 @@ WEIGHTS, TOKENIZER, LOG = "model.pt", "tokenizer.model", "training_log.json"
 
 
 # the shipped model, checkpoints/de-en beside this package: in a checkout, and in the wheel, which mirrors it (setup.py)
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en"
+SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints"
+DEFAULT_CHECKPOINT = SHIPPED / "de-en"
 
 
 class CheckpointError(ValueError):
     pass
+
+
+def resolve_checkpoint(path=None) -> Path:
+    """A checkpoint directory from a path, or from a shipped model's name ('de-en', 'en-de': checkpoints/NAME);
+    None: the first shipped model."""
+    if path is None:
+        return DEFAULT_CHECKPOINT
+    p = Path(path)
+    if not p.exists() and isinstance(path, str) and "/" not in path and (SHIPPED / path).is_dir():
+        return SHIPPED / path
+    return p
+
+
+def find_checkpoints(paths=None) -> list[Path]:
+    """Every checkpoint named: each path is a checkpoint directory (it holds model.pt) or a folder whose
+    sub-directories are checkpoints (sorted by name). None: every shipped model (checkpoints/*)."""
+    out: list[Path] = []
+    for path in ([SHIPPED] if not paths else paths):
+        p = resolve_checkpoint(path)
+        if (p / WEIGHTS).is_file() or not p.is_dir():
+            out.append(p)  # a checkpoint, or a path load_checkpoint will explain
+            continue
+        found = sorted(d for d in p.iterdir() if (d / WEIGHTS).is_file())
+        if not found:
+            raise CheckpointError(f"{p}: neither a checkpoint ({WEIGHTS}) nor a folder of checkpoints")
+        out.extend(found)
+    return out
 
 
 def save_weights(path: str | Path, model: Transformer, half: bool = True, extra: dict | None = None) -> None:
@@ -89,7 +117,7 @@ def load_tokenizer(ckpt_dir: Path) -> Tokenizer:
 
 
 def load_checkpoint(ckpt_dir: str | Path | None = None) -> tuple[Transformer, Tokenizer]:
-    ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else DEFAULT_CHECKPOINT
+    ckpt_dir = resolve_checkpoint(ckpt_dir)
     if not ckpt_dir.is_dir():
         raise CheckpointError(f"{ckpt_dir}: checkpoint directory not found")
     config, state = read_weights(ckpt_dir / WEIGHTS)

@@ -80,7 +80,7 @@ def clean_text(text, notes: Optional[list] = None) -> str:
                    for ch in text if unicodedata.category(ch) != "Cf")
     text = " ".join(text.split())
     if not text:
-        raise ValueError("input is empty: type a German sentence")
+        raise ValueError("input is empty: type a sentence")
     return text
 
 
@@ -96,16 +96,17 @@ class Translator:
 
     @classmethod
     def load(cls, path=None, device="auto") -> "Translator":
+        """A checkpoint directory, or a shipped model's name ("de-en", "en-de"); None: German -> English."""
+        from .checkpoint import resolve_checkpoint
         model, tokenizer = load_checkpoint(path)
-        from .checkpoint import DEFAULT_CHECKPOINT
-        return cls(model, tokenizer, device, Path(path) if path is not None else DEFAULT_CHECKPOINT)
+        return cls(model, tokenizer, device, resolve_checkpoint(path))
 
     def source_ids(self, text: str, notes: Optional[list] = None) -> list[int]:
         """Cleaned, tokenised source with EOS, truncated to the model's limit. Each cut (characters, pieces)
         appends a human-readable message to `notes` when it is given; nothing is warned."""
         ids = self.tokenizer.encode(clean_text(text, notes))
         if not ids:  # e.g. only '▁' or U+FFFD: nothing the model can read
-            raise ValueError("input is empty: type a German sentence")
+            raise ValueError("input is empty: type a sentence")
         limit = self.config.max_len - 1
         if len(ids) > limit:
             if notes is not None:

@@ -1,12 +1,11 @@
 """The Head ablation tab: switch off heads for one request and compare with the intact model."""
 from __future__ import annotations
 
-from functools import partial
-
 import gradio as gr
 
 from . import handlers as h
 from .components import CONC, Ctx, lens_view, live_position, started_sentence
+from .models import of_session
 
 
 def build(ctx: Ctx) -> None:
@@ -37,5 +36,5 @@ def build(ctx: Ctx) -> None:
     view = lens_view(ctx, "attention_ablated")
 
     # at the step the Translate view shows (ctx.position, read live by the js)
-    b_ablate.click(partial(h.ablate_at, tr), [ctx.state, enc, dec, cross, ctx.k, ctx.position],
+    b_ablate.click(of_session(h.ablate_at), [ctx.state, enc, dec, cross, ctx.k, ctx.position],
                    [intact, ablated, probs, topk, view, note], js=live_position(6, 5), api_name="ablate", **CONC)

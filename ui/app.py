@@ -1,32 +1,44 @@
 """The Gradio app: the page, its tabs (each wires its own events) and the API-only endpoints."""
 from __future__ import annotations
 
+import dataclasses
+
 import gradio as gr
 
 from transformer.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
+from .models import Models
 
-TITLE = ("**attention-lens** · Watch a Transformer translate German → English one token at a time, and see what "
-         "every layer and head attends to.")
-INTRO = ("**1.** Type or pick a German sentence and press **Start**. **2.** Press **Step ▶** (or ← / →, the "
+TITLE = ("**attention-lens** · Watch a Transformer translate one token at a time, and see what every layer and "
+         "head attends to.")
+INTRO = ("**1.** Pick the model (German → English or English → German), type or pick a sentence in its language "
+         "and press **Start**. **2.** Press **Step ▶** (or ← / →, the "
          "step slider, **Play**) to reveal the model's choices one piece at a time (or click another piece in "
          "the top-k list to force it). "
          "**3.** Read the heatmaps: each row is one token asking *where should I look?*, each column a "
          "token it can look at; brighter means more attention.")
 
 
-def build_demo(tr: Translator) -> gr.Blocks:
+def build_demo(translators) -> gr.Blocks:
+    """The page for one Translator or several (a list: the first is the default; the picker offers each)."""
+    models = Models([translators] if isinstance(translators, Translator) else list(translators))
+    tr = models.first
     gr.set_static_paths([str(VENDOR)])
     plotly_src = f"/gradio_api/file={VENDOR}/plotly-cartesian.min.js"  # loaded by lens.js to export a figure
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         with gr.Row(equal_height=True, elem_id="intro"):  # one line: the Translate view must fit a laptop screen
             gr.Markdown(TITLE, elem_id="title")
+            picker = gr.Dropdown(models.choices(), value=models.default, label="Model", show_label=False,
+                                 container=False, elem_id="model", scale=0, min_width=200, filterable=False,
+                                 interactive=len(models) > 1)
             with gr.Column(scale=0, min_width=260):
                 with gr.Accordion("How to use it", open=False, elem_id="howto"):
                     gr.Markdown(INTRO)
-        ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src)
+        ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
+                  model=picker)
+        per_model = {}  # tabs whose content is the model's own (atlas, history, card): one group per model
         with gr.Tab("Translate"):
             translate_tab.build(ctx)
         with gr.Tab("Head ablation", elem_id="tab_ablation"):
@@ -36,36 +48,47 @@ def build_demo(tr: Translator) -> gr.Blocks:
         with gr.Tab("Across layers", elem_id="tab_layers") as tab_layers:
             layers_tab.build(ctx, tab_layers)
         with gr.Tab("Head atlas", elem_id="tab_atlas"):
-            atlas_tab.build(ctx, atlas_tab.load_atlas(tr))
+            for key, m in models:
+                with gr.Column(visible=key == models.default) as col:
+                    atlas_tab.build(dataclasses.replace(ctx, tr=m), atlas_tab.load_atlas(m))
+                per_model.setdefault(key, []).append(col)
         with gr.Tab("Attention being learned", elem_id="tab_learned"):
-            learned_tab.build(ctx, demo)
+            for key, m in models:
+                with gr.Column(visible=key == models.default) as col:
+                    learned_tab.build(dataclasses.replace(ctx, tr=m), demo)
+                per_model[key].append(col)
         with gr.Tab("Model"):
-            model_tab.build(ctx)
-        api(tr)
+            for key, m in models:
+                with gr.Column(visible=key == models.default) as col:
+                    model_tab.build(dataclasses.replace(ctx, tr=m))
+                per_model[key].append(col)
+        translate_tab.wire_model(ctx, per_model)
+        api(models)
         demo.unload(handlers.end_session)  # the user closed the page: their exports go
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     return demo
 
 
-def api(tr: Translator) -> None:
-    """Endpoints for programs (gradio_client), with no component on the page."""
+def api(models: Models) -> None:
+    """Endpoints for programs (gradio_client), with no component on the page. `model`: "de-en", "en-de", ...
+    (default: the first served)."""
 
-    def translate(text: str) -> str:
-        """German text -> English translation (greedy)."""
-        return handlers.api_translate(tr, text)
+    def translate(text: str, model: str = "") -> str:
+        """Text in the model's source language -> its translation (greedy)."""
+        return handlers.api_translate(models.get(model), text)
 
-    def attention(text: str) -> dict:
-        """German text -> source/target pieces, translation and all three attention maps as nested lists."""
-        return handlers.api_attention(tr, text)
+    def attention(text: str, model: str = "") -> dict:
+        """Text -> source/target pieces, translation and all three attention maps as nested lists."""
+        return handlers.api_attention(models.get(model), text)
 
-    def attention_compact(text: str) -> dict:
-        """German text -> pieces, translation and the three maps as base64 uint16 (weight = value / 65535)."""
-        return handlers.api_attention_compact(tr, text)
+    def attention_compact(text: str, model: str = "") -> dict:
+        """Text -> pieces, translation and the three maps as base64 uint16 (weight = value / 65535)."""
+        return handlers.api_attention_compact(models.get(model), text)
 
-    def inside(text: str, kind: str, layer: int, head: int, step: int | None = None) -> dict:
-        """German text -> inside one head (0-based layer, head) at a step (None: the last) of its greedy
+    def inside(text: str, kind: str, layer: int, head: int, step: int | None = None, model: str = "") -> dict:
+        """Text -> inside one head (0-based layer, head) at a step (None: the last) of its greedy
         decoding: q, k, v, scores, mask, weights, out, contribution as nested lists (bounded)."""
-        return handlers.api_inside(tr, text, kind, layer, head, step)
+        return handlers.api_inside(models.get(model), text, kind, layer, head, step)
 
     gr.api(translate, api_name="translate", **CONC)
     gr.api(attention, api_name="attention", **CONC)

@@ -1,16 +1,15 @@
 """The Beam search tab: the beam as a tree, and the attention of any hypothesis."""
 from __future__ import annotations
 
-from functools import partial
-
 import gradio as gr
 
 from . import handlers as h
 from .components import CONC, SESSION_TTL_S, Ctx, lens_view, started_sentence
+from .models import of_session
 
 
 def build(ctx: Ctx) -> None:
-    tr = ctx.tr
+    models = ctx.models
     gr.Markdown("Greedy decoding keeps one hypothesis; beam search keeps several. The tree shows every "
                 "kept piece per step (rank 1 at the top); pick a hypothesis to see its attention. A step keeps "
                 "*beam size* live pieces (blue); a piece that ends its sentence (`</s>`, green) is set aside as a "
@@ -28,6 +27,13 @@ def build(ctx: Ctx) -> None:
     view = lens_view(ctx, "attention_beam")
 
     outs = [state, tree, choice, view]
-    b_beam.click(partial(h.beam_started, tr), [ctx.state, size], outs, api_visibility="private", **CONC)
-    b_api.click(partial(h.beam, tr), [ctx.source, size], outs, api_name="beam", **CONC)
-    choice.input(partial(h.beam_pick, tr), [state, choice], [tree, view], api_name="beam_pick", **CONC)
+    b_beam.click(of_session(h.beam_started), [ctx.state, size], outs, api_visibility="private", **CONC)
+
+    def beam(text, n, key=""):  # /beam (text, size[, model])
+        return h.beam(models.get(key), text, n)
+
+    def pick(beams, picked):  # the beam's own model (its state names it)
+        return h.beam_pick(models.get(beams.get("model") if isinstance(beams, dict) else ""), beams, picked)
+
+    b_api.click(beam, [ctx.source, size, ctx.model], outs, api_name="beam", **CONC)
+    choice.input(pick, [state, choice], [tree, view], api_name="beam_pick", **CONC)

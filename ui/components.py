@@ -22,8 +22,8 @@ FAST = dict(CONC, show_progress="hidden", trigger_mode="multiple")  # a step mus
 class Ctx:
     """What the tab builders share: the translator, the per-user session, and the Translate tab's inputs."""
 
-    tr: Translator
-    state: gr.State  # the user's DecodingSession
+    tr: Translator  # the first model: what shapes the page (layers, heads) before a sentence is started
+    state: gr.State  # the user's DecodingSession (it carries its model: session.translator)
     css: str
     plotly_src: str  # URL of the vendored plotly.js: lens.js loads it to export a figure
     source: gr.Textbox | None = None
@@ -31,6 +31,8 @@ class Ctx:
     words: gr.Checkbox | None = None
     view: gr.HTML | None = None  # fires the Translate view's events (see translate_tab.py, lens.js announce)
     position: gr.Textbox | None = None  # hidden: the position the view shows, kept up to date in the browser
+    models: object = None  # ui.models.Models: every model served
+    model: gr.Dropdown | None = None  # the picker: this user's model (its value lives in their page)
 
 
 def live_position(n_inputs: int, index: int) -> str:

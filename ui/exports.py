@@ -76,10 +76,40 @@ def gradio_cache() -> Path:
     return Path(gr.utils.get_upload_folder())
 
 
+_rooted: set[Path] = set()  # the caches this process has made its export root in (and pruned)
+
+
 def export_root() -> Path:
-    root = gradio_cache() / f"{EXPORT_PREFIX}{os.getpid()}"
+    """This process's export folder in Gradio's cache. The first time it is made in a cache, the export folders
+    of processes that no longer exist (a killed server's) are removed: nothing else would ever prune them."""
+    cache = gradio_cache()
+    root = cache / f"{EXPORT_PREFIX}{os.getpid()}"
     root.mkdir(parents=True, exist_ok=True)
+    if cache not in _rooted:
+        _rooted.add(cache)
+        prune_dead_processes(cache)
     return root
+
+
+def prune_dead_processes(cache: Path) -> list[Path]:
+    """Remove the export folders (EXPORT_PREFIX<pid>) in `cache` whose process is gone; -> the removed ones."""
+    removed = []
+    for folder in cache.glob(f"{EXPORT_PREFIX}*"):
+        pid = folder.name[len(EXPORT_PREFIX):]
+        if folder.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: nothing is sent, the process is only looked up
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # another user's process, or a platform that cannot tell: keep its folder
+    return True
 
 
 def new_export_dir(request: gr.Request | None) -> Path:
@@ -143,9 +173,9 @@ def export_at(tr: Translator, session, position=None, request: gr.Request | None
     return export_maps(tr, at_position(tr, session, position), request)
 
 
-def export_event(tr: Translator):
-    """The Export button's handler: export_at in the user's session (Gradio passes a gr.Request to a parameter
-    annotated so; functools.partial would hide the annotation)."""
+def export_event():
+    """The Export button's handler: export_at in the user's session, with the model it was started with (Gradio
+    passes a gr.Request to a parameter annotated so; functools.partial would hide the annotation)."""
     def export(session, position=None, request: gr.Request = None) -> list[str]:
-        return export_at(tr, session, position, request)
+        return export_at(need_session(session).translator, session, position, request)
     return export

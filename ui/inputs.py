@@ -27,15 +27,16 @@ def validate_source(tr, text, *others):
     return [gr.validate(ok, message)] + [gr.validate(True, "") for _ in others]
 
 
-def validate_reference(tr, session, ref, *others):
+def validate_reference(session, ref, *others):
     """The reference button's validator: with no sentence started, or a reference the model cannot read, the
-    message is said on the reference box, before any work, and no output turns red."""
+    message is said on the reference box, before any work, and no output turns red. The sentence's own model
+    reads it."""
     ok, message = True, ""
     if not isinstance(session, DecodingSession):
         ok, message = False, "Press Start first: a reference is read against the started sentence."
     else:
         try:
-            tr.target_ids_of(ref)
+            session.translator.target_ids_of(ref)
         except ValueError as e:
             ok, message = False, f"reference: {e}"
     return [gr.validate(True, ""), gr.validate(ok, message)] + [gr.validate(True, "") for _ in others]

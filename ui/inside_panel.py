@@ -12,7 +12,6 @@ from .components import FAST, Ctx, asset
 def panel(ctx: Ctx) -> gr.HTML:
     """The panel (elem_id "inside") and its one event: the view fires "click" with {kind, layer, head, position}
     (the trajectory's last position) and the answer is the head's payload."""
-    tr = ctx.tr
     view = gr.HTML(None, html_template=asset("inside.html"), css_template=asset("inside.css"),
                    js_on_load=asset("inside.js"), elem_id="inside")
 
@@ -21,6 +20,7 @@ def panel(ctx: Ctx) -> gr.HTML:
         if not isinstance(data, dict):
             data = {}
         try:
+            tr = h.need_session(session).translator  # the model the sentence was started with
             return h.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"), data.get("head"))
         except gr.Error as e:  # said in the panel, which offers to try again (a toast alone leaves it waiting)
             return {"error": e.message, "request": {k: data.get(k) for k in ("kind", "layer", "head", "position")}}

@@ -1,19 +1,20 @@
 """The Across layers tab: encoder attention rollout and the source-target alignment."""
 from __future__ import annotations
 
-from functools import partial
-
 import gradio as gr
+
+from transformer.capture import layers_of
 
 from . import handlers as h
 from .components import CONC, Ctx, live_position, started_sentence
+from .models import of_session
 
 
 def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     """Show computes on demand (and is the API's /layers); the tab also follows the Translate view by itself:
     when it is selected, when the view's step changes while it is shown (lens.js fires the view's "select"
     event then), and when the layer or threshold changes."""
-    L = len(ctx.tr.model.decoder)
+    L = layers_of(ctx.tr.model, "cross")
     gr.Markdown("For the step shown in the Translate tab: attention rollout through the encoder "
                 "(Abnar & Zuidema 2020), and which source pieces each target piece attended to. "
                 "Rollout multiplies the encoder layers' maps (mean of heads), each first mixed as "
@@ -32,9 +33,9 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
         rollout = gr.Plot(label="Encoder rollout", elem_id="rollout")
 
     inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
-    b_show.click(partial(h.across_layers_at, ctx.tr), inputs, outs, js=live_position(4, 3), api_name="layers",
+    b_show.click(of_session(h.across_layers_at), inputs, outs, js=live_position(4, 3), api_name="layers",
                  **CONC)
     follow = dict(CONC, js=live_position(4, 3), api_visibility="private", show_progress="hidden",
                   trigger_mode="always_last")
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
-        event(partial(h.across_layers_follow, ctx.tr), inputs, outs, **follow)
+        event(of_session(h.across_layers_follow), inputs, outs, **follow)

@@ -8,11 +8,13 @@ import gradio as gr
 
 from transformer import analysis, figures
 from transformer.beam import beam_search, check_beam_size
+from transformer.capture import layers_of
 from transformer.corpus import ATTRIBUTION
 from transformer.decoding import DecodingSession, Translator, attend_ids
 from transformer.device import describe
 from transformer.history import AttentionHistory, describe_epoch
 
+from .models import direction_label
 from . import payload as P
 from .decoding_views import at_position
 from .figures import alignment_figure, beam_tree_figure, figure
@@ -22,7 +24,7 @@ from .inputs import TOPK, check_k, choice_index, fail, need_session, parse_head_
 # -- Head ablation -----------------------------------------------------------------------------------
 
 def head_choices(tr: Translator, kind: str) -> list[str]:
-    layers = len(tr.model.encoder) if kind == "encoder_self" else len(tr.model.decoder)
+    layers = layers_of(tr.model, kind)
     return [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(tr.config.n_heads)]
 
 
@@ -88,7 +90,7 @@ def beam_ids(tr: Translator, source_ids: list[int], size):
                f"{h.normalized:.3f} per piece{'' if h.finished else ', unfinished'})"
                for i, h in enumerate(result.hypotheses)]
     state = {"source_ids": result.source_ids, "hyps": [h.ids for h in result.hypotheses],
-             "paths": [h.path for h in result.hypotheses], "tree": result.tree}
+             "paths": [h.path for h in result.hypotheses], "tree": result.tree, "model": tr.config.direction}
     fig = beam_tree_figure(result.tree, tr.tokenizer.piece, highlight_path=result.hypotheses[0].path)
     return state, figure(fig), gr.update(choices=choices, value=choices[0]), beam_payload(tr, state, 0)
 
@@ -232,10 +234,11 @@ def _validation_row(label: str, metrics: dict, split: str, chosen) -> list[tuple
 
 def model_card(tr: Translator, metrics: dict) -> str:
     c = tr.config
-    rows = [("Architecture", f"encoder-decoder Transformer, pre-LN, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
+    rows = [("Translates", direction_label(tr)),
+            ("Architecture", f"encoder-decoder Transformer, pre-LN, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
                              f"{c.n_heads} heads, d_model {c.d_model}, FFN {c.d_ff}, sinusoidal positions"),
             ("Parameters", f"{tr.model.num_parameters():,}"),
-            ("Vocabulary", f"{c.vocab_size} joint German+English SentencePiece pieces, tied embeddings"),
+            ("Vocabulary", f"{c.vocab_size} joint SentencePiece pieces of both languages, tied embeddings"),
             ("Device", describe(tr.device))]
     for split, label in TEST_ROWS:
         test = metrics.get("test", {}).get(f"{split}/greedy", {})

@@ -11,11 +11,14 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from transformer.data import read_examples
+from transformer.data import examples_path, read_glossed_examples
+from transformer.language import hint as language_hint
+from transformer.language import name
 
 from . import arch, handlers as h
 from . import inside_panel
 from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position, started_sentence
+from .models import of_session
 
 PICK = "Examples: pick a sentence…"
 VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews.attention.ctl"
@@ -27,11 +30,29 @@ def local(call: str) -> str:
 
 
 def build(ctx: Ctx) -> None:
-    """Components and their events; sets ctx.source, ctx.k, ctx.words, ctx.view, ctx.position for the other tabs."""
+    """Components and their events; sets ctx.source, ctx.k, ctx.words, ctx.view, ctx.position for the other tabs
+    (and ctx.translate: the components wire_model reaches)."""
     c = controls(ctx)
     wire_browser(c)
     wire_server(ctx, c)
+    wire_hint(ctx, c)
     ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = c.source, c.k, c.words, c.bus, c.position
+    ctx.translate = c
+
+
+def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
+    """The other language noticed: while the box holds a sentence that looks like another language than the
+    model's (or that it can barely read), a line beside the box says so, before and after Start; it advises and
+    never blocks."""
+    def show(text, key):
+        message, other = hint_for(ctx.models, key, text)
+        button = f"Translate it {ctx.models.label(other)} ▶" if other else ""
+        return gr.update(visible=bool(message)), message, gr.update(visible=other is not None, value=button)
+
+    outs = [c.language_row, c.language_note, c.language_switch]
+    c.source.change(show, [c.source, ctx.model], outs, api_visibility="private", trigger_mode="always_last",
+                    show_progress="hidden", **CONC)
+    ctx.model.change(show, [c.source, ctx.model], outs, api_visibility="private", show_progress="hidden", **CONC)
 
 
 def controls(ctx: Ctx) -> SimpleNamespace:
@@ -60,11 +81,11 @@ def controls(ctx: Ctx) -> SimpleNamespace:
 def sentence_row(ctx: Ctx) -> SimpleNamespace:
     """The sentence, the examples (a dropdown) and the five buttons in one row; a hint under it while the box
     holds a sentence that was not started (assets/sentence.js)."""
+    words = language_words(ctx.tr)
     with gr.Row(equal_height=True, elem_id="sentence_row"):
-        source = gr.Textbox(label="German sentence", show_label=False, container=False, elem_id="source", lines=1,
-                            max_lines=4, max_length=2000, scale=6, min_width=280,
-                            placeholder="Type a German sentence, e.g. Ein Hund rennt durch den Schnee.")
-        examples = gr.Dropdown([(PICK, "")] + read_examples(), value="", label="Examples", show_label=False,
+        source = gr.Textbox(label=words["label"], show_label=False, container=False, elem_id="source", lines=1,
+                            max_lines=4, max_length=2000, scale=6, min_width=280, placeholder=words["placeholder"])
+        examples = gr.Dropdown(words["examples"], value="", label="Examples", show_label=False,
                                container=False, elem_id="examples", scale=3, min_width=200, filterable=False)
         b_start = gr.Button("Start", variant="primary", elem_id="start", scale=0, min_width=80)
         b_reset = gr.Button("Reset", elem_id="reset", scale=0, min_width=72)
@@ -72,7 +93,37 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         b_step = gr.Button("Step ▶", elem_id="step", scale=0, min_width=80)
         b_run = gr.Button("Run ▶▶", elem_id="run", scale=0, min_width=80)
     hint = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
+    with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
+        language_note = gr.Markdown("", elem_id="language_hint")
+        language_switch = gr.Button("", elem_id="language_switch", scale=0, min_width=220, size="sm")
     return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
+
+
+def language_words(tr) -> dict:
+    """The Translate tab's words for a model: the box's label and placeholder, the examples (each with its
+    translation as a gloss) and the reference box's label, in the model's languages."""
+    src, tgt = name(tr.config.src_lang), name(tr.config.tgt_lang)
+    glossed = read_glossed_examples(examples_path(tr.config.src_lang))
+    first = f", e.g. {glossed[0][0]}" if glossed else ""
+    article = "an" if src[:1] in "AEIOU" else "a"
+    return {"label": f"{src} sentence", "placeholder": f"Type {article} {src} sentence{first}",
+            "examples": [(PICK, "")] + [(f"{s}  ·  {g}" if g else s, s) for s, g in glossed],
+            "reference": f"{tgt} reference"}
+
+
+def hint_for(models, key, text) -> tuple[str, str | None]:
+    """(what the hint says, the model to switch to or None) for `text` under the user's model: another language
+    (switching offered when a served model reads it), or pieces the model can barely read."""
+    tr = models.get(key)
+    found = language_hint(text if isinstance(text, str) else "", tr.config.src_lang, tr.tokenizer)
+    if found is None:
+        return "", None
+    if found["kind"] == "language":
+        other = models.of_language(found["code"])
+        if other is not None:
+            return (f"⚠ {found['message']} This model reads {name(tr.config.src_lang)} only: translate it with "
+                    f"{models.label(other)}?", other)
+    return f"⚠ {found['message']}", None
 
 
 def tools(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -85,7 +136,8 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
                               info="sum over a word's key pieces, mean over its query pieces")
     with gr.Column(scale=2, min_width=300):
         with gr.Accordion("Inspect a reference translation", open=False):
-            c.ref = gr.Textbox(label="English reference", elem_id="reference", lines=2, max_length=2000)
+            c.ref = gr.Textbox(label=language_words(ctx.tr)["reference"], elem_id="reference", lines=2,
+                               max_length=2000)
             c.b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")
         with gr.Accordion("Go to a step", open=False):
             c.step_no = checked(gr.Number(0, precision=None, step=1, label="step index (0 = only <s>)",
@@ -128,36 +180,80 @@ def wire_browser(c: SimpleNamespace) -> None:
     c.examples.input(None, [c.examples, c.source], [c.source], js="(v, box) => v || box")  # an example: into the box
 
 
+def wire_model(ctx: Ctx, per_model: dict) -> None:
+    """The picker: the user's choice of model (its value lives in their page). Picking one clears the views,
+    says which model is now in use, and puts the tabs' words, examples and model-specific content in its
+    languages; the hint's button switches to the model of the sentence's language and starts it."""
+    c, models = ctx.translate, ctx.models
+    cleared = [ctx.state, c.translation, c.attention, c.topk]
+    words_out = [c.source, c.examples, c.ref]
+    groups = [col for key in models.by_key for col in per_model.get(key, [])]
+
+    def model_parts(key):
+        w = language_words(models.get(key))
+        return [gr.update(label=w["label"], placeholder=w["placeholder"]), gr.update(choices=w["examples"], value=""),
+                gr.update(label=w["reference"])] + [
+            gr.update(visible=k == key) for k in models.by_key for _ in per_model.get(k, [])]
+
+    def picked(key):
+        gr.Info(f"Now using {models.label(key)}: start a sentence in {name(models.get(key).config.src_lang)}.")
+        return [None, "", None, None] + model_parts(key)
+
+    ctx.model.input(picked, [ctx.model], cleared + words_out + groups, api_visibility="private", **CONC)
+
+    def switch(text, kk, ww, key):
+        _, other = hint_for(models, key, text)
+        other = other or key
+        return [other] + list(h.start(models.get(other), text, kk, ww)) + model_parts(other)
+
+    c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model], [ctx.model] + cleared + words_out + groups,
+                            api_visibility="private", **CONC)
+
+
 def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     """Events that reach the server: Start, forcing a piece, the reference, export, and for programs the
     server-side stepping of the session as before (/step /run /back /reset /goto /topk)."""
-    tr, state, source, k, words, api = ctx.tr, ctx.state, c.source, c.k, c.words, c.api
+    models, state, source, k, words, api, model = ctx.models, ctx.state, c.source, c.k, c.words, c.api, ctx.model
     outs = [state, c.translation, c.attention, c.topk]
-    checked_source = dict(CONC, validator=partial(h.validate_source, tr))  # a bad sentence: one message, on the box
-    c.b_start.click(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **checked_source)
+
+    def start(text, kk, ww, key=""):
+        return h.start(models.get(key), text, kk, ww)
+
+    def on_start(text, kk, ww, key=""):  # the page's Start (a name of its own: the API's is /start)
+        return h.start(models.get(key), text, kk, ww)
+
+    def validate(text, kk, ww, key=""):  # a bad sentence: one message, on the box, in the chosen model's words
+        return h.validate_source(models.get(key), text, kk, ww, key)
+
+    c.b_start.click(on_start, [source, k, words, model], outs, api_visibility="private", validator=validate, **CONC)
     # the API's /start: no validator, so a bad top-k is answered by the handler with its reason (a validator makes
-    # Gradio check the slider's range first and answer a client with a bare 400)
-    api["start"].click(partial(h.start, tr), [source, k, words], outs, api_name="start", **CONC)
-    source.submit(partial(h.start, tr), [source, k, words], outs, api_visibility="private", **checked_source)
-    api["step"].click(partial(h.step, tr), [state, k, words], outs, api_name="step", **FAST)
-    api["run"].click(partial(h.run, tr), [state, k, words], outs, api_name="run", **FAST)
-    api["back"].click(partial(h.back, tr), [state, k, words], outs, api_name="back", **FAST)
-    api["reset"].click(partial(h.reset, tr), [state, k, words], outs, api_name="reset", **FAST)
-    api["goto"].click(partial(h.goto, tr), [state, c.step_no, k, words], outs, api_name="goto", **FAST)
-    api["topk"].click(partial(h.step_view, tr), [state, k, words], outs, api_name="topk", **CONC)
+    # Gradio check the slider's range first and answer a client with a bare 400); the model comes last, optional
+    api["start"].click(start, [source, k, words, model], outs, api_name="start", **CONC)
+    source.submit(on_start, [source, k, words, model], outs, api_visibility="private", validator=validate, **CONC)
+    # every other event reads the started sentence, which carries its model (ui/models.py of_session)
+    api["step"].click(of_session(h.step), [state, k, words], outs, api_name="step", **FAST)
+    api["run"].click(of_session(h.run), [state, k, words], outs, api_name="run", **FAST)
+    api["back"].click(of_session(h.back), [state, k, words], outs, api_name="back", **FAST)
+    api["reset"].click(of_session(h.reset), [state, k, words], outs, api_name="reset", **FAST)
+    api["goto"].click(of_session(h.goto), [state, c.step_no, k, words], outs, api_name="goto", **FAST)
+    api["topk"].click(of_session(h.step_view), [state, k, words], outs, api_name="topk", **CONC)
 
     def on_force(session, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
-        return h.force_at(tr, session, data.get("position"), data.get("piece"), kk, ww)
+        return h.force_at(h.need_session(session).translator, session, data.get("position"), data.get("piece"),
+                          kk, ww)
 
     c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
-    c.b_force.click(partial(h.force, tr), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
+    c.b_force.click(of_session(h.force), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
     # the reference of the started sentence, stepped like a decoding; /reference (text, reference) for programs
-    c.b_ref.click(partial(h.reference_at, tr), [state, c.ref, k, words], [c.attention, c.topk],
-                  api_visibility="private", validator=partial(h.validate_reference, tr), **CONC)
-    api["reference"].click(partial(h.reference, tr), [source, c.ref], [c.attention, c.topk], api_name="reference",
-                           **CONC)
-    c.b_export.click(h.export_event(tr), [state, c.position], [c.files], js=live_position(2, 1),
+    c.b_ref.click(of_session(h.reference_at), [state, c.ref, k, words], [c.attention, c.topk],
+                  api_visibility="private", validator=h.validate_reference, **CONC)
+
+    def reference(text, ref, key=""):  # /reference (text, reference[, model])
+        return h.reference(models.get(key), text, ref)
+
+    api["reference"].click(reference, [source, c.ref, model], [c.attention, c.topk], api_name="reference", **CONC)
+    c.b_export.click(h.export_event(), [state, c.position], [c.files], js=live_position(2, 1),
                      api_name="export", **CONC)
     c.noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")

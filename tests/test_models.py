@@ -1,0 +1,118 @@
+"""Several models served at once (issue 30): the registry, the checkpoints found, the user's choice travelling with
+their sentence, the hint about another language, the API's optional `model`."""
+from __future__ import annotations
+
+import threading
+
+import gradio as gr
+import pytest
+
+from transformer.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
+from transformer.decoding import Translator
+from ui import handlers as h
+from ui.models import Models, direction_label, of_session
+from ui.translate_tab import hint_for, language_words
+
+DE, EN = "Ein Hund rennt.", "A dog runs."
+
+
+@pytest.fixture()
+def models(tiny_translator, tiny_en_de):
+    return Models([tiny_translator, tiny_en_de])
+
+
+def test_the_checkpoint_records_its_languages(tiny_translator, tiny_en_de):
+    assert tiny_translator.config.direction == "de-en" and tiny_en_de.config.direction == "en-de"
+    assert direction_label(tiny_en_de) == "English → German"
+    assert tiny_en_de.translate(EN) == DE and tiny_translator.translate(DE) == EN
+
+
+def test_models_by_key_and_the_default(models, tiny_en_de):
+    assert models.default == "de-en" and models.choices() == [("German → English", "de-en"),
+                                                               ("English → German", "en-de")]
+    assert models.get("") is models.first and models.get("en-de") is tiny_en_de
+    assert models.of_language("en") == "en-de" and models.of_language("fr") is None
+    with pytest.raises(gr.Error, match="unknown model"):
+        models.get("fr-de")
+    with pytest.raises(ValueError, match="two checkpoints"):
+        Models([tiny_en_de, Translator.load(tiny_en_de.checkpoint_dir, "cpu")])
+
+
+def test_find_checkpoints(tmp_path, tiny_trained, tiny_en_de_dir):
+    assert find_checkpoints([tiny_trained]) == [tiny_trained]
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for name, src in (("b", tiny_en_de_dir), ("a", tiny_trained)):
+        (folder / name).symlink_to(src, target_is_directory=True)
+    assert [p.name for p in find_checkpoints([folder])] == ["a", "b"]
+    assert [p.name for p in find_checkpoints([folder, tiny_trained])][:2] == ["a", "b"]
+    with pytest.raises(CheckpointError, match="neither a checkpoint"):
+        find_checkpoints([tmp_path])  # it holds a folder of checkpoints, not checkpoints
+    assert resolve_checkpoint("de-en") == SHIPPED / "de-en"  # a shipped model by its name
+    assert find_checkpoints(None)[0] == SHIPPED / "de-en"  # the default serves every shipped model, de-en first
+
+
+def test_a_session_carries_its_model(models):
+    """Every event after Start reads the model from the sentence: what the user picked, not a global."""
+    en_state = h.start(models.get("en-de"), EN)[0]
+    de_state = h.start(models.get("de-en"), DE)[0]
+    step = of_session(h.run)
+    assert step(en_state)[1] == DE and step(de_state)[1] == EN
+    with pytest.raises(gr.Error, match="Press Start"):
+        step(None)
+
+
+def test_two_users_with_different_models_at_once_see_only_their_own(models):
+    results, errors = {}, []
+
+    def user(key, text, want):
+        try:
+            for i in range(10):
+                state, translation, payload, _ = h.start(models.get(key), text)
+                assert payload["languages"] == key.split("-")
+                ran = of_session(h.run)(state)
+                assert ran[1] == want, (key, ran[1])
+                results[key] = results.get(key, 0) + 1
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=user, args=a) for a in (("de-en", DE, EN), ("en-de", EN, DE))] * 1
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == {"de-en": 10, "en-de": 10}
+
+
+def test_each_models_words(tiny_translator, tiny_en_de):
+    de, en = language_words(tiny_translator), language_words(tiny_en_de)
+    assert de["label"] == "German sentence" and en["label"] == "English sentence"
+    assert en["placeholder"].startswith("Type an English sentence, e.g. ") and en["reference"] == "German reference"
+    values = [v for _, v in en["examples"][1:]]
+    assert "I will call you tomorrow." in values and all("·" in label for label, _ in en["examples"][1:])
+
+
+def test_the_other_language_is_noticed_and_a_switch_offered(models):
+    message, other = hint_for(models, "de-en", "The weather is nice today.")
+    assert "looks like English" in message and other == "en-de"
+    assert hint_for(models, "de-en", DE) == ("", None)  # its own language, in pieces it knows
+    assert "looks like" not in hint_for(models, "en-de", EN)[0]  # (the tiny vocabulary spells "dog" out)
+    message, other = hint_for(models, "de-en", "xkcd qwrtz zzgh")
+    assert other is None and "not words the model knows" in message
+    one = Models([models.first])  # nobody reads English here: said, nothing to switch to
+    message, other = hint_for(one, "de-en", "The weather is nice today.")
+    assert "looks like English" in message and other is None
+
+
+def test_the_api_takes_an_optional_model(models):
+    from ui.serving import serving
+    from gradio_client import Client
+    with serving([models.first, models.get("en-de")]) as url:
+        client = Client(url, verbose=False)
+        assert client.predict(DE, api_name="/translate") == EN
+        assert client.predict(EN, "en-de", api_name="/translate") == DE
+        translation, payload, _ = client.predict(EN, 8, False, "en-de", api_name="/start")
+        assert translation == "" and payload["languages"] == ["en", "de"]  # at step 0, of the model asked for
+        assert client.predict(DE, 8, False, api_name="/start")[1]["languages"] == ["de", "en"]  # the default
+        with pytest.raises(Exception, match="unknown model"):
+            client.predict(DE, "xx-yy", api_name="/translate")
