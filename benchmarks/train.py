@@ -20,7 +20,7 @@ from transformer.config import ModelConfig
 from transformer.layers import SinusoidalPositions
 from transformer.model import Transformer
 from transformer.tokenizer import Tokenizer
-from transformer.train import encode_pairs, loss_fn, make_tensors
+from transformer.steps import encode_pairs, loss_fn, make_tensors
 
 
 class TorchReference(nn.Module):

@@ -1,4 +1,5 @@
-"""Shared helpers for browser tests: launch the app in-process and drive Debian's Chromium."""
+"""Shared helpers for browser tests: launch the app in-process and drive Debian's Chromium. Their fixtures (the
+shipped model, the app served with a browser) are in tests/conftest.py; no test module imports another."""
 import os
 
 import pytest
@@ -69,6 +70,23 @@ def chips(page, view_id="attention") -> list[str]:
 
 def step_no(page) -> int:
     return int(page.evaluate("window.__lens.state.t"))
+
+
+def stepped(translator, text, t):
+    """A decoding session of `text` after t steps (what the page shows at step t)."""
+    s = translator.start(text)
+    for _ in range(t):
+        s.step()
+    return s
+
+
+def go(page, t):
+    """Move the view to step t with the step slider (an input event, as a drag gives)."""
+    n = renders(page)
+    page.eval_on_selector("#attention [data-role=scrub]",
+                          f"e => {{ e.value = '{t}'; e.dispatchEvent(new Event('input', {{bubbles: true}})); }}")
+    wait_render(page, n)
+    assert step_no(page) == t
 
 
 def pick(page, kind=None, layer=None, head=None):

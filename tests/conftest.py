@@ -1,12 +1,31 @@
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Gradio's file cache (exports, uploads) for this test session alone, removed at its end: tests that export
 # without a cache of their own would otherwise leave megabytes in the machine's <tmp>/gradio on every run. Set
 # before anything imports gradio (some of its modules read the variable at import); subprocesses inherit it.
-GRADIO_TEMP_DIR = tempfile.mkdtemp(prefix="attention-lens-tests-gradio-")
+# A session that was killed (no teardown) leaves its folder: the next session removes those of dead processes.
+GRADIO_PREFIX = "attention-lens-tests-gradio-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+for _old in Path(tempfile.gettempdir()).glob(f"{GRADIO_PREFIX}*-*"):
+    _pid = _old.name[len(GRADIO_PREFIX):].split("-")[0]
+    if _pid.isdigit() and not _alive(int(_pid)):
+        shutil.rmtree(_old, ignore_errors=True)
+GRADIO_TEMP_DIR = tempfile.mkdtemp(prefix=f"{GRADIO_PREFIX}{os.getpid()}-")
 os.environ["GRADIO_TEMP_DIR"] = GRADIO_TEMP_DIR
 
 import pytest

@@ -20,16 +20,26 @@ torch.Tensor subclass that behaves like a tensor on another device.
   tensor, and `host_tensor.to(EMULATED)` uploads one; uploads are counted too.
 
 Counting is per context (`with transfers:`), so a test can pin the host transfers of one handler call.
+
+`EmulatedAccelerator()` is the other half: while it is entered, the library takes `EMULATED` for an
+accelerator (`transformer.device.is_accelerator`, `describe`), so the branches written for CUDA run on the CPU;
+and the accelerator has a random generator of its own that every dropout draws from (F.dropout, and the
+fused attention's dropout), as dropout on CUDA draws from the CUDA generator and not the CPU's. Training with
+`--device cpu:0` inside it trains on plain CPU tensors, with the accelerator's generator to save and restore.
 """
 from __future__ import annotations
 
 import copy
+import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 from torch.overrides import TorchFunctionMode
+
+from transformer import device as library_device
 
 EMULATED = torch.device("cpu", 0)
 NUMPY_REFUSED = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
@@ -179,3 +189,54 @@ def emulate(translator):
                     store[name] = moved.setdefault(id(t), to_device(t))
     tr.device = EMULATED
     return tr
+
+
+ACCELERATOR_NAME = "emulated accelerator (the CPU, for the tests)"
+
+
+class _DeviceDropout(TorchFunctionMode):
+    """Every dropout draws its mask from `generator` (the emulated accelerator's), never from the CPU's."""
+
+    def __init__(self, generator: torch.Generator):
+        super().__init__()
+        self.generator = generator
+
+    def dropout(self, x: Tensor, p: float) -> Tensor:
+        keep = torch.rand(x.shape, generator=self.generator, device=x.device) >= p
+        return x * keep / (1 - p)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.dropout:
+            p = kwargs.get("p", args[1] if len(args) > 1 else 0.5)
+            training = kwargs.get("training", args[2] if len(args) > 2 else True)
+            if training and p > 0:
+                return self.dropout(args[0], p)
+        elif func is F.scaled_dot_product_attention:
+            names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale")
+            a = {**dict(zip(names, args)), **kwargs}
+            if a.get("dropout_p", 0.0) > 0:
+                if a.get("is_causal") or a.get("enable_gqa"):
+                    raise NotImplementedError("the emulated accelerator's attention dropout: no is_causal/enable_gqa")
+                q, k, v, mask = a["query"], a["key"], a["value"], a.get("attn_mask")
+                scores = q @ k.transpose(-2, -1) * (a.get("scale") or 1 / math.sqrt(q.size(-1)))
+                if mask is not None:
+                    scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+                return self.dropout(torch.softmax(scores, dim=-1), a["dropout_p"]) @ v
+        return func(*args, **kwargs)
+
+
+class EmulatedAccelerator:
+    """`with EmulatedAccelerator() as acc:` EMULATED is an accelerator to the library (is_accelerator, describe,
+    its generator in transformer.device's seeding and RNG state), and dropout draws from `acc.generator`."""
+
+    def __enter__(self) -> "EmulatedAccelerator":
+        self.generator = torch.Generator()
+        library_device.EMULATED_ACCELERATORS[EMULATED] = library_device.Emulated(ACCELERATOR_NAME, self.generator)
+        self._mode = _DeviceDropout(self.generator)
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._mode.__exit__(*exc)
+        library_device.EMULATED_ACCELERATORS.pop(EMULATED, None)

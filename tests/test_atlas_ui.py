@@ -4,21 +4,17 @@ import json
 
 import pytest
 
-from tests.browser import browser, open_app, require_chromium, serve, start
-from tests.conftest import DEVICE
+from tests.browser import open_app, start
 from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.decoding import Translator
 
 pytestmark = pytest.mark.browser
 ATLAS = json.loads((DEFAULT_CHECKPOINT / "head_atlas.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
-def page():
-    require_chromium()
-    tr = Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
-    with serve(tr) as url, browser() as b:
-        yield open_app(b, url)
+def page(served_browser):
+    url, b = served_browser
+    yield open_app(b, url)
 
 
 def test_atlas_draws_every_head_and_a_click_opens_it(page):

@@ -461,7 +461,7 @@ def test_on_the_emulated_device_one_upload_and_one_host_copy(tiny_translator):
 
 def test_every_tensor_is_made_on_the_models_device(tiny_translator):
     """The factory-call audit of tests/test_device.py: nothing made without device=, one read of the device."""
-    from tests.test_device import DeviceAudit
+    from tests.device_audit import DeviceAudit
     tr = tiny_translator
     s = tr.start(TEXT).run()
     for method in METHODS + EXTRA_METHODS:

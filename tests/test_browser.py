@@ -6,12 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.browser import (browser, chips, click, open_app, pick, renders, require_chromium, serve, start, step_no,
-                           view, wait_render)
-from tests.conftest import DEVICE
+from tests.browser import chips, click, go, open_app, pick, renders, start, step_no, stepped, view, wait_render
 from transformer import analysis
-from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.decoding import Translator
 
 pytestmark = pytest.mark.browser
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -20,42 +16,14 @@ ATOL = 2e-5  # the payload's uint16 resolution (1.5e-5) plus float32 rounding
 
 
 @pytest.fixture(scope="module")
-def translator():
-    return Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
-
-
-@pytest.fixture(scope="module")
-def served(translator):
-    require_chromium()
-    with serve(translator) as url, browser() as b:
-        yield url, b
-
-
-@pytest.fixture(scope="module")
-def page(served):
-    url, b = served
+def page(served_browser):
+    url, b = served_browser
     yield open_app(b, url)
 
 
 def shot(page, name, full_page=True):
     target = ASSETS if os.environ.get("SCREENSHOTS") else Path(os.environ.get("TMPDIR", "/tmp"))
     page.screenshot(path=str(target / name), full_page=full_page)
-
-
-def stepped(translator, text, t):
-    s = translator.start(text)
-    for _ in range(t):
-        s.step()
-    return s
-
-
-def go(page, t):
-    """Move the view to step t with the step slider (an input event, as a drag gives)."""
-    n = renders(page)
-    page.eval_on_selector("#attention [data-role=scrub]",
-                          f"e => {{ e.value = '{t}'; e.dispatchEvent(new Event('input', {{bubbles: true}})); }}")
-    wait_render(page, n)
-    assert step_no(page) == t
 
 
 

@@ -9,6 +9,7 @@ import torch
 from transformer import corpus as C
 from transformer import data as D
 from transformer import train
+from transformer.synthetic import tiny_corpus
 
 
 def hub_corpus(n=1000, seed=0):
@@ -72,6 +73,62 @@ def test_multi30k_sentences_never_leak_either_way():
         assert sp.dropped == 1
 
 
+def test_a_component_touching_multi30k_is_never_held_out():
+    """`avoid` keeps every component with an avoided sentence (on either side, or connected to one through a
+    shared sentence) in training: here only three small components are free, so val and test are exactly those."""
+    free = [(f"Frei {i}.", f"Free {i}.") for i in range(3)]
+    by_german = [(f"Bild {i}.", f"Other {i}.") for i in range(12)]  # the German side is a caption
+    by_english = [(f"Anders {i}.", f"Picture {i}.") for i in range(12)]  # the English side is a caption
+    linked = [(f"Bild {i}.", f"Linked {i}.") for i in range(3)]  # shares "Bild i." with an avoided pair
+    pairs = free + by_german + by_english + linked
+    avoid = {C.norm(f"bild {i}.") for i in range(12)} | {C.norm(f"PICTURE  {i}.") for i in range(12)}
+    for seed in range(6):
+        sp = C.split_tatoeba(pairs, val_n=2, test_n=2, seed=seed, avoid=avoid)  # len // 10 = 3 each at most
+        held = sp.val + sp.test
+        assert sorted(held) == sorted(free), (seed, held)  # the free ones, all of them, and nothing else
+        assert sorted(sp.train) == sorted(by_german + by_english + linked) and sp.dropped == 0
+
+
+def test_a_component_over_max_component_is_never_held_out():
+    """Components of more than MAX_COMPONENT pairs (hubs) stay in training; one of exactly MAX_COMPONENT may go."""
+    hubs = [[(f"Hallo {h}-{i}!", f"Hi {h}.") for i in range(C.MAX_COMPONENT + 1)] for h in range(3)]
+    largest = [(f"Tschüss {i}!", "Bye.") for i in range(C.MAX_COMPONENT)]
+    pairs = [p for hub in hubs for p in hub] + largest
+    for seed in range(6):
+        sp = C.split_tatoeba(pairs, val_n=5, test_n=5, seed=seed)
+        assert sorted(sp.val) == sorted(largest) and sp.test == [], seed
+        assert sorted(sp.train) == sorted(p for hub in hubs for p in hub)
+
+
+def write_multi30k(folder, parts: dict) -> None:
+    """A Multi30k folder ({split}.de.gz, {split}.en.gz) of the given {split: [(de, en)]}."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, pairs in parts.items():
+        for k, lang in enumerate(("de", "en")):
+            with gzip.open(folder / f"{split}.{lang}.gz", "wt", encoding="utf-8") as f:
+                f.write("\n".join(p[k] for p in pairs) + "\n")
+
+
+def test_training_never_sees_a_multi30k_evaluation_sentence_through_tatoeba(tmp_path):
+    """train.load_data splits Tatoeba away from Multi30k: no Tatoeba validation pair shares a sentence with any
+    Multi30k split, and no training pair holds a Multi30k val or test sentence."""
+    m30k = {split: [(f"Ein Bild {split} {i}.", f"A picture {split} {i}.") for i in range(20)] for split in D.SPLITS}
+    write_multi30k(tmp_path / "m30k", m30k)
+    lines = [f"Ich sehe {i} Katzen.\tI see {i} cats." for i in range(200)]
+    for split, pairs in m30k.items():  # Tatoeba pairs sharing one side with a caption of each split
+        lines += [f"Noch ein Satz {split} {i}.\t{en}" for i, (_, en) in enumerate(pairs)]
+        lines += [f"{de}\tAnother sentence {split} {i}." for i, (de, _) in enumerate(pairs)]
+    path = tmp_path / "tatoeba.tsv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    a = train.parse_args(["--data-dir", str(tmp_path / "m30k"), "--tatoeba", str(path)])
+    pairs, vals, _ = train.load_data(a)
+    captions = {C.norm(x) for split in D.SPLITS for p in m30k[split] for x in p}
+    evaluation = {C.norm(x) for split in ("val", "test_2016_flickr") for p in m30k[split] for x in p}
+    assert len(vals["tatoeba"]) >= 20 and not sides(vals["tatoeba"]) & captions
+    assert not sides(pairs) & evaluation
+    assert sides(m30k["train"]) <= sides(pairs)  # Multi30k's own training pairs are trained on
+
+
 def test_read_tatoeba_and_load_split(tmp_path, tiny_dir):
     path = tmp_path / "t.tsv.gz"
     lines = [f"Ich sehe {i} Katzen.\tI see {i} cats." for i in range(300)] + ["kaputt", "", "\tleer"]
@@ -96,7 +153,7 @@ def test_mix_upsamples_captions():
 def test_paused_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
     """--stop-after-steps pauses mid-epoch; --resume continues at the next batch with the same optimiser,
     schedule, RNG and data order, so the weights after 3 epochs are identical."""
-    common = ["--dry-run", "--no-progress", "--epochs", "3"]
+    common = ["--dry-run", "--no-progress", "--epochs", "3", "--device", "cpu"]  # CPU whatever the machine has
     train.main(common + ["--out", str(tmp_path / "whole")])
     train.main(common + ["--out", str(tmp_path / "parts"), "--stop-after-steps", "5"])  # inside epoch 1
     train.main(common + ["--out", str(tmp_path / "parts"), "--resume", "--stop-after-steps", "6"])  # inside epoch 2
@@ -122,7 +179,7 @@ def test_training_data_mixes_both_corpora(tmp_path):
     train.apply_dry_run(a)
     pairs, vals, tok_sentences = train.load_data(a)
     assert set(vals) == {"multi30k", "tatoeba"}
-    n_m30k = len(D.load_pairs(train.tiny_corpus(tmp_path), "train"))
+    n_m30k = len(D.load_pairs(tiny_corpus(tmp_path), "train"))
     assert len(pairs) == len(tok_sentences) + n_m30k * (a.multi30k_upsample - 1)
     assert any("Ich" in s for s, _ in pairs) and any(s.startswith("Ein") for s, _ in pairs)
     a.tatoeba = "none"

@@ -6,7 +6,7 @@ from functools import partial
 import pytest
 
 from transformer import data as D
-from transformer.train import tiny_corpus
+from transformer.synthetic import tiny_corpus
 
 
 def test_reads_gzipped_and_plain(tmp_path):

@@ -15,42 +15,11 @@ import numpy as np
 import pytest
 import torch
 from torch import Tensor
-from torch.overrides import TorchFunctionMode
 
 from tests.conftest import DEVICE
+from tests.device_audit import DeviceAudit
 from transformer.beam import beam_search, beam_translate_batch
 from transformer.decoding import greedy_decode, pad_batch
-
-FACTORIES = {torch.tensor, torch.as_tensor, torch.full, torch.zeros, torch.ones, torch.empty, torch.arange,
-             torch.rand, torch.randn, torch.randint, torch.eye, torch.linspace, torch.scalar_tensor}
-READS = {"cpu", "item", "tolist", "numpy", "__int__", "__float__", "__bool__", "__index__", "__array__"}
-
-
-class DeviceAudit(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.reads, self.uploads = [], []
-        self._host = []  # results of .cpu(): reading them again costs nothing (kept alive, so ids stay unique)
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = getattr(func, "__name__", "")
-        if func in FACTORIES:
-            data = args[0] if args else kwargs.get("data")
-            if kwargs.get("device") is None and not (func is torch.as_tensor and isinstance(data, Tensor)):
-                raise AssertionError(f"torch.{name} without device=: a CPU tensor next to a model on another device")
-            if func in (torch.tensor, torch.as_tensor) and not isinstance(data, Tensor):
-                self.uploads.append(name)
-        elif args and isinstance(args[0], Tensor):
-            if name in READS and not any(args[0] is h for h in self._host):
-                self.reads.append(name)
-            elif name in ("to", "cuda") and (name == "cuda" or any(
-                    isinstance(a, (str, torch.device)) for a in list(args[1:]) + [kwargs.get("device")])):
-                self.uploads.append(name)
-        out = func(*args, **kwargs)
-        if name == "cpu":
-            self._host.append(out)
-        return out
 
 
 @pytest.fixture()
@@ -335,3 +304,64 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
     t.clear()
     inside = s.inside("cross", 0, 1, norms=True)
     assert t.to_host == ["cpu"] and type(inside.weights) is np.ndarray
+
+
+# -- the branches written for an accelerator, taken on the CPU: EmulatedAccelerator (tests/emulated_device.py)
+# presents EMULATED as an accelerator to transformer.device.is_accelerator, with a random generator of its own that
+# dropout draws from, as CUDA's dropout draws from the CUDA generator
+
+from tests.emulated_device import ACCELERATOR_NAME, EmulatedAccelerator  # noqa: E402
+
+
+def test_the_emulated_accelerator_is_one_to_the_library_and_has_its_own_generator():
+    from transformer import device as D
+    x = torch.ones(64)
+    assert not D.is_accelerator(EMULATED) and D.rng_state("cpu") is None
+    with EmulatedAccelerator() as acc:
+        assert D.is_accelerator(EMULATED) and not D.is_accelerator("cpu") and D.describe(EMULATED) == ACCELERATOR_NAME
+        D.manual_seed(5)
+        state, cpu = D.rng_state(EMULATED), torch.get_rng_state()
+        a = torch.nn.functional.dropout(x, 0.5)
+        assert torch.equal(torch.get_rng_state(), cpu) and not torch.equal(D.rng_state(EMULATED), state)
+        D.set_rng_state(EMULATED, state)
+        assert torch.equal(torch.nn.Dropout(0.5)(x), a)  # the same mask again: it came from acc.generator
+        acc.generator.manual_seed(6)
+        assert not torch.equal(torch.nn.functional.dropout(x, 0.5), a)
+    assert not D.is_accelerator(EMULATED) and D.describe(EMULATED).startswith("CPU")
+
+
+def test_training_on_an_accelerator_pauses_and_resumes_exactly(tmp_path):
+    """The accelerator's generator is saved with the state and put back on --resume (new_model reseeds it):
+    paused and resumed equals uninterrupted, in bf16 autocast, and the run says which device it trained on."""
+    from transformer import train
+    from transformer.train_state import STATE
+    common = ["--dry-run", "--no-progress", "--epochs", "2", "--device", str(EMULATED), "--amp", "bf16"]
+    with EmulatedAccelerator():
+        whole = train.main(common + ["--out", str(tmp_path / "whole")])
+        train.main(common + ["--out", str(tmp_path / "parts"), "--stop-after-steps", "5"])
+        paused = torch.load(tmp_path / "parts" / STATE, weights_only=True)
+        train.main(common + ["--out", str(tmp_path / "parts"), "--resume"])
+    assert whole["device"] == ACCELERATOR_NAME and paused["step"] == 5
+    assert [sorted(r) for r in paused["rngs"]] == [["cpu", "device"]]
+    a, b = (torch.load(tmp_path / d / STATE, weights_only=True) for d in ("whole", "parts"))
+    assert a["step"] == b["step"] > 5
+    for name in a["model"]:
+        assert torch.equal(a["model"][name], b["model"][name]), name
+
+
+def test_the_app_leaves_an_accelerators_threads_alone(monkeypatch, emulated, capsys):
+    """app.py keeps a CPU model to one thread per request; on an accelerator it leaves torch's threads be."""
+    import app
+    import ui
+    from transformer.decoding import Translator
+    from ui import memory
+    threads = []
+    monkeypatch.setattr(Translator, "load", lambda *a, **k: emulated[0])
+    monkeypatch.setattr(memory, "tune_allocator", lambda: {})
+    monkeypatch.setattr(torch, "set_num_threads", threads.append)
+    monkeypatch.setattr(ui, "build_demo", lambda tr: type("Demo", (), {"launch": lambda self, **k: None})())
+    with EmulatedAccelerator():
+        app.main([])
+    assert threads == [] and f"loaded on {ACCELERATOR_NAME}" in capsys.readouterr().out
+    app.main([])  # the same translator, its device no accelerator now
+    assert threads == [1] and "loaded on CPU" in capsys.readouterr().out

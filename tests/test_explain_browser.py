@@ -3,11 +3,8 @@ legend by the chips, Layer/Head drawn as choices, the finished row, switched-off
 Sizes, pieces and translations are read from the loaded model at test time, never written here."""
 import pytest
 
-from tests.browser import browser, click, open_app, pick, renders, require_chromium, serve, start, view, wait_render
-from tests.conftest import DEVICE
+from tests.browser import click, open_app, pick, renders, start, view, wait_render
 from transformer import analysis
-from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.decoding import Translator
 from transformer.tokenizer import SPECIAL_PIECES
 
 pytestmark = pytest.mark.browser
@@ -17,20 +14,8 @@ SENTENCE = "Die Donaudampfschifffahrtsgesellschaft hat gestern ein Schiff gekauf
 
 
 @pytest.fixture(scope="module")
-def translator():
-    return Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
-
-
-@pytest.fixture(scope="module")
-def served(translator):
-    require_chromium()
-    with serve(translator) as url, browser() as b:
-        yield url, b
-
-
-@pytest.fixture(scope="module")
-def page(served):
-    url, b = served
+def page(served_browser):
+    url, b = served_browser
     p = open_app(b, url, width=WIDTH)
     p.set_viewport_size({"width": WIDTH, "height": HEIGHT})
     yield p

@@ -137,3 +137,33 @@ def test_the_app_passes_the_users_session_and_ends_it_on_unload(tr):
     from gradio.utils import get_type_hints
     import gradio as gr
     assert get_type_hints(export.fn).get("request") is gr.Request  # so Gradio hands it the user's request
+
+
+def test_the_test_session_writes_no_export_into_the_real_temp_dir(tr):
+    """tests/conftest.py gives the whole session a temporary GRADIO_TEMP_DIR (removed at its end): an export made
+    without a test's own cache lands there, and nothing of this process is left in the machine's <tmp>/gradio."""
+    import tempfile
+    real = Path(tempfile.gettempdir()) / "gradio"
+    session_dir = Path(os.environ.get("GRADIO_TEMP_DIR", real))
+    assert session_dir.resolve() != real.resolve() and real.resolve() not in session_dir.resolve().parents
+    assert session_dir.name.startswith(f"attention-lens-tests-gradio-{os.getpid()}-")  # a killed session's is pruned
+    files = handlers.export_maps(tr, tr.start(SENTENCES[0]).run())
+    assert all(session_dir.resolve() in Path(f).resolve().parents for f in files)
+    assert not (real / f"{handlers.EXPORT_PREFIX}{os.getpid()}").exists()
+
+
+def test_the_export_folders_of_processes_that_are_gone_are_pruned(cache):
+    """The export root is per process: a killed server's would stay forever. The first export root made in a
+    cache removes the folders of processes that no longer exist (and keeps those of live ones)."""
+    import subprocess
+    import sys
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # its pid names no process now
+    dead, alive = cache / f"{exports.EXPORT_PREFIX}{gone.pid}", cache / f"{exports.EXPORT_PREFIX}{os.getppid()}"
+    other = cache / "someone-elses-folder"
+    for folder in (dead / "local" / "export-1", alive / "local" / "export-1", other):
+        folder.mkdir(parents=True)
+        (folder / "maps.npz").write_bytes(b"x")
+    root = exports.export_root()
+    assert root == cache / f"{exports.EXPORT_PREFIX}{os.getpid()}" and root.is_dir()
+    assert not dead.exists() and (alive / "local" / "export-1" / "maps.npz").exists() and other.exists()

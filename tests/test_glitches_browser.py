@@ -8,13 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.browser import (browser, chips, click, open_app, pick, renders, require_chromium, serve, start, step_no,
-                           view, wait_render)
-from tests.conftest import DEVICE
+from tests.browser import chips, click, open_app, pick, renders, start, step_no, view, wait_render
 from transformer.beam import beam_search
 from transformer.checkpoint import DEFAULT_CHECKPOINT
 from transformer.data import read_examples
-from transformer.decoding import Translator
 
 pytestmark = pytest.mark.browser
 W, H = 1280, 800  # the student's laptop
@@ -25,15 +22,9 @@ SHOTS = Path(os.environ.get("TMPDIR", "/tmp"))  # where the layout test leaves i
 
 
 @pytest.fixture(scope="module")
-def translator():
-    return Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
-
-
-@pytest.fixture(scope="module")
-def app(translator):
-    require_chromium()
-    with serve(translator) as url, browser() as b:
-        yield open_app(b, url, width=W, height=H)
+def app(served_browser):
+    url, b = served_browser
+    yield open_app(b, url, width=W, height=H)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_device import DeviceAudit
+from tests.device_audit import DeviceAudit
 from transformer.capture import KINDS, attention_modules
 from transformer.inside import HeadInside, disagreements
 

@@ -6,11 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.browser import browser, click, open_app, renders, require_chromium, serve, start, view, wait_render
-from tests.conftest import DEVICE
-from tests.test_browser import go, pick, stepped
-from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.decoding import Translator
+from tests.browser import click, go, open_app, pick, renders, start, stepped, view, wait_render
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Eine Frau mit einem roten Hut fährt Fahrrad auf einer belebten Straße."
@@ -19,15 +15,9 @@ MAP_ATOL = 2e-3  # the map's weights travel as uint16 (1.5e-5), then times ‖v 
 
 
 @pytest.fixture(scope="module")
-def translator():
-    return Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
-
-
-@pytest.fixture(scope="module")
-def page(translator):
-    require_chromium()
-    with serve(translator) as url, browser() as b:
-        yield open_app(b, url)
+def page(served_browser):
+    url, b = served_browser
+    yield open_app(b, url)
 
 
 def settled(page):

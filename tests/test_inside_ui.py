@@ -104,10 +104,11 @@ def test_inside_api_answers_one_step_as_nested_lists_and_is_bounded(tr, monkeypa
     want = s.inside("decoder_self", 1, 2)
     assert d["step"] == 2 and d["translation"] == tr.translate(TEXT) and d["key_tokens"] == want.key_tokens
     for name in ui_api.INSIDE_ARRAYS:
-        got = np.array(getattr(want, name)) if name == "mask" else np.array(d[name])
-        np.testing.assert_allclose(np.array(d[name], dtype=float), np.asarray(getattr(want, name), dtype=float),
-                                   atol=1e-5, err_msg=name)
-        assert got.shape == getattr(want, name).shape
+        got, expected = np.array(d[name]), np.asarray(getattr(want, name))
+        assert got.shape == expected.shape, (name, got.shape, expected.shape)  # what the API answered, its shape
+        if name == "mask":
+            assert got.dtype == bool and np.array_equal(got, expected)
+        np.testing.assert_allclose(got.astype(float), expected.astype(float), atol=1e-5, err_msg=name)
     assert handlers.api_inside(tr, TEXT, "cross", 0, 0)["step"] == len(s.positions) - 1  # no step: the last
     with pytest.raises(gr.Error, match="step index"):
         handlers.api_inside(tr, TEXT, "cross", 0, 0, 999)

@@ -85,7 +85,8 @@ def test_average_scores_both_domains_as_training_does(tiny_trained, tiny_dir, tm
     each domain's, the figures transformer.train logs for an epoch."""
     from transformer import average
     from transformer.checkpoint import load_checkpoint, save_weights
-    from transformer.train import tiny_tatoeba, translate_bleu
+    from transformer.evaluate import translate_bleu
+    from transformer.synthetic import tiny_tatoeba
     from transformer.corpus import tatoeba_split
     ck = tmp_path / "ck"
     shutil.copytree(tiny_trained, ck)

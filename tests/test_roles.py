@@ -1,4 +1,4 @@
-"""Head roles: each rule of transformer.atlas.ROLE_RULES on hand-made attention maps that clearly are and clearly
+"""Head roles: each rule of transformer.roles.ROLE_RULES on hand-made attention maps that clearly are and clearly
 are not that role, the rule table's selection, the legend and hover words generated from the tables, why the
 pruning curve ends, and the tools' split choices."""
 import gzip
@@ -11,6 +11,7 @@ from transformer import atlas as A
 from transformer import corpus as C
 from transformer import data as D
 from transformer import evaluate
+from transformer import roles as R
 from transformer.capture import AttentionMaps
 
 S = 8  # source pieces: six words, '.', '</s>'
@@ -186,7 +187,7 @@ def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
     before = atlas_tab.atlas_view(atlas)
     assert [r["role"] for r in before["legend"]] == list(A.ROLES)
     assert [r["rule"] for r in before["legend"][:-1]] == [r.text for r in A.ROLE_RULES]
-    monkeypatch.setattr(A, "ROLE_RULES", MY_RULES)
+    monkeypatch.setattr(R, "ROLE_RULES", MY_RULES)  # the one table (transformer.atlas re-exports it)
     after = atlas_tab.atlas_view(atlas)
     assert after["legend"][0] == {"role": "looks-back", "label": "back", "kinds": ["encoder_self"],
                                   "rule": "strongest key is the previous piece: ≥ 90% of queries",
@@ -194,6 +195,33 @@ def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
     assert [r["role"] for r in after["legend"]] == ["looks-back", A.MIXED] and after["labels"]["looks-back"] == "back"
     assert A.assign_role("encoder_self", {"argmax_previous": 0.95}) == "looks-back"  # the same table
     assert A.role_rules_json()[0]["threshold"] == 0.9
+
+
+def test_the_checkpoints_atlas_is_read_again_when_its_file_changes(tmp_path):
+    """transformer.roles.load_atlas (the Head atlas tab's and the attention view's roles): a rebuilt atlas is the one
+    read next, not a copy cached for the life of the process; a missing or malformed file is no atlas."""
+    import json
+    import os
+    from ui import atlas_tab
+    path = tmp_path / R.ATLAS
+    assert R.load_atlas(tmp_path) is None and R.load_atlas(None) is None
+    head = {"kind": "cross", "layer": 1, "head": 0, "role": "alignment"}
+    path.write_text(json.dumps({"heads": [head]}), encoding="utf-8")
+    first = R.load_atlas(tmp_path)
+    assert first["heads"] == [head] and R.load_atlas(tmp_path) is first  # unchanged: the copy read before
+    assert R.head_roles(first) == {"cross": [[], ["alignment"]]}
+    st = path.stat()
+    path.write_text(json.dumps({"heads": [{**head, "role": "diffuse"}]}), encoding="utf-8")  # the same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # a later time, even on a coarse clock
+    assert R.head_roles(R.load_atlas(tmp_path)) == {"cross": [[], ["diffuse"]]}
+    path.write_text(json.dumps({"heads": [head, {**head, "head": 1, "role": "sink"}]}), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the first time again, but another size
+    assert R.head_roles(R.load_atlas(tmp_path)) == {"cross": [[], ["alignment", "sink"]]}
+    path.write_text("{not json", encoding="utf-8")
+    assert R.load_atlas(tmp_path) is None
+    path.write_text(json.dumps({"heads": "none"}), encoding="utf-8")
+    assert R.load_atlas(tmp_path) is None
+    assert atlas_tab.load_atlas_file is R.load_atlas and atlas_tab.roles is R.head_roles  # the app reads these
 
 
 def test_an_atlas_from_another_rule_table_says_so_and_gives_no_reason():

@@ -105,6 +105,26 @@ def test_train_dry_run_and_resume(tmp_path):
     torch.testing.assert_close(torch.from_numpy(h.cross(1, 2)), torch.from_numpy(first.cross(1, 2)))
 
 
+def test_a_state_written_before_the_generators_were_saved_per_process_still_resumes(tmp_path):
+    """A train_state.pt of the code before transformer.train_state saved every process's generators ("rngs")
+    holds the CPU generator alone ("rng"): a run paused by that code resumes, and on the CPU it still ends where
+    an uninterrupted run ends (dropout is on in --dry-run)."""
+    from transformer.train_state import STATE
+    common = ["--dry-run", "--no-progress", "--epochs", "2", "--device", "cpu"]
+    train.main(common + ["--out", str(tmp_path / "whole")])
+    train.main(common + ["--out", str(tmp_path / "parts"), "--stop-after-steps", "5"])
+    st = torch.load(tmp_path / "parts" / STATE, weights_only=True)
+    assert len(st["rngs"]) == st["world_size"] == 1 and torch.equal(st["rng"], st["rngs"][0]["cpu"])
+    old = {k: v for k, v in st.items() if k not in ("rngs", "world_size")}
+    assert set(old) == {"model", "optim", "step", "epoch", "next_group", "train_seconds", "rng"}  # as it was
+    torch.save(old, tmp_path / "parts" / STATE)
+    train.main(common + ["--out", str(tmp_path / "parts"), "--resume"])
+    a, b = (torch.load(tmp_path / d / STATE, weights_only=True) for d in ("whole", "parts"))
+    assert a["step"] == b["step"] > 5 and set(a) == set(b)
+    for name in a["model"]:
+        assert torch.equal(a["model"][name], b["model"][name]), name
+
+
 def test_dry_run_with_atlas_writes_the_head_atlas(tmp_path):
     import json
     from transformer.train import main

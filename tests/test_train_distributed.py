@@ -29,12 +29,13 @@ ARGS = ["--dry-run", "--tatoeba", "none", "--no-progress", "--epochs", "2", "--m
         "--clip", "0.5"]
 
 
-def torchrun(out: Path, timeout: float = 300) -> str:  # a guard against a hang (a loaded machine needed > 150 s)
+def torchrun(out: Path, timeout: float = 300, args=ARGS) -> str:  # a guard against a hang (a loaded machine
+    # needed > 150 s)
     """Run `torchrun --standalone --nproc_per_node 2 -m transformer.train` on DEVICE and return its output."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "ATTENTION_LENS_DIST_TIMEOUT_MIN": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={WORLD}",
-           "-m", "transformer.train", *ARGS, "--out", str(out), "--device", DEVICE]
+           "-m", "transformer.train", *args, "--out", str(out), "--device", DEVICE]
     p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
     try:
@@ -110,3 +111,21 @@ def test_two_process_dry_run_records_world_size_and_only_process_0_writes(two_pr
     assert f"x {WORLD} processes" in output
     assert f"device {'CUDA' if DEVICE == 'cuda' else 'CPU'}" in output, output[-2000:]  # where the 2 processes ran
     assert (out / "model.pt").exists() and (out / "attention_history.npz").exists()
+
+
+def test_two_processes_paused_and_resumed_equal_an_uninterrupted_two_process_run(tmp_path):
+    """With dropout on, each process draws its own masks: a pause (--stop-after-steps) saves every process's
+    generators and --resume gives each its own back, so the weights end where an uninterrupted run's do."""
+    args = [*ARGS, "--dropout", "0.3", "--attn-dropout", "0.3"]
+    torchrun(tmp_path / "whole", args=args)
+    torchrun(tmp_path / "parts", args=[*args, "--stop-after-steps", "2"])  # inside epoch 1 (3 steps)
+    paused = torch.load(tmp_path / "parts" / "train_state.pt", map_location="cpu", weights_only=True)
+    assert paused["step"] == 2 and paused["next_group"] == 2
+    torchrun(tmp_path / "parts", args=[*args, "--resume"])
+    a, b = (torch.load(tmp_path / d / "train_state.pt", map_location="cpu", weights_only=True)
+            for d in ("whole", "parts"))
+    assert a["step"] == b["step"] == 4
+    for k in a["model"]:
+        torch.testing.assert_close(b["model"][k], a["model"][k], atol=1e-6, rtol=0, msg=k)
+    log = json.loads((tmp_path / "parts" / LOG).read_text())
+    assert [(e["epoch"], e.get("paused_at_group")) for e in log["epochs"]] == [(1, 2), (1, None), (2, None)]

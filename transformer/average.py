@@ -19,6 +19,7 @@ from . import corpus as C
 from . import data as D
 from .checkpoint import TOKENIZER, build_model, save_checkpoint
 from .config import ModelConfig
+from .evaluate import translate_bleu
 from .metrics import update_metrics
 from .tokenizer import Tokenizer
 
@@ -42,7 +43,6 @@ def epoch_files(ckpt: Path) -> dict[int, Path]:
 
 def score(paths: list[Path], tok: Tokenizer, val_sets: dict, device) -> tuple[dict, torch.nn.Module]:
     """Validation BLEU of the average of `paths`, as transformer.train scores an epoch (mean over the domains)."""
-    from .train import translate_bleu  # train imports this module
     config = ModelConfig.from_dict(torch.load(paths[0], map_location="cpu", weights_only=True)["config"])
     model = build_model(config, average_weights(paths), "average")
     return translate_bleu(model, tok, val_sets, device), model

@@ -57,6 +57,15 @@ class AttentionMaps:
         return attention_figure(self, kind, layer, head)
 
 
+def layers_of(model_or_config, kind: str) -> int:
+    """How many layers attention `kind` has: the encoder's for encoder_self, the decoder's for decoder_self and
+    cross. Takes a Transformer, a ModelConfig, or anything with a `.config` (a Translator)."""
+    c = getattr(model_or_config, "config", model_or_config)
+    if kind not in KINDS:
+        raise ValueError(f"unknown attention kind {kind!r}; one of {KINDS}")
+    return c.n_encoder_layers if kind == "encoder_self" else c.n_decoder_layers
+
+
 def attention_modules(model: Transformer):
     """(kind, layer, module) for every attention module of the model."""
     for i, block in enumerate(model.encoder):
@@ -68,7 +77,11 @@ def attention_modules(model: Transformer):
 
 class ContextHooks:
     """Hooks registered while this object is entered, acting only for forward passes made in the
-    context (thread or task) that entered it; handles are removed in `finally`."""
+    context (thread or task) that entered it; handles are removed in `finally`.
+
+    A subclass's `register()` yields the handle of each hook as it registers it (`module.register_forward_hook(...)`):
+    every handle is kept as soon as it is yielded, so a registration that fails half-way removes the hooks
+    already registered -- the one place where that is written."""
 
     var: ContextVar  # one per subclass: which object is active in the current context
 
@@ -77,14 +90,15 @@ class ContextHooks:
         self._handles: list = []
         self._token = None
 
-    def register(self) -> list:
-        """Register the hooks; return their handles."""
+    def register(self):
+        """Register the hooks, yielding each handle."""
         raise NotImplementedError
 
     def __enter__(self):
         self._token = self.var.set(self)
         try:
-            self._handles = self.register()
+            for handle in self.register():
+                self._handles.append(handle)
         except BaseException:
             self._close()
             raise
@@ -119,24 +133,16 @@ class AttentionRecorder(ContextHooks):
     def __init__(self, model: Transformer, to_host: bool = True):
         super().__init__(model)
         self.to_host = to_host
-        self.calls = {k: [[] for _ in range(n)] for k, n in (
-            ("encoder_self", len(model.encoder)), ("decoder_self", len(model.decoder)), ("cross", len(model.decoder)))}
+        self.calls = {k: [[] for _ in range(layers_of(model, k))] for k in KINDS}
 
     def __enter__(self) -> "AttentionRecorder":
         if self.model.training:
             raise RuntimeError("AttentionRecorder needs the model in eval mode (weights are computed only there)")
         return super().__enter__()
 
-    def register(self) -> list:
-        handles = []
-        try:
-            for kind, layer, module in attention_modules(self.model):
-                handles.append(module.register_forward_hook(self._hook(kind, layer)))
-        except BaseException:
-            for h in handles:
-                h.remove()
-            raise
-        return handles
+    def register(self):
+        for kind, layer, module in attention_modules(self.model):
+            yield module.register_forward_hook(self._hook(kind, layer))
 
     def _hook(self, kind: str, layer: int):
         def hook(module, args, output):
@@ -209,7 +215,7 @@ _ablation: ContextVar[Optional["HeadAblation"]] = ContextVar("head_ablation", de
 
 def parse_heads(model: Transformer, heads) -> frozenset:
     """Validate (kind, layer, head) triples (0-based) against the model; -> frozenset."""
-    layers = {"encoder_self": len(model.encoder), "decoder_self": len(model.decoder), "cross": len(model.decoder)}
+    layers = {k: layers_of(model, k) for k in KINDS}
     H = model.config.n_heads
     out = set()
     for item in heads or ():
@@ -241,18 +247,11 @@ class HeadAblation(ContextHooks):
         super().__init__(model)
         self.heads = parse_heads(model, heads)
 
-    def register(self) -> list:
-        handles = []
-        try:
-            for kind, layer, module in attention_modules(self.model):
-                hs = sorted(h for k, l, h in self.heads if k == kind and l == layer)
-                if hs:
-                    handles.append(module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, hs)))
-        except BaseException:
-            for h in handles:
-                h.remove()
-            raise
-        return handles
+    def register(self):
+        for kind, layer, module in attention_modules(self.model):
+            hs = sorted(h for k, l, h in self.heads if k == kind and l == layer)
+            if hs:
+                yield module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, hs))
 
     def _pre_hook(self, n_heads: int, heads: list[int]):
         def pre(module, args):

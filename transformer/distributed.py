@@ -66,6 +66,14 @@ class Dist:
         tdist.broadcast_object_list(box, src=0, device=self.device)
         return box[0]
 
+    def gather(self, obj) -> list:
+        """Every process's `obj` (any picklable object), in rank order, on every process."""
+        if not self.active:
+            return [obj]
+        out = [None] * self.world_size
+        tdist.all_gather_object(out, obj)
+        return out
+
     def barrier(self) -> None:
         if self.active:
             if self.device.type == "cuda":

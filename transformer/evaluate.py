@@ -48,6 +48,21 @@ def evaluate(translator: Translator, pairs, batch_size: int = 128, beam: int = 1
             "hypotheses": hyps}
 
 
+def translate_bleu(model, tok, val_sets: dict, device) -> dict:
+    """Greedy-translate each domain's validation sources with the current weights; BLEU against their targets.
+    {"bleu", "bleu_lc"}: the mean over the domains (what averaging and the log compare), plus each domain's
+    as "bleu_<domain>" / "bleu_lc_<domain>". How transformer.train scores an epoch and transformer.average a
+    window of epochs."""
+    tr = Translator(model.eval(), tok, device)
+    out = {}
+    for name, pairs in val_sets.items():
+        b = bleu(tr.translate_batch([s for s, _ in pairs], batch_size=128), [t for _, t in pairs])
+        out[f"bleu_{name}"], out[f"bleu_lc_{name}"] = b["bleu"], b["bleu_lc"]
+    for key in ("bleu", "bleu_lc"):
+        out[key] = round(sum(out[f"{key}_{n}"] for n in val_sets) / len(val_sets), 2)
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))

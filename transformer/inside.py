@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .capture import KINDS, ContextHooks, HeadAblation, attention_modules, host_arrays, parse_heads
+from .capture import KINDS, ContextHooks, HeadAblation, attention_modules, host_arrays, layers_of, parse_heads
 from .model import Transformer
 
 _head_capture: ContextVar[Optional["HeadCapture"]] = ContextVar("head_capture", default=None)
@@ -104,22 +104,16 @@ class HeadCapture(ContextHooks):
             raise RuntimeError("HeadCapture needs the model in eval mode (weights are computed only there)")
         return super().__enter__()
 
-    def register(self) -> list:
-        m, handles = self.module, []
-        try:
-            for name in ("q", "k", "v"):
-                handles.append(getattr(m, f"{name}_proj").register_forward_hook(self._linear(name)))
-            handles.append(m.register_forward_hook(self._attention, with_kwargs=True))
-            # first of the out_proj pre-hooks: the head's own output, before HeadAblation zeroes it
-            handles.append(m.out_proj.register_forward_pre_hook(self._out, prepend=True))
-            if self.norms:
-                for kind, layer, module in attention_modules(self.model):
-                    handles.append(module.v_proj.register_forward_hook(self._norms(kind, layer, module)))
-        except BaseException:
-            for h in handles:
-                h.remove()
-            raise
-        return handles
+    def register(self):
+        m = self.module
+        for name in ("q", "k", "v"):
+            yield getattr(m, f"{name}_proj").register_forward_hook(self._linear(name))
+        yield m.register_forward_hook(self._attention, with_kwargs=True)
+        # first of the out_proj pre-hooks: the head's own output, before HeadAblation zeroes it
+        yield m.out_proj.register_forward_pre_hook(self._out, prepend=True)
+        if self.norms:
+            for kind, layer, module in attention_modules(self.model):
+                yield module.v_proj.register_forward_hook(self._norms(kind, layer, module))
 
     def _linear(self, name: str):
         def hook(module, args, output):
@@ -187,9 +181,8 @@ def capture_inside(model: Transformer, src_ids: list[int], tgt_ids: list[int], k
     out = {n: host[n] for n in FIELDS}
     out["mask"] = out["mask"] > 0.5
     if norms:
-        out["norms"] = {k: np.stack([host[f"norms/{k}/{l}"] for l in range(n)])  # (L, H, Tk)
-                        for k, n in (("encoder_self", len(model.encoder)), ("decoder_self", len(model.decoder)),
-                                     ("cross", len(model.decoder)))}
+        out["norms"] = {k: np.stack([host[f"norms/{k}/{l}"] for l in range(layers_of(model, k))])  # (L, H, Tk)
+                        for k in KINDS}
     return out
 
 
@@ -251,10 +244,9 @@ def disagreements(ins: HeadInside) -> list[dict]:
 def find_disagreements(session, kinds=KINDS) -> list[dict]:
     """disagreements() of every head of the given kinds at the session's cursor, most striking first."""
     c = session.translator.config
-    layers = {"encoder_self": c.n_encoder_layers, "decoder_self": c.n_decoder_layers, "cross": c.n_decoder_layers}
     found = []
     for kind in kinds:
-        for layer in range(layers[kind]):
+        for layer in range(layers_of(c, kind)):
             for head in range(c.n_heads):
                 found += disagreements(session.inside(kind, layer, head))
     return sorted(found, key=lambda r: -r["gap"])  # the largest weight gap that the value norms overturn first

@@ -11,102 +11,50 @@ their union. --max-tokens is per process. Process 0 alone validates and writes O
 Mixed precision: --amp bf16 runs forward and backward under bfloat16 autocast (weights, optimizer
 state and validation stay float32).
 """
+
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 import tempfile
 import time
-from contextlib import nullcontext
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from . import corpus as C
 from . import data as D
 from . import distributed
+from . import train_args
 from .average import average_weights
 from .checkpoint import LOG, TOKENIZER, save_checkpoint, save_weights
 from .config import ModelConfig
 from .decoding import Translator, attend_ids
 from .device import describe
-from .history import HISTORY, AttentionHistory, save_history
-from .metrics import bleu, update_metrics
+from .evaluate import translate_bleu
+from .history import HISTORY, save_history
+from .metrics import update_metrics
 from .model import Transformer
+from .steps import (encode_pairs, loss_fn, lr_at, make_tensors, new_model, new_optimizer, set_lr,  # noqa: F401
+                    step_groups, train_step, validate)
+from .synthetic import tiny_corpus, tiny_tatoeba
 from .tokenizer import Tokenizer
+from .train_args import AMP, apply_dry_run, model_config  # noqa: F401
+from .train_state import STATE, process_rngs, restore_rng, resume, save_state, start_rng  # noqa: F401
 
-STATE = "train_state.pt"
+# The arguments are transformer.train_args, one step and its pieces transformer.steps, pause/resume
+# transformer.train_state, the synthetic corpora transformer.synthetic: their names stay importable from here.
 N_EXAMPLES = 4  # example sentences whose cross-attention is recorded every epoch
 EARLY_SNAPSHOTS = (0.02, 0.05, 0.1, 0.25, 0.5)  # also recorded inside epoch 1 (and 0: before training)
-AMP = {"off": None, "bf16": torch.bfloat16}
 
 
-def lr_at(step: int, peak: float, warmup: int, total: int, floor: float = 0.02) -> float:
-    """Linear warm-up to `peak`, then cosine decay to floor*peak at `total` steps."""
-    if step < warmup:
-        return peak * (step + 1) / warmup
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
-
-
-def encode_pairs(tok: Tokenizer, pairs, max_len: int):
-    srcs = tok.encode_batch([s for s, _ in pairs])
-    tgts = tok.encode_batch([t for _, t in pairs])
-    out = []
-    for s, t in zip(srcs, tgts):
-        if not s or not t:
-            continue
-        out.append((s[:max_len - 1] + [tok.eos_id], t[:max_len - 1]))
-    return out
-
-
-def make_tensors(examples, idx, pad, bos, eos, device):
-    src = [examples[i][0] for i in idx]
-    tgt = [examples[i][1] for i in idx]
-    S, T = max(map(len, src)), max(map(len, tgt)) + 1
-    s = torch.full((len(idx), S), pad, dtype=torch.long)
-    ti = torch.full((len(idx), T), pad, dtype=torch.long)
-    to = torch.full((len(idx), T), pad, dtype=torch.long)
-    for j, (a, b) in enumerate(zip(src, tgt)):
-        s[j, :len(a)] = torch.tensor(a)
-        ti[j, :len(b) + 1] = torch.tensor([bos] + b)
-        to[j, :len(b) + 1] = torch.tensor(b + [eos])
-    return s.to(device), ti.to(device), to.to(device)  # (B, S), (B, T), (B, T)
-
-
-def loss_fn(logits, target, pad, smoothing):
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), target.reshape(-1), ignore_index=pad,
-                           label_smoothing=smoothing, reduction="sum")
-
-
-@torch.no_grad()
-def validate(model, examples, batches, pad, bos, eos, device) -> float:
-    model.eval()
-    total, n = 0.0, 0
-    for idx in batches:
-        s, ti, to = make_tensors(examples, idx, pad, bos, eos, device)
-        total += loss_fn(model(s, ti), to, pad, 0.0).item()
-        n += int((to != pad).sum())
-    return total / max(1, n)
-
-
-def tiny_corpus(dirpath: Path) -> Path:
-    """A small synthetic de/en corpus for --dry-run and tests."""
-    import gzip
-    words = [("Hund", "dog"), ("Katze", "cat"), ("Mann", "man"), ("Frau", "woman"), ("Kind", "child")]
-    verbs = [("rennt", "runs"), ("schläft", "sleeps"), ("springt", "jumps"), ("sitzt", "sits")]
-    pairs = [(f"Ein {w} {v}.", f"A {e} {f}.") for w, e in words for v, f in verbs]
-    for split in D.SPLITS:
-        for k, lang in enumerate(("de", "en")):
-            with gzip.open(dirpath / f"{split}.{lang}.gz", "wt", encoding="utf-8") as f:
-                f.write("\n".join(p[k] for p in pairs) + "\n")
-    return dirpath
+def parse_args(argv=None):
+    """The command line (transformer.train_args), with this module's docstring as --help's description."""
+    return train_args.parse_args(argv, __doc__)
 
 
 def snapshot_attention(model, tok, sentences, max_len):
@@ -119,83 +67,6 @@ def snapshot_attention(model, tok, sentences, max_len):
         maps = attend_ids(model, src, tgt)
         out.append((tgt, maps.cross.astype(np.float16)))
     return out
-
-
-def translate_bleu(model, tok, val_sets: dict, device) -> dict:
-    """Greedy-translate each domain's validation sources with the current weights; BLEU against their targets.
-    {"bleu", "bleu_lc"}: the mean over the domains (what averaging and the log compare), plus each domain's
-    as "bleu_<domain>" / "bleu_lc_<domain>"."""
-    tr = Translator(model.eval(), tok, device)
-    out = {}
-    for name, pairs in val_sets.items():
-        b = bleu(tr.translate_batch([s for s, _ in pairs], batch_size=128), [t for _, t in pairs])
-        out[f"bleu_{name}"], out[f"bleu_lc_{name}"] = b["bleu"], b["bleu_lc"]
-    for key in ("bleu", "bleu_lc"):
-        out[key] = round(sum(out[f"{key}_{n}"] for n in val_sets) / len(val_sets), 2)
-    return out
-
-
-def parse_args(argv=None):
-    m = {f.name: f.default for f in fields(ModelConfig)}
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR), help="the Multi30k task-1 folder")
-    p.add_argument("--tatoeba", default=str(C.DEFAULT_TATOEBA),
-                   help="Tatoeba German<TAB>English pairs (.tsv[.gz]), split by transformer.corpus; 'none': captions only")
-    p.add_argument("--multi30k-upsample", type=int, default=2,
-                   help="Multi30k's training pairs appear this many times per epoch beside Tatoeba's once")
-    p.add_argument("--out", default="checkpoints/de-en")
-    p.add_argument("--src", default="de", choices=("de", "en"), help="source language (de: German, en: English)")
-    p.add_argument("--tgt", default="en", choices=("de", "en"), help="target language")
-    p.add_argument("--tokenizer", default="",
-                   help="reuse this SentencePiece model (e.g. the joint one of checkpoints/de-en) instead of training one")
-    p.add_argument("--vocab-size", type=int, default=m["vocab_size"])
-    p.add_argument("--d-model", type=int, default=m["d_model"])
-    p.add_argument("--heads", type=int, default=m["n_heads"])
-    p.add_argument("--enc-layers", type=int, default=m["n_encoder_layers"])
-    p.add_argument("--dec-layers", type=int, default=m["n_decoder_layers"])
-    p.add_argument("--d-ff", type=int, default=m["d_ff"])
-    p.add_argument("--dropout", type=float, default=m["dropout"])
-    p.add_argument("--attn-dropout", type=float, default=m["attn_dropout"])
-    p.add_argument("--epochs", type=int, default=12)
-    p.add_argument("--max-tokens", type=int, default=3500,
-                   help="tokens per batch (padded, longer side), per process")
-    p.add_argument("--lr", type=float, default=1.2e-3, help="peak learning rate")
-    p.add_argument("--warmup", type=int, default=500, help="warm-up steps")
-    p.add_argument("--weight-decay", type=float, default=1e-4)
-    p.add_argument("--label-smoothing", type=float, default=0.1)
-    p.add_argument("--clip", type=float, default=1.0)
-    p.add_argument("--amp", choices=tuple(AMP), default="off",
-                   help="mixed precision: bf16 autocast for forward/backward (off: float32)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--device", default="auto", help="auto|cpu|cuda (under torchrun: cuda:LOCAL_RANK)")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
-    p.add_argument("--average-last", type=int, default=5, help="average the last N epochs' weights (1: off)")
-    p.add_argument("--keep-epochs", type=int, default=0,
-                   help="epoch checkpoints kept in OUT/epochs for transformer.average (default: --average-last)")
-    p.add_argument("--resume", action="store_true", help=f"continue from OUT/{STATE}")
-    p.add_argument("--dry-run", action="store_true", help="a few steps on a tiny synthetic corpus")
-    p.add_argument("--atlas", action="store_true",
-                   help="at the end, write the head atlas of the final weights on the val split (transformer.atlas)")
-    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
-    p.add_argument("--stop-after-minutes", type=float, default=0,
-                   help="pause this process after N minutes of training: validate, save the state mid-epoch and "
-                        "exit; --resume continues at the next batch (the schedule is unchanged)")
-    p.add_argument("--stop-after-steps", type=int, default=0,
-                   help="pause after N steps of this process, like --stop-after-minutes")
-    p.add_argument("--no-progress", action="store_true")
-    a = p.parse_args(argv)
-    if a.src == a.tgt:
-        p.error(f"--src and --tgt are both {a.src!r}")
-    return a
-
-
-def apply_dry_run(a) -> None:
-    """Shrink the model and the schedule for --dry-run (the tiny synthetic corpus is made by load_data)."""
-    a.vocab_size, a.d_model, a.heads, a.d_ff = min(a.vocab_size, 60), 32, 2, 64
-    a.enc_layers = a.dec_layers = 1
-    a.epochs, a.warmup, a.average_last = min(a.epochs, 3), 5, min(a.average_last, 2)
-    a.max_tokens = min(a.max_tokens, 128)
-    a.data_dir = "(dry run: tiny synthetic corpus)"
 
 
 def load_data(a) -> tuple[list, dict, list]:
@@ -219,17 +90,6 @@ def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
     return train, {"multi30k": m_val, "tatoeba": sp.val}, m_train + sp.train
 
 
-def tiny_tatoeba(dirpath: Path) -> Path:
-    """A small synthetic everyday-sentence corpus (German<TAB>English) for --dry-run and tests."""
-    subjects = [("Ich", "I", "bin"), ("Du", "You", "bist"), ("Er", "He", "ist"), ("Sie", "She", "ist")]
-    states = [("müde", "tired"), ("hier", "here"), ("glücklich", "happy"), ("zu Hause", "at home"), ("krank", "ill")]
-    en_be = {"I": "am", "You": "are", "He": "is", "She": "is"}
-    lines = [f"{d} {v} {s}.\t{e} {en_be[e]} {t}." for d, e, v in subjects for s, t in states]
-    path = dirpath / "tatoeba.tsv"
-    path.write_text("\n".join(lines * 2) + "\n", encoding="utf-8")
-    return path
-
-
 def get_tokenizer(a, out: Path, train_pairs, dist: distributed.Dist) -> Tokenizer:
     """OUT's tokenizer when resuming, else one trained on the training pairs; made by process 0 only."""
     proto = None
@@ -244,62 +104,6 @@ def get_tokenizer(a, out: Path, train_pairs, dist: distributed.Dist) -> Tokenize
             proto = Tokenizer.train([s for p in train_pairs for s in p], a.vocab_size).proto
             print(f"tokenizer: {len(Tokenizer(proto))} pieces in {time.time() - t0:.1f}s", flush=True)
     return Tokenizer(dist.broadcast(proto))
-
-
-def model_config(a, vocab_size: int) -> ModelConfig:
-    return ModelConfig(vocab_size=vocab_size, d_model=a.d_model, n_heads=a.heads, n_encoder_layers=a.enc_layers,
-                       n_decoder_layers=a.dec_layers, d_ff=a.d_ff, dropout=a.dropout, attn_dropout=a.attn_dropout,
-                       src_lang=a.src, tgt_lang=a.tgt)
-
-
-def new_model(config: ModelConfig, seed: int, device) -> Transformer:
-    torch.manual_seed(seed)
-    return Transformer(config).to(device)
-
-
-def new_optimizer(model, a) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=a.weight_decay)
-
-
-def set_lr(opt, lr: float) -> None:
-    for g in opt.param_groups:
-        g["lr"] = lr
-
-
-def step_groups(lengths, max_tokens: int, seed: int, world_size: int = 1) -> list[list[list[int]]]:
-    """One epoch's steps: the shuffled batch list (the same on every process) cut into groups of
-    world_size consecutive batches; process r trains on batch r of each group. A tail of fewer than
-    world_size batches is dropped so that every process does the same number of steps."""
-    batches = D.make_batches(lengths, max_tokens, seed=seed)
-    n = len(batches) // world_size
-    return [batches[k * world_size:(k + 1) * world_size] for k in range(n)]
-
-
-def train_step(net, opt, batches, pad: int, smoothing: float, clip: float, amp=None,
-               dist: distributed.Dist | None = None) -> tuple[float, int, float]:
-    """One optimizer step on this process's `batches` [(src, tgt_in, tgt_out)].
-
-    Returns the summed loss and the target tokens of those batches, and the gradient norm before clipping.
-    The loss is normalised by the target tokens of the whole step (all processes, one all-reduce) and
-    DDP's mean over processes is scaled back to a sum, so the update is exactly that of one process
-    stepping on the union of all processes' batches -- which is what passing several batches here does.
-    `amp`: None (float32) or the autocast dtype (torch.bfloat16)."""
-    dist = dist or distributed.Dist()
-    n_local = sum(int((to != pad).sum()) for _, _, to in batches)
-    n_global = dist.all_sum([n_local])[0] if dist.active else n_local
-    opt.zero_grad(set_to_none=True)
-    total = 0.0
-    for k, (s, ti, to) in enumerate(batches):
-        accumulate = k < len(batches) - 1 and hasattr(net, "no_sync")
-        with net.no_sync() if accumulate else nullcontext():
-            with torch.autocast(s.device.type, dtype=amp or torch.bfloat16, enabled=amp is not None):
-                logits = net(s, ti)
-            loss = loss_fn(logits.float(), to, pad, smoothing)
-            (loss * dist.world_size / n_global).backward()
-        total += loss.item()
-    norm = torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
-    opt.step()
-    return total, n_local, norm.item()
 
 
 @dataclass
@@ -366,44 +170,20 @@ def setup(a, dist: distributed.Dist) -> Run:
                   f"{len(train_pairs):,} training pairs an epoch: " + (
                       f"Tatoeba's training part (transformer.corpus) + Multi30k train x{a.multi30k_upsample}"
                       if a.tatoeba != "none" else "Multi30k train")))
+    state = None
     if a.resume:
-        resume(run)
+        state = resume(run)
     elif dist.is_main and run.examples:  # the maps before any training: where the alignment emerges from
         run.history.append({"epoch": 0, "snap": snapshot_attention(model, tok, run.examples, config.max_len)})
     run.log.setdefault("starts", []).append(  # every start and resume with its flags: how the run was made
         {"step": run.step, "epoch": run.start_epoch, "args": vars(a)})
-    if dist.active:  # different dropout masks on each process, the same model everywhere (DDP broadcasts it)
-        torch.manual_seed(a.seed + 7919 * dist.rank + 104729 * run.start_epoch)
+    start_rng(run, state)  # the generators as the next step finds them in an uninterrupted run (train_state)
+    if dist.active:  # the same model everywhere (DDP broadcasts it)
         run.net = dist.wrap(model)
     run.say(f"model: {model.num_parameters():,} parameters; {len(train)} train / {len(val)} val pairs; "
             f"{steps_per_epoch} steps/epoch; device {describe(dist.device)}"
             + (f" x {dist.world_size} processes" if dist.active else "") + f"; amp {a.amp}")
     return run
-
-
-def resume(run: Run) -> None:
-    """Load OUT/train_state.pt (read by process 0, sent to the others), the log and the attention history."""
-    path = run.out / STATE
-    st = None
-    if run.dist.is_main and path.exists():
-        st = torch.load(path, map_location="cpu", weights_only=True)
-        st["log"] = json.loads((run.out / LOG).read_text())
-    st = run.dist.broadcast(st)
-    if st is None:
-        return
-    run.model.load_state_dict(st["model"])
-    run.opt.load_state_dict(st["optim"])
-    run.step, run.start_epoch, run.train_seconds = st["step"], st["epoch"] + 1, st["train_seconds"]
-    if st.get("next_group"):  # paused mid-epoch: the same epoch again, from the next batch
-        run.start_epoch, run.start_group = st["epoch"], st["next_group"]
-    torch.set_rng_state(st["rng"])
-    run.log = {**st["log"], "world_size": run.dist.world_size, "amp": run.a.amp}
-    run.say(f"resumed at epoch {run.start_epoch}, batch group {run.start_group} (step {run.step})")
-    if run.dist.is_main and (run.out / HISTORY).exists():
-        past = AttentionHistory.load(run.out / HISTORY)
-        run.examples = past.sentences  # keep recording the same sentences
-        run.history = [{"epoch": e, "snap": past.snapshots(run.tok, e)} for e in past.epochs
-                       if e < 1 or any(x["epoch"] == e and "paused_at_group" not in x for x in run.log["epochs"])]
 
 
 def train_epoch(run: Run, epoch: int) -> dict:
@@ -464,10 +244,11 @@ def should_pause(run: Run) -> bool:
     return bool(run.dist.broadcast(stop)) if run.dist.active else stop
 
 
-def end_of_epoch(run: Run, epoch: int, stats: dict) -> None:
-    """Process 0: validation loss and BLEU, attention snapshot, log line, checkpoints, state for --resume."""
+def end_of_epoch(run: Run, epoch: int, stats: dict, rngs: list[dict]) -> None:
+    """Process 0: validation loss and BLEU, attention snapshot, log line, checkpoints, state for --resume.
+    `rngs`: every process's generators after the last step (train_state.process_rngs), saved with the state;
+    process 0's are put back after validation, so that validation never shifts the dropout that follows."""
     a, c, out, model = run.a, run.config, run.out, run.model
-    rng = torch.get_rng_state()  # before validation's decoding, so that a resumed run draws the same dropout
     run.train_seconds += stats["seconds"]
     val_batches = D.make_batches([(len(s), len(t) + 1) for s, t in run.val], a.max_tokens, shuffle=False)
     val_loss = validate(model, run.val, val_batches, c.pad_id, c.bos_id, c.eos_id, run.device)
@@ -492,9 +273,8 @@ def end_of_epoch(run: Run, epoch: int, stats: dict) -> None:
     (out / LOG).write_text(json.dumps(run.log, indent=1))
     if run.examples:
         save_history(out / HISTORY, run.examples, run.tok, run.history)
-    torch.save({"model": model.state_dict(), "optim": run.opt.state_dict(), "step": run.step, "epoch": epoch,
-                "next_group": stats["next_group"] if run.paused else 0,
-                "train_seconds": run.train_seconds, "rng": rng}, out / STATE)
+    save_state(run, epoch, stats["next_group"] if run.paused else 0, rngs)
+    restore_rng(rngs[0], run.device)
 
 
 def finish(run: Run) -> dict:
@@ -556,8 +336,9 @@ def main(argv=None):
             if a.max_steps and run.step >= a.max_steps:
                 break
             stats = train_epoch(run, epoch)
+            rngs = process_rngs(dist)  # every process's generators, before validation draws anything
             if dist.is_main:
-                end_of_epoch(run, epoch, stats)
+                end_of_epoch(run, epoch, stats, rngs)
             dist.barrier()
             if run.paused:
                 run.say(f"paused in epoch {epoch} after batch group {stats['next_group']}: "

@@ -6,6 +6,7 @@ from functools import partial
 
 import gradio as gr
 
+from transformer.capture import layers_of
 from transformer.history import HISTORY, AttentionHistory, describe_epoch
 
 from . import handlers as h
@@ -36,7 +37,7 @@ def build(ctx: Ctx, demo: gr.Blocks) -> None:
     if history is None or not history.epochs:
         gr.Markdown(f"This checkpoint has no attention history (`{HISTORY}`).")
         return
-    L, H, n = len(ctx.tr.model.decoder), ctx.tr.config.n_heads, len(history.epochs)
+    L, H, n = layers_of(ctx.tr.model, "cross"), ctx.tr.config.n_heads, len(history.epochs)
     gr.Markdown(intro(history.epochs), elem_id="learned_intro")
     with gr.Row():
         example = gr.Dropdown([(t, i) for i, t in enumerate(history.sentences)], value=0, label="sentence",
