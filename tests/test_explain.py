@@ -68,7 +68,7 @@ def learned_tab(checkpoint_dir):
 
     from ui import learned_tab as tab
     tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None]),
-                         config=SimpleNamespace(n_heads=3))
+                         config=SimpleNamespace(n_heads=3, n_encoder_layers=2, n_decoder_layers=2))
     with gr.Blocks() as demo:
         tab.build(SimpleNamespace(tr=tr), demo)
     by_id = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
