@@ -67,8 +67,9 @@ def learned_tab(checkpoint_dir):
     import gradio as gr
 
     from ui import learned_tab as tab
-    tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None]),
-                         config=SimpleNamespace(n_heads=3, n_encoder_layers=2, n_decoder_layers=2))
+    config = SimpleNamespace(n_heads=3, n_encoder_layers=2, n_decoder_layers=2)
+    tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None], config=config),
+                         config=config)
     with gr.Blocks() as demo:
         tab.build(SimpleNamespace(tr=tr), demo)
     by_id = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
