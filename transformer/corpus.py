@@ -133,15 +133,16 @@ def oriented(split: TatoebaSplit, src: str) -> TatoebaSplit:
     return TatoebaSplit(swap(split.train), swap(split.val), swap(split.test), split.dropped)
 
 
-def load_split(name: str, data_dir=D.DEFAULT_DATA_DIR, tatoeba=DEFAULT_TATOEBA) -> list[tuple[str, str]]:
-    """Pairs of any split in ALL_SPLITS."""
+def load_split(name: str, data_dir=D.DEFAULT_DATA_DIR, tatoeba=DEFAULT_TATOEBA, src: str = "de",
+               tgt: str = "en") -> list[tuple[str, str]]:
+    """Pairs (source, target) of any split in ALL_SPLITS, for a model that reads `src` and writes `tgt`."""
     if name in D.SPLITS:
-        return D.load_pairs(data_dir, name)
+        return D.load_pairs(data_dir, name, src, tgt)
     if name not in ALL_SPLITS:
         raise D.DataError(f"unknown split {name!r}; one of {', '.join(ALL_SPLITS)}")
-    sp = tatoeba_split(tatoeba, data_dir)
+    sp = oriented(tatoeba_split(tatoeba, data_dir), src)
     if name == "mixed_val":
-        return D.load_pairs(data_dir, "val") + sp.val
+        return D.load_pairs(data_dir, "val", src, tgt) + sp.val
     return {"tatoeba_train": sp.train, "tatoeba_val": sp.val, "tatoeba_test": sp.test}[name]
 
 

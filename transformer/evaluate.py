@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 import torch
@@ -27,9 +28,37 @@ def load_model_and_split(checkpoint, device, data_dir, split, threads: int = 0,
     if threads:
         torch.set_num_threads(threads)
     try:
-        return Translator.load(checkpoint, device), C.load_split(split, data_dir, tatoeba)
+        tr = Translator.load(checkpoint, device)
+        c = tr.config
+        return tr, C.load_split(split, data_dir, tatoeba, c.src_lang, c.tgt_lang)  # in the model's direction
     except (CheckpointError, D.DataError, ValueError) as e:
         sys.exit(f"error: {e}")
+
+
+LONG_WORDS = 8  # "what people type": the held-out sentences of at least this many source words
+
+
+def match_key(text: str) -> str:
+    """A sentence compared as the `unseen` subset compares it: lowercased, punctuation removed, spaces collapsed."""
+    return " ".join("".join(ch for ch in text.casefold() if not unicodedata.category(ch).startswith("P")).split())
+
+
+def subsets(pairs, train_pairs) -> dict[str, list[int]]:
+    """Indices of `pairs` in the subsets the honest figures report: every pair; those whose source has at least
+    LONG_WORDS words; those whose source (match_key) occurs as no training pair's source."""
+    seen = {match_key(s) for s, _ in train_pairs}
+    return {"all": list(range(len(pairs))),
+            f"{LONG_WORDS}+ words": [i for i, (s, _) in enumerate(pairs) if len(s.split()) >= LONG_WORDS],
+            "unseen": [i for i, (s, _) in enumerate(pairs) if match_key(s) not in seen]}
+
+
+def subset_scores(pairs, hyps, train_pairs) -> dict[str, dict]:
+    """BLEU (cased, lowercased) and chrF on each subset of `subsets`, from one decoding's hypotheses."""
+    out = {}
+    for name, idx in subsets(pairs, train_pairs).items():
+        h, r = [hyps[i] for i in idx], [pairs[i][1] for i in idx]
+        out[name] = {"sentences": len(idx), **(bleu(h, r) if idx else {}), **({"chrf": chrf(h, r)} if idx else {})}
+    return out
 
 
 def evaluate(translator: Translator, pairs, batch_size: int = 128, beam: int = 1) -> dict:
@@ -76,6 +105,9 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--save", action="store_true", help="record the scores in the checkpoint's metrics.json")
     p.add_argument("--output", help="write the hypotheses to this file")
+    p.add_argument("--subsets", action="store_true",
+                   help=f"also score the sentences of {LONG_WORDS}+ words and those whose source (lowercased, "
+                        "punctuation removed) occurs in no training pair (Tatoeba's training part + Multi30k train)")
     a = p.parse_args(argv)
     tr, pairs = load_model_and_split(a.checkpoint, a.device, a.data_dir, a.split, a.threads, a.tatoeba)
     r = evaluate(tr, pairs, a.batch_size, a.beam)
@@ -87,6 +119,15 @@ def main(argv=None):
     print(f"  chrF                   {r['chrf']:.2f}")
     print(f"  speed                  {r['sentences_per_s']} sentences/s, {r['tokens_per_s']} tokens/s "
           f"({r['seconds']} s, batch {a.batch_size})")
+    if a.subsets:
+        c = tr.config
+        train = (C.load_split("tatoeba_train", a.data_dir, a.tatoeba, c.src_lang, c.tgt_lang)
+                 + D.load_pairs(a.data_dir, "train", c.src_lang, c.tgt_lang))
+        r["subsets"] = subset_scores(pairs, hyps, train)
+        for name, s in r["subsets"].items():
+            if s["sentences"]:
+                print(f"  {name:<12} {s['sentences']:>5} sentences: BLEU {s['bleu']:.2f} cased, "
+                      f"{s['bleu_lc']:.2f} lowercased, chrF {s['chrf']:.2f}")
     if a.output:
         Path(a.output).write_text("\n".join(hyps) + "\n")
     if a.save:
