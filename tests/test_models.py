@@ -116,3 +116,12 @@ def test_the_api_takes_an_optional_model(models):
         assert client.predict(DE, 8, False, api_name="/start")[1]["languages"] == ["de", "en"]  # the default
         with pytest.raises(Exception, match="unknown model"):
             client.predict(DE, "xx-yy", api_name="/translate")
+
+
+def test_the_command_line_notices_the_other_language(capsys):
+    """python -m transformer.translate says on stderr when a line looks like another language, and translates it
+    all the same (the hint advises, it never refuses)."""
+    from transformer import translate
+    assert translate.main(["--checkpoint", "de-en", "The weather is nice today.", "Ich bin müde."]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 2 and err.count("note:") == 1 and "looks like English" in err

@@ -1,6 +1,8 @@
-"""python -m transformer.translate "Ein Hund rennt." [--checkpoint DIR] [--device auto|cpu|cuda]
+"""python -m transformer.translate "Ein Hund rennt." [--checkpoint DIR|de-en|en-de] [--device auto|cpu|cuda]
 
-Translates each argument (or each line of standard input when none is given) with greedy decoding.
+Translates each argument (or each line of standard input when none is given) with greedy decoding. A line that
+looks like another language than the model reads, or that it can barely read, is said on standard error
+(transformer.language.hint); it is translated all the same.
 """
 from __future__ import annotations
 
@@ -9,12 +11,14 @@ import sys
 
 from .checkpoint import CheckpointError
 from .decoding import Translator
+from .language import hint
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("text", nargs="*", help="German sentences; read from stdin when absent")
-    p.add_argument("--checkpoint", default=None, help="checkpoint directory (default: the shipped model)")
+    p.add_argument("text", nargs="*", help="sentences in the model's source language; read from stdin when absent")
+    p.add_argument("--checkpoint", default=None,
+                   help="checkpoint directory, or a shipped model's name: de-en (the default), en-de")
     p.add_argument("--device", default="auto")
     a = p.parse_args(argv)
     try:
@@ -24,6 +28,9 @@ def main(argv=None):
     lines = a.text or [l for l in sys.stdin.read().splitlines() if l.strip()]
     status = 0
     for line in lines:
+        found = hint(line, tr.config.src_lang, tr.tokenizer)
+        if found:
+            print(f"note: {found['message']}", file=sys.stderr)
         try:
             print(tr.translate(line))
         except ValueError as e:
