@@ -8,17 +8,19 @@ import gradio as gr
 from transformer.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
+from . import compare_tab, link
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
-from .models import Models
+from .models import LOOK_FOR, Models
 
 TITLE = ("**attention-lens** · Watch a Transformer translate one token at a time, and see what every layer and "
          "head attends to.")
 INTRO = ("**1.** Pick the model (German → English or English → German), type or pick a sentence in its language "
-         "and press **Start**. **2.** Press **Step ▶** (or ← / →, the "
+         "and press **Start** (each example shows its translation). **2.** Press **Step ▶** (or ← / →, the "
          "step slider, **Play**) to reveal the model's choices one piece at a time (or click another piece in "
          "the top-k list to force it). "
          "**3.** Read the heatmaps: each row is one token asking *where should I look?*, each column a "
-         "token it can look at; brighter means more attention.")
+         "token it can look at; brighter means more attention. **What to look for in cross-attention:** "
+         + LOOK_FOR["en-de"])
 
 
 def build_demo(translators) -> gr.Blocks:
@@ -33,14 +35,18 @@ def build_demo(translators) -> gr.Blocks:
             picker = gr.Dropdown(models.choices(), value=models.default, label="Model", show_label=False,
                                  container=False, elem_id="model", scale=0, min_width=200, filterable=False,
                                  interactive=len(models) > 1)
-            with gr.Column(scale=0, min_width=260):
+            tools = link.tools(models)  # ▶ Tour (assets/tour.js) and 🔗 Copy link (assets/link.js)
+            with gr.Column(scale=0, min_width=180):
                 with gr.Accordion("How to use it", open=False, elem_id="howto"):
                     gr.Markdown(INTRO)
+        tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
         ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
                   model=picker)
         per_model = {}  # tabs whose content is the model's own (atlas, history, card): one group per model
         with gr.Tab("Translate"):
             translate_tab.build(ctx)
+        with gr.Tab("Compare", elem_id="tab_compare"):
+            compare_tab.build(ctx)
         with gr.Tab("Head ablation", elem_id="tab_ablation"):
             ablation_tab.build(ctx)
         with gr.Tab("Beam search", elem_id="tab_beam"):
@@ -63,6 +69,7 @@ def build_demo(translators) -> gr.Blocks:
                     model_tab.build(dataclasses.replace(ctx, tr=m))
                 per_model[key].append(col)
         translate_tab.wire_model(ctx, per_model)
+        link.wire(ctx, tools)
         api(models)
         demo.unload(handlers.end_session)  # the user closed the page: their exports go
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
@@ -94,3 +101,10 @@ def api(models: Models) -> None:
     gr.api(attention, api_name="attention", **CONC)
     gr.api(attention_compact, api_name="attention_compact", **CONC)
     gr.api(inside, api_name="inside", **CONC)
+
+    def attribution(text: str, method: str = "alti", model: str = "") -> dict:
+        """Text -> where each piece of its greedy translation comes from: method "alti" (ALTI+), "saliency" or
+        "attention"; rows source + target sum to 1; at most 60 rows x (200 source + 60 target), 4 decimals."""
+        return handlers.api_attribution(models.get(model), text, method)
+
+    gr.api(attribution, api_name="attribution", **CONC)

@@ -14,7 +14,7 @@ from transformer.decoding import DecodingSession, Translator, attend_ids
 from transformer.device import describe
 from transformer.history import AttentionHistory, describe_epoch
 
-from .models import direction_label
+from .models import LOOK_FOR, direction_label
 from . import payload as P
 from .decoding_views import at_position
 from .figures import alignment_figure, beam_tree_figure, figure
@@ -235,6 +235,7 @@ def _validation_row(label: str, metrics: dict, split: str, chosen) -> list[tuple
 def model_card(tr: Translator, metrics: dict) -> str:
     c = tr.config
     rows = [("Translates", direction_label(tr)),
+            *([("What to look for", LOOK_FOR[c.direction])] if c.direction in LOOK_FOR else []),
             ("Architecture", f"encoder-decoder Transformer, pre-LN, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
                              f"{c.n_heads} heads, d_model {c.d_model}, FFN {c.d_ff}, sinusoidal positions"),
             ("Parameters", f"{tr.model.num_parameters():,}"),
