@@ -43,10 +43,11 @@ function curveFigure(a) {
   const p = a.pruning || [];
   const labels = p.map(r => r.removed ? `${TITLES[r.removed[0]]} L${r.removed[1] + 1} H${r.removed[2] + 1}` : "intact");
   return {data: [{type: "scatter", mode: "lines+markers", x: p.map(r => r.heads_off), y: p.map(r => r.bleu),
-                  text: labels, hovertemplate: "%{x} heads off (last: %{text})<br>BLEU %{y:.2f}<extra></extra>"}],
+                  text: labels, hovertemplate: "heads off: %{x} (last: %{text})<br>BLEU %{y:.2f}<extra></extra>"}],
           layout: {margin: {l: 50, r: 10, t: 30, b: 40}, height: 300,
                    title: {text: "Pruning: least important heads first", font: {size: 13}},
-                   xaxis: {title: {text: "heads switched off"}}, yaxis: {title: {text: `BLEU (${esc(a.split || "val")})`}},
+                   xaxis: {title: {text: "heads switched off"}},
+                   yaxis: {title: {text: `BLEU (${esc(a.eval_short || a.split || "val")})`}},
                    shapes: a.bleu !== undefined ? [{type: "line", xref: "paper", x0: 0, x1: 1, y0: a.bleu - 1, y1: a.bleu - 1,
                                                    line: {dash: "dot", color: "#888"}}] : []}};
 }
@@ -67,8 +68,9 @@ function openHead(kind, layer, head) {
 function render() {
   const a = props.value;
   if (!a || !a.heads || !window.Plotly) return;
-  q("summary").textContent = `${a.heads.length} heads · ${a.split}, ${a.sentences} sentences · intact BLEU ${a.bleu}` +
-    (a.prunable_within_1_bleu !== undefined ? ` · ${a.prunable_within_1_bleu} heads can go for ≤ 1 BLEU` : "");
+  const n = a.prunable_within_1_bleu, on = a.eval_set || `${a.split}, ${a.sentences} sentences`;
+  q("summary").textContent = `${a.heads.length} heads · intact BLEU ${a.bleu} (greedy) on ${on}` +
+    (n !== undefined ? ` · ${n} head${n === 1 ? "" : "s"} can go for ≤ 1 BLEU` : "");
   if (a.rules_note) q("summary").textContent += " · " + a.rules_note;
   q("note").textContent = a.pruning_note || "";
   q("legend").innerHTML = legendHtml(a);

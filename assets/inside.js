@@ -283,7 +283,7 @@ function row() {                          // the query row the panel shows (lens
 const toggle = document.createElement("span");
 toggle.className = "lens-measure"; toggle.setAttribute("role", "radiogroup");
 toggle.title = "Weight: where the head looks. Contribution ‖α·v·W_O‖: how much each key adds to the output (each row normalised).";
-for (const [value, text] of [["weight", "attention weight"], ["contribution", "contribution ‖α·v·W_O‖"]]) {
+for (const [value, text] of [["weight", "weight"], ["contribution", "contribution"]]) {
   const l = document.createElement("label"), r = document.createElement("input");
   r.type = "radio"; r.name = "lens-measure"; r.value = value; r.checked = value === "weight";
   r.addEventListener("change", () => setMeasure(value === "contribution"));
@@ -302,7 +302,7 @@ function placeToggle() {
 }
 function setMeasure(on) {
   ui.measure = on; toggleNote.hidden = !on;
-  toggle.querySelectorAll("input").forEach(r => { r.checked = (r.value === "contribution") === on; });
+  toggle.querySelectorAll("input").forEach(r => { r.checked = r.value === (on ? "contribution" : "weight"); });
   const L = lens();
   if (L && L.contribution) L.contribution.on = on;
   if (L) update();                        // asks for the norms if this trajectory has none yet

@@ -503,12 +503,12 @@ function drawLegend() {                  // what ▁ means, with a word of this 
     (ex ? `: ${ex[0]} \u2192 ${ex[1].join(" ")}` : "");
 }
 function drawStatus(f) {
-  const d = st.doc, unit = f.words || d.merged ? "words" : "pieces";
+  const d = st.doc, unit = f.words || d.merged ? "word" : "piece", count = (n, side) => `${n} ${side} ${unit}${n === 1 ? "" : "s"}`;
   const mode = d.traj ? (d.mode === "reference" ? `Reference translation, teacher-forced · step ${st.t}` : `Step ${st.t}`)
     : ({reference: "Teacher-forced reference", beam: "Beam hypothesis (teacher-forced)",
         ablated: "Heads switched off"}[d.mode] || `Step ${d.step ?? d.cursor}`);
   const nt = f.words ? f.tgt.length : (d.merged ? d.n : f.n), ns = f.words ? f.src.length : d.S;
-  setText(q("status"), `${mode} · ${ns} source ${unit} · ${nt} target ${unit}` +
+  setText(q("status"), `${mode} · ${count(ns, "source")} · ${count(nt, "target")}` +
     (f.done ? " · finished" + (st.kind !== "encoder_self" && f.tp[f.n - 1] === "</s>" && !f.words
       ? ": the last row is the model reading its own </s>; what it would predict next is not used" : "")
       : (f.next ? ` · next (greedy): ${f.next}` : "")));
@@ -551,6 +551,7 @@ function empty(msg) {
   for (const c of [q("canvas"), q("grid-canvas")]) { c.width = c.height = 0; c.style.height = "0px"; }
   q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("zmax"), ""); setText(q("note"), "");
   if (MAIN && window.__topkView) window.__topkView.render({items: [], done: true});
+  if (MAIN && window.__attributionView) window.__attributionView.update();
   element.dataset.renders = String(++inst.renders);
 }
 function draw() {
@@ -572,6 +573,7 @@ function draw() {
   }
   inst.drawMs = performance.now() - t0;
   if (MAIN && window.__insideView) window.__insideView.update();  // the inside panel follows (timed on its own)
+  if (MAIN && window.__attributionView) window.__attributionView.update();  // ALTI+ / saliency (assets/attribution.js)
   element.dataset.renders = String(++inst.renders);
   element.dataset.kind = kind; element.dataset.layer = st.layer; element.dataset.head = st.head;
   element.dataset.step = d.traj ? st.t : "";
@@ -638,6 +640,7 @@ const ctl = {
   setWords: (w) => { st.words = !!w; if (st.doc) { cv.big = null; draw(); } },
 };
 inst.ctl = ctl;
+inst.decode = load;                       // a payload -> its decoded maps and steps (assets/compare.js)
 // For Gradio events: [translation so far, the position shown] (js-only: sets #translation and #view_pos)
 inst.sync = () => st.traj ? [text(st.traj, st.t), inst.position()] : ["", ""];
 // The position the view shows, for the server: the step and the pieces that lead to it

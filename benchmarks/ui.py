@@ -1,4 +1,4 @@
-"""python -m benchmarks.ui [--steps 40] [--forces 8] [--loads 5] [--latency 150] [--checkpoint DIR]
+"""python -m benchmarks.ui [--steps 40] [--forces 8] [--loads 5] [--latency 150] [--checkpoint DIR] [--tour-only]
 
 Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chromium), then prints:
 
@@ -15,12 +15,20 @@ Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chr
 - the same steps with the emulated latency;
 - the round trip of a no-op Gradio event (a hidden button, queue and SSE like every model event) on the
   same page, as the reference a server-side step would cost at least;
-- a forced piece (a click in the top-k list) -> the new trajectory drawn, with the server's own time.
+- a forced piece (a click in the top-k list) -> the new trajectory drawn, with the server's own time;
+- the attribution request of the colour toggle's ALTI+ and saliency (assets/attribution.js: one request for every
+  row of the trajectory) -> drawn, with the server's time beside Start's on the same sentence, as a ratio
+  (target: ALTI+ <= 1.5x Start), after each of --attributions fresh Starts;
+- the guided tour (assets/tour.js): the bytes its component adds to the first page load (its entry in /config:
+  tour.js, its HTML and CSS; raw and gzipped), the requests the page makes for the tour's files before the tour
+  starts (the target is 0) and the files its start fetches (the vendored driver.js and its CSS).
 Prints figures; asserts nothing (never a timed test).
 """
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import statistics
 import time
 import urllib.request
@@ -162,7 +170,66 @@ def forces(page, n: int) -> list[dict]:
     return out
 
 
-def main(argv=None):
+# tick a measure of the colour toggle, wait until its map is drawn; the server's time is in the payload ("ms")
+ATTRIBUTION = f"""async (method) => {{
+  const A = window.__attribution, yieldNow = {YIELD}, t0 = performance.now();
+  document.querySelector(`#attention .lens-measure input[value=${{method}}]`).click();
+  while (!(A.ready() && A.view() && A.view().method === method)) {{
+    if (performance.now() - t0 > 300000) throw new Error('no attribution within 300 s');
+    await yieldNow();
+  }}
+  const drawn = performance.now() - t0, a = A.cache.get(`${{window.__lens.state.traj.seq}}|${{method}}`);
+  document.querySelector('#attention .lens-measure input[value=weight]').click();
+  return {{drawn, server_ms: a.ms}};
+}}"""
+
+
+def attributions(page, n: int) -> tuple[list[dict], dict]:
+    """n fresh Starts of the sentence in the box, each followed by ALTI+ and saliency: (Starts, {method: [...]})."""
+    starts, out = [], {"alti": [], "saliency": []}
+    for _ in range(n):
+        starts.append(page.evaluate(CLICK_SETTLED, ["#start", True]))
+        page.wait_for_function(INSIDE_READY, timeout=120000)
+        for method in out:
+            out[method].append(page.evaluate(ATTRIBUTION, method))
+    return starts, out
+
+
+def attribution_lines(starts, found) -> list[str]:
+    start_ms = statistics.median(x["server_ms"] for x in starts)
+    lines = [f"attribution (the colour toggle: one request for every row of the trajectory), after {len(starts)} "
+             f"fresh Starts (server median {start_ms:.0f} ms):"]
+    for method, xs in found.items():
+        srv, drawn = statistics.median(x["server_ms"] for x in xs), statistics.median(x["drawn"] for x in xs)
+        lines.append(f"  {method}: click -> drawn median {drawn:.0f} ms; server median {srv:.0f} ms = "
+                     f"{srv / start_ms:.2f}x Start's server time" + (" (target <= 1.5x)" if method == "alti" else ""))
+    return lines
+
+
+def tour_lines(url, browser) -> list[str]:
+    """What the tour costs a page that never starts it, and what its start fetches (see the docstring)."""
+    with urllib.request.urlopen(url + "config", timeout=120) as r:
+        config = r.read()
+    box = next(c for c in json.loads(config)["components"] if c["props"].get("elem_id") == "tour_box")
+    raw = json.dumps(box, ensure_ascii=False, separators=(",", ":")).encode()
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    sent = []
+    page.on("request", lambda r: sent.append(r.url))
+    page.goto(url)
+    page.wait_for_function(READY, timeout=120000)
+    page.wait_for_timeout(2000)  # the page idle, the tour offered but not started
+    before, mine = len(sent), [u for u in sent if "driver" in u or "tour" in u]
+    page.click("#tour")
+    page.wait_for_selector(".driver-popover", timeout=60000)
+    fetched = [u.rsplit("/", 1)[1] for u in sent[before:] if "driver" in u]
+    page.close()
+    return [f"tour: its component adds {len(raw) / 1000:.1f} kB to the first page load "
+            f"({len(gzip.compress(raw)) / 1000:.1f} kB gzipped; the whole /config: {len(config) / 1000:.0f} kB); "
+            f"requests for the tour's files before it starts: {len(mine)} (the page load made {before}); "
+            f"starting it fetches {len(fetched)}: {', '.join(fetched)}"]
+
+
+def arguments(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=None)
     p.add_argument("--device", default="auto")
@@ -174,13 +241,22 @@ def main(argv=None):
     p.add_argument("--latency", type=float, default=150, help="emulated network latency, ms")
     p.add_argument("--sentence", default=SENTENCE)
     p.add_argument("--kind", default="cross", choices=["encoder_self", "decoder_self", "cross"])
-    a = p.parse_args(argv)
+    p.add_argument("--attributions", type=int, default=3, help="fresh Starts, each timed with ALTI+ and saliency")
+    p.add_argument("--tour-only", action="store_true", help="only what the tour adds to the first page load")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    a = arguments(argv)
 
     tr = Translator.load(a.checkpoint, a.device)
     ms = lambda x: f"{x:.0f} ms"
     med = lambda xs: statistics.median(xs)
     print(f"sentence ({len(a.sentence.split())} words): {a.sentence}")
     with serving(tr) as url, chromium() as browser:
+        tour = tour_lines(url, browser)
+        if a.tour_only:
+            return print("\n".join(tour))
         configs = config_times(url, a.configs)
         loads = page_loads(browser, url, a.loads)
         loads_lat = page_loads(browser, url, a.loads, a.latency)
@@ -189,6 +265,7 @@ def main(argv=None):
         page.wait_for_function(READY, timeout=120000)
         page.fill("#source textarea", a.sentence)
         start = page.evaluate(CLICK_SETTLED, ["#start", True])
+        attr_lines = attribution_lines(*attributions(page, a.attributions))
         if a.kind != "cross":
             page.click(f"#attention [data-kind={a.kind}]")
         grid = page.evaluate("window.__lens.grid()")
@@ -227,8 +304,10 @@ def main(argv=None):
     print(f"first page load (until the attention view is ready): median {ms(1000 * med(loads))}, "
           f"max {ms(1000 * max(loads))} (n={len(loads)}); with {a.latency:.0f} ms latency: "
           f"median {ms(1000 * med(loads_lat))}, max {ms(1000 * max(loads_lat))}")
+    print("\n".join(tour))
     print(f"Start -> whole trajectory drawn ({payload} steps): {ms(start['settled'])} "
           f"(server {ms(start['server_ms'])})")
+    print("\n".join(attr_lines))
     print(f"grid: {grid['panels']} panels ({a.kind}) visible; {finished} full translations stepped through; "
           f"the inside panel open (its payload for the head shown: {inside_kb})")
     print(step_line(steps, ""))

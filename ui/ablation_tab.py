@@ -3,9 +3,15 @@ from __future__ import annotations
 
 import gradio as gr
 
+from transformer.capture import layers_of
+
+from . import ablation_help as A
+from . import fresh
 from . import handlers as h
 from .components import CONC, Ctx, lens_view, live_position, started_sentence
 from .models import of_session
+
+PRESS = "Press Compare for this sentence (or a suggestion above): its translations, tables and maps appear here."
 
 
 def build(ctx: Ctx) -> None:
@@ -16,25 +22,78 @@ def build(ctx: Ctx) -> None:
                 "are greyed out, marked off): only its output is zeroed, so what it attends to never reaches the "
                 "next layer.")
     started_sentence(ctx, "ablate_sentence")
+    groups = {}
     with gr.Row():
-        enc = gr.CheckboxGroup(h.head_choices(tr, "encoder_self"), label="Encoder self-attention heads",
-                               elem_id="ablate_enc")
-        dec = gr.CheckboxGroup(h.head_choices(tr, "decoder_self"), label="Decoder self-attention heads",
-                               elem_id="ablate_dec")
-        cross = gr.CheckboxGroup(h.head_choices(tr, "cross"), label="Cross-attention heads", elem_id="ablate_cross")
+        for kind, title, elem in (("encoder_self", "Encoder self-attention heads", "ablate_enc"),
+                                  ("decoder_self", "Decoder self-attention heads", "ablate_dec"),
+                                  ("cross", "Cross-attention heads", "ablate_cross")):
+            with gr.Column(min_width=300):
+                groups[kind] = gr.CheckboxGroup(h.head_choices(tr, kind), label=title, elem_id=elem)
+                whole_buttons(tr, kind, groups[kind])
+    enc, dec, cross = groups["encoder_self"], groups["decoder_self"], groups["cross"]
+    picks = A.suggestions(tr)
+    with gr.Row(equal_height=True, elem_id="ablate_tools"):
+        b_clear = gr.Button("Clear all ticks", size="sm", scale=0, min_width=100, elem_id="ablate_clear")
+        b_suggest = [gr.Button(picks[i]["label"] if i < len(picks) else "", size="sm", visible=i < len(picks),
+                               elem_id=f"ablate_suggest_{i + 1}") for i in range(A.N_SUGGESTIONS)]
+    suggest_note = gr.Markdown(A.suggestions_note(tr), elem_id="ablate_suggest_note")
+    gr.Markdown(A.WHY, elem_id="ablate_why")
     b_ablate = gr.Button("Compare", variant="primary", elem_id="ablate_run")
     note = gr.Textbox(label="", show_label=False, interactive=False, elem_id="ablate_note")
     with gr.Row():
-        intact = gr.Textbox(label="Intact model (greedy)", interactive=False, elem_id="intact_translation")
-        ablated = gr.Textbox(label="Heads switched off (greedy)", interactive=False, elem_id="ablated_translation")
+        intact = gr.Textbox(label="Intact model (greedy, with the pieces you forced)", interactive=False,
+                            elem_id="intact_translation")
+        ablated = gr.Textbox(label="Heads switched off (greedy, with the pieces you forced)", interactive=False,
+                             elem_id="ablated_translation")
     with gr.Row():
         probs = gr.Dataframe(headers=["position", "piece", "p intact", "p ablated", "change"],
                              label="Probability of each token of the intact translation", interactive=False,
                              elem_id="ablate_probs")
-        topk = gr.Dataframe(headers=["rank", "intact", "p", "ablated", "p"], label="Top-k at the current step",
+        topk = gr.Dataframe(headers=["rank", "intact", "p", "ablated", "p"], label="Top-k at the step shown",
                             interactive=False, elem_id="ablate_topk")
-    view = lens_view(ctx, "attention_ablated")
+    with gr.Column() as view_box:  # hidden while it would show another sentence's maps (ui/fresh.py)
+        view = lens_view(ctx, "attention_ablated")
 
-    # at the step the Translate view shows (ctx.position, read live by the js)
-    b_ablate.click(of_session(h.ablate_at), [ctx.state, enc, dec, cross, ctx.k, ctx.position],
-                   [intact, ablated, probs, topk, view, note], js=live_position(6, 5), api_name="ablate", **CONC)
+    # at the step the Translate view shows (ctx.position, read live by the js); the page's Compare also shows the
+    # maps' box in the same answer (a view drawn while hidden has no map to read); /ablate for programs as before
+    inputs, outs = [ctx.state, enc, dec, cross, ctx.k, ctx.position], [intact, ablated, probs, topk, view, note]
+    ablate = of_session(h.ablate_at)
+
+    def compare(*args):
+        return (*ablate(*args), fresh.hidden(False))
+
+    b_ablate.click(compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
+    b_api = gr.Button("ablate", visible=False)
+    b_api.click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
+    b_clear.click(None, None, [enc, dec, cross], js=A.CLEAR_JS)
+    models = ctx.models
+
+    def suggest(i):
+        def ticks(session, key=""):  # the started sentence's model, else the picker's
+            return A.ticks(session.translator if hasattr(session, "translator") else models.get(key), i)
+        return ticks
+
+    for i, b in enumerate(b_suggest):  # one click: tick the atlas's pick and compare
+        b.click(suggest(i), [ctx.state, ctx.model], [enc, dec, cross], **fresh.QUIET).success(
+            compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
+
+    def new(key=""):  # a new sentence or model: nothing of the old one stays; the picks are the model's
+        m = models.get(key) if models is not None else tr
+        ps = A.suggestions(m)
+        return (["", "", None, None, None, PRESS, fresh.hidden()]
+                + [gr.update(value=ps[i]["label"] if i < len(ps) else "", visible=i < len(ps))
+                   for i in range(A.N_SUGGESTIONS)] + [A.suggestions_note(m)])
+
+    fresh.on_new(ctx, [intact, ablated, probs, topk, view, note, view_box] + b_suggest + [suggest_note], new)
+
+
+def whole_buttons(tr, kind: str, group: gr.CheckboxGroup) -> None:
+    """Under a kind's checkboxes: switch off the whole kind, or one whole layer of it (added to the ticks; in the
+    browser, no request)."""
+    with gr.Row(elem_classes=["ablate-whole"]):
+        b = gr.Button(f"tick all {len(A.kind_labels(tr, kind))}", size="sm", min_width=60, elem_id=f"ablate_all_{kind}")
+        b.click(None, [group], [group], js=A.add_js(A.kind_labels(tr, kind)))
+        for layer in range(layers_of(tr.model, kind)):
+            b = gr.Button(f"tick layer {layer + 1}", size="sm", min_width=60,
+                          elem_id=f"ablate_layer_{kind}_{layer + 1}")
+            b.click(None, [group], [group], js=A.add_js(A.layer_labels(tr, kind, layer)))

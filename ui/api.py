@@ -1,4 +1,4 @@
-"""The API-only endpoints (gradio_client): /translate, /attention, /attention_compact, /inside."""
+"""The API-only endpoints (gradio_client): /translate, /attention, /attention_compact, /inside, /attribution."""
 from __future__ import annotations
 
 import gradio as gr
@@ -8,6 +8,7 @@ from transformer.capture import KINDS
 from transformer.decoding import DecodingSession, Translator
 
 from . import payload as P
+from .attribution_views import check_method
 from .exports import LAYOUT
 from .inputs import fail
 
@@ -83,3 +84,27 @@ def api_inside(tr: Translator, text: str, kind: str, layer: int, head: int, step
             "layout": "rows are queries, columns keys; scores = q·kᵀ/√d_k before masking; mask True = masked; "
                       "weights = softmax of the masked scores; out = weights·v; contribution = ‖weight·v·W_O‖ "
                       "= weights * value_norms", **arrays}
+
+
+ATTRIBUTION_ROWS, ATTRIBUTION_COLUMNS = 60, 200  # /attribution's bound: at most 60 rows of 200 source + 60 target
+
+
+def api_attribution(tr: Translator, text: str, method: str = "alti") -> dict:
+    """Where each piece of the greedy translation of `text` comes from (transformer/attribution.py: "alti",
+    "saliency" or "attention"): row t is the position reading target piece t, which predicts piece t+1; its
+    `source` (S values) and `target` (the pieces 0..t) sum to 1. Bounded: at most ATTRIBUTION_ROWS rows (the
+    first ones; `notes` says so when cut) over at most ATTRIBUTION_COLUMNS source pieces (else a clear error),
+    4 decimals: at most 60 × (200 + 60) numbers."""
+    check_method(method)
+    s = decoded(tr, text)
+    if len(s.source_ids) > ATTRIBUTION_COLUMNS:
+        raise gr.Error(f"the input has {len(s.source_ids)} pieces; /attribution answers at most "
+                       f"{ATTRIBUTION_COLUMNS} source columns. Use a shorter input.", print_exception=False)
+    att = s.attribution(method)
+    n = min(len(att.target_tokens), ATTRIBUTION_ROWS)
+    notes = [f"only the first {n} of {len(att.target_tokens)} rows"] if n < len(att.target_tokens) else []
+    return {"method": method, "source_tokens": att.source_tokens, "target_tokens": att.target_tokens[:n],
+            "translation": s.translation, "source": np.round(att.source[:n].astype(np.float64), 4).tolist(),
+            "target": np.round(att.target[:n, :n].astype(np.float64), 4).tolist(), "notes": notes,  # short JSON
+            "layout": "row t reads target_tokens[t] and predicts target_tokens[t+1]; source[t][j] is source piece "
+                      "j's share, target[t][i] target piece i's (0 after t); a row's source + target sums to 1"}

@@ -9,6 +9,7 @@ from transformer.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from . import compare_tab, link
+from . import fresh
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
 from .models import LOOK_FOR, Models
 
@@ -70,6 +71,7 @@ def build_demo(translators) -> gr.Blocks:
                 per_model[key].append(col)
         translate_tab.wire_model(ctx, per_model)
         link.wire(ctx, tools)
+        fresh.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
         api(models)
         demo.unload(handlers.end_session)  # the user closed the page: their exports go
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)

@@ -11,13 +11,15 @@ from transformer import roles as R
 from transformer.importance import pruning_stop_text
 from transformer.roles import ATLAS, head_roles, load_atlas as load_atlas_file  # noqa: F401 (ui.decoding_views)
 
+from . import eval_sets
 from .components import Ctx, asset
 
 TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"></div><div class="atlas-views">'
             '<div class="atlas-grid" data-role="grid"></div><div class="atlas-curve" data-role="curve"></div></div>'
             '<div class="atlas-help">Each cell is one head, coloured by the BLEU lost when it alone is switched off '
-            '(greedy, validation set) and labelled with its role; hover for the rule behind the role and every '
-            'statistic, click to open the head in the Translate tab. The curve switches heads off cumulatively, '
+            '(greedy, on the sentences named above) and labelled with its role; hover for the rule behind the role '
+            'and every statistic, click to open the head in the Translate tab. The curve switches heads off '
+            'cumulatively, '
             'least important first; the dotted line is 1 BLEU below the intact model.</div>'
             '<div class="atlas-help" data-role="note"></div>'
             '<div class="atlas-legend" data-role="legend"></div></div>')
@@ -84,6 +86,8 @@ def build(ctx: Ctx, atlas: dict | None) -> None:
         gr.Markdown(f"This checkpoint has no head atlas (`{ATLAS}`): make one with "
                     "`python -m transformer.atlas --checkpoint DIR --split val`.")
         return
-    gr.HTML(atlas_view(atlas), html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas.js"),
+    words = eval_sets.atlas_words(atlas, ctx.tr)  # the sentences its BLEU is of, named (issue 26, item 5)
+    view = {**atlas_view(atlas), "eval_set": words, "eval_short": words.split(":")[0]}
+    gr.HTML(view, html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas.js"),
             head=f'<script src="{ctx.plotly_src}"></script>',
             elem_id="atlas")

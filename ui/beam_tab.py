@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from . import fresh
 from . import handlers as h
 from .components import CONC, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .models import of_session
@@ -22,12 +23,22 @@ def build(ctx: Ctx) -> None:
         b_beam = gr.Button("Run beam search on the started sentence", variant="primary", elem_id="beam_run")
     b_api = gr.Button("beam", visible=False)  # the API's /beam (text, size), for programs
     state = gr.State(None, time_to_live=SESSION_TTL_S)
+    note = gr.Markdown("", elem_id="beam_note")
     tree = gr.Plot(label="Beam tree", elem_id="beam_tree")
     choice = gr.Dropdown([], label="Hypothesis", elem_id="beam_choice")
-    view = lens_view(ctx, "attention_beam")
+    with gr.Column() as view_box:  # hidden while it would show another sentence's hypothesis (ui/fresh.py)
+        view = lens_view(ctx, "attention_beam")
 
     outs = [state, tree, choice, view]
-    b_beam.click(of_session(h.beam_started), [ctx.state, size], outs, api_visibility="private", **CONC)
+    started = of_session(h.beam_started)
+
+    def run(*args):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
+        return (*started(*args), "", fresh.hidden(False))
+
+    b_beam.click(run, [ctx.state, size], outs + [note, view_box], api_visibility="private", **CONC)
+    fresh.on_new(ctx, outs + [note, view_box], [None, None, gr.update(choices=[], value=None), None,
+                                                "Press **Run beam search on the started sentence** to draw "
+                                                "this sentence's tree.", fresh.hidden()])
 
     def beam(text, n, key=""):  # /beam (text, size[, model])
         return h.beam(models.get(key), text, n)

@@ -5,7 +5,8 @@ import gradio as gr
 
 from transformer.capture import layers_of
 
-from . import handlers as h
+from . import alignment_panel, handlers as h
+from . import fresh
 from .components import CONC, Ctx, live_position, started_sentence
 from .models import of_session
 
@@ -39,3 +40,5 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
                   trigger_mode="always_last")
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
         event(of_session(h.across_layers_follow), inputs, outs, **follow)
+    fresh.on_new(ctx, outs, [None, None, None])  # a new sentence or model: recomputed when the tab is opened
+    alignment_panel.build(ctx, tab)  # the whole sentence's word alignment by each method, and their agreement

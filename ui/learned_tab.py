@@ -20,10 +20,14 @@ def load_history(tr) -> AttentionHistory | None:
         return None
 
 
+def times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
 def intro(epochs: list) -> str:
     """What the history holds, in words, from the points it recorded."""
     parts = (["before training"] if epochs[0] == 0 else []) \
-        + ([f"{sum(0 < e < 1 for e in epochs)} times inside epoch 1"] if any(0 < e < 1 for e in epochs) else []) \
+        + ([f"{times(sum(0 < e < 1 for e in epochs))} inside epoch 1"] if any(0 < e < 1 for e in epochs) else []) \
         + (["after every epoch"] if epochs[-1] >= 1 else [])
     text = (f"Cross-attention of fixed example sentences, recorded {', '.join(parts[:-1])}"
             f"{' and ' if len(parts) > 1 else ''}{parts[-1]}: move the slider to watch the alignment form.")

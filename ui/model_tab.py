@@ -8,7 +8,7 @@ from transformer.metrics import read_metrics
 
 from . import handlers as h
 from .components import Ctx
-from .figures import figure, training_curves
+from .figures import epoch_points, figure, training_curves
 
 
 def curves_note(log: dict) -> str:
@@ -21,10 +21,23 @@ def curves_note(log: dict) -> str:
               "costs some loss; validation loss is plain cross-entropy without dropout.")
 
 
+def pauses_note(log: dict) -> str:
+    """Where training was paused and resumed (the dotted lines), and how the curves count such an epoch."""
+    pauses = epoch_points(log)[1]
+    if not pauses:
+        return ""
+    where = "; ".join(f"in epoch {p['epoch']} after {p['step']:,}" + (f" of its {p['of']:,} steps" if p["of"] else
+                                                                      " steps (still paused)") for p in pauses)
+    times = {1: "once", 2: "twice"}.get(len(pauses), f"{len(pauses)} times")
+    return (f" Training was paused and resumed {times} (the dotted "
+            f"lines: {where}). Each epoch is drawn once, when it completed: its validation scores are those at its "
+            "end, its train loss the mean over its parts.")
+
+
 def build(ctx: Ctx) -> None:
     tr = ctx.tr
     gr.Markdown(h.model_card(tr, read_metrics(tr.checkpoint_dir) if tr.checkpoint_dir else {}), elem_id="model_card")
     log = read_json(tr.checkpoint_dir / LOG, None) if tr.checkpoint_dir else None
     if log and log.get("epochs"):
         gr.Plot(figure(training_curves(log)), label="Training curves", elem_id="curves")
-        gr.Markdown(curves_note(log), elem_id="curves_note")
+        gr.Markdown(curves_note(log) + pauses_note(log), elem_id="curves_note")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import gradio as gr
+import numpy as np
 
 from transformer import analysis, figures
 from transformer.beam import beam_search, check_beam_size
@@ -13,7 +14,11 @@ from transformer.corpus import ATTRIBUTION
 from transformer.decoding import DecodingSession, Translator, attend_ids
 from transformer.device import describe
 from transformer.history import AttentionHistory, describe_epoch
+from transformer.roles import load_atlas
 
+from . import ablation_help as A
+from . import eval_sets as E
+from . import learned_help
 from .models import LOOK_FOR, direction_label
 from . import payload as P
 from .decoding_views import at_position
@@ -29,7 +34,8 @@ def head_choices(tr: Translator, kind: str) -> list[str]:
 
 
 def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = TOPK):
-    """Intact vs heads-switched-off: translations, top-k at the current step, chosen-token probabilities, maps."""
+    """Intact vs heads-switched-off on the sequence the view shows (forced pieces kept on both sides): translations,
+    top-k at the step shown (at the end: the last that predicts a piece), chosen-token probabilities, maps."""
     s = need_session(session)
     k = check_k(k)
     heads = (parse_head_labels("encoder_self", enc_heads) + parse_head_labels("decoder_self", dec_heads)
@@ -42,17 +48,17 @@ def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = 
         fail(e)
     for p in s.positions[1:s.cursor + 1]:  # follow the intact prefix (forced where the user forced it): the view
         a._append(p.token, forced=p.forced)  # marks where the ablated model would have chosen otherwise (differs)
-    intact_run = tr.start_ids(s.source_ids).run()
-    ablated_run = tr.start_ids(s.source_ids, ablate=heads).run()
+    plan = A.forced_plan(s)  # the sequence the view shows, forced pieces included, decoded by both models
+    intact_run, ablated_run = A.replay(tr, s.source_ids, plan), A.replay(tr, s.source_ids, plan, heads)
     ids = intact_run.target_ids
     p0, p1 = tr.token_probs(s.source_ids, ids), tr.token_probs(s.source_ids, ids, heads)
     pieces = tr.tokenizer.pieces(ids)
     probs = [[i + 1, pieces[i + 1], round(float(x), 4), round(float(y), 4), round(float(y - x), 4)]
              for i, (x, y) in enumerate(zip(p0, p1))]
-    ti, ta = s.topk(k), a.topk(k)
+    step = A.topk_step(tr, s)  # at the end: the last step that predicts a piece
+    ti, ta = s.topk(k, position=step), a.topk(k, position=step)
     topk = [[r + 1, ti[r][0], round(ti[r][1], 4), ta[r][0], round(ta[r][1], 4)] for r in range(k)]
-    summary = (f"{len(heads)} head(s) switched off. Top-k below is at step {s.cursor} of the Translate tab, "
-               f"after the same prefix for both models.")
+    summary = A.summary(tr, len(heads), s, step, plan, intact_run.translation == ablated_run.translation)
     return (intact_run.translation, ablated_run.translation, probs, topk, P.session_payload(a.view(), mode="ablated"),
             summary)
 
@@ -86,7 +92,8 @@ def beam_ids(tr: Translator, source_ids: list[int], size):
     except ValueError as e:
         fail(e)
     # the ranking score: log-probability per piece (beam_search's default length_penalty 1)
-    choices = [f"{i + 1}. {tr.tokenizer.decode(h.ids)}  (log-prob {h.score:.2f} / {len(h.ids)} pieces = "
+    choices = [f"{i + 1}. {tr.tokenizer.decode(h.ids)}  (log-prob {h.score:.2f} / {len(h.ids)} "
+               f"piece{'s' if len(h.ids) != 1 else ''} = "
                f"{h.normalized:.3f} per piece{'' if h.finished else ', unfinished'})"
                for i, h in enumerate(result.hypotheses)]
     state = {"source_ids": result.source_ids, "hyps": [h.ids for h in result.hypotheses],
@@ -196,7 +203,10 @@ def learned_at(history: AttentionHistory | None, example, point, layer: str = "a
     what = ("the random initial weights, before any training step" if e == 0 else
             f"{int(e)} full pass{'es' if e > 1 else ''} over the training data" if e.is_integer() else
             f"partway through pass {int(e) + 1} over the training data")
-    return fig, text, f"**Snapshot {point} of {n}: {describe_epoch(epoch)}** ({what})."
+    said = learned_help.explain(history, int(example) if isinstance(example, float) else example, epoch,
+                                np.asarray(fig.data[0].z, dtype=float))  # not yet a translation: say what it is
+    text, why = said if said else (text, "")
+    return fig, text, f"**Snapshot {point} of {n}: {describe_epoch(epoch)}** ({what}).{' ' + why if why else ''}"
 
 
 # -- Model card --------------------------------------------------------------------------------------
@@ -214,7 +224,8 @@ def validation_rows(metrics: dict) -> list[tuple[str, str]]:
     rows = [r for domain, split, label in VAL_ROWS
             for r in _validation_row(label, metrics, split, by_domain.get(f"bleu_{domain}"))]
     return rows + [("Validation BLEU, mean of the domains", f"{metrics.get('val_bleu')} in fp32: what chose the "
-                                                            f"weights ({weights_words(metrics)})")]
+                                                            f"weights ({weights_words(metrics)}) — the mean of the "
+                                                            "two rows above, each set scored alone")]
 
 
 def weights_words(metrics: dict) -> str:
@@ -229,7 +240,7 @@ def _validation_row(label: str, metrics: dict, split: str, chosen) -> list[tuple
     parts = [f"{shipped} greedy, the weights as shipped (fp16)"] if shipped is not None else []
     if chosen is not None:
         parts.append(f"{chosen} in fp32 when the weights ({weights_words(metrics)}) were chosen, before saving")
-    return [(label, "; ".join(parts))] if parts else []
+    return [(label, "; ".join(parts) + f" — on {E.words(metrics, split)}")] if parts else []
 
 
 def model_card(tr: Translator, metrics: dict) -> str:
@@ -245,11 +256,12 @@ def model_card(tr: Translator, metrics: dict) -> str:
         test = metrics.get("test", {}).get(f"{split}/greedy", {})
         if test:
             rows.append((label, f"BLEU {test.get('bleu')} cased, {test.get('bleu_lc')} lowercased, "
-                                f"chrF {test.get('chrf')}"))
-    rows += validation_rows(metrics)
+                                f"chrF {test.get('chrf')} — on {E.words(metrics, split)}"))
+    rows += validation_rows(metrics) + E.atlas_row(load_atlas(tr.checkpoint_dir) if tr.checkpoint_dir else None, tr)
     if metrics.get("train_seconds"):
         device = re.sub(r"\b1 threads\b", "1 thread", str(metrics.get("device", "?")))  # as older runs wrote it
-        rows.append(("Training", f"{metrics.get('epochs')} epochs, {metrics['train_seconds'] / 60:.0f} min on "
+        rows.append(("Training", f"{metrics.get('epochs')} epoch{'' if metrics.get('epochs') == 1 else 's'}, "
+                                 f"{metrics['train_seconds'] / 60:.0f} min on "
                                  f"{device}"))
     rows += data_rows(metrics)
     return "| Property | Value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)

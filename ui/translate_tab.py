@@ -16,7 +16,7 @@ from transformer.language import hint as language_hint
 from transformer.language import name
 
 from . import arch, handlers as h
-from . import inside_panel
+from . import attribution_panel, inside_panel
 from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position, started_sentence
 from .models import of_session
 
@@ -72,6 +72,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
         with gr.Column(scale=1, min_width=440):
             c.inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
             arch.strip(ctx)  # the model's layers, the map shown highlighted (assets/arch.js)
+            c.attribution = attribution_panel.panel(ctx)  # ALTI+ / saliency on the map (assets/attribution.js)
     with gr.Row(equal_height=False, elem_id="translate_tools"):
         tools(ctx, c)
     hidden_parts(c)
@@ -194,20 +195,23 @@ def wire_model(ctx: Ctx, per_model: dict) -> None:
         return [gr.update(label=w["label"], placeholder=w["placeholder"]), gr.update(choices=w["examples"], value=""),
                 gr.update(label=w["reference"])] + [
             gr.update(visible=k == key) for k in models.by_key for _ in per_model.get(k, [])]
+    ctx.model_outputs = (words_out + groups, model_parts)  # a link's model sets these too (ui/link.py)
 
     def picked(key):
         gr.Info(f"Now using {models.label(key)}: start a sentence in {name(models.get(key).config.src_lang)}.")
         return [None, "", None, None] + model_parts(key)
 
-    ctx.model.input(picked, [ctx.model], cleared + words_out + groups, api_visibility="private", **CONC)
+    c.switch_events = [ctx.model.input(picked, [ctx.model], cleared + words_out + groups,  # ui/fresh.py chains
+                                       api_visibility="private", **CONC)]
 
     def switch(text, kk, ww, key):
         _, other = hint_for(models, key, text)
         other = other or key
         return [other] + list(h.start(models.get(other), text, kk, ww)) + model_parts(other)
 
-    c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model], [ctx.model] + cleared + words_out + groups,
-                            api_visibility="private", **CONC)
+    c.switch_events += [c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
+                                                [ctx.model] + cleared + words_out + groups,
+                                                api_visibility="private", **CONC)]
 
 
 def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -225,11 +229,13 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     def validate(text, kk, ww, key=""):  # a bad sentence: one message, on the box, in the chosen model's words
         return h.validate_source(models.get(key), text, kk, ww, key)
 
-    c.b_start.click(on_start, [source, k, words, model], outs, api_visibility="private", validator=validate, **CONC)
+    c.start_events = [c.b_start.click(on_start, [source, k, words, model], outs, api_visibility="private",
+                                      validator=validate, **CONC)]  # ui/fresh.py chains the clears
     # the API's /start: no validator, so a bad top-k is answered by the handler with its reason (a validator makes
     # Gradio check the slider's range first and answer a client with a bare 400); the model comes last, optional
     api["start"].click(start, [source, k, words, model], outs, api_name="start", **CONC)
-    source.submit(on_start, [source, k, words, model], outs, api_visibility="private", validator=validate, **CONC)
+    c.start_events.append(source.submit(on_start, [source, k, words, model], outs, api_visibility="private",
+                                        validator=validate, **CONC))
     # every other event reads the started sentence, which carries its model (ui/models.py of_session)
     api["step"].click(of_session(h.step), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(of_session(h.run), [state, k, words], outs, api_name="run", **FAST)
@@ -255,5 +261,6 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     api["reference"].click(reference, [source, c.ref, model], [c.attention, c.topk], api_name="reference", **CONC)
     c.b_export.click(h.export_event(), [state, c.position], [c.files], js=live_position(2, 1),
                      api_name="export", **CONC)
+    attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
     c.noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")

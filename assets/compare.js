@@ -1,0 +1,191 @@
+// attention-lens: two sentences side by side (minimal pairs), the Compare tab (ui/compare_tab.py). Runs as the
+// js_on_load of the gr.HTML #compare: `element`, `props`, `watch` are given.
+// "Start both" brings the two whole trajectories at once ({a, b}: the Translate tab's trajectory payloads, decoded
+// by the attention view's own decoder, window.__lens.decode in assets/lens.js), so one player (Step / Back / the
+// slider / ← →) and one kind, layer and head move both with no request. Each side shows its step min(t, its end).
+// Where the two sentences' pieces line up, the third map is A − B: piece i of A lines up with piece j of B when
+// they are the same piece (ignoring capitals and the ▁ word mark) and the same occurrence of it (the 2nd "the" of
+// A with the 2nd "the" of B); cells whose query or key has no partner are grey. Text is set with textContent only.
+const q = (role) => element.querySelector(`[data-role="${role}"]`);
+const KINDS = ["encoder_self", "decoder_self", "cross"];
+const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
+                 "#fde725"].map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
+const NONE = "#d4d4d4", RED = "#ff4136", MAX_ROWS_PX = 250;
+const st = {a: null, b: null, t: 0, kind: "cross", layer: 0, head: 0, geo: {}};
+const inst = {state: st, renders: 0};
+window.__compare = inst;
+
+// -- the maps at a step -----------------------------------------------------------------------------------------
+const end = (d) => d.n - 1;
+const at = (d) => Math.min(st.t, end(d));
+function text(d, t) { return d.texts ? d.texts[t] : d.text.slice(0, d.ends[t]); }
+function mapOf(d, t) {                    // one head (or the mean of heads) of one side at its step: {rows, cols, z}
+  const m = d.maps[st.kind], [, H, Tq, Tk] = m.shape, n = t + 1;
+  const rows = st.kind === "encoder_self" ? d.source : d.pieces.slice(0, n);
+  const cols = st.kind === "decoder_self" ? d.pieces.slice(0, n) : d.source;
+  const R = rows.length, C = cols.length, z = new Float32Array(R * C);
+  const heads = st.head === "mean" ? [...Array(H).keys()] : [st.head];
+  for (const h of heads) {
+    const base = (st.layer * H + h) * Tq * Tk;
+    for (let i = 0; i < R; i++) for (let j = 0; j < C; j++) z[i * C + j] += m.data[base + i * Tk + j] / heads.length;
+  }
+  return {rows, cols, z, R, C, row: st.kind === "encoder_self" ? -1 : t};
+}
+const norm = (p) => p.replace(/^\u2581/, "").toLowerCase();
+function align(a, b) {                    // for each piece of a: the index of its partner in b, or -1
+  const where = new Map(), seen = new Map();
+  b.forEach((p, j) => { const k = norm(p); if (!where.has(k)) where.set(k, []); where.get(k).push(j); });
+  return a.map(p => {
+    const k = norm(p), c = seen.get(k) || 0, js = where.get(k);
+    seen.set(k, c + 1);
+    return js && c < js.length ? js[c] : -1;
+  });
+}
+function difference(ma, mb) {             // A − B in A's rows and columns; NaN where a query or key has no partner
+  const ri = align(ma.rows, mb.rows), cj = align(ma.cols, mb.cols), z = new Float32Array(ma.R * ma.C);
+  let big = 0, where = null;
+  for (let i = 0; i < ma.R; i++) for (let j = 0; j < ma.C; j++) {
+    const ok = ri[i] >= 0 && cj[j] >= 0, v = ok ? ma.z[i * ma.C + j] - mb.z[ri[i] * mb.C + cj[j]] : NaN;
+    z[i * ma.C + j] = v;
+    if (ok && Math.abs(v) > Math.abs(big)) { big = v; where = [i, j]; }
+  }
+  return {rows: ma.rows, cols: ma.cols, z, R: ma.R, C: ma.C, row: ma.row, big, where,
+          rowsAligned: ri.filter(x => x >= 0).length, colsAligned: cj.filter(x => x >= 0).length};
+}
+
+// -- drawing ----------------------------------------------------------------------------------------------------
+function viridis(x) {
+  const f = Math.max(0, Math.min(1, x)) * (VIRIDIS.length - 1), i = Math.min(Math.floor(f), VIRIDIS.length - 2), r = f - i;
+  return `rgb(${[0, 1, 2].map(c => Math.round(VIRIDIS[i][c] * (1 - r) + VIRIDIS[i + 1][c] * r)).join(",")})`;
+}
+function diverging(x) {                   // −1 blue (B more) .. 0 white .. +1 red (A more)
+  const a = Math.min(1, Math.abs(x)), to = x < 0 ? [33, 102, 172] : [178, 24, 43];
+  return `rgb(${to.map(c => Math.round(255 + (c - 255) * a)).join(",")})`;
+}
+const FONT = "11px ui-monospace, monospace";
+function draw(which, m, colour) {         // a map on its canvas: cells, row labels left, key labels below
+  const c = q(`map-${which}`), g = c.getContext("2d"), width = c.parentElement.clientWidth;
+  if (width <= 0) return;
+  g.font = FONT;
+  const lw = (xs) => Math.ceil(Math.max(0, ...xs.map(s => g.measureText(String(s)).width)));
+  const gutter = Math.min(110, lw(m.rows) + 8), bottom = Math.min(80, Math.ceil(lw(m.cols) * 0.87) + 14);
+  const cw = Math.max(3, Math.min(28, Math.floor((width - gutter - 6) / Math.max(1, m.C))));
+  const ch = Math.max(6, Math.min(cw, 24, Math.floor(MAX_ROWS_PX / Math.max(1, m.R))));
+  const W = gutter + m.C * cw + 6, Hh = m.R * ch + bottom, dpr = window.devicePixelRatio || 1;
+  c.width = Math.round(W * dpr); c.height = Math.round(Hh * dpr); c.style.width = `${W}px`; c.style.height = `${Hh}px`;
+  g.setTransform(dpr, 0, 0, dpr, 0, 0); g.clearRect(0, 0, W, Hh); g.font = FONT;
+  for (let i = 0; i < m.R; i++) for (let j = 0; j < m.C; j++) {
+    const v = m.z[i * m.C + j];
+    g.fillStyle = Number.isNaN(v) ? NONE : colour(v);
+    g.fillRect(gutter + j * cw, i * ch, cw - (cw > 6 ? 1 : 0), ch - (ch > 6 ? 1 : 0));
+  }
+  g.fillStyle = "#333"; g.textBaseline = "middle"; g.textAlign = "right";
+  const every = Math.ceil(12 / ch);
+  m.rows.forEach((s, i) => { if (i % every === 0) g.fillText(String(s), gutter - 4, i * ch + ch / 2); });
+  const everyC = Math.ceil(11 / cw);
+  m.cols.forEach((s, j) => {
+    if (j % everyC) return;
+    g.save(); g.translate(gutter + (j + 0.5) * cw, m.R * ch + 4); g.rotate(-Math.PI / 3); g.fillText(String(s), 0, 0); g.restore();
+  });
+  if (m.row >= 0 && m.row < m.R) { g.strokeStyle = RED; g.lineWidth = 2; g.strokeRect(gutter + 1, m.row * ch + 1, m.C * cw - 2, ch - 2); }
+  st.geo[which] = {gutter, cw, ch, m};
+}
+function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
+function fill(sel, n, value, mean) {      // option values are the labels shown: 1..n (and "mean")
+  const want = [...Array(n).keys()].map(i => String(i + 1)).concat(mean ? ["mean"] : []);
+  if ([...sel.options].map(o => o.value).join() !== want.join()) {
+    sel.textContent = "";
+    for (const v of want) { const o = document.createElement("option"); o.value = v; o.textContent = v === "mean" ? "mean of heads" : v; sel.appendChild(o); }
+  }
+  sel.value = value === "mean" ? "mean" : String(value + 1);
+}
+function render() {
+  const {a, b} = st;
+  if (!a || !b) return;
+  const [L, H] = a.maps[st.kind].shape, max = Math.max(end(a), end(b));
+  st.layer = Math.min(st.layer, L - 1); if (st.head !== "mean") st.head = Math.min(st.head, H - 1);
+  st.t = Math.max(0, Math.min(st.t, max));
+  fill(q("layer"), L, st.layer, false); fill(q("head"), H, st.head, true);
+  element.querySelectorAll("[data-kind]").forEach(x => x.classList.toggle("active", x.dataset.kind === st.kind));
+  q("scrub").max = String(max); q("scrub").value = String(st.t);
+  setText(q("stepno"), `step ${st.t} / ${max}`);
+  const ta = at(a), tb = at(b), ma = mapOf(a, ta), mb = mapOf(b, tb), md = difference(ma, mb);
+  for (const [side, d, t] of [["a", a, ta], ["b", b, tb]]) {
+    setText(q(`src-${side}`), d.p.input || d.source.join(" "));
+    setText(q(`tr-${side}`), `→ ${text(d, t) || "…"}` + (d.done[t] ? "  (finished)" : `  (step ${t})`));
+  }
+  const zmax = Math.max(1e-6, ...ma.z, ...mb.z), dmax = Math.max(1e-6, Math.abs(md.big));
+  draw("a", ma, v => viridis(v / zmax)); draw("b", mb, v => viridis(v / zmax)); draw("d", md, v => diverging(v / dmax));
+  setText(q("scale"), `Colours 0 … ${zmax.toFixed(3)}, both maps on one scale. Rows are queries, columns keys; ` +
+    "a decoder row is a piece the model has read, the red box the current step's. Step with ← / → when the view has focus.");
+  setText(q("dscale"), `blue: B attends more · red: A attends more · ±${dmax.toFixed(3)}`);
+  const head = st.head === "mean" ? "mean of heads" : `head ${st.head + 1}`;
+  setText(q("title"), `${{encoder_self: "Encoder self-attention", decoder_self: "Decoder self-attention",
+    cross: "Cross-attention"}[st.kind]} · layer ${st.layer + 1} · ${head}`);
+  setText(q("align"), `${md.rowsAligned} of ${md.R} query pieces and ${md.colsAligned} of ${md.C} key pieces of A ` +
+    "line up with B" + (md.where ? `; the largest difference: ${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)} at ` +
+    `${md.rows[md.where[0]]} → key ${md.cols[md.where[1]]}` : "; nothing to compare yet"));
+  inst.shown = {t: st.t, ta, tb, kind: st.kind, layer: st.layer, head: st.head, a: plain(ma), b: plain(mb), diff: plain(md),
+                aligned: {rows: md.rowsAligned, cols: md.colsAligned}, big: md.big};
+  element.dataset.renders = String(++inst.renders);
+}
+function plain(m) {
+  const z = [];
+  for (let i = 0; i < m.R; i++) z.push(Array.from(m.z.subarray(i * m.C, (i + 1) * m.C), v => (Number.isNaN(v) ? null : v)));
+  return {rows: m.rows.slice(), cols: m.cols.slice(), z};
+}
+
+// -- the player and the head (one for both sides) -----------------------------------------------------------------
+function go(t) { if (st.a) { st.t = t; render(); } }
+const ctl = {step: () => go(st.t + 1), back: () => go(st.t - 1), go,
+             select: (kind, layer, head) => { if (KINDS.includes(kind)) st.kind = kind; st.layer = layer; st.head = head; render(); }};
+inst.ctl = ctl;
+inst.view = () => inst.shown || null;
+q("step").addEventListener("click", ctl.step);
+q("back").addEventListener("click", ctl.back);
+q("scrub").addEventListener("input", e => go(+e.target.value));
+element.querySelectorAll("[data-kind]").forEach(x => x.addEventListener("click", () => { st.kind = x.dataset.kind; render(); }));
+q("layer").addEventListener("change", e => { st.layer = +e.target.value - 1; render(); });
+q("head").addEventListener("change", e => { st.head = e.target.value === "mean" ? "mean" : +e.target.value - 1; render(); });
+element.querySelector(".cmp").addEventListener("keydown", e => {
+  if (["INPUT", "SELECT"].includes(e.target.tagName)) return;
+  const act = {ArrowRight: ctl.step, ArrowLeft: ctl.back}[e.key];
+  if (act) { e.preventDefault(); act(); }
+});
+const tip = q("tip");
+for (const which of ["a", "b", "d"]) {
+  const c = q(`map-${which}`);
+  c.addEventListener("mouseleave", () => { tip.hidden = true; });
+  c.addEventListener("mousemove", e => {
+    const g = st.geo[which], s = inst.shown; if (!g || !s) return;
+    const i = Math.floor(e.offsetY / g.ch), j = Math.floor((e.offsetX - g.gutter) / g.cw);
+    if (i < 0 || j < 0 || i >= g.m.R || j >= g.m.C) { tip.hidden = true; return; }
+    const v = g.m.z[i * g.m.C + j];
+    tip.textContent = `query ${g.m.rows[i]}\nkey ${g.m.cols[j]}\n` + (which === "d"
+      ? (Number.isNaN(v) ? "no partner in B: not compared" : `A − B ${v >= 0 ? "+" : ""}${v.toFixed(3)}`)
+      : `weight ${v.toFixed(3)}`);
+    tip.hidden = false;
+    tip.style.left = `${Math.min(e.clientX + 14, window.innerWidth - 240)}px`; tip.style.top = `${e.clientY + 14}px`;
+  });
+}
+
+// -- the two trajectories from the server ---------------------------------------------------------------------------
+function received() {
+  const v = props.value, decode = window.__lens && window.__lens.decode;
+  if (!v || !v.a || !v.b) {
+    st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true;
+    setText(q("status"), "Pick a pair (or type two sentences) and press Start both."); return;
+  }
+  if (!decode) { setText(q("status"), "The Translate view has not loaded yet: press Start both again."); return; }
+  st.a = decode(v.a); st.b = decode(v.b); st.t = 0;
+  q("bar").hidden = false; q("panels").hidden = false;
+  setText(q("status"), `Two sentences, ${v.model_label || "one model"}: one step moves both; each stops at its own end.`);
+  render();
+}
+let lastWidth = -1;
+new ResizeObserver(() => {
+  const w = q("panels").clientWidth;
+  if (w !== lastWidth) { lastWidth = w; if (w > 0) render(); }
+}).observe(q("panels"));
+received();
+watch("value", received);

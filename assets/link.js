@@ -1,0 +1,163 @@
+// attention-lens: a link to the view shown. Runs as the js_on_load of the gr.HTML #link_box (ui/link.py): `element`,
+// `props`, `trigger`, `watch` are given.
+// Copy link writes a URL whose query holds the model, the sentence, the step, the kind, layer and head (1-based, as
+// the page shows them), the inside panel's row, the colour measure and the tab. A page opened with such a query
+// sends its model and sentence to the server once (the link box's event: the picker, the box and Start, as if
+// typed), waits for the trajectory, then moves the view there in the browser: no other request. A parameter that
+// is missing is left as it is; one out of range, unknown or hostile is ignored and said in one line (#link_note).
+// Everything from the URL is shown with textContent only and checked before use: it is user input.
+const box = element.querySelector(".link-box"), btn = element.querySelector("#copy_link");
+const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
+const KINDS = ["encoder_self", "decoder_self", "cross"];
+const MEASURES = ["weight", "contribution", "alti", "saliency"];
+const TABS = {translate: "Translate", compare: "Compare", ablation: "Head ablation", beam: "Beam search",
+              layers: "Across layers", atlas: "Head atlas", learned: "Attention being learned", model: "Model"};
+const KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "measure", "tab"];
+const VIEW = ["step", "kind", "layer", "head", "row", "measure"];  // need a started sentence
+const MAX_TEXT = 2000;                    // the source box's limit (ui/link.py checks it again)
+const inst = {notes: [], applied: null, opening: false, last: null};
+window.__link = inst;
+const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
+const lens = () => window.__lens;
+const sleep = (ms) => new Promise(r => setTimeout(r, ms));
+const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === name);
+
+// -- reading a link --------------------------------------------------------------------------------------------
+function parse(search) {                  // -> {want: the parameters kept, bad: why each other one was ignored}
+  const q = new URLSearchParams(search), want = {}, bad = [];
+  const int = (k, min, v) => /^\d{1,4}$/.test(v) && +v >= min ? +v : null;
+  for (const k of KEYS) {
+    if (!q.has(k)) continue;
+    const v = q.get(k);
+    if (k === "model") { if (MODELS.includes(v)) want.model = v; else bad.push(`model ${quote(v)} (this app serves ${MODELS.join(", ")})`); }
+    else if (k === "text") {
+      const n = [...v].length;
+      if (v.trim() && n <= MAX_TEXT) want.text = v; else bad.push(`text (${n} characters; a sentence of 1 to ${MAX_TEXT})`);
+    } else if (k === "kind") { if (KINDS.includes(v)) want.kind = v; else bad.push(`kind ${quote(v)} (one of ${KINDS.join(", ")})`); }
+    else if (k === "measure") { if (MEASURES.includes(v)) want.measure = v; else bad.push(`measure ${quote(v)} (one of ${MEASURES.join(", ")})`); }
+    else if (k === "tab") { if (has(TABS, v)) want.tab = v; else bad.push(`tab ${quote(v)} (one of ${Object.keys(TABS).join(", ")})`); }
+    else if (k === "head" && v === "mean") want.head = "mean";
+    else {
+      const min = k === "layer" || k === "head" ? 1 : 0, n = int(k, min, v);
+      if (n === null) bad.push(`${k} ${quote(v)} (a whole number from ${min})`); else want[k] = n;
+    }
+  }
+  return {want, bad, any: KEYS.some(k => q.has(k))};
+}
+function say(text, url) {                 // the line under the intro row; a URL goes in a box to select
+  const root = window.__linkNote || document.getElementById("link_note");
+  const note = root && root.querySelector(".link-note");
+  if (!note) return;
+  note.querySelector("[data-role=text]").textContent = text;
+  let input = note.querySelector("input");
+  if (url) {
+    if (!input) { input = document.createElement("input"); input.readOnly = true; input.setAttribute("aria-label", "the link");
+                  input.addEventListener("focus", () => input.select()); note.querySelector("[data-role=close]").before(input); }
+    input.value = url;
+  } else if (input) input.remove();
+  const close = note.querySelector("[data-role=close]");
+  if (!close.bound) { close.bound = true; close.addEventListener("click", () => { note.hidden = true; }); }
+  note.hidden = !text;
+}
+function tell(notes) {
+  inst.notes = notes.slice();
+  if (notes.length) say(`This link's ${notes.length === 1 ? "parameter was" : "parameters were"} ignored: ${notes.join("; ")}.`);
+}
+
+// -- opening it: the server starts the sentence; the view is then moved here -----------------------------------
+let answered = null;
+function ask(data) {                      // the link box's event (ui/link.py wire) -> its answer {id, ok, notes}
+  return new Promise((ok) => { answered = {id: data.id, ok}; trigger("click", data); });
+}
+watch("value", () => {
+  const a = props.value;
+  if (a && answered && a.id === answered.id) { const done = answered.ok; answered = null; done(a); }
+});
+async function until(test, ms) {
+  for (const t0 = performance.now(); performance.now() - t0 < ms; await sleep(50)) if (test()) return true;
+  return false;
+}
+function apply(want, notes) {             // the step, head, row and colours of the link, on the trajectory shown
+  const L = lens(), st = L.state, d = st.traj, kind = want.kind || st.kind, [nl, nh] = d.maps[kind].shape;
+  let layer = st.layer, head = st.head;
+  if (want.layer !== undefined) { if (want.layer <= nl) layer = want.layer - 1; else notes.push(`layer ${want.layer} (this model has ${nl})`); }
+  if (want.head === "mean") head = "mean";
+  else if (want.head !== undefined) { if (want.head <= nh) head = want.head - 1; else notes.push(`head ${want.head} (this model has ${nh} per layer)`); }
+  L.select(kind, Math.min(layer, nl - 1), head === "mean" ? head : Math.min(head, nh - 1));
+  if (want.step !== undefined) { if (want.step < d.n) L.ctl.goto(want.step); else notes.push(`step ${want.step} (this sentence has steps 0 to ${d.n - 1})`); }
+  const I = window.__inside;
+  if (want.row !== undefined) {
+    const rows = kind === "encoder_self" ? d.S : st.t + 1;
+    if (st.head === "mean") notes.push(`row ${want.row} (the mean of heads has no inside view)`);
+    else if (want.row >= rows) notes.push(`row ${want.row} (this map has rows 0 to ${rows - 1})`);
+    else if (I && I.pick) I.pick(want.row);
+  }
+  const A = window.__attribution;
+  if (want.measure === "contribution" && I && I.setMeasure) I.setMeasure(true);
+  else if ((want.measure === "alti" || want.measure === "saliency")) {
+    if (A && A.setMethod) A.setMethod(want.measure); else notes.push(`measure ${want.measure} (not on this page)`);
+  }
+  inst.applied = {kind: st.kind, layer: st.layer, head: st.head, step: st.t, row: want.row ?? null};
+}
+function showTab(key) {
+  const b = key && key !== "translate" ? tabButton(TABS[key]) : null;
+  if (b) b.click();
+}
+async function open() {
+  const {want, bad, any} = parse(location.search);
+  if (!any) return;
+  inst.opening = true;
+  if (want.text === undefined) {
+    for (const k of VIEW) if (k in want) { bad.push(`${k} (the link has no sentence to show it on)`); delete want[k]; }
+  }
+  await until(() => lens() && lens().ready, 60000);
+  if (want.text !== undefined || want.model !== undefined) {
+    const seq = lens().state.traj ? lens().state.traj.seq : null, id = `link-${Date.now()}-${Math.random()}`;
+    const answer = await ask({id, model: want.model ?? null, text: want.text ?? null});
+    bad.push(...(answer.notes || []));
+    if (answer.ok) {
+      const arrived = await until(() => { const d = lens().state.traj; return d && d.seq !== seq && d.p.input === want.text; }, 60000);
+      if (arrived) apply(want, bad); else bad.push("the sentence (no answer from the server)");
+    }
+  }
+  showTab(want.tab);
+  tell(bad);
+  inst.opening = false;
+  inst.opened = true;
+}
+
+// -- Copy link -------------------------------------------------------------------------------------------------
+function currentTab() {
+  const b = document.querySelector("button[role=tab][aria-selected=true]"), name = b ? b.textContent.trim() : "";
+  return Object.keys(TABS).find(k => TABS[k] === name) || null;
+}
+function url() {                          // the view shown now as a link
+  const q = new URLSearchParams(), L = lens(), st = L && L.state, d = st && st.traj;
+  const text = window.__sentence ? window.__sentence.started : null, extra = [];
+  if (d && typeof text === "string") {
+    if (d.p.languages) q.set("model", d.p.languages.join("-"));
+    q.set("text", text); q.set("step", String(st.t)); q.set("kind", st.kind);
+    q.set("layer", String(st.layer + 1)); q.set("head", st.head === "mean" ? "mean" : String(st.head + 1));
+    const I = window.__inside, p = I && I.ui.pick, enc = st.kind === "encoder_self";
+    if (p && p.ids === d.ids.join(",") && p.kind === (enc ? "src" : "tgt") && (enc || p.row <= st.t)) q.set("row", String(p.row));
+    const A = window.__attribution, method = A && A.ui && A.ui.method;
+    if (method) q.set("measure", method); else if (I && I.ui.measure) q.set("measure", "contribution");
+    if (d.forced.some(Boolean) || st.doc !== d) extra.push("forced pieces and references are not in it: it opens the model's own decoding");
+  } else extra.push("no sentence started: it holds the tab only");
+  const tab = currentTab();
+  if (tab && tab !== "translate") q.set("tab", tab);
+  const theme = new URLSearchParams(location.search).get("__theme");
+  if (theme) q.set("__theme", theme);
+  return {url: `${location.origin}${location.pathname}${q.toString() ? "?" + q : ""}`, extra};
+}
+btn.addEventListener("click", async () => {
+  const {url: u, extra} = url();
+  inst.last = u;
+  let copied = false;
+  try { await navigator.clipboard.writeText(u); copied = true; } catch (e) { copied = false; }
+  say(`${copied ? "Link copied" : "Copy this link"} (${extra.length ? extra.join("; ") : "it opens exactly this view"}):`, u);
+});
+inst.url = () => url().url;
+inst.parse = parse;
+open().catch(e => { inst.opening = false; say(`This link could not be opened: ${e.message || e}`); });

@@ -1,0 +1,225 @@
+// attention-lens: the guided tour, ten stops over the real page, for a first-time student. Runs as the js_on_load of
+// the gr.HTML #tour_box (ui/link.py): `element` is given. It makes no request and loads no file until the tour
+// starts; then it loads the vendored driver.js (assets/vendor) for the highlight and the popover.
+// Each stop highlights an element, says what to do, and completes when the student does it (its state is polled,
+// and clicks are watched), moving on by itself; Next / Prev and the numbered dots move without doing it. The page
+// stays usable throughout: the highlight has no overlay that takes clicks, keys go to the page, and ✕ ends it.
+// Where the tour is (stop, stops done) is kept in localStorage; the Tour button resumes there. On the first visit
+// the button is offered once (never over a link to a view, assets/link.js), never opened by itself.
+const box = element.querySelector(".tour-box"), btn = element.querySelector("#tour");
+const dismiss = element.querySelector("[data-role=dismiss]");
+const KEY = "attention-lens.tour";
+const LINK_KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "measure", "tab"];
+const read = () => { try { return JSON.parse(localStorage.getItem(KEY)) || {}; } catch (e) { return {}; } };
+const S = Object.assign({seen: false, stop: 0, done: {}, finished: false}, read());
+const save = () => { try { localStorage.setItem(KEY, JSON.stringify(S)); } catch (e) { /* private mode: forget */ } };
+
+// -- what the stops read from the page ---------------------------------------------------------------------------
+const $ = (s) => document.querySelector(s);
+const st = () => (window.__lens && window.__lens.state) || {};
+const traj = () => st().traj || null;
+const seq = () => (traj() ? traj().seq : null);
+const ins = () => window.__inside || {ui: {}};
+const seen = (e) => !!(e && e.offsetParent !== null);
+const visible = (s) => [...document.querySelectorAll(s)].find(seen) || null;
+const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === name);
+const TRANSLATE = {name: "Translate", shown: () => seen($("#attention"))};
+const atlasOpened = () => [...document.querySelectorAll("#atlas")].length && (window.__atlas || {}).opened;
+const STOPS = [
+  {id: "start", el: "#sentence_row", title: "A sentence",
+   text: "Type a sentence in the model's language, or pick one under <b>Examples</b>, and press <b>Start</b>. " +
+     "The model translates it at once; the view then replays it one piece at a time.",
+   begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
+  {id: "step", el: "#step", title: "One step, one row",
+   text: "Press <b>Step ▶</b> (or → on the map). Each step reveals the next piece. In the big map each row is a " +
+     "<i>query</i>; the red box is the current one and reads <i>query → the piece it predicts</i>.",
+   begin: () => st().t, done: (b) => !!traj() && st().t > 0 && st().t !== b},
+  {id: "cross", el: "#attention .lens-kinds", title: "Cross-attention and its diagonal",
+   text: "With <b>Cross</b> chosen, each piece of the translation (a row) looks at the source pieces (columns). " +
+     "Press <b>Run ▶▶</b> to reach the end: bright cells often run along a diagonal, as both languages keep " +
+     "roughly the same word order.",
+   done: () => !!traj() && st().kind === "cross" && st().doc === traj() && st().t === traj().n - 1},
+  {id: "decoder", el: "#attention [data-kind=decoder_self]", title: "Decoder self-attention: a triangle",
+   text: "Press <b>Decoder self</b>: the translation looks at itself. Only the lower-left triangle has colour: " +
+     "a piece may look at itself and the pieces before it, never at later ones (the mask).",
+   done: () => st().kind === "decoder_self"},
+  {id: "inside", el: "#attention [data-role=canvas]", title: "Inside this head",
+   text: "Click any row of the big map. <b>Inside this head</b>, on the right, opens that query: its numbers for " +
+     "every key, the dashed row on the map.",
+   begin: () => ins().ui.pick,            // a click on a row sets a new pick, even the same row again
+   done: (b) => { const p = ins().ui.pick; return !!(p && p !== b && traj() && p.ids === traj().ids.join(",")); }},
+  {id: "stages", el: "#inside [data-role=stages]", title: "q·k → ÷√d_k → mask → softmax → Σ wᵢvᵢ",
+   text: "Click ① q·k, ② ÷√d<sub>k</sub>, ③ mask, ④ softmax and ⑤ Σ wᵢvᵢ in turn: each shows one stage of the " +
+     "table and lights its line of code. The weights of a row sum to 1; the output is their mix of the values.",
+   begin: () => new Set(), click: (t, b) => { const s = t.closest("#inside [data-stage]"); if (s) b.add(+s.dataset.stage); },
+   done: (b) => { b.add(ins().ui.stage); return [1, 2, 3, 4, 5].every(s => b.has(s)); }},
+  {id: "measure", el: "#attention .lens-measure", title: "Weight is not contribution",
+   text: "Choose <b>contribution ‖α·v·W_O‖</b>: the map shows how much each key adds to the output instead of " +
+     "where the head looks. A key with a large weight but a short value vector adds little, so bright cells move.",
+   done: () => !!ins().ui.measure},
+  {id: "force", el: "#topk", title: "What if? Force a piece",
+   text: "Step back (◀ Back) and click another piece in this top-k list: the model continues from your piece, " +
+     "and the rest of the translation changes (your piece is marked).",
+   done: () => !!(traj() && traj().forced.some(Boolean))},
+  {id: "ablation", el: "#ablate_cross", tab: {name: "Head ablation", shown: () => seen($("#tab_ablation"))},
+   title: "Switch heads off",
+   text: "Tick a few heads (say all of one layer) and press <b>Compare</b> below: both translations, and how " +
+     "much each piece's probability changed. A switched-off head still looks; its output is zeroed.",
+   done: () => { const v = window.__lensViews && window.__lensViews.attention_ablated;
+     return !!(v && v.state.doc && v.state.doc.off && v.state.doc.off.size); }},
+  {id: "atlas", el: () => visible("#atlas"), tab: {name: "Head atlas", shown: () => !!visible("#atlas")},
+   title: "The head atlas",
+   text: "Every head, coloured by the BLEU lost when it alone is switched off and labelled with a role. " +
+     "Click a head: it opens in the Translate view.",
+   begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
+];
+const N = STOPS.length;
+const END = {title: "That's the tour", text: "Two more things: the <b>Compare</b> tab steps two sentences side by " +
+  "side, and <b>Copy link</b> (top right) gives a link that opens exactly the view you see. " +
+  "The Tour button brings this back."};
+
+// -- the tour ----------------------------------------------------------------------------------------------------
+const T = {drv: null, i: 0, base: null, el: null, ok: false, armed: false, timer: null, loading: null};
+function target(i) {
+  const s = STOPS[i];
+  if (!s) return null;
+  const tab = s.tab || TRANSLATE;
+  if (!tab.shown()) return tabButton(tab.name) || null;  // on another tab: first the tab to open
+  return (typeof s.el === "function" ? s.el() : visible(s.el)) || null;
+}
+function statusText(i) {
+  if (i >= N) return "";
+  if (T.ok) return "✓ Done! On to the next stop…";
+  if (!T.armed) return "Already so on the page: press Next, or undo it and do it again.";
+  const tab = STOPS[i].tab || TRANSLATE;
+  return (tab.shown() ? "" : `First open the ${tab.name} tab (highlighted). `) +
+    (S.done[STOPS[i].id] ? "You did this one before: do it again, or press Next." : "Do it on the page, or press Next to read on.");
+}
+function paint() {                        // the popover's status line and dots follow the stop's state
+  const note = document.querySelector(".lens-tour .tour-status");
+  if (note) { note.textContent = statusText(T.i); note.classList.toggle("ok", T.ok); }
+  document.querySelectorAll(".lens-tour .tour-dots button").forEach((d, k) => {
+    d.classList.toggle("done", !!S.done[STOPS[k].id]); d.classList.toggle("now", k === T.i);
+  });
+}
+function step(i) {
+  const s = i < N ? STOPS[i] : END;
+  return {element: i < N ? () => target(i) || undefined : undefined,
+          popover: {title: i < N ? `${i + 1} / ${N} · ${s.title}` : s.title,
+                    description: s.text + '<div class="tour-status"></div>'}};
+}
+function dots(pop) {                      // the stops as numbered dots: done, here; any one can be jumped to
+  const row = document.createElement("div");
+  row.className = "tour-dots";
+  STOPS.forEach((s, k) => {
+    const d = document.createElement("button");
+    d.type = "button"; d.textContent = String(k + 1); d.title = s.title;
+    d.addEventListener("click", () => go(k));
+    row.appendChild(d);
+  });
+  pop.footer.prepend(row);
+  paint();
+}
+function unblock() {                      // driver.js makes everything but the highlight ignore the mouse: undo it
+  document.body.classList.remove("driver-active");
+}
+function go(i) {
+  if (!T.drv) return;
+  if (i > N) { close(); return; }
+  T.i = Math.max(0, i); T.ok = false;
+  T.base = T.i < N && STOPS[T.i].begin ? STOPS[T.i].begin() : null;
+  T.el = target(T.i);
+  T.armed = T.i < N && !STOPS[T.i].done(T.base);  // already so when the stop opens: it waits to see it done
+  if (T.i < N) S.stop = T.i; else { S.finished = true; S.stop = 0; }
+  save(); label();
+  if (T.drv.isActive()) T.drv.moveTo(T.i); else T.drv.drive(T.i);
+  unblock();
+}
+function complete() {
+  const i = T.i;
+  T.ok = true; S.done[STOPS[i].id] = true; save(); paint();
+  setTimeout(() => { if (T.drv && T.i === i && T.ok) go(i + 1); }, 900);
+}
+function tick() {
+  if (!T.drv) return;
+  if (!T.drv.isActive()) { ended(); return; }
+  if (T.i >= N) return;
+  const el = target(T.i);
+  if (el !== T.el) { T.el = el; T.drv.moveTo(T.i); unblock(); }  // a tab opened, an element came: highlight anew
+  else T.drv.refresh();
+  const now = STOPS[T.i].done(T.base);
+  if (!T.armed) T.armed = !now;
+  else if (!T.ok && now) { complete(); return; }
+  paint();
+}
+function onClick(e) {                     // clicks a stop watches (quicker than polling: every one counts)
+  const s = T.drv && STOPS[T.i];
+  if (s && s.click && e.target instanceof Element) s.click(e.target, T.base);
+}
+function onKey(e) {                       // driver.js keeps Tab inside its popover: let it move through the page
+  if (T.drv && e.key === "Tab") e.stopPropagation();
+}
+function ended() {
+  clearInterval(T.timer); T.timer = null; T.drv = null;
+  document.removeEventListener("click", onClick, true);
+  document.removeEventListener("keydown", onKey);
+  label();
+}
+function close() { if (T.drv) T.drv.destroy(); ended(); }
+
+const CSS = `.driver-overlay, .driver-overlay * { pointer-events: none !important; }
+.driver-active-element { outline: 3px solid #f97316 !important; outline-offset: 2px; }
+.driver-popover.lens-tour { max-width: 340px; min-width: 280px; font-size: 14px; }
+.driver-popover.lens-tour .driver-popover-title { font-size: 16px; }
+.lens-tour .driver-popover-footer { flex-wrap: wrap; gap: 6px; }
+.lens-tour .tour-dots { display: flex; gap: 3px; flex-basis: 100%; }
+.lens-tour .tour-dots button { all: unset; box-sizing: border-box; width: 20px; height: 20px; border-radius: 50%;
+  border: 1px solid #aaa; font-size: 11px; text-align: center; line-height: 18px; cursor: pointer; color: #333; }
+.lens-tour .tour-dots button.done { background: #16a34a; border-color: #16a34a; color: #fff; }
+.lens-tour .tour-dots button.now { outline: 2px solid #f97316; outline-offset: 1px; }
+.lens-tour .tour-status { margin-top: 8px; font-size: 13px; color: #666; }
+.lens-tour .tour-status.ok { color: #15803d; font-weight: 600; }`;
+function lib() {                          // driver.js and its CSS, fetched once, on the first start
+  if (window.driver && window.driver.js) return Promise.resolve(window.driver.js.driver);
+  if (!T.loading) T.loading = new Promise((ok, fail) => {
+    const css = document.createElement("link"); css.rel = "stylesheet"; css.href = box.dataset.css;
+    const style = document.createElement("style"); style.textContent = CSS;
+    const js = document.createElement("script"); js.src = box.dataset.js;
+    js.onload = () => ok(window.driver.js.driver);
+    js.onerror = () => { T.loading = null; js.remove(); fail(new Error("could not load the tour's driver.js")); };
+    document.head.append(css, style, js);
+  });
+  return T.loading;
+}
+async function start(i) {
+  offer(false);
+  if (T.drv) { go(i ?? T.i); return; }
+  const driver = await lib();
+  T.drv = driver({steps: [...Array(N + 1).keys()].map(step), animate: false, overlayOpacity: 0, allowKeyboardControl: false, allowClose: true, stagePadding: 4,
+    popoverClass: "lens-tour", nextBtnText: "Next ›", prevBtnText: "‹ Prev", smoothScroll: true,
+    onPopoverRender: (pop) => dots(pop), onHighlightStarted: unblock, onHighlighted: unblock,
+    onNextClick: () => go(T.i + 1), onPrevClick: () => go(T.i - 1), onCloseClick: close,
+    onDestroyed: () => { if (T.drv) ended(); }});
+  document.addEventListener("click", onClick, true);
+  document.addEventListener("keydown", onKey);
+  T.timer = setInterval(tick, 250);
+  go(i ?? (S.finished ? 0 : S.stop));
+}
+function label() {
+  btn.classList.remove("offer");
+  btn.textContent = T.drv ? "✕ End tour" : (S.stop > 0 && !S.finished ? `▶ Tour (${S.stop + 1}/${N})` : "▶ Tour");
+}
+function offer(on) {                      // the first visit's offer: the button says so, and ✕ declines
+  dismiss.hidden = !on;
+  if (on) { btn.classList.add("offer"); btn.textContent = "New? Take the tour ▶"; } else label();
+}
+btn.addEventListener("click", () => {
+  if (T.drv) { close(); return; }
+  start().catch(e => { btn.textContent = "Tour unavailable"; btn.title = String(e.message || e); });
+});
+dismiss.addEventListener("click", () => offer(false));
+window.__tour = {start: (i) => start(i), go, close, stops: STOPS.map(s => s.id),
+                 state: () => ({active: !!T.drv, stop: T.i, ok: T.ok, done: {...S.done}, finished: S.finished,
+                                loaded: !!(window.driver && window.driver.js)})};
+const linked = LINK_KEYS.some(k => new URLSearchParams(location.search).has(k));
+if (!S.seen && !linked) { S.seen = true; save(); offer(true); } else label();

@@ -1,0 +1,139 @@
+"""The guided tour in Chromium (issue 28, item 1): it loads nothing and asks nothing before it starts, is offered once
+on a first visit, and a student completes every stop by doing what it asks (never pressing Next), with the page
+usable throughout."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import require_chromium, start
+
+pytestmark = pytest.mark.browser
+SENTENCE = "Ein Hund rennt durch den Schnee."
+
+
+def tour(page) -> dict:
+    return page.evaluate("window.__tour.state()")
+
+
+def wait_stop(page, i, timeout=30000):
+    """Until the tour stands at stop i (0-based) with the previous stops done by the student."""
+    page.wait_for_function(f"window.__tour.state().stop === {i} && window.__tour.state().active", timeout=timeout)
+
+
+def opened(context, url):
+    """A page of `context` on the app, ready, collecting page errors (tests/browser.py open_app, in a context of
+    one's own: the tour's memory is the context's localStorage)."""
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true && window.__tour", timeout=60000)
+    return page
+
+
+def test_the_tour_loads_nothing_before_it_starts_and_is_offered_once(served_browser):
+    require_chromium()
+    url, b = served_browser
+    context = b.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    sent = []
+    page.on("request", lambda r: sent.append(r.url))
+    page.goto(url)
+    page.wait_for_function("window.__lens && window.__lens.ready === true && window.__tour", timeout=60000)
+    start(page, SENTENCE)  # the page used as usual: still no tour file
+    page.wait_for_timeout(1000)
+    assert [u for u in sent if "driver" in u or "tour" in u] == []
+    assert page.evaluate("window.driver === undefined && !document.querySelector('script[src*=driver], "
+                         "link[href*=driver]') && !performance.getEntriesByType('resource')"
+                         ".some(e => e.name.includes('driver'))")
+    assert "Take the tour" in page.inner_text("#tour")  # the first visit's offer, on the button itself
+    assert tour(page)["active"] is False  # offered, never opened by itself
+    page.click("#tour")
+    page.wait_for_selector(".driver-popover", timeout=20000)
+    loaded = sorted(u.rsplit("/", 1)[1] for u in sent if "driver" in u)
+    assert loaded == ["driver.css", "driver.js.iife.js"]
+    page.click("#tour")  # the button ends it
+    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.reload()
+    page.wait_for_function("window.__tour !== undefined", timeout=60000)
+    assert "Take the tour" not in page.inner_text("#tour")  # offered once
+    context.close()
+
+
+def click_head_in_atlas(page):
+    """A real mouse click on the first cell of the atlas grid (Plotly's own click handling opens the head)."""
+    page.get_by_role("tab", name="Head atlas").click()
+    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=30000)
+    x, y = page.evaluate("""(() => {
+      const gd = [...document.querySelectorAll('#atlas [data-role=grid]')].find(e => e.offsetParent);
+      const r = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+      return [r.left + xa._offset + xa.l2p(0), r.top + ya._offset + ya.l2p(0)]; })()""")
+    page.mouse.click(x, y)
+
+
+def test_a_student_completes_the_tour_by_doing_each_stop(served_browser):
+    """Every stop is passed by its action alone: the tour moves on by itself (Next is never pressed); the
+    highlighted page stays clickable, and the tour remembers where it was."""
+    url, b = served_browser
+    context = b.new_context(viewport={"width": 1280, "height": 800})
+    next_clicks = []  # every press of the popover's Next, on every load of the page
+    context.expose_function("__nextPressed", lambda: next_clicks.append(1))
+    context.add_init_script("document.addEventListener('click', e => { if (e.target instanceof Element && "
+                            "e.target.closest('.driver-popover-next-btn')) window.__nextPressed(); }, true)")
+    page = opened(context, url)
+    page.click("#tour")
+    page.wait_for_selector(".driver-popover", timeout=20000)
+    assert page.evaluate("window.__tour.stops.length") == 10
+    # 1: a sentence and Start
+    page.fill("#source textarea", SENTENCE)
+    page.click("#start")
+    wait_stop(page, 1, 60000)
+    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+    # 2: Step
+    page.click("#step")
+    wait_stop(page, 2)
+    # 3: Run to the end, cross-attention
+    page.click("#run")
+    wait_stop(page, 3)
+    # 4: decoder self-attention
+    page.click("#attention [data-kind=decoder_self]")
+    wait_stop(page, 4)
+    # 5: a row of the big map opens Inside this head
+    page.click("#attention [data-role=canvas]", position={"x": 4, "y": 4})
+    wait_stop(page, 5)
+    page.wait_for_function("window.__inside.ready() && !document.querySelector('#inside [data-role=main]').hidden",
+                           timeout=60000)
+    # 6: the five stages
+    for s in range(1, 6):
+        page.click(f"#inside [data-stage='{s}']")
+    wait_stop(page, 6)
+    # 7: contribution
+    page.click("#attention .lens-measure input[value=contribution]")
+    wait_stop(page, 7)
+    # 8: back one step and force another piece
+    page.click("#back")
+    page.click("#topk .topk-list button:nth-child(2)")
+    wait_stop(page, 8, 60000)
+    # 9: switch heads off
+    page.get_by_role("tab", name="Head ablation").click()
+    page.locator("#ablate_cross").get_by_label("L1 H1").check()
+    page.click("#ablate_run")
+    wait_stop(page, 9, 60000)
+    assert tour(page)["stop"] == 9
+    page.reload()  # it remembers where it was: the button resumes there
+    page.wait_for_function("window.__tour !== undefined && window.__lens && window.__lens.ready", timeout=60000)
+    assert "(10/10)" in page.inner_text("#tour")
+    page.click("#tour")
+    wait_stop(page, 9)
+    # 10: the head atlas: a click on a head opens it in the Translate view
+    start(page, SENTENCE)
+    click_head_in_atlas(page)
+    page.wait_for_function("window.__tour.state().stop === 10", timeout=30000)
+    state = tour(page)
+    assert set(state["done"]) == {"start", "step", "cross", "decoder", "inside", "stages", "measure", "force",
+                                  "ablation", "atlas"}
+    assert state["finished"] is True and next_clicks == []
+    page.click(".driver-popover-next-btn")  # the last popover's Done ends it
+    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    assert page.errors == []
+    context.close()

@@ -1,0 +1,135 @@
+"""What helps a newcomer see something in Head ablation (issue 26, item 4): whole layers and kinds at a click, the
+head atlas's most important heads as one-click suggestions, and why a single head rarely changes a short sentence."""
+from __future__ import annotations
+
+import json
+
+from transformer.capture import layers_of
+from transformer.roles import load_atlas
+
+from . import eval_sets
+
+KINDS = ("encoder_self", "decoder_self", "cross")
+KIND_WORDS = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
+N_SUGGESTIONS = 3
+
+WHY = ("**Why switching off one head rarely changes a short sentence:** heads are redundant. Several heads learn "
+       "similar patterns, and the residual connection carries every piece's vector past each attention layer, so "
+       "the other heads and layers make up for one that is missing: Michel et al. 2019 (“Are Sixteen Heads Really "
+       "Better than One?”) switched off single heads of trained Transformers at test time and most cost almost "
+       "nothing. Read the *change* column of the probabilities, or switch off a whole layer or kind: with every "
+       "cross-attention head off, the decoder no longer sees the sentence at all.")
+
+
+def label(layer: int, head: int) -> str:
+    """A head as the checkboxes name it (0-based in, 'L1 H1' out)."""
+    return f"L{layer + 1} H{head + 1}"
+
+
+def layer_labels(tr, kind: str, layer: int) -> list[str]:
+    return [label(layer, h) for h in range(tr.config.n_heads)]
+
+
+def kind_labels(tr, kind: str) -> list[str]:
+    return [lab for l in range(layers_of(tr.model, kind)) for lab in layer_labels(tr, kind, l)]
+
+
+def add_js(labels: list[str]) -> str:
+    """A js-only event body adding `labels` to a CheckboxGroup's ticks (one output: the list wrapped once)."""
+    return f"(v) => [[...new Set([...(v || []), ...{json.dumps(labels)}])]]"
+
+
+CLEAR_JS = "() => [[], [], []]"
+
+
+def ranked(atlas: dict | None) -> list[dict]:
+    """The atlas's heads, the largest BLEU drop first (ties: encoder first, then layer and head)."""
+    heads = [h for h in (atlas or {}).get("heads", []) if h.get("bleu_drop") is not None]
+    return sorted(heads, key=lambda h: (-h["bleu_drop"], KINDS.index(h["kind"]), h["layer"], h["head"]))
+
+
+def suggestions(tr) -> list[dict]:
+    """Up to three one-click suggestions from the translator's head atlas, each {"label", "heads": [(kind, layer,
+    head)]}: its most important head, its n_heads most important heads, and the layer whose heads lose the most
+    BLEU each alone (summed). [] without an atlas."""
+    heads = ranked(load_atlas(tr.checkpoint_dir) if tr.checkpoint_dir else None)
+    if not heads:
+        return []
+    key = lambda h: (h["kind"], h["layer"], h["head"])  # noqa: E731
+    top, n = heads[0], tr.config.n_heads
+    layers: dict = {}
+    for h in heads:
+        layers[(h["kind"], h["layer"])] = layers.get((h["kind"], h["layer"]), 0.0) + h["bleu_drop"]
+    (kind, layer), total = max(layers.items(), key=lambda kv: kv[1])
+    return [{"label": f"Most important head: {KIND_WORDS[top['kind']]} {label(top['layer'], top['head'])} "
+                      f"(−{top['bleu_drop']:.2f} BLEU)", "heads": [key(top)]},
+            {"label": f"{n} most important heads", "heads": [key(h) for h in heads[:n]]},
+            {"label": f"Most important layer: {KIND_WORDS[kind]} L{layer + 1}",
+             "heads": [(kind, layer, h) for h in range(n)], "total": total}][:N_SUGGESTIONS]
+
+
+def suggestions_note(tr) -> str:
+    """The line over the suggestions: what the atlas measured, on which sentences, and each suggestion's heads."""
+    atlas = load_atlas(tr.checkpoint_dir) if tr.checkpoint_dir else None
+    picks = suggestions(tr)
+    if not picks:
+        return ""
+    heads = ranked(atlas)[:tr.config.n_heads]
+    listed = ", ".join(f"{KIND_WORDS[h['kind']]} {label(h['layer'], h['head'])} −{h['bleu_drop']:.2f}" for h in heads)
+    layer = picks[-1]
+    return (f"**Try the head atlas's picks** (BLEU lost when one head alone is switched off, measured on "
+            f"{eval_sets.atlas_words(atlas, tr)}): the most important heads are {listed}; the most important "
+            f"layer is {layer['label'].split(': ', 1)[1]} (its heads lose {layer['total']:.2f} BLEU in all, each "
+            f"alone). A click ticks them and compares.")
+
+
+def ticks(tr, picked: int) -> tuple[list[str], list[str], list[str]]:
+    """The checkboxes' values for suggestion `picked` (0-based) of `tr`'s atlas: (encoder, decoder, cross)."""
+    picks = suggestions(tr)
+    if not 0 <= picked < len(picks):
+        return [], [], []
+    heads = picks[picked]["heads"]
+    return tuple([label(l, h) for k, l, h in heads if k == kind] for kind in KINDS)
+
+
+# -- what Compare compares (ui/other_tabs.py ablate) -------------------------------------------------
+
+def forced_plan(session) -> dict[int, int]:
+    """{position: token id} of the pieces the user forced in the trajectory the view holds (session.positions)."""
+    return {i: p.token for i, p in enumerate(session.positions) if i and p.forced}
+
+
+def replay(tr, source_ids: list[int], plan: dict[int, int], heads=None):
+    """Decode with `heads` off (None: intact), the pieces of `plan` forced at their positions and every other
+    piece the model's own greedy choice: the sequence the view shows, decoded by either model."""
+    r = tr.start_ids(source_ids, ablate=heads or None)
+    while not r.done:
+        if r.cursor + 1 in plan:
+            r.force(plan[r.cursor + 1])
+        else:
+            r.step()
+    return r
+
+
+def topk_step(tr, session) -> int:
+    """The step whose top-k the comparison shows: the cursor, or at the end of the sentence the last step that
+    predicts a piece (the one after </s> predicts nothing that is used)."""
+    ids = session.target_ids
+    return session.cursor - 1 if session.cursor > 0 and ids[-1] == tr.config.eos_id else session.cursor
+
+
+def summary(tr, n_heads: int, session, step: int, plan: dict[int, int], same: bool) -> str:
+    """The note over the comparison: how many heads, at which step, the forced pieces both sides keep."""
+    text = (f"{n_heads} head{'s' if n_heads != 1 else ''} switched off. Top-k below is at step {step} of the "
+            f"Translate tab, after the same prefix for both models")
+    if step != session.cursor:
+        text += f" (step {session.cursor} reads </s>: step {step} is the last one that predicts a piece)"
+    text += "."
+    if plan:
+        forced = ", ".join(f"{tr.tokenizer.piece(t)} at step {i}" for i, t in sorted(plan.items()))
+        text += (f" Both translations keep the piece{'s' if len(plan) != 1 else ''} you forced ({forced}); every "
+                 "other piece is each model's own greedy choice.")
+    if same:
+        text += (" The translation did not change: read the change column of the probabilities, and the line on "
+                 "redundancy above.")
+    return text

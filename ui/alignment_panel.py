@@ -1,0 +1,35 @@
+"""The Across layers tab's word alignment of the whole sentence by each method (attention, ALTI+, saliency) and how
+often they agree (ui/attribution_views.py word_alignment_at; the library computes: transformer/agreement.py)."""
+from __future__ import annotations
+
+import gradio as gr
+
+from . import handlers as h
+from .attribution_views import ALIGN_METHODS, alignment_headers
+from .components import CONC, Ctx
+
+# the position of the whole trajectory the Translate view holds (not only up to its step): its last position
+WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attention, d = v && v.state && v.state.traj; "
+         "if (d) a[2] = JSON.stringify({step: d.n - 1, ids: d.ids, forced: d.forced.map(Number)}); "
+         "return a.slice(0, 3); }")
+
+
+def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
+    """The section and its events: when the tab is selected and when the method changes (not on every step: it is
+    of the whole sentence)."""
+    gr.Markdown("### Word alignment of the whole sentence, by three methods\n"
+                "Each target word is linked to the source word it draws most from: by cross-attention (mean of "
+                "all layers and heads), by ALTI+ (every layer, residuals and layer norms included; Ferrando et al. "
+                "2022) and by saliency (gradient × input). The table says where they agree.", elem_id="word_align_intro")
+    method = gr.Dropdown(ALIGN_METHODS, value="alti", label="method of the matrix", elem_id="word_align_method",
+                         filterable=False)
+    summary = gr.Markdown("", elem_id="word_align_summary")
+    with gr.Row(equal_height=False):
+        matrix = gr.Plot(label="Word alignment", elem_id="word_align_matrix")
+        table = gr.Dataframe(headers=alignment_headers(), interactive=False, wrap=True, elem_id="word_align_table",
+                             label="Top source word of each target word, by method", max_height=900,
+                             column_widths=["18%", "20%", "22%", "24%", "16%"])
+    inputs, outs = [ctx.state, method, ctx.position], [matrix, table, summary]
+    follow = dict(CONC, js=WHOLE, api_visibility="private", show_progress="minimal", trigger_mode="always_last")
+    for event in ([tab.select] if tab is not None else []) + [method.input]:
+        event(h.word_alignment_follow, inputs, outs, **follow)

@@ -1,0 +1,99 @@
+"""Handlers of attribution (transformer/attribution.py) in the app: the Translate view's ALTI+ / saliency colouring
+(one request per trajectory and method, answered for every row at once) and the Across layers tab's word
+alignment by each method with their agreement (transformer/agreement.py). Plain functions of (translator,
+inputs) -> outputs: the library computes, these only encode; bad input raises gr.Error."""
+from __future__ import annotations
+
+import time
+
+import gradio as gr
+
+from transformer import figures
+from transformer.agreement import session_alignment
+from transformer.attribution import METHOD_TITLES, METHODS
+from transformer.decoding import DecodingSession, Translator
+
+from .attribution_payload import attribution_payload
+from .decoding_views import at_position
+from .inputs import fail
+from .models import of_session
+
+ALIGN_METHODS = [(METHOD_TITLES[m], m) for m in METHODS]  # the Across layers tab's dropdown: (label, value)
+
+
+def check_method(method) -> str:
+    if method not in METHODS:
+        raise gr.Error(f"method must be one of {', '.join(METHODS)}, got {str(method)[:40]!r}", print_exception=False)
+    return method
+
+
+def whole(tr: Translator, session, position) -> DecodingSession:
+    """The trajectory whose last position is `position` (None or "": the session's whole history), as a session
+    with its cursor at that last position (at_position decodes it again when the history does not hold it)."""
+    s = at_position(tr, session, position)
+    if position is None or position == "":
+        s.cursor = len(s.positions) - 1
+    return s
+
+
+def attribution_at(tr: Translator, session, position, method, key: str = "") -> dict:
+    """The Translate view's attribution payload (ui/attribution_payload.py): `method` over every row of the
+    trajectory the view holds, whose last position `position` is ({"step", "ids", "forced"} as
+    assets/attribution.js sends it). `key` (the browser's name for the request) is echoed."""
+    t0 = time.perf_counter()
+    check_method(method)
+    s = whole(tr, session, position)
+    try:
+        att = s.attribution(method)
+    except ValueError as e:
+        fail(e)
+    return attribution_payload(att, s.target_ids, key if isinstance(key, str) else "",
+                               (time.perf_counter() - t0) * 1000)
+
+
+# -- Across layers: the word alignment of the whole sentence ---------------------------------------------------
+
+def alignment_table(wa) -> list[list[str]]:
+    """One row per target word: the word, its top source word by each method, and the agreement 'k/n'."""
+    n = len(wa.methods)
+    return [[word] + [wa.source_words[wa.best[m][w]] if wa.source_words else "" for m in wa.methods]
+            + [f"{k}/{n}"] for w, (word, k) in enumerate(zip(wa.target_words, wa.agreement()))]
+
+
+def alignment_headers(methods=METHODS) -> list[str]:
+    return ["target word"] + [METHOD_TITLES[m] for m in methods] + ["agree"]
+
+
+def alignment_summary(wa, method: str) -> str:
+    agree = wa.agreement()
+    n, total = len(wa.methods), len(agree)
+    words = lambda c: f"{c} word{'' if c == 1 else 's'}"  # noqa: E731
+    counts = ", ".join(f"{words(sum(a == k for a in agree))} {k}/{n}" for k in range(n, 0, -1))
+    return (f"**{total} target {words(total).split(' ', 1)[1]}.** The methods link a target word to the same source word: {counts}. "
+            f"The matrix shows {METHOD_TITLES[method]}: rows are the target words, columns the source words "
+            f"(a word's share is the sum over its pieces, averaged over the rows that predict it).")
+
+
+def word_alignment_at(tr: Translator, session, method, position=None):
+    """(the chosen method's word matrix, the table of every method's top source word and their agreement, a
+    summary) for the whole trajectory the view holds (its last position `position`)."""
+    check_method(method)
+    s = whole(tr, session, position)
+    try:
+        wa = session_alignment(s)
+    except ValueError as e:
+        fail(e)
+    fig = figures.heatmap(wa.scores[method], [figures.label(w) for w in wa.source_words],
+                          [figures.label(w) for w in wa.target_words],
+                          f"Word alignment, {METHOD_TITLES[method]}: rows are target words, columns source words")
+    fig.update_xaxes(title={"text": "source words"})
+    fig.update_yaxes(title={"text": "target words"})
+    return fig, alignment_table(wa), alignment_summary(wa, method)
+
+
+def word_alignment_follow(session, method, position=None):
+    """word_alignment_at (an event function of the session, with the model it was started with) when the tab is
+    shown or the method changes: quietly nothing before Start."""
+    if not isinstance(session, DecodingSession):
+        return gr.skip(), gr.skip(), gr.skip()
+    return of_session(word_alignment_at)(session, method, position)

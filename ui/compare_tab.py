@@ -1,0 +1,105 @@
+"""The Compare tab: two sentences side by side (minimal pairs). "Start both" decodes both as Start does and sends the
+two whole trajectories at once (ui/payload.py trajectory_payload); the browser (assets/compare.js) then steps them in
+lockstep with one player and one kind, layer and head, shows their translations and maps side by side and, where
+their pieces line up, the difference of the two maps. The tab follows the chosen model (the picker)."""
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+
+from transformer.language import name
+
+from . import handlers as h
+from .components import CONC, Ctx, asset
+
+# Example pairs per source language: (A, B, what differs)
+PAIRS = {"de": [("Der Hund beißt den Mann.", "Den Mann beißt der Hund.", "word order, with case saying who bites"),
+                ("Ich rufe dich an.", "Ich rufe dich morgen an.", "a separable verb: an moves further away")],
+         "en": [("The dog bites the man.", "The man bites the dog.", "word order: who bites whom")]}
+PICK = "Example pairs: pick one…"
+INTRO = ("Two sentences that differ in one thing (a *minimal pair*), decoded by the same model and stepped together: "
+         "one step moves both. The third map is **A − B** where the pieces line up: a piece of A lines up with a "
+         "piece of B when it is the same piece, ignoring capitals and the ▁ word mark, and the same occurrence of it "
+         "(the 2nd *the* of A with the 2nd *the* of B). Red: A attends more; blue: B does; grey: no partner. Try: "
+         "step both to the end and see whether *dog* looks at *Hund* in both, wherever *Hund* stands.")
+TEMPLATE = """<div class="cmp" tabindex="0" aria-label="two sentences side by side: ← → step both">
+  <div class="cmp-status" data-role="status">Pick a pair (or type two sentences) and press Start both.</div>
+  <div class="cmp-bar" data-role="bar" hidden>
+    <button type="button" data-role="back">◀ Back</button><button type="button" data-role="step">Step ▶</button>
+    <input type="range" data-role="scrub" min="0" max="0" step="1" value="0" aria-label="step of both">
+    <span class="cmp-stepno" data-role="stepno"></span>
+    <span class="cmp-kinds"><button type="button" data-kind="encoder_self">Encoder self</button><button type="button"
+      data-kind="decoder_self">Decoder self</button><button type="button" data-kind="cross">Cross</button></span>
+    <label>Layer <select data-role="layer"></select></label> <label>Head <select data-role="head"></select></label>
+    <span class="cmp-title" data-role="title"></span>
+  </div>
+  <div class="cmp-panels" data-role="panels" hidden>
+    <div class="cmp-panel"><div class="cmp-name">A</div><div class="cmp-src" data-role="src-a"></div>
+      <div class="cmp-tr" data-role="tr-a"></div><canvas data-role="map-a"></canvas></div>
+    <div class="cmp-panel"><div class="cmp-name">B</div><div class="cmp-src" data-role="src-b"></div>
+      <div class="cmp-tr" data-role="tr-b"></div><canvas data-role="map-b"></canvas></div>
+    <div class="cmp-panel"><div class="cmp-name">A − B where the pieces line up</div>
+      <div class="cmp-src" data-role="align"></div><div class="cmp-tr" data-role="dscale"></div>
+      <canvas data-role="map-d"></canvas></div>
+  </div>
+  <div class="cmp-help" data-role="scale"></div>
+  <div class="cmp-tip" data-role="tip" hidden></div>
+</div>"""
+
+
+def pair_choices(tr) -> list[tuple[str, str]]:
+    """The example pairs of the model's source language as dropdown choices (the value: [A, B] as JSON)."""
+    pairs = PAIRS.get(tr.config.src_lang, [])
+    return [(PICK, "")] + [(f"{a}  |  {b}  ({what})", json.dumps([a, b], ensure_ascii=False)) for a, b, what in pairs]
+
+
+def first_pair(tr) -> tuple[str, str]:
+    pairs = PAIRS.get(tr.config.src_lang, [])
+    return (pairs[0][0], pairs[0][1]) if pairs else ("", "")
+
+
+def start_both(models, a, b, k, key):
+    """Both sentences decoded as Start decodes one: {a, b} trajectory payloads, and the model's key and label."""
+    tr = models.get(key)
+    pa, pb = h.start(tr, a, k, False)[2], h.start(tr, b, k, False)[2]
+    return {"a": pa, "b": pb, "model": tr.config.direction, "model_label": models.label(key)}
+
+
+def build(ctx: Ctx) -> None:
+    models, tr = ctx.models, ctx.tr
+    gr.Markdown(INTRO, elem_id="compare_intro")
+    a0, b0 = first_pair(tr)
+    src = name(tr.config.src_lang)
+    with gr.Row(equal_height=True, elem_id="compare_row"):
+        a = gr.Textbox(a0, label="Sentence A", show_label=False, container=False, placeholder=f"{src} sentence A",
+                       elem_id="compare_a", max_length=2000, scale=4, min_width=200)
+        b = gr.Textbox(b0, label="Sentence B", show_label=False, container=False, placeholder=f"{src} sentence B",
+                       elem_id="compare_b", max_length=2000, scale=4, min_width=200)
+        pairs = gr.Dropdown(pair_choices(tr), value="", label="Example pairs", show_label=False, container=False,
+                            elem_id="compare_pairs", scale=3, min_width=200, filterable=False)
+        go = gr.Button("Start both", variant="primary", elem_id="compare_start", scale=0, min_width=150)
+    view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare.css"), js_on_load=asset("compare.js"),
+                   elem_id="compare")
+    pairs.input(None, [pairs, a, b], [a, b],
+                js="(v, a, b) => { try { const p = JSON.parse(v); return [p[0], p[1]]; } catch (e) { return [a, b]; } }")
+
+    def validate(ta, tb, kk, key=""):  # a sentence the model cannot read: said on its own box, before any work
+        tr_ = models.get(key)
+        return [h.validate_source(tr_, ta)[0], h.validate_source(tr_, tb)[0], gr.validate(True, ""),
+                gr.validate(True, "")]
+
+    def on_start(ta, tb, kk, key=""):
+        return start_both(models, ta, tb, kk, key)
+
+    go.click(on_start, [a, b, ctx.k, ctx.model], [view], validator=validate, api_visibility="private", **CONC)
+
+    def on_model(key):  # another model: its example pairs, the first in the boxes, the view cleared
+        m = models.get(key)
+        a1, b1 = first_pair(m)
+        return gr.update(value=a1, placeholder=f"{name(m.config.src_lang)} sentence A"), gr.update(
+            value=b1, placeholder=f"{name(m.config.src_lang)} sentence B"), gr.update(
+            choices=pair_choices(m), value=""), None
+
+    ctx.model.change(on_model, [ctx.model], [a, b, pairs, view], api_visibility="private", show_progress="hidden",
+                     **CONC)
