@@ -178,7 +178,6 @@ def wire_browser(c: SimpleNamespace) -> None:
                 js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
     # the box's text, for the hint and every tab's name of the started sentence (assets/sentence.js)
     c.source.change(None, [c.source], None, js="(v) => { if (window.__sentence) window.__sentence.setBox(v); }")
-    c.examples.input(None, [c.examples, c.source], [c.source], js="(v, box) => v || box")  # an example: into the box
 
 
 def wire_model(ctx: Ctx, per_model: dict) -> None:
@@ -236,6 +235,14 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     api["start"].click(start, [source, k, words, model], outs, api_name="start", **CONC)
     c.start_events.append(source.submit(on_start, [source, k, words, model], outs, api_visibility="private",
                                         validator=validate, **CONC))
+
+    def on_example(example, kk, ww, key=""):  # picking an example puts it in the box and starts it
+        if not example:
+            return [gr.skip()] * (len(outs) + 1)
+        return [example] + list(h.start(models.get(key), example, kk, ww))
+
+    c.start_events.append(c.examples.input(on_example, [c.examples, k, words, model], [source] + outs,
+                                           api_visibility="private", **CONC))
     # every other event reads the started sentence, which carries its model (ui/models.py of_session)
     api["step"].click(of_session(h.step), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(of_session(h.run), [state, k, words], outs, api_name="run", **FAST)
