@@ -1,5 +1,5 @@
 // attention-lens: ALTI+ and saliency in the Translate view. Two more choices in the map's colour toggle (made by
-// assets/inside.js: attention weight · contribution ‖α·v·W_O‖ · ALTI+ · saliency); with one of them on, the
+// assets/inside.js: attention weight · contribution ‖w·v·W_O‖ · ALTI+ · saliency); with one of them on, the
 // source pieces (a row of chips over the target's) and the target pieces are coloured by how much of the piece
 // being predicted at the current step comes from each, and the big map shows the measure of every step so far:
 // rows are steps, columns the source pieces then the target pieces.
@@ -43,7 +43,8 @@ function load(p) {                        // -> {method, title, ids, S, T, src (
 // -- the parts this adds to the Translate view (made once, placed when the view is there) ---------------------
 const radios = {};
 let bigWidth = 0;                         // the width of the view's big map (a ResizeObserver keeps it)
-const caption = document.createElement("div"), srcRow = document.createElement("div"), note = document.createElement("div");
+const div = () => document.createElement("div");
+const caption = div(), srcRow = div(), note = div();
 caption.className = "attr-caption"; srcRow.className = "attr-source"; note.className = "attr-note";
 note.textContent = NOTE; note.hidden = true;
 const map = document.createElement("div");
@@ -105,11 +106,15 @@ function received() {
 // Columns of the frame: pieces, or words (the view's "merge pieces into words": a word's share is the sum of its
 // pieces'); rows are always the steps (pieces)
 function columns(d, t, words) {
-  const spans = (side, n) => words && d.spans ? d.spans[side].filter(([a]) => a < n).map(([a, b]) => [a, Math.min(b, n)])
+  const spans = (side, n) => words && d.spans
+    ? d.spans[side].filter(([a]) => a < n).map(([a, b]) => [a, Math.min(b, n)])
     : [...Array(n).keys()].map(i => [i, i + 1]);
-  const label = (pieces, [a, b]) => b - a === 1 ? pieces[a] : pieces.slice(a, b).join("").replace(/\u2581/g, "");
+  const special = new Set(d.p.word_specials || d.p.specials || []);  // a word of its own, named as it is
+  const label = (pieces, [a, b]) => !words || (b - a === 1 && special.has(pieces[a])) ? pieces.slice(a, b).join("")
+    : (pieces.slice(a, b).join("").replace(/\u2581/g, "") || "\u2581");  // as the view labels its word chips
   const ss = spans("source", d.S), ts = spans("target", d.n);
-  return {ss, ts, src: ss.map(s => label(d.source, s)), tgt: ts.map(s => label(d.pieces, s)), upto: t};
+  return {ss, ts, src: ss.map(s => label(d.source, s)), tgt: ts.map(s => label(d.pieces, s)),
+          words: !!(words && d.spans)};
 }
 function shares(a, row, cols) {           // one row's shares over the frame's columns: {src, tgt}
   const sum = (data, off, [x, y]) => { let s = 0; for (let j = x; j < y; j++) s += data[off + j]; return s; };
@@ -117,7 +122,8 @@ function shares(a, row, cols) {           // one row's shares over the frame's c
           tgt: cols.ts.map(([x, y]) => sum(a.tgt, row * a.T, [x, Math.min(y, row + 1)]))};
 }
 function rowLabel(d, i, t) {              // "query → what it predicts", as the view labels its rows
-  const next = i < t ? d.pieces[i + 1] : (d.done[t] ? (d.pieces[t] === "</s>" ? "(finished)" : "(stopped)") : d.greedy[t]);
+  const end = d.pieces[t] === "</s>" ? "(finished)" : "(stopped)";
+  const next = i < t ? d.pieces[i + 1] : (d.done[t] ? end : d.greedy[t]);
   return `${d.pieces[i]} → ${next}`;
 }
 
@@ -142,7 +148,9 @@ function drawChips(d, a, cols, t) {
     srcRow.textContent = ""; srcRow.dataset.key = `${d.seq}|${cols.src.length}`;
     const head = document.createElement("span"); head.className = "attr-head"; head.textContent = "source:";
     srcRow.appendChild(head);
-    for (const s of cols.src) { const c = document.createElement("span"); c.className = "lens-tok"; c.textContent = s; srcRow.appendChild(c); }
+    for (const s of cols.src) {
+      const c = document.createElement("span"); c.className = "lens-tok"; c.textContent = s; srcRow.appendChild(c);
+    }
   }
   colourChips([...srcRow.querySelectorAll(".lens-tok")], sh.src, max);
   colourChips([...document.querySelectorAll("#attention [data-role=target] .lens-tok")], sh.tgt, max);
@@ -153,7 +161,8 @@ function drawChips(d, a, cols, t) {
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
 const LUT = (() => {                      // Viridis, as the other maps draw: 256 entries of r, g, b
-  const stops = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"]
+  const stops = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
+                 "#fde725"]
     .map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
   const lut = new Uint8ClampedArray(256 * 3);
   for (let i = 0; i < 256; i++) {
@@ -182,7 +191,7 @@ function prepare(d, a, cols) {
   prep = {key, S, C, z, upto, labels: cols.src.concat(cols.tgt), image: null};
   return prep;
 }
-function image(P, T, zmax) {              // one pixel per cell of every row, on the scale 0..zmax (made when it changes)
+function image(P, T, zmax) {              // one pixel per cell of every row on the scale 0..zmax (made when it changes)
   if (P.image && P.image.zmax === zmax) return P.image.canvas;
   const c = document.createElement("canvas"), img = new ImageData(Math.max(1, P.C), Math.max(1, T)), px = img.data;
   c.width = img.width; c.height = img.height;
@@ -225,7 +234,8 @@ function drawMap(d, a, cols, t) {
   g.beginPath(); g.moveTo(gutter + S * cw, top - 12); g.lineTo(gutter + S * cw, top + d.n * ch); g.stroke();
   g.strokeStyle = "#ff4136"; g.strokeRect(gutter + 1, top + t * ch + 1, C * cw - 2, ch - 2);  // the current step
   g.fillStyle = "#555"; g.font = "11px sans-serif"; g.textBaseline = "middle"; g.textAlign = "left";
-  g.fillText("source pieces ↓", gutter, top / 2); g.fillText("target so far ↓", gutter + S * cw + 4, top / 2);
+  g.fillText(cols.words ? "source words ↓" : "source pieces ↓", gutter, top / 2);
+  g.fillText("target so far ↓", gutter + S * cw + 4, top / 2);
   g.font = "11px ui-monospace, monospace"; g.fillStyle = "#333"; g.textAlign = "right";
   const stepY = Math.ceil(12 / ch), stepX = Math.ceil(11 / cw);
   for (let i = t; i >= 0; i -= stepY) g.fillText(rows[i], gutter - 4, top + i * ch + ch / 2);  // the step's own
@@ -234,8 +244,8 @@ function drawMap(d, a, cols, t) {
     g.save(); g.translate(gutter + (j + 0.5) * cw, top + d.n * ch + 4); g.rotate(-Math.PI / 3);
     g.fillText(P.labels[j], 0, 0); g.restore();
   }
-  setText(mapTitle, `${a.title} of the whole model · rows: steps, read → predicted · columns: source | target so far · ` +
-    `rows sum to 1 · max ${P.upto[t].toFixed(3)}`);
+  setText(mapTitle, `${a.title} of the whole model · rows: steps, read → predicted · ` +
+    `columns: source | target so far · rows sum to 1 · max ${P.upto[t].toFixed(3)}`);
   inst.shown = {method: a.method, step: t, rows: rows.slice(0, t + 1), cols: P.labels, zmax: P.upto[t], P, geometry: G};
 }
 function cellAt(v, i, j) {                // the map's value at row i, column j (null where nothing is shown)
@@ -245,9 +255,10 @@ function cellAt(v, i, j) {                // the map's value at row i, column j 
 }
 mapCanvas.addEventListener("mousemove", (e) => {  // a cell's row, column and share, as a tooltip
   const v = inst.shown; if (!v) return;
-  const {gutter, top, cw, ch, S} = v.geometry, i = Math.floor((e.offsetY - top) / ch), j = Math.floor((e.offsetX - gutter) / cw);
-  const z = cellAt(v, i, j);
-  mapCanvas.title = z === null ? "" : `${v.rows[i]}\n${v.cols[j]} (${j < S ? "source" : "target"})\nshare ${z.toFixed(3)}`;
+  const {gutter, top, cw, ch, S} = v.geometry;
+  const i = Math.floor((e.offsetY - top) / ch), j = Math.floor((e.offsetX - gutter) / cw), z = cellAt(v, i, j);
+  const where = j < S ? "source" : "target";
+  mapCanvas.title = z === null ? "" : `${v.rows[i]}\n${v.cols[j]} (${where})\nshare ${z.toFixed(3)}`;
 });
 
 // -- the update lens.js calls after every draw -----------------------------------------------------------------
@@ -273,7 +284,9 @@ function update() {
   const d = doc();
   if (!d) { message(`${METHODS[method]} colours a decoding: press Start first.`); return done(t0); }
   const key = keyOf(d, method), a = cache.get(key);
-  if (!a && failed.has(key)) { message(`Could not compute ${METHODS[method]}: ${failed.get(key)}`, true); return done(t0); }
+  if (!a && failed.has(key)) {
+    message(`Could not compute ${METHODS[method]}: ${failed.get(key)}`, true); return done(t0);
+  }
   if (!a) {
     request(d, method);
     message(`Computing ${METHODS[method]} for every step of this sentence (one request)…`); return done(t0);
@@ -285,7 +298,9 @@ function update() {
   inst.shown.chips = sh;
   return done(t0);
 }
-function done(t0) { inst.updateMs = performance.now() - t0; inst.updates++; element.dataset.updates = String(inst.updates); }
+function done(t0) {
+  inst.updateMs = performance.now() - t0; inst.updates++; element.dataset.updates = String(inst.updates);
+}
 function setMethod(method) {
   ui.method = method in METHODS ? method : null;
   for (const [value, r] of Object.entries(radios)) r.checked = value === ui.method;
@@ -301,6 +316,9 @@ inst.view = () => {                      // for tests: what the map and the chip
   return {method: v.method, step: v.step, rows: v.rows, cols: v.cols, zmax: v.zmax, z, chips: v.chips};
 };
 window.__attributionView = {update};
-if (!place()) { const k = setInterval(() => { if (place()) { clearInterval(k); update(); } }, 200); setTimeout(() => clearInterval(k), 30000); }
+if (!place()) {                           // the view and inside.js's toggle may come after this script
+  const k = setInterval(() => { if (place()) { clearInterval(k); update(); } }, 200);
+  setTimeout(() => clearInterval(k), 30000);
+}
 update();
 watch("value", received);

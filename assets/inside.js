@@ -50,6 +50,7 @@ function load(p) {
   const h = {p, kind: p.kind, layer: p.layer, head: p.head, dk: p.d_k, ids: p.ids.join(","), queries: p.queries,
              keys: p.keys, Tq: p.queries.length, Tk: p.keys.length, ablated: !!p.ablated,
              q: f32(p.q).data, k: f32(p.k).data, v: rows16(p.v), vn: f32(p.value_norms).data, mask: mask(p.mask),
+             on: p.out_norms ? f32(p.out_norms).data : null,
              norms: {}, key: keyOf(p)};
   for (const kind of Object.keys(p.norms)) h.norms[kind] = unit16(p.norms[kind]);
   h.qk = absMax(h.q, h.k); h.vmax = absMax(h.v);
@@ -141,9 +142,13 @@ function render(h, st, i, nk) {
   }
   strip(q("qstrip"), h.q, i * h.dk, h.dk, h.qk);
   strip(q("outstrip"), n.out, 0, h.dk, h.vmax);
-  const outNorm = Math.sqrt(n.out.reduce((a, x) => a + x * x, 0));
-  setText(q("outnote"), `‖out‖ = ${outNorm.toFixed(3)}; highest weight: ${h.keys[jw]}, highest contribution: ${h.keys[jc]}` +
-    (jw !== jc ? " (not the same key)" : ""));
+  const outNorm = Math.sqrt(n.out.reduce((a, x) => a + x * x, 0)), sumC = n.contribution.reduce((a, x) => a + x, 0);
+  // ‖out‖ lives in the head's d_k numbers; the contributions in the model's: compare ‖out·W_Oʰ‖ with their sum
+  const model = h.on ? `; in the model's space ‖out·W_Oʰ‖ = ${h.on[i].toFixed(3)} ≤ Σ contributions = ${sumC.toFixed(3)} ` +
+    "(the norm of a sum is at most the sum of the norms: keys whose vectors point apart cancel)" : "";
+  setText(q("outnote"), `‖out‖ = ${outNorm.toFixed(3)} (its ${h.dk} numbers)${model}; highest weight: ${h.keys[jw]}, ` +
+    `highest contribution: ${h.keys[jc]}` + (jw !== jc ? " (not the same key)" : ""));
+  drawMask(h, i);
   inst.row = {kind: h.kind, layer: h.layer, head: h.head, step: st.t, row: i, query: h.queries[i], keys: h.keys.slice(0, nk), ...n,
               q: Array.from(h.q.subarray(i * h.dk, (i + 1) * h.dk)), top_weight: jw, top_contribution: jc};
   return n;
@@ -168,6 +173,24 @@ function titles(h, st, i) {
     5: `⑤ out = Σ wᵢ·vᵢ (${h.dk} numbers). Contribution ‖wᵢ·vᵢ·W_O‖: how much each key adds to the output.`,
     6: "Every stage at once; pick one to follow the code line by line."};
   setText(q("note"), notes[ui.stage]);
+}
+
+// -- decoder self-attention's mask: the T×T causal triangle of training, the current row marked ---------------
+function drawMask(h, i) {
+  const box = q("maskbox"), c = q("maskviz");
+  box.hidden = h.kind !== "decoder_self";
+  if (box.hidden) return;
+  const T = h.Tq, cell = Math.max(3, Math.min(12, Math.floor(120 / T)));
+  c.width = T * cell; c.height = T * cell;
+  const g = c.getContext("2d");
+  for (let r = 0; r < T; r++) for (let k = 0; k < T; k++) {
+    g.fillStyle = k > r ? "#d9d9d9" : (r === i ? "#f2a65a" : "#6b8fd6");  // grey: masked (−∞), blue: may look
+    g.fillRect(k * cell, r * cell, cell - 1, cell - 1);
+  }
+  g.strokeStyle = "#d62728"; g.lineWidth = 2; g.strokeRect(1, i * cell + 1, T * cell - 2, cell - 2);
+  setText(q("masknote"), `The causal mask of a ${T}-piece target, as training builds it (grey: −∞, a future key). ` +
+    `Row ${i} (orange) may look at keys 0..${i}. Decoding step by step computes only that row: the pieces after it do ` +
+    "not exist yet, so the cached step has no future keys to mask and its mask column stays empty.");
 }
 
 // -- which row: the current step's, or one picked on the map (decided from the view's state alone, so the map
@@ -282,7 +305,7 @@ function row() {                          // the query row the panel shows (lens
 // The toggle on the map: attention weight or contribution (placed in the view's controls; styled by lens.css)
 const toggle = document.createElement("span");
 toggle.className = "lens-measure"; toggle.setAttribute("role", "radiogroup");
-toggle.title = "Weight: where the head looks. Contribution ‖α·v·W_O‖: how much each key adds to the output (each row normalised).";
+toggle.title = "Weight: where the head looks. Contribution ‖w·v·W_O‖: how much each key adds to the output (each row normalised).";
 for (const [value, text] of [["weight", "weight"], ["contribution", "contribution"]]) {
   const l = document.createElement("label"), r = document.createElement("input");
   r.type = "radio"; r.name = "lens-measure"; r.value = value; r.checked = value === "weight";
@@ -291,7 +314,7 @@ for (const [value, text] of [["weight", "weight"], ["contribution", "contributio
 }
 const toggleNote = document.createElement("div");
 toggleNote.className = "lens-measure-note"; toggleNote.hidden = true;
-toggleNote.textContent = "Contribution: each key's share of ‖α·v·W_O‖, the length of what it adds through this head; " +
+toggleNote.textContent = "Contribution: each key's share of ‖w·v·W_O‖, the length of what it adds through this head; " +
   "a key with a large weight but a short value vector adds little, so the bright cells can move.";
 function placeToggle() {
   if (toggle.isConnected) return true;

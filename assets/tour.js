@@ -27,8 +27,8 @@ const TRANSLATE = {name: "Translate", shown: () => seen($("#attention"))};
 const atlasOpened = () => [...document.querySelectorAll("#atlas")].length && (window.__atlas || {}).opened;
 const STOPS = [
   {id: "start", el: "#sentence_row", title: "A sentence",
-   text: "Type a sentence in the model's language, or pick one under <b>Examples</b>, and press <b>Start</b>. " +
-     "The model translates it at once; the view then replays it one piece at a time.",
+   text: "Type a sentence in the model's language and press <b>Start</b>, or pick one under <b>Examples</b> " +
+     "(it starts at once). The model translates it whole; the view then replays it one piece at a time.",
    begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
   {id: "step", el: "#step", title: "One step, one row",
    text: "Press <b>Step ▶</b> (or → on the map). Each step reveals the next piece. In the big map each row is a " +
@@ -48,13 +48,14 @@ const STOPS = [
      "every key, the dashed row on the map.",
    begin: () => ins().ui.pick,            // a click on a row sets a new pick, even the same row again
    done: (b) => { const p = ins().ui.pick; return !!(p && p !== b && traj() && p.ids === traj().ids.join(",")); }},
-  {id: "stages", el: "#inside [data-role=stages]", title: "q·k → ÷√d_k → mask → softmax → Σ wᵢvᵢ",
+  {id: "stages", el: "#inside [data-role=stages]", side: "left", title: "q·k → ÷√d_k → mask → softmax → Σ wᵢvᵢ",
    text: "Click ① q·k, ② ÷√d<sub>k</sub>, ③ mask, ④ softmax and ⑤ Σ wᵢvᵢ in turn: each shows one stage of the " +
      "table and lights its line of code. The weights of a row sum to 1; the output is their mix of the values.",
-   begin: () => new Set(), click: (t, b) => { const s = t.closest("#inside [data-stage]"); if (s) b.add(+s.dataset.stage); },
+   begin: () => new Set(),
+   click: (t, b) => { const s = t.closest("#inside [data-stage]"); if (s) b.add(+s.dataset.stage); },
    done: (b) => { b.add(ins().ui.stage); return [1, 2, 3, 4, 5].every(s => b.has(s)); }},
   {id: "measure", el: "#attention .lens-measure", title: "Weight is not contribution",
-   text: "Choose <b>contribution ‖α·v·W_O‖</b>: the map shows how much each key adds to the output instead of " +
+   text: "Choose <b>contribution ‖w·v·W_O‖</b>: the map shows how much each key adds to the output instead of " +
      "where the head looks. A key with a large weight but a short value vector adds little, so bright cells move.",
    done: () => !!ins().ui.measure},
   {id: "force", el: "#topk", title: "What if? Force a piece",
@@ -93,7 +94,8 @@ function statusText(i) {
   if (!T.armed) return "Already so on the page: press Next, or undo it and do it again.";
   const tab = STOPS[i].tab || TRANSLATE;
   return (tab.shown() ? "" : `First open the ${tab.name} tab (highlighted). `) +
-    (S.done[STOPS[i].id] ? "You did this one before: do it again, or press Next." : "Do it on the page, or press Next to read on.");
+    (S.done[STOPS[i].id] ? "You did this one before: do it again, or press Next."
+                         : "Do it on the page, or press Next to read on.");
 }
 function paint() {                        // the popover's status line and dots follow the stop's state
   const note = document.querySelector(".lens-tour .tour-status");
@@ -105,7 +107,7 @@ function paint() {                        // the popover's status line and dots 
 function step(i) {
   const s = i < N ? STOPS[i] : END;
   return {element: i < N ? () => target(i) || undefined : undefined,
-          popover: {title: i < N ? `${i + 1} / ${N} · ${s.title}` : s.title,
+          popover: {title: i < N ? `${i + 1} / ${N} · ${s.title}` : s.title, side: s.side, align: s.side && "start",
                     description: s.text + '<div class="tour-status"></div>'}};
 }
 function dots(pop) {                      // the stops as numbered dots: done, here; any one can be jumped to
@@ -195,7 +197,8 @@ async function start(i) {
   offer(false);
   if (T.drv) { go(i ?? T.i); return; }
   const driver = await lib();
-  T.drv = driver({steps: [...Array(N + 1).keys()].map(step), animate: false, overlayOpacity: 0, allowKeyboardControl: false, allowClose: true, stagePadding: 4,
+  T.drv = driver({steps: [...Array(N + 1).keys()].map(step), animate: false, overlayOpacity: 0,
+    allowKeyboardControl: false, allowClose: true, stagePadding: 4,
     popoverClass: "lens-tour", nextBtnText: "Next ›", prevBtnText: "‹ Prev", smoothScroll: true,
     onPopoverRender: (pop) => dots(pop), onHighlightStarted: unblock, onHighlighted: unblock,
     onNextClick: () => go(T.i + 1), onPrevClick: () => go(T.i - 1), onCloseClick: close,

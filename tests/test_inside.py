@@ -195,7 +195,7 @@ def test_disagreements_are_rows_where_argmaxes_differ():
     w = np.array([[0.6, 0.4], [0.2, 0.8]], np.float32)
     norms = np.array([0.5, 2.0], np.float32)
     z = np.zeros((2, 2), np.float32)
-    ins = HeadInside("cross", 0, 0, 1, z, z, z, z, z.astype(bool), w, z, w * norms, norms,
+    ins = HeadInside("cross", 0, 0, 1, z, z, z, z, z.astype(bool), w, z, w * norms, norms, np.zeros(2, np.float32),
                      query_tokens=["<s>", "▁A"], key_tokens=["▁Ein", "▁Hund"])
     found = disagreements(ins)
     assert [r["row"] for r in found] == [0]  # row 0: weight prefers ▁Ein, contribution ▁Hund

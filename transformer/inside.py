@@ -34,7 +34,7 @@ from .capture import KINDS, ContextHooks, HeadAblation, attention_modules, host_
 from .model import Transformer
 
 _head_capture: ContextVar[Optional["HeadCapture"]] = ContextVar("head_capture", default=None)
-FIELDS = ("q", "k", "v", "scores", "mask", "weights", "out", "contribution", "value_norms")
+FIELDS = ("q", "k", "v", "scores", "mask", "weights", "out", "contribution", "value_norms", "out_norms")
 
 
 @dataclass
@@ -45,7 +45,10 @@ class HeadInside:
     masking; mask (Tq, Tk) True where a key is masked (a future position in decoder self-attention,
     padding); weights (Tq, Tk): the attention the model computed, softmax of the masked scores;
     out (Tq, d_k) = weights·v; value_norms (Tk,) = ‖v_j W_Oʰ‖; contribution (Tq, Tk) = ‖α_ij v_j W_Oʰ‖
-    = weights · value_norms. `norms` (when asked for): value_norms of every head, {kind: (L, H, Tk)}."""
+    = weights · value_norms; out_norms (Tq,) = ‖out_i W_Oʰ‖, the head's output in the model's space, on the
+    contributions' scale: ‖Σ_j α_ij v_j W_Oʰ‖ ≤ Σ_j ‖α_ij v_j W_Oʰ‖ (the norm of a sum is at most the sum of the
+    norms: where the keys' vectors point apart, they cancel). `norms` (when asked for): value_norms of every head,
+    {kind: (L, H, Tk)}."""
 
     kind: str
     layer: int
@@ -60,6 +63,7 @@ class HeadInside:
     out: np.ndarray
     contribution: np.ndarray
     value_norms: np.ndarray
+    out_norms: np.ndarray
     query_tokens: list = field(default_factory=list)
     key_tokens: list = field(default_factory=list)
     ablated: bool = False  # this head is switched off in the session: it computes all this, and adds nothing
@@ -202,8 +206,9 @@ def head_tensors(cap: HeadCapture, head: int) -> dict:
     w_o = cap.module.out_proj.weight.detach()[:, cols].float()  # (D, d): this head's slice of W_O
     norms = (v @ w_o.T).norm(dim=-1)  # (Tk,) ‖v_j W_Oʰ‖
     contribution = weights * norms[None, :]  # (Tq, Tk) ‖α_ij v_j W_Oʰ‖, as α_ij ≥ 0
+    out_norms = (out @ w_o.T).norm(dim=-1)  # (Tq,) ‖out_i W_Oʰ‖: the head's output in the model's space
     return {"q": q, "k": k, "v": v, "scores": scores, "mask": mask.contiguous(), "weights": weights, "out": out,
-            "contribution": contribution, "value_norms": norms}
+            "contribution": contribution, "value_norms": norms, "out_norms": out_norms}
 
 
 def session_inside(session, kind: str, layer: int, head: int, norms: bool = False) -> HeadInside:

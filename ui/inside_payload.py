@@ -107,7 +107,7 @@ def inside_payload(ins, ids: list[int]) -> dict:
             "d_k": int(ins.d_k), "ids": [int(i) for i in ids], "ablated": bool(ins.ablated),
             "queries": list(ins.query_tokens), "keys": list(ins.key_tokens),
             "q": encode_floats(ins.q), "k": encode_floats(ins.k), "v": encode_rows16(ins.v),
-            "value_norms": encode_floats(ins.value_norms),
+            "value_norms": encode_floats(ins.value_norms), "out_norms": encode_floats(ins.out_norms),
             "mask": encode_mask(ins.mask), "norms": {k: encode_unit16(ins.norms[k]) for k in KINDS}}
 
 
