@@ -55,7 +55,8 @@ function difference(ma, mb) {             // A − B in A's rows and columns; Na
 
 // -- drawing ----------------------------------------------------------------------------------------------------
 function viridis(x) {
-  const f = Math.max(0, Math.min(1, x)) * (VIRIDIS.length - 1), i = Math.min(Math.floor(f), VIRIDIS.length - 2), r = f - i;
+  const f = Math.max(0, Math.min(1, x)) * (VIRIDIS.length - 1), i = Math.min(Math.floor(f), VIRIDIS.length - 2);
+  const r = f - i;
   return `rgb(${[0, 1, 2].map(c => Math.round(VIRIDIS[i][c] * (1 - r) + VIRIDIS[i + 1][c] * r)).join(",")})`;
 }
 function diverging(x) {                   // −1 blue (B more) .. 0 white .. +1 red (A more)
@@ -85,9 +86,12 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   const everyC = Math.ceil(11 / cw);
   m.cols.forEach((s, j) => {
     if (j % everyC) return;
-    g.save(); g.translate(gutter + (j + 0.5) * cw, m.R * ch + 4); g.rotate(-Math.PI / 3); g.fillText(String(s), 0, 0); g.restore();
+    g.save(); g.translate(gutter + (j + 0.5) * cw, m.R * ch + 4); g.rotate(-Math.PI / 3);
+    g.fillText(String(s), 0, 0); g.restore();
   });
-  if (m.row >= 0 && m.row < m.R) { g.strokeStyle = RED; g.lineWidth = 2; g.strokeRect(gutter + 1, m.row * ch + 1, m.C * cw - 2, ch - 2); }
+  if (m.row >= 0 && m.row < m.R) {        // the current step's row, boxed red as in the Translate view
+    g.strokeStyle = RED; g.lineWidth = 2; g.strokeRect(gutter + 1, m.row * ch + 1, m.C * cw - 2, ch - 2);
+  }
   st.geo[which] = {gutter, cw, ch, m};
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
@@ -95,7 +99,10 @@ function fill(sel, n, value, mean) {      // option values are the labels shown:
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(mean ? ["mean"] : []);
   if ([...sel.options].map(o => o.value).join() !== want.join()) {
     sel.textContent = "";
-    for (const v of want) { const o = document.createElement("option"); o.value = v; o.textContent = v === "mean" ? "mean of heads" : v; sel.appendChild(o); }
+    for (const v of want) {
+      const o = document.createElement("option"); o.value = v; o.textContent = v === "mean" ? "mean of heads" : v;
+      sel.appendChild(o);
+    }
   }
   sel.value = value === "mean" ? "mean" : String(value + 1);
 }
@@ -117,36 +124,47 @@ function render() {
   const zmax = Math.max(1e-6, ...ma.z, ...mb.z), dmax = Math.max(1e-6, Math.abs(md.big));
   draw("a", ma, v => viridis(v / zmax)); draw("b", mb, v => viridis(v / zmax)); draw("d", md, v => diverging(v / dmax));
   setText(q("scale"), `Colours 0 … ${zmax.toFixed(3)}, both maps on one scale. Rows are queries, columns keys; ` +
-    "a decoder row is a piece the model has read, the red box the current step's. Step with ← / → when the view has focus.");
+    "a decoder row is a piece the model has read, the red box the current step's. " +
+    "Step with ← / → when the view has focus.");
   setText(q("dscale"), `blue: B attends more · red: A attends more · ±${dmax.toFixed(3)}`);
   const head = st.head === "mean" ? "mean of heads" : `head ${st.head + 1}`;
   setText(q("title"), `${{encoder_self: "Encoder self-attention", decoder_self: "Decoder self-attention",
     cross: "Cross-attention"}[st.kind]} · layer ${st.layer + 1} · ${head}`);
   setText(q("align"), `${md.rowsAligned} of ${md.R} query pieces and ${md.colsAligned} of ${md.C} key pieces of A ` +
     "line up with B" + (md.where ? `; the largest difference: ${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)} at ` +
-    `${md.rows[md.where[0]]} → key ${md.cols[md.where[1]]}` : "; nothing to compare yet"));
-  inst.shown = {t: st.t, ta, tb, kind: st.kind, layer: st.layer, head: st.head, a: plain(ma), b: plain(mb), diff: plain(md),
+    `query ${md.rows[md.where[0]]}, key ${md.cols[md.where[1]]}` : "; nothing to compare yet"));
+  inst.shown = {t: st.t, ta, tb, kind: st.kind, layer: st.layer, head: st.head,
+                a: plain(ma), b: plain(mb), diff: plain(md),
                 aligned: {rows: md.rowsAligned, cols: md.colsAligned}, big: md.big};
   element.dataset.renders = String(++inst.renders);
 }
 function plain(m) {
   const z = [];
-  for (let i = 0; i < m.R; i++) z.push(Array.from(m.z.subarray(i * m.C, (i + 1) * m.C), v => (Number.isNaN(v) ? null : v)));
+  for (let i = 0; i < m.R; i++) {
+    z.push(Array.from(m.z.subarray(i * m.C, (i + 1) * m.C), v => (Number.isNaN(v) ? null : v)));
+  }
   return {rows: m.rows.slice(), cols: m.cols.slice(), z};
 }
 
 // -- the player and the head (one for both sides) -----------------------------------------------------------------
 function go(t) { if (st.a) { st.t = t; render(); } }
 const ctl = {step: () => go(st.t + 1), back: () => go(st.t - 1), go,
-             select: (kind, layer, head) => { if (KINDS.includes(kind)) st.kind = kind; st.layer = layer; st.head = head; render(); }};
+             select: (kind, layer, head) => {
+               if (KINDS.includes(kind)) st.kind = kind;
+               st.layer = layer; st.head = head; render();
+             }};
 inst.ctl = ctl;
 inst.view = () => inst.shown || null;
 q("step").addEventListener("click", ctl.step);
 q("back").addEventListener("click", ctl.back);
 q("scrub").addEventListener("input", e => go(+e.target.value));
-element.querySelectorAll("[data-kind]").forEach(x => x.addEventListener("click", () => { st.kind = x.dataset.kind; render(); }));
+element.querySelectorAll("[data-kind]").forEach(x => x.addEventListener("click", () => {
+  st.kind = x.dataset.kind; render();
+}));
 q("layer").addEventListener("change", e => { st.layer = +e.target.value - 1; render(); });
-q("head").addEventListener("change", e => { st.head = e.target.value === "mean" ? "mean" : +e.target.value - 1; render(); });
+q("head").addEventListener("change", e => {
+  st.head = e.target.value === "mean" ? "mean" : +e.target.value - 1; render();
+});
 element.querySelector(".cmp").addEventListener("keydown", e => {
   if (["INPUT", "SELECT"].includes(e.target.tagName)) return;
   const act = {ArrowRight: ctl.step, ArrowLeft: ctl.back}[e.key];
@@ -179,7 +197,8 @@ function received() {
   if (!decode) { setText(q("status"), "The Translate view has not loaded yet: press Start both again."); return; }
   st.a = decode(v.a); st.b = decode(v.b); st.t = 0;
   q("bar").hidden = false; q("panels").hidden = false;
-  setText(q("status"), `Two sentences, ${v.model_label || "one model"}: one step moves both; each stops at its own end.`);
+  setText(q("status"), `Two sentences, ${v.model_label || "one model"}: one step moves both; ` +
+    "each stops at its own end.");
   render();
 }
 let lastWidth = -1;

@@ -26,21 +26,22 @@ const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].f
 // -- reading a link --------------------------------------------------------------------------------------------
 function parse(search) {                  // -> {want: the parameters kept, bad: why each other one was ignored}
   const q = new URLSearchParams(search), want = {}, bad = [];
-  const int = (k, min, v) => /^\d{1,4}$/.test(v) && +v >= min ? +v : null;
+  const CHOICES = {model: MODELS, kind: KINDS, measure: MEASURES, tab: Object.keys(TABS)};
   for (const k of KEYS) {
     if (!q.has(k)) continue;
     const v = q.get(k);
-    if (k === "model") { if (MODELS.includes(v)) want.model = v; else bad.push(`model ${quote(v)} (this app serves ${MODELS.join(", ")})`); }
-    else if (k === "text") {
+    if (has(CHOICES, k)) {
+      if (CHOICES[k].includes(v)) want[k] = v;
+      else bad.push(`${k} ${quote(v)} (${k === "model" ? "this app serves" : "one of"} ${CHOICES[k].join(", ")})`);
+    } else if (k === "text") {
       const n = [...v].length;
-      if (v.trim() && n <= MAX_TEXT) want.text = v; else bad.push(`text (${n} characters; a sentence of 1 to ${MAX_TEXT})`);
-    } else if (k === "kind") { if (KINDS.includes(v)) want.kind = v; else bad.push(`kind ${quote(v)} (one of ${KINDS.join(", ")})`); }
-    else if (k === "measure") { if (MEASURES.includes(v)) want.measure = v; else bad.push(`measure ${quote(v)} (one of ${MEASURES.join(", ")})`); }
-    else if (k === "tab") { if (has(TABS, v)) want.tab = v; else bad.push(`tab ${quote(v)} (one of ${Object.keys(TABS).join(", ")})`); }
-    else if (k === "head" && v === "mean") want.head = "mean";
+      if (v.trim() && n <= MAX_TEXT) want.text = v;
+      else bad.push(`text (${n} characters; a sentence of 1 to ${MAX_TEXT})`);
+    } else if (k === "head" && v === "mean") want.head = "mean";
     else {
-      const min = k === "layer" || k === "head" ? 1 : 0, n = int(k, min, v);
-      if (n === null) bad.push(`${k} ${quote(v)} (a whole number from ${min})`); else want[k] = n;
+      const min = k === "layer" || k === "head" ? 1 : 0;
+      if (/^\d{1,4}$/.test(v) && +v >= min) want[k] = +v;
+      else bad.push(`${k} ${quote(v)} (a whole number from ${min})`);
     }
   }
   return {want, bad, any: KEYS.some(k => q.has(k))};
@@ -52,8 +53,10 @@ function say(text, url) {                 // the line under the intro row; a URL
   note.querySelector("[data-role=text]").textContent = text;
   let input = note.querySelector("input");
   if (url) {
-    if (!input) { input = document.createElement("input"); input.readOnly = true; input.setAttribute("aria-label", "the link");
-                  input.addEventListener("focus", () => input.select()); note.querySelector("[data-role=close]").before(input); }
+    if (!input) {
+      input = document.createElement("input"); input.readOnly = true; input.setAttribute("aria-label", "the link");
+      input.addEventListener("focus", () => input.select()); note.querySelector("[data-role=close]").before(input);
+    }
     input.value = url;
   } else if (input) input.remove();
   const close = note.querySelector("[data-role=close]");
@@ -62,7 +65,8 @@ function say(text, url) {                 // the line under the intro row; a URL
 }
 function tell(notes) {
   inst.notes = notes.slice();
-  if (notes.length) say(`This link's ${notes.length === 1 ? "parameter was" : "parameters were"} ignored: ${notes.join("; ")}.`);
+  const what = notes.length === 1 ? "parameter was" : "parameters were";
+  if (notes.length) say(`This link's ${what} ignored: ${notes.join("; ")}.`);
 }
 
 // -- opening it: the server starts the sentence; the view is then moved here -----------------------------------
@@ -81,11 +85,18 @@ async function until(test, ms) {
 function apply(want, notes) {             // the step, head, row and colours of the link, on the trajectory shown
   const L = lens(), st = L.state, d = st.traj, kind = want.kind || st.kind, [nl, nh] = d.maps[kind].shape;
   let layer = st.layer, head = st.head;
-  if (want.layer !== undefined) { if (want.layer <= nl) layer = want.layer - 1; else notes.push(`layer ${want.layer} (this model has ${nl})`); }
+  if (want.layer !== undefined) {
+    if (want.layer <= nl) layer = want.layer - 1; else notes.push(`layer ${want.layer} (this model has ${nl})`);
+  }
   if (want.head === "mean") head = "mean";
-  else if (want.head !== undefined) { if (want.head <= nh) head = want.head - 1; else notes.push(`head ${want.head} (this model has ${nh} per layer)`); }
+  else if (want.head !== undefined) {
+    if (want.head <= nh) head = want.head - 1; else notes.push(`head ${want.head} (this model has ${nh} per layer)`);
+  }
   L.select(kind, Math.min(layer, nl - 1), head === "mean" ? head : Math.min(head, nh - 1));
-  if (want.step !== undefined) { if (want.step < d.n) L.ctl.goto(want.step); else notes.push(`step ${want.step} (this sentence has steps 0 to ${d.n - 1})`); }
+  if (want.step !== undefined) {
+    if (want.step < d.n) L.ctl.goto(want.step);
+    else notes.push(`step ${want.step} (this sentence has steps 0 to ${d.n - 1})`);
+  }
   const I = window.__inside;
   if (want.row !== undefined) {
     const rows = kind === "encoder_self" ? d.S : st.t + 1;
@@ -117,7 +128,8 @@ async function open() {
     const answer = await ask({id, model: want.model ?? null, text: want.text ?? null});
     bad.push(...(answer.notes || []));
     if (answer.ok) {
-      const arrived = await until(() => { const d = lens().state.traj; return d && d.seq !== seq && d.p.input === want.text; }, 60000);
+      const mine = () => { const d = lens().state.traj; return d && d.seq !== seq && d.p.input === want.text; };
+      const arrived = await until(mine, 60000);
       if (arrived) apply(want, bad); else bad.push("the sentence (no answer from the server)");
     }
   }
@@ -140,10 +152,13 @@ function url() {                          // the view shown now as a link
     q.set("text", text); q.set("step", String(st.t)); q.set("kind", st.kind);
     q.set("layer", String(st.layer + 1)); q.set("head", st.head === "mean" ? "mean" : String(st.head + 1));
     const I = window.__inside, p = I && I.ui.pick, enc = st.kind === "encoder_self";
-    if (p && p.ids === d.ids.join(",") && p.kind === (enc ? "src" : "tgt") && (enc || p.row <= st.t)) q.set("row", String(p.row));
+    const picked = p && p.ids === d.ids.join(",") && p.kind === (enc ? "src" : "tgt") && (enc || p.row <= st.t);
+    if (picked) q.set("row", String(p.row));  // a row clicked on the map (else the panel follows the step)
     const A = window.__attribution, method = A && A.ui && A.ui.method;
     if (method) q.set("measure", method); else if (I && I.ui.measure) q.set("measure", "contribution");
-    if (d.forced.some(Boolean) || st.doc !== d) extra.push("forced pieces and references are not in it: it opens the model's own decoding");
+    if (d.forced.some(Boolean) || st.doc !== d) {
+      extra.push("forced pieces and references are not in it: it opens the model's own decoding");
+    }
   } else extra.push("no sentence started: it holds the tab only");
   const tab = currentTab();
   if (tab && tab !== "translate") q.set("tab", tab);
@@ -156,7 +171,8 @@ btn.addEventListener("click", async () => {
   inst.last = u;
   let copied = false;
   try { await navigator.clipboard.writeText(u); copied = true; } catch (e) { copied = false; }
-  say(`${copied ? "Link copied" : "Copy this link"} (${extra.length ? extra.join("; ") : "it opens exactly this view"}):`, u);
+  const what = extra.length ? extra.join("; ") : "it opens exactly this view";
+  say(`${copied ? "Link copied" : "Copy this link"} (${what}):`, u);
 });
 inst.url = () => url().url;
 inst.parse = parse;

@@ -96,8 +96,9 @@ def test_alti_colours_the_chips_with_the_librarys_row_and_stepping_asks_nothing(
     assert sent == [] and page.evaluate("window.__attribution.requests") == before + 1
     choose(page, "weight")  # the view's own map and chips again
     assert page.is_visible("#attention [data-role=plot]") and not page.is_visible("#attention .attr-map")
-    assert page.eval_on_selector_all("#attention [data-role=target] .lens-tok", "es => es.map(e => e.style.backgroundColor)"
-                                     ) == [""] * n
+    colours = page.eval_on_selector_all("#attention [data-role=target] .lens-tok",
+                                        "es => es.map(e => e.style.backgroundColor)")
+    assert colours == [""] * n
     assert page.errors == []
 
 

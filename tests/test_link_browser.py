@@ -15,8 +15,13 @@ SENTENCE = "Ich liebe dich."
 
 
 def opened(b, url, width=1280, height=800):
-    """A page opened on `url` (a link), once the link has been applied."""
-    page = open_app(b, url, width, height)
+    """A page opened on `url` (a link), once the link has been applied (tests/browser.py open_app, without its wait
+    for the Translate view to be visible: the link may open another tab first)."""
+    page = b.new_page(viewport={"width": width, "height": height})
+    page.errors, page.dialogs = [], []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.goto(url)
     page.wait_for_function("window.__link && window.__link.opened === true", timeout=90000)
     page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
     return page
@@ -89,13 +94,14 @@ def page_back(page):
     return page
 
 
+IMG = '<img src=x onerror="alert(1)">'
 HOSTILE = [  # (query string, fragments of the line said, the sentence started or None)
     ("step=-1&layer=99&kind=%3Cscript%3E&text=" + quote(SENTENCE),
      ['step "-1"', 'kind "<script>"', "layer 99 (this model has 3)"], SENTENCE),
     ("text=" + "a" * 5000, ["text (5000 characters"], None),
     ("model=xx&text=" + quote(SENTENCE), ['model "xx"'], SENTENCE),
-    ("text=" + quote('<img src=x onerror="alert(1)">') + "&head=0&row=999999&tab=__proto__&measure=javascript:alert(1)",
-     ['head "0"', 'row "999999"', 'tab "__proto__"', 'measure "javascript:alert(1)"'], '<img src=x onerror="alert(1)">'),
+    ("text=" + quote(IMG) + "&head=0&row=999999&tab=__proto__&measure=javascript:alert(1)",
+     ['head "0"', 'row "999999"', 'tab "__proto__"', 'measure "javascript:alert(1)"'], IMG),
     ("step=40&text=" + quote(SENTENCE), ["step 40 (this sentence has steps 0 to"], SENTENCE),
     ("kind=cross&layer=1", ["kind (the link has no sentence", "layer (the link has no sentence"], None),
 ]

@@ -27,7 +27,8 @@ def opened(context, url):
     page.errors = []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(url)
-    page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true && window.__tour", timeout=60000)
+    page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true && window.__tour",
+                           timeout=60000)
     return page
 
 

@@ -20,7 +20,8 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     gr.Markdown("### Word alignment of the whole sentence, by three methods\n"
                 "Each target word is linked to the source word it draws most from: by cross-attention (mean of "
                 "all layers and heads), by ALTI+ (every layer, residuals and layer norms included; Ferrando et al. "
-                "2022) and by saliency (gradient × input). The table says where they agree.", elem_id="word_align_intro")
+                "2022) and by saliency (gradient × input). The table says where they agree.",
+                elem_id="word_align_intro")
     method = gr.Dropdown(ALIGN_METHODS, value="alti", label="method of the matrix", elem_id="word_align_method",
                          filterable=False)
     summary = gr.Markdown("", elem_id="word_align_summary")

@@ -36,7 +36,7 @@ def build_demo(translators) -> gr.Blocks:
             picker = gr.Dropdown(models.choices(), value=models.default, label="Model", show_label=False,
                                  container=False, elem_id="model", scale=0, min_width=200, filterable=False,
                                  interactive=len(models) > 1)
-            tools = link.tools(models)  # ▶ Tour (assets/tour.js) and 🔗 Copy link (assets/link.js)
+            tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
             with gr.Column(scale=0, min_width=180):
                 with gr.Accordion("How to use it", open=False, elem_id="howto"):
                     gr.Markdown(INTRO)

@@ -27,7 +27,8 @@ def attribution_payload(att, ids: list[int], key: str = "", elapsed_ms: float | 
     out = {"v": ATTRIBUTION_VERSION, "method": att.method, "title": METHOD_TITLES.get(att.method, att.method),
            "ids": [int(i) for i in ids], "key": str(key)[:KEY_MAX],
            "source": list(att.source_tokens), "target": list(att.target_tokens),
-           "source_rows": encode_array(np.clip(att.source, 0, 1)), "target_rows": encode_tril(np.clip(att.target, 0, 1))}
+           "source_rows": encode_array(np.clip(att.source, 0, 1)),  # (T, S)
+           "target_rows": encode_tril(np.clip(att.target, 0, 1))}  # (T, T), row t's first t+1 values
     if elapsed_ms is not None:
         out["ms"] = round(float(elapsed_ms), 1)
     return out

@@ -69,7 +69,8 @@ def alignment_summary(wa, method: str) -> str:
     n, total = len(wa.methods), len(agree)
     words = lambda c: f"{c} word{'' if c == 1 else 's'}"  # noqa: E731
     counts = ", ".join(f"{words(sum(a == k for a in agree))} {k}/{n}" for k in range(n, 0, -1))
-    return (f"**{total} target {words(total).split(' ', 1)[1]}.** The methods link a target word to the same source word: {counts}. "
+    return (f"**{total} target {words(total).split(' ', 1)[1]}.** The methods link a target word to the same "
+            f"source word: {counts}. "
             f"The matrix shows {METHOD_TITLES[method]}: rows are the target words, columns the source words "
             f"(a word's share is the sum over its pieces, averaged over the rows that predict it).")
 

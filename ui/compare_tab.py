@@ -82,7 +82,8 @@ def build(ctx: Ctx) -> None:
     view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare.css"), js_on_load=asset("compare.js"),
                    elem_id="compare")
     pairs.input(None, [pairs, a, b], [a, b],
-                js="(v, a, b) => { try { const p = JSON.parse(v); return [p[0], p[1]]; } catch (e) { return [a, b]; } }")
+                js="(v, a, b) => { try { const p = JSON.parse(v); return [p[0], p[1]]; } "
+                   "catch (e) { return [a, b]; } }")
 
     def validate(ta, tb, kk, key=""):  # a sentence the model cannot read: said on its own box, before any work
         tr_ = models.get(key)

@@ -30,7 +30,8 @@ LINK_HTML = ('<div class="link-box" data-models="${models}"><button type="button
              '<div class="link-what">model, sentence, step, head, row, colours, tab</div></div>')
 BOX_CSS = (".tour-box, .link-box { white-space: nowrap; font-size: 13px; }"
            ".tour-box { display: flex; gap: 2px; align-items: center; }"
-           ".tour-box button, .link-box button { font: inherit; padding: 3px 10px; margin: 0; border-radius: 6px; cursor: pointer;"
+           ".tour-box button, .link-box button { font: inherit; padding: 3px 10px; margin: 0; border-radius: 6px;"
+           " cursor: pointer;"
            " border: 1px solid var(--border-color-primary, #d1d5db); background: var(--background-fill-secondary,"
            " #f9fafb); color: var(--body-text-color, #111); }"
            ".tour-box button:hover, .link-box button:hover { border-color: #f97316; }"
