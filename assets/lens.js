@@ -510,7 +510,7 @@ function drawStatus(f) {
   const nt = f.words ? f.tgt.length : (d.merged ? d.n : f.n), ns = f.words ? f.src.length : d.S;
   setText(q("status"), `${mode} · ${count(ns, "source")} · ${count(nt, "target")}` +
     (f.done ? " · finished" + (st.kind !== "encoder_self" && f.tp[f.n - 1] === "</s>" && !f.words
-      ? ": the last row is the model reading its own </s>; what it would predict next is not used" : "")
+      ? " (the last row reads </s>; what it predicts then is not used)" : "")
       : (f.next ? ` · next (greedy): ${f.next}` : "")));
   const player = q("player"), show = MAIN && d.traj, leave = q("leave"), back = !!(show && d.mode === "reference" && st.back);
   if (player.hidden === show) player.hidden = !show;

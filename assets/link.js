@@ -72,7 +72,8 @@ function tell(notes) {
 // -- opening it: the server starts the sentence; the view is then moved here -----------------------------------
 let answered = null;
 function ask(data) {                      // the link box's event (ui/link.py wire) -> its answer {id, ok, notes}
-  return new Promise((ok) => { answered = {id: data.id, ok}; trigger("click", data); });
+  const late = sleep(120000).then(() => ({ok: false, notes: ["its sentence (the server did not answer)"]}));
+  return Promise.race([new Promise((ok) => { answered = {id: data.id, ok}; trigger("click", data); }), late]);
 }
 watch("value", () => {
   const a = props.value;

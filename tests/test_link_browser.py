@@ -99,6 +99,7 @@ HOSTILE = [  # (query string, fragments of the line said, the sentence started o
     ("step=-1&layer=99&kind=%3Cscript%3E&text=" + quote(SENTENCE),
      ['step "-1"', 'kind "<script>"', "layer 99 (this model has 3)"], SENTENCE),
     ("text=" + "a" * 5000, ["text (5000 characters"], None),
+    ("text=%E2%80%8B", ["text: input is empty"], None),  # a zero-width space: the server's validator says no
     ("model=xx&text=" + quote(SENTENCE), ['model "xx"'], SENTENCE),
     ("text=" + quote(IMG) + "&head=0&row=999999&tab=__proto__&measure=javascript:alert(1)",
      ['head "0"', 'row "999999"', 'tab "__proto__"', 'measure "javascript:alert(1)"'], IMG),

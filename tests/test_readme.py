@@ -35,7 +35,8 @@ def test_the_api_example_runs_against_the_served_app():
     from ui.serving import serving
     code = block("from gradio_client import Client")
     assert '"http://127.0.0.1:7860/"' in code
-    with serving(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)) as url:
+    from transformer.checkpoint import find_checkpoints
+    with serving([Translator.load(p, device=DEVICE) for p in find_checkpoints(None)]) as url:  # as app.py serves
         ns = {}
         exec(compile(code.replace('"http://127.0.0.1:7860/"', repr(url)), "README.md (API)", "exec"), ns)
         c = ns["c"]

@@ -53,6 +53,9 @@ def test_the_tour_loads_nothing_before_it_starts_and_is_offered_once(served_brow
     page.wait_for_selector(".driver-popover", timeout=20000)
     loaded = sorted(u.rsplit("/", 1)[1] for u in sent if "driver" in u)
     assert loaded == ["driver.css", "driver.js.iife.js"]
+    page.click(".lens-tour .tour-dots button:nth-child(4)")  # the dots jump between stops
+    page.wait_for_function("window.__tour.state().stop === 3", timeout=10000)
+    assert "4 / 10" in page.inner_text(".driver-popover-title")
     page.click("#tour")  # the button ends it
     page.wait_for_function("!window.__tour.state().active", timeout=10000)
     page.reload()

@@ -13,8 +13,7 @@ from . import fresh
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
 from .models import LOOK_FOR, Models
 
-TITLE = ("**attention-lens** · Watch a Transformer translate one token at a time, and see what every layer and "
-         "head attends to.")
+TITLE = "**attention-lens** · Watch a Transformer translate, token by token, head by head."
 INTRO = ("**1.** Pick the model (German → English or English → German), type or pick a sentence in its language "
          "and press **Start** (each example shows its translation). **2.** Press **Step ▶** (or ← / →, the "
          "step slider, **Play**) to reveal the model's choices one piece at a time (or click another piece in "
