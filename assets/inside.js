@@ -156,7 +156,9 @@ function render(h, st, i, nk) {
 function titles(h, st, i) {
   const kinds = {encoder_self: "Encoder self-attention", decoder_self: "Decoder self-attention (masked)", cross: "Cross-attention"};
   setText(q("title"), `${kinds[h.kind]} · layer ${h.layer + 1} · head ${h.head + 1} · step ${st.t}` +
-    (h.ablated ? " · this head is switched off" : ""));
+    (h.ablated ? " · this head is switched off" : "") +
+    (st.words ? " · in pieces: the model attends over pieces; the map's words are sums (keys) and means (queries) " +
+      "of these rows" : ""));
   const d = st.doc, next = i + 1 < d.n ? d.pieces[i + 1] : (h.queries[i] === "</s>" ? "(finished)" : "?");
   const label = h.kind === "encoder_self" ? h.queries[i] : `${h.queries[i]} → ${next}`;
   const follows = following(st);

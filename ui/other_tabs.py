@@ -139,8 +139,8 @@ def across_layers(tr: Translator, session, layer_choice: str = "all layers", thr
     fig_lines = alignment_figure(align, maps.source_tokens, predicted, threshold=float(threshold))
     fig_lines["layout"]["title"] = {"text": f"Source pieces each target piece attended to while being predicted "
                                             f"({which}, mean of heads)"}
-    fig_mat = figures.heatmap(align, src, [figures.label(p) for p in predicted],
-                              f"Alignment matrix ({which}): rows are predicted target pieces")
+    rows = [f"{figures.label(q)} → {figures.label(p)}" for q, p in zip(maps.target_tokens, predicted)]  # as Translate
+    fig_mat = figures.heatmap(align, src, rows, f"Alignment matrix ({which}): rows read query → the piece it predicts")
     return fig_roll, figure(fig_lines), fig_mat
 
 
