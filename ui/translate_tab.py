@@ -163,6 +163,8 @@ def hidden_parts(c: SimpleNamespace) -> None:
     # payload (megabytes for a long sentence) on every step
     c.bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
                     elem_id="lens_bus")
+    c.glossary = gr.HTML("", html_template="", js_on_load=asset("glossary.js"), visible="hidden",
+                         elem_id="glossary")  # the words' meanings where they appear (assets/glossary.js)
 
 
 def wire_browser(c: SimpleNamespace) -> None:

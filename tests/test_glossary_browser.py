@@ -1,0 +1,34 @@
+"""A short glossary where the words appear (issue 26 item 11): each term is underlined in the page's text and one
+hover or click away from its meaning."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import browser, open_app, require_chromium, serve, start
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def page(tiny_trained):
+    from transformer.decoding import Translator
+    require_chromium()
+    with serve(Translator.load(tiny_trained, "cpu")) as url, browser() as b:
+        yield open_app(b, url, 1280, 800)
+
+
+def test_the_words_are_explained_where_they_appear(page):
+    start(page, "Ein Hund rennt.")
+    terms = page.evaluate("Object.keys(window.__glossary.terms)")
+    assert {"teacher-forced", "rollout", "contribution", "mixed", "role"} <= set(terms)
+    page.get_by_role("tab", name="Across layers").click()
+    page.wait_for_selector(".gloss[data-term=rollout]", timeout=20000)
+    page.get_by_role("tab", name="Translate").click()
+    page.wait_for_selector("#inside .inside-help .gloss[data-term=contribution]", timeout=20000)
+    span = page.locator("#inside .inside-help .gloss[data-term=contribution]")
+    assert "Kobayashi" in span.get_attribute("title")
+    span.click()
+    assert page.is_visible(".gloss-tip") and "Kobayashi" in page.inner_text(".gloss-tip")
+    page.keyboard.press("Escape")
+    assert page.is_hidden(".gloss-tip")
+    assert page.errors == []
