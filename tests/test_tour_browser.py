@@ -15,7 +15,7 @@ def tour(page) -> dict:
     return page.evaluate("window.__tour.state()")
 
 
-def wait_stop(page, i, timeout=30000):
+def wait_stop(page, i, timeout=60000):
     """Until the tour stands at stop i (0-based) with the previous stops done by the student."""
     page.wait_for_function(f"window.__tour.state().stop === {i} && window.__tour.state().active", timeout=timeout)
 
@@ -116,13 +116,14 @@ def test_a_student_completes_the_tour_by_doing_each_stop(served_browser):
     wait_stop(page, 7)
     # 8: back one step and force another piece
     page.click("#back")
-    page.click("#topk .topk-list button:nth-child(2)")
+    page.wait_for_function("window.__lens.state.t === window.__lens.state.traj.n - 2", timeout=20000)
+    page.click("#topk .topk-list button:nth-child(2)")  # (the list is drawn anew by the step back: then)
     wait_stop(page, 8, 60000)
     # 9: switch heads off
     page.get_by_role("tab", name="Head ablation").click()
     page.locator("#ablate_cross").get_by_label("L1 H1").check()
     page.click("#ablate_run")
-    wait_stop(page, 9, 60000)
+    wait_stop(page, 9, 120000)
     assert tour(page)["stop"] == 9
     page.reload()  # it remembers where it was: the button resumes there
     page.wait_for_function("window.__tour !== undefined && window.__lens && window.__lens.ready", timeout=60000)
