@@ -125,3 +125,26 @@ def test_the_command_line_notices_the_other_language(capsys):
     assert translate.main(["--checkpoint", "de-en", "The weather is nice today.", "Ich bin müde."]) == 0
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 2 and err.count("note:") == 1 and "looks like English" in err
+
+
+def test_ship_writes_the_last_completed_epoch_and_says_it_is_in_training(tmp_path, tiny_trained):
+    """transformer.ship: a paused run's partial epoch is never what is shipped, and the card says how far it is."""
+    import json
+    import shutil
+    from transformer import ship
+    from ui.other_tabs import model_card
+    run = tmp_path / "run"
+    shutil.copytree(tiny_trained, run)
+    entry = {"step": 10, "train_loss": 1.0, "grad_norm": 1.0, "val_loss": 1.0, "val_bleu": 20.0, "val_bleu_lc": 21.0,
+             "val_bleu_multi30k": 19.0, "val_bleu_tatoeba": 21.0, "lr": 1e-3, "epoch_seconds": 600.0,
+             "tokens_per_s": 900, "elapsed_seconds": 600.0}
+    log = {"args": {"epochs": 7}, "epochs": [{"epoch": 1, **entry},
+                                             {"epoch": 2, "paused_at_group": 5, **entry, "val_bleu": 25.0}]}
+    (run / "training_log.json").write_text(json.dumps(log))
+    ship.main(["--run", str(run), "--out", str(tmp_path / "out"), "--data", "tiny"])
+    m = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert m["weights"] == "epoch 1" and m["val_bleu"] == 20.0 and m["in_training"] and m["epochs_planned"] == 7
+    assert m["train_seconds"] == 1200  # the paused part's time counts as training time
+    from transformer.decoding import Translator
+    card = model_card(Translator.load(tmp_path / "out", "cpu"), m)
+    assert "still in training: these are the weights after epoch 1 of 7" in card

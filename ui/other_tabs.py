@@ -262,7 +262,9 @@ def model_card(tr: Translator, metrics: dict) -> str:
         device = re.sub(r"\b1 threads\b", "1 thread", str(metrics.get("device", "?")))  # as older runs wrote it
         rows.append(("Training", f"{metrics.get('epochs')} epoch{'' if metrics.get('epochs') == 1 else 's'}, "
                                  f"{metrics['train_seconds'] / 60:.0f} min on "
-                                 f"{device}"))
+                                 f"{device}" + (f"; still in training: these are the weights after epoch "
+                                                f"{metrics.get('epochs')} of {metrics.get('epochs_planned')}"
+                                                if metrics.get("in_training") else "")))
     rows += data_rows(metrics)
     return "| Property | Value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
