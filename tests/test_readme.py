@@ -67,3 +67,27 @@ def test_the_translation_the_api_example_shows_is_what_the_app_gives():
     code = block("from gradio_client import Client")
     text, shown = re.search(r'^c\.predict\("([^"]+)", api_name="/translate"\)\s+# -> (".*")$', code, re.M).groups()
     assert api_translate(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE), text) == ast.literal_eval(shown)
+
+
+def test_the_readme_bleu_table_is_what_metrics_json_records():
+    """The README's test-set table is typed in: each figure must be the shipped checkpoint's own (greedy, cased)."""
+    import json
+    from transformer.checkpoint import SHIPPED
+    rows = {"Tatoeba test": "tatoeba_test", "Multi30k test_2016_flickr": "test_2016_flickr"}
+    header = re.search(r"^\| test set \| German → English \| English → German[^|]*\|$", README, re.M)
+    assert header, "the README's BLEU table is missing"
+    seen = 0
+    for line in README[header.end():].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        split = next(v for k, v in rows.items() if cells[0].startswith(k))
+        for direction, shown in zip(("de-en", "en-de"), cells[1:]):
+            m = json.loads((SHIPPED / direction / "metrics.json").read_text())
+            assert float(shown) == m["test"][f"{split}/greedy"]["bleu"], (direction, split, shown)
+            seen += 1
+    assert seen == 4
+
+
+def test_the_readme_is_a_newcomers_page():
+    assert len(README.splitlines()) <= 200
