@@ -544,6 +544,7 @@ function fillSelect(sel, n, withMean, value) {  // option values are the labels 
 }
 function empty(msg) {
   st.doc = null; cv.big = cv.grid = null;
+  if (MAIN) { q("intro").hidden = false; element.querySelector(".lens").dataset.empty = "1"; }  // what the map will show
   setText(q("status"), msg); q("target").textContent = ""; q("target").dataset.key = "";
   q("legend").textContent = ""; q("legend").dataset.key = "";
   q("marks").textContent = ""; q("marks").dataset.key = "";
@@ -557,6 +558,8 @@ function empty(msg) {
 function draw() {
   const d = st.doc;
   if (!d) return;
+  const box = MAIN && element.querySelector(".lens");
+  if (box && box.dataset.empty) { q("intro").hidden = true; delete box.dataset.empty; }
   const t0 = performance.now();
   if (!d.maps[st.kind]) st.kind = "cross";
   const kind = st.kind, [L, H] = d.maps[kind].shape;

@@ -36,3 +36,16 @@ def test_how_to_use_it_opens_without_moving_the_view(page):
     assert "Pick the model" in page.inner_text("#howto")
     assert abs(page.locator("#sentence_row").bounding_box()["y"] - y) < 4
     page.click("#howto .label-wrap")
+
+
+def test_before_start_the_view_says_what_it_will_show(page):
+    """Issue 26 item 10: before Start the left half teaches (what a row, a column and the diagonal mean) instead of
+    a colour bar reading 0 and blank Layer/Head selects; Start puts the map there."""
+    from tests.browser import start
+    page.reload()
+    page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true", timeout=30000)
+    controls = "getComputedStyle(document.querySelector('#attention .lens-controls')).visibility"
+    assert page.is_visible("#attention [data-role=intro]")
+    assert "diagonal" in page.inner_text("#attention [data-role=intro]") and page.evaluate(controls) == "hidden"
+    start(page, "Ein Hund rennt.")
+    assert page.is_hidden("#attention [data-role=intro]") and page.evaluate(controls) == "visible"
