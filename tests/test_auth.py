@@ -206,7 +206,7 @@ def test_main_sets_the_allocator_up_before_loading_the_model(no_launch, monkeypa
     monkeypatch.setattr(memory, "tune_allocator", lambda: order.append("tune_allocator") or {})
     monkeypatch.setattr(Translator, "load", lambda *a, **k: order.append("load") or tiny_translator)
     app.main([])
-    assert order == ["tune_allocator", "load"] and len(no_launch) == 1
+    assert order[0] == "tune_allocator" and set(order[1:]) == {"load"} and len(no_launch) == 1  # every model
 
 
 # -- the --auth-file format: as Notepad writes it, passwords verbatim, no user twice, kept private ----------

@@ -215,7 +215,10 @@ def _handler_calls(tr, s0, fresh, pos, alt, h):
             ("/attention_compact", lambda: h.api_attention_compact(tr, "Ein Hund rennt."), 1),
             ("inside_at", lambda: h.inside_at(tr, s0, pos, "cross", 0, 1), 1),  # one teacher-forced pass
             ("/inside", lambda: h.api_inside(tr, "Ein Hund rennt.", "decoder_self", 1, 0, 2), 2),  # encoder, pass
-            ("model_card", lambda: h.model_card(tr, {}), 0)]
+            ("model_card", lambda: h.model_card(tr, {}), 0),
+            ("attribution_at", lambda: h.attribution_at(tr, s0, pos, "alti"), 1),  # one pass, one host copy
+            ("/attribution", lambda: h.api_attribution(tr, "Ein Hund rennt.", "alti"), 2),  # encoder, the pass
+            ("word_alignment_at", lambda: h.word_alignment_at(tr, s0, "alti", pos), 3)]  # the three methods
 
 
 # what the emulated-device tests call, and what they need not: the rest of ui.handlers' functions run no model
@@ -224,11 +227,12 @@ RUN_ON_THE_DEVICE = {"start", "step", "run", "back", "goto", "reset", "step_view
                      "reference", "ablate", "ablate_at", "across_layers", "across_layers_at", "across_layers_follow",
                      "export_maps", "export_at", "api_attention", "api_attention_compact", "inside_at", "api_inside",
                      "model_card", "api_translate", "beam", "beam_pick", "beam_started", "learned", "learned_at",
-                     "reference_at"}
+                     "reference_at", "attribution_at", "api_attribution", "word_alignment_at"}
 NO_MODEL_OR_INSIDE_THOSE = {"fail", "need_session", "check_k", "check_piece", "choice_index", "parse_head_labels",
                             "head_choices", "noop", "export_root", "gradio_cache", "prune_exports", "end_session",
                             "export_event", "figures_html", "outputs", "trajectory_outputs", "decoded",
-                            "beam_payload", "validate_source", "validate_reference"}
+                            "beam_payload", "validate_source", "validate_reference",
+                            "word_alignment_follow"}  # word_alignment_at with the session's own model
 
 
 def test_every_handler_is_run_on_the_emulated_device():

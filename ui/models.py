@@ -37,6 +37,8 @@ class Models:
         self.by_key: dict[str, Translator] = {}
         for tr in translators:
             key = tr.config.direction
+            if self.by_key.get(key) is tr:  # the same model named twice: served once
+                continue
             if key in self.by_key:
                 raise ValueError(f"two checkpoints translate {direction_label(tr)}; serve one of them")
             self.by_key[key] = tr
