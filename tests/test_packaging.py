@@ -86,7 +86,9 @@ def test_wheel_holds_one_package_without_benchmarks_or_test_helpers(wheel):
     assert {n for n in files if n.endswith(".py")} == want
     assert not [n for n in names if re.search(r"benchmarks|tests/|conftest|serving|setup\.py", n)]
     for data in ("assets/lens.js", "assets/vendor/plotly-cartesian.min.js", "assets/examples_de.txt",
-                 "checkpoints/de-en/model.pt", "checkpoints/de-en/tokenizer.model"):
+                 "checkpoints/de-en/model.pt", "checkpoints/de-en/tokenizer.model", "checkpoints/en-de/model.pt",
+                 "checkpoints/en-de/head_atlas.json", "assets/examples_en.txt", "assets/vendor/driver.js.iife.js",
+                 "assets/vendor/driver.css"):
         assert f"attention_lens/{data}" in files, data
     entry = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py3')[0]}.dist-info/entry_points.txt").decode()
     assert "attention-lens = attention_lens.app:main" in entry
