@@ -53,6 +53,7 @@ def main(argv=None):
     from transformer.decoding import Translator
     from transformer.device import describe, is_accelerator
     from ui import build_demo
+    from ui.components import SESSIONS_MAX
     try:
         translators = [Translator.load(path, a.device) for path in find_checkpoints(a.checkpoint)]
     except (CheckpointError, ValueError) as e:
@@ -63,7 +64,7 @@ def main(argv=None):
         torch.set_num_threads(1)
     print(f"{len(translators)} model(s) loaded on {describe(translators[0].device)}", flush=True)
     build_demo(translators).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,
-                          footer_links=["api"])
+                                   footer_links=["api"], state_session_capacity=SESSIONS_MAX)
 
 
 if __name__ == "__main__":

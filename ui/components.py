@@ -12,6 +12,10 @@ from transformer.decoding import Translator
 ASSETS = Path(__file__).resolve().parent.parent / "assets"  # in a checkout, and in the wheel, which mirrors it
 VENDOR = ASSETS / "vendor"  # plotly.js cartesian bundle (1.5 MB instead of 4.8 MB: faster first load)
 SESSION_TTL_S = 3600
+# Users whose state (a started sentence: its keys/values on the model's device) is kept at once; past this Gradio drops
+# the least recently used session's state (its StateHolder), and that user's next server event says "Press Start
+# first" (stepping in their browser goes on: it needs no server). Memory at the cap: benchmarks.sessions.
+SESSIONS_MAX = 200
 QUEUE_MAX = 256
 CONCURRENCY = 4
 CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit

@@ -26,6 +26,8 @@ def serving(translator, **launch):
     from .app import build_demo
     demo = build_demo(translator)
     port = free_port()
+    from .components import SESSIONS_MAX
+    launch.setdefault("state_session_capacity", SESSIONS_MAX)  # as app.py launches it
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch)
     try:
         yield f"http://127.0.0.1:{port}/"

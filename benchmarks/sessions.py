@@ -1,0 +1,62 @@
+"""What the server holds at its session cap (ui.components.SESSIONS_MAX): the app's RSS with that many started
+sentences kept, as Gradio keeps each user's state.
+
+    python -m benchmarks.sessions [--sessions N] [--words 15]
+
+Starts N sentences with the Start handler (each decoded to its end, as the page does) and keeps every returned
+session, then reads the resident set (psutil) against the same process before. Also gives one session's own
+tensors and arrays in bytes, for a 15-word and a 60-word sentence. Prints, never asserts.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+
+import numpy as np
+import psutil
+import torch
+
+from transformer.decoding import Translator
+from ui import handlers as h
+from ui.components import SESSIONS_MAX
+
+WORDS = ("Der alte Mann ging gestern Abend mit seinem kleinen Hund langsam durch den dunklen Park nach Hause und "
+         "sah dort viele Kinder die auf der Wiese mit einem roten Ball spielten während ihre Eltern auf den Bänken "
+         "saßen und sich über das Wetter den Urlaub und die Arbeit unterhielten bis es dunkel wurde und alle").split()
+
+
+def held_bytes(session) -> int:
+    """Bytes of the session's own tensors and arrays (keys/values on the device, attention rows on the host)."""
+    n = session.cross_k.nbytes + session.cross_v.nbytes + session.encoder_self.nbytes
+    for p in session.positions:
+        n += p.k.nbytes + p.v.nbytes + p.hidden.nbytes + p.self_row.nbytes + p.cross_row.nbytes
+    return n
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sessions", type=int, default=SESSIONS_MAX)
+    p.add_argument("--words", type=int, default=15)
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
+    tr = Translator.load()
+    text = " ".join(WORDS[:a.words]) + "."
+    h.start(tr, text)  # warm
+    gc.collect()
+    before = psutil.Process().memory_info().rss
+    kept = [h.start(tr, text)[0] for _ in range(a.sessions)]
+    gc.collect()
+    after = psutil.Process().memory_info().rss
+    one = held_bytes(kept[0])
+    long_one = held_bytes(h.start(tr, " ".join(WORDS[:60]) + ".")[0])
+    mb = 2 ** 20
+    print(f"{a.sessions} sessions of a {a.words}-word sentence ({len(kept[0].positions)} positions): RSS "
+          f"{before / mb:.1f} -> {after / mb:.1f} MB (+{(after - before) / mb:.1f} MB, "
+          f"{(after - before) / a.sessions / 1e3:.0f} kB a session)")
+    print(f"one session's own tensors and arrays: {one / 1e3:.0f} kB ({a.words} words), {long_one / 1e3:.0f} kB "
+          f"(60 words); at the cap of {SESSIONS_MAX} sessions of 60 words: {SESSIONS_MAX * long_one / mb:.0f} MB")
+    return np.array([before, after])
+
+
+if __name__ == "__main__":
+    main()

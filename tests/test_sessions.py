@@ -1,0 +1,38 @@
+"""The number of users whose started sentence the server keeps is capped (issue 29 finding 4): past the cap the least
+recently used user's state goes, and their next server event says to press Start again."""
+from __future__ import annotations
+
+import pytest
+
+from ui import components
+
+
+def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
+    """app.py launches with Gradio's own cap on the sessions whose state it keeps (least recently used first)."""
+    import gradio as gr
+    import app
+    from transformer.decoding import Translator
+    from ui import memory
+    calls = []
+    monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
+    monkeypatch.setattr(memory, "tune_allocator", lambda: {})
+    app.main([])
+    assert calls[0]["state_session_capacity"] == components.SESSIONS_MAX
+
+
+def test_an_evicted_user_is_told_to_start_again(tiny_translator, monkeypatch):
+    from gradio_client import Client
+    from ui.serving import serving
+    monkeypatch.setattr(components, "SESSIONS_MAX", 2)
+    with serving(tiny_translator) as url:
+        users = [Client(url, verbose=False) for _ in range(3)]
+        try:
+            for c in users:
+                c.predict("Ein Hund rennt.", 8, False, api_name="/start")
+            assert users[2].predict(8, False, api_name="/run")[0] == "A dog runs."  # the newest keeps its sentence
+            with pytest.raises(Exception, match="Press Start first"):
+                users[0].predict(8, False, api_name="/run")  # the least recently used one was dropped
+        finally:
+            for c in users:
+                c.close()
