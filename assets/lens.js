@@ -389,7 +389,7 @@ function drawBig(kind, f, m) {
   for (let j = 0; j < xs.length; j++) setText(xs[j], j < p.C ? String(p.cols[j]) : "");
   const roles = st.doc.p.roles || {}, role = st.head === "mean" ? null : ((roles[kind] || [])[st.layer] || [])[st.head];
   setText(q("title"), `${TITLES[kind]} · layer ${st.layer + 1} · ${st.head === "mean" ? "mean of heads" : "head " + (st.head + 1)}` +
-    (role ? ` · role: ${role} (head atlas)` : "") + offNote(kind) + (normsFor(kind) ? " · contribution ‖w·v·W_O‖, rows normalised" : ""));
+    (role ? ` · role: ${role}` : "") + offNote(kind) + (normsFor(kind) ? " · contribution ‖w·v·W_O‖, rows normalised" : ""));
   setText(q("zmax"), maxOf(p) > 0 ? zmax.toFixed(3) : "–");
   setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? `No keys in the row ${p.rows[none[0]]}` : `No keys in ${none.length} rows`) +
     ": every key it could attend to is a hidden <s> or </s>, so there is nothing to renormalise (grey).");

@@ -50,9 +50,13 @@ def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
         return gr.update(visible=bool(message)), message, gr.update(visible=other is not None, value=button)
 
     outs = [c.language_row, c.language_note, c.language_switch]
-    c.source.change(show, [c.source, ctx.model], outs, api_visibility="private", trigger_mode="always_last",
-                    show_progress="hidden", **CONC)
-    ctx.model.change(show, [c.source, ctx.model], outs, api_visibility="private", show_progress="hidden", **CONC)
+    # the box's text reaches the server through a hidden copy: an event with the box itself as input would clear
+    # the box's own message (Start's "input is empty") whenever it finished after Start's check
+    text = gr.Textbox("", visible="hidden", elem_id="hint_text")
+    c.source.change(None, [c.source], [text], js="(v) => v")
+    text.change(show, [text, ctx.model], outs, api_visibility="private", trigger_mode="always_last",
+                show_progress="hidden", **CONC)
+    ctx.model.change(show, [text, ctx.model], outs, api_visibility="private", show_progress="hidden", **CONC)
 
 
 def controls(ctx: Ctx) -> SimpleNamespace:
