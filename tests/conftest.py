@@ -121,3 +121,12 @@ def tiny_en_de_dir(tiny_tok, tiny_pairs, tmp_path_factory):
 @pytest.fixture()
 def tiny_en_de(tiny_en_de_dir):
     return Translator.load(tiny_en_de_dir, device=DEVICE)
+
+
+@pytest.fixture(scope="module")
+def tiny_page(tiny_trained):
+    """A 1280x800 page on the tiny model's app, one per test module (browser tests that need no real model)."""
+    from tests.browser import browser, open_app, require_chromium, serve
+    require_chromium()
+    with serve(Translator.load(tiny_trained, "cpu")) as url, browser() as b:
+        yield open_app(b, url, 1280, 800)

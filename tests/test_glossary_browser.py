@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import browser, open_app, require_chromium, serve, start
+from tests.browser import start
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def page(tiny_trained):
-    from transformer.decoding import Translator
-    require_chromium()
-    with serve(Translator.load(tiny_trained, "cpu")) as url, browser() as b:
-        yield open_app(b, url, 1280, 800)
+def page(tiny_page):
+    return tiny_page
 
 
 def test_the_words_are_explained_where_they_appear(page):

@@ -6,18 +6,15 @@ import re
 
 import pytest
 
-from tests.browser import browser, open_app, pick, require_chromium, serve, start
+from tests.browser import pick, start
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ein Hund rennt."
 
 
 @pytest.fixture(scope="module")
-def page(tiny_trained):
-    from transformer.decoding import Translator
-    require_chromium()
-    with serve(Translator.load(tiny_trained, "cpu")) as url, browser() as b:
-        yield open_app(b, url, 1280, 800)
+def page(tiny_page):
+    return tiny_page
 
 
 def test_out_norm_is_set_on_the_contributions_scale(page, tiny_trained):
