@@ -32,8 +32,8 @@ def test_no_function_is_over_80_lines():
 # too: a function-level import only delays a circle to the first call) has no cycle
 
 PACKAGES = ("transformer", "ui")
-# decoding.py is being refactored: its circle with inside.py (Session.inside <-> inside's Translator) goes then
-KNOWN_CIRCLES = {frozenset({"transformer.decoding", "transformer.inside"})}
+# circles tolerated for now, each a pair of modules (the test fails once one is gone: then drop it from here)
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def module_files(packages=PACKAGES) -> dict[str, Path]:
@@ -123,7 +123,7 @@ def test_no_import_circles():
 
 FILE_LIMIT = 400
 # over the limit today, to be split (the test fails when one of them is back under it: then drop it from here)
-LONG_FILES = {"assets/lens.js", "transformer/decoding.py"}
+LONG_FILES = {"assets/lens.js"}
 
 
 def long_files(limit: int = FILE_LIMIT) -> dict[str, int]:

@@ -15,13 +15,11 @@ short transformed value contributes little. `value_norms` gives ‖v_j W_Oʰ‖ 
 The hooks follow `capture.ContextHooks`: registered for one request, acting only for passes made in the
 context that entered them, removed in `finally`; nothing is stored on the shared model.
 
-    python -m transformer.inside "Ein Hund rennt durch den Schnee."   # keys whose weight and contribution disagree
+Where weight and contribution disagree, from the command line: transformer/disagree.py.
 """
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Optional
@@ -227,7 +225,7 @@ def session_inside(session, kind: str, layer: int, head: int, norms: bool = Fals
                       key_tokens=list(keys), ablated=(kind, layer, head) in session.ablated, norms=a.get("norms"))
 
 
-# -- where weight and contribution disagree (python -m transformer.inside) ---------------------------------
+# -- where weight and contribution disagree (python -m transformer.disagree) ---------------------------------
 
 def disagreements(ins: HeadInside) -> list[dict]:
     """Rows whose highest-weight key is not their highest-contribution key, in row order; `gap` is how much
@@ -255,35 +253,3 @@ def find_disagreements(session, kinds=KINDS) -> list[dict]:
             for head in range(c.n_heads):
                 found += disagreements(session.inside(kind, layer, head))
     return sorted(found, key=lambda r: -r["gap"])  # the largest weight gap that the value norms overturn first
-
-
-def describe(r: dict) -> str:
-    (ww, wc), (cw, cc), (nw, nc) = r["weights"], r["contributions"], r["value_norms"]
-    return (f"{r['kind']} layer {r['layer']} head {r['head']} (0-based), query row {r['row']} {r['query']!r}: "
-            f"highest weight {r['top_weight_key']!r} (weight {ww:.3f}, ‖vW_O‖ {nw:.3f}, contribution {cw:.3f}); "
-            f"highest contribution {r['top_contribution_key']!r} (weight {wc:.3f}, ‖vW_O‖ {nc:.3f}, "
-            f"contribution {cc:.3f})")
-
-
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("text", nargs="+", help="German sentences")
-    p.add_argument("--checkpoint", default=None, help="checkpoint directory (default: the shipped model)")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--kind", choices=KINDS, action="append", help="only these kinds (default: all three)")
-    p.add_argument("--show", type=int, default=3, help="examples to print per sentence")
-    a = p.parse_args(argv)
-    from .decoding import Translator
-    tr = Translator.load(a.checkpoint, a.device)
-    for text in a.text:
-        s = tr.start(text).run()
-        found = find_disagreements(s, tuple(a.kind or KINDS))
-        print(f"{text}\n  -> {s.translation}\n  {len(found)} query rows where the highest-weight key is not the "
-              f"highest-contribution key (all heads, step {s.cursor})")
-        for r in found[:a.show]:
-            print("  " + describe(r))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
