@@ -6,6 +6,7 @@ import json
 import pytest
 
 from transformer.decoding import Translator
+from transformer.tokenizer import Tokenizer
 from ui import payload as P
 from tests.conftest import DEVICE
 
@@ -62,6 +63,7 @@ def emoji_translator(tiny_trained):
     """The tiny model, whose decoded text gets an emoji after every space (a mapping of single characters, so
     each step's text stays a prefix of the next, as for a real tokenizer's emoji pieces)."""
     tr = Translator.load(tiny_trained, device=DEVICE)
+    tr.tokenizer = Tokenizer(tr.tokenizer.proto)  # a copy: loaded tokenizers are shared (Tokenizer.shared)
     decode = tr.tokenizer.decode
     tr.tokenizer.decode = lambda ids: decode(ids).replace(" ", f" {EMOJI}")
     return tr

@@ -67,7 +67,9 @@ def read_weights(path: str | Path) -> tuple[ModelConfig, dict]:
     if not path.is_file():
         raise CheckpointError(f"{path}: weights file not found")
     try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
+        # mmap: the tensors are read from the page cache, not copied into the heap first (build_model then copies
+        # each into its parameter once and the mapping goes with `state`): loading costs the weights, no more
+        blob = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except pickle.UnpicklingError as e:
         raise CheckpointError(f"{path}: refused to load: it holds objects other than tensors and plain "
                               f"data, which could run code ({str(e).splitlines()[0][:200]})") from None
@@ -102,7 +104,7 @@ def build_model(config: ModelConfig, state: dict, where: str = "checkpoint") -> 
             k = wrong[0]
             parts.append(f"shape of {k} is {tuple(state[k].shape)} but the config gives {tuple(expected[k].shape)}")
         raise CheckpointError(f"{where}: config does not match the weights: " + "; ".join(parts))
-    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+    model.load_state_dict(state)  # copies each tensor into its float32 parameter (half weights cast on the way)
     return model.eval()
 
 
@@ -111,7 +113,7 @@ def load_tokenizer(ckpt_dir: Path) -> Tokenizer:
     if not path.is_file():
         raise CheckpointError(f"{ckpt_dir}: tokenizer missing (expected {TOKENIZER})")
     try:
-        return Tokenizer.load(path)
+        return Tokenizer.shared(path)  # one object for checkpoints with the same file
     except ValueError as e:
         raise CheckpointError(f"{path}: bad tokenizer: {e}") from None
 
