@@ -133,3 +133,41 @@ def test_dry_run_with_atlas_writes_the_head_atlas(tmp_path):
     # the dry-run model: 1 encoder + 1 decoder layer, 2 heads -> 2 + 2 + 2 heads
     assert len(atlas["heads"]) == 6 and atlas["split"] == "mixed_val" and "pruning" in atlas  # both domains
     assert {h["kind"] for h in atlas["heads"]} == {"encoder_self", "decoder_self", "cross"}
+
+
+def test_concatenations_join_whole_pairs_in_step(tmp_path):
+    from transformer.corpus import concatenations
+    pairs = [(f"quelle {i} .", f"source {i} .") for i in range(20)]
+    made = concatenations(pairs, 50, seed=3)
+    assert len(made) == 50 and made == concatenations(pairs, 50, seed=3) != concatenations(pairs, 50, seed=4)
+    for src, tgt in made:
+        ids = [int(w) for w in src.split() if w.isdigit()]
+        assert 2 <= len(ids) <= 3 and len(set(ids)) == len(ids)  # 2-3 distinct pairs
+        assert src == " ".join(pairs[i][0] for i in ids) and tgt == " ".join(pairs[i][1] for i in ids)
+    assert {len([w for w in s.split() if w.isdigit()]) for s, _ in made} == {2, 3}
+    assert concatenations(pairs, 0, seed=3) == [] and concatenations(pairs[:2], 5, seed=3) == []
+
+
+def test_concat_adds_pairs_made_of_training_pairs_only(tmp_path):
+    from transformer.synthetic import tiny_corpus, tiny_tatoeba
+    a = train.parse_args(["--concat", "0.5"])
+    plain, _, _ = train.corpora(train.parse_args([]), tiny_corpus(tmp_path), tiny_tatoeba(tmp_path))
+    more, val_sets, _ = train.corpora(a, tiny_corpus(tmp_path), tiny_tatoeba(tmp_path))
+    assert more[:len(plain)] == plain and len(more) == len(plain) + round(0.5 * len(plain))
+    sources = {s for s, _ in plain}
+    for src, _ in more[len(plain):]:  # every piece of a concatenation is a training source: no held-out sentence
+        assert any(src.startswith(s) for s in sources)
+    held_out = {s for pairs in val_sets.values() for s, _ in pairs}
+    assert not any(h in src for h in held_out for src, _ in more[len(plain):] if h not in sources)
+
+
+def test_init_starts_from_the_checkpoints_weights(tmp_path):
+    """--init: with a learning rate of 0 the weights trained from the checkpoint are the checkpoint's."""
+    import torch
+    train.main(["--dry-run", "--out", str(tmp_path / "a"), "--no-progress", "--epochs", "1"])
+    train.main(["--dry-run", "--out", str(tmp_path / "b"), "--no-progress", "--epochs", "1", "--init",
+                str(tmp_path / "a"), "--lr", "0", "--seed", "5"])
+    a = torch.load(tmp_path / "a" / "model.pt", weights_only=True)["state_dict"]
+    b = torch.load(tmp_path / "b" / "model.pt", weights_only=True)["state_dict"]
+    assert (tmp_path / "a" / "tokenizer.model").read_bytes() == (tmp_path / "b" / "tokenizer.model").read_bytes()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

@@ -149,3 +149,17 @@ def load_split(name: str, data_dir=D.DEFAULT_DATA_DIR, tatoeba=DEFAULT_TATOEBA, 
 def mix(multi30k_train, tatoeba_train, multi30k_upsample: int) -> list[tuple[str, str]]:
     """The training pairs: Tatoeba's once, Multi30k's `multi30k_upsample` times (0 leaves captions out)."""
     return list(tatoeba_train) + list(multi30k_train) * multi30k_upsample
+
+
+def concatenations(pairs, n: int, seed: int, sizes=(2, 3)) -> list[tuple[str, str]]:
+    """`n` pairs each made of 2 or 3 (`sizes`) distinct random pairs of `pairs`, sources joined with a space and
+    targets joined likewise, in the same order: longer inputs than the corpus has, whose translation is the
+    translations one after another (training on them helps a model with inputs longer than it saw)."""
+    if n <= 0 or len(pairs) < max(sizes):
+        return []
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        chosen = rng.sample(range(len(pairs)), rng.choice(sizes))
+        out.append((" ".join(pairs[i][0] for i in chosen), " ".join(pairs[i][1] for i in chosen)))
+    return out

@@ -31,7 +31,7 @@ from . import data as D
 from . import distributed
 from . import train_args
 from .average import average_weights
-from .checkpoint import LOG, TOKENIZER, save_checkpoint, save_weights
+from .checkpoint import LOG, TOKENIZER, WEIGHTS, build_model, read_weights, save_checkpoint, save_weights
 from .config import ModelConfig
 from .decoding import Translator, attend_ids
 from .device import describe
@@ -87,6 +87,7 @@ def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
         return m_train, {"multi30k": m_val}, m_train
     sp = C.oriented(C.tatoeba_split(tatoeba, data_dir), a.src)  # the same split either way round
     train = C.mix(m_train, sp.train, a.multi30k_upsample)
+    train += C.concatenations(train, round(getattr(a, "concat", 0.0) * len(train)), a.seed)  # made of train only
     return train, {"multi30k": m_val, "tatoeba": sp.val}, m_train + sp.train
 
 
@@ -96,9 +97,9 @@ def get_tokenizer(a, out: Path, train_pairs, dist: distributed.Dist) -> Tokenize
     if dist.is_main:
         if a.resume and (out / TOKENIZER).exists():
             proto = (out / TOKENIZER).read_bytes()
-        elif a.tokenizer:
-            proto = Path(a.tokenizer).read_bytes()
-            print(f"tokenizer: {len(Tokenizer(proto))} pieces from {a.tokenizer}", flush=True)
+        elif a.tokenizer or a.init:
+            proto = Path(a.tokenizer or Path(a.init) / TOKENIZER).read_bytes()
+            print(f"tokenizer: {len(Tokenizer(proto))} pieces from {a.tokenizer or a.init}", flush=True)
         else:
             t0 = time.time()
             proto = Tokenizer.train([s for p in train_pairs for s in p], a.vocab_size).proto
@@ -163,13 +164,17 @@ def setup(a, dist: distributed.Dist) -> Run:
     if a.max_steps:
         total_steps = min(total_steps, a.max_steps)
     model = new_model(config, a.seed, dist.device)
+    if a.init and not a.resume:  # fine-tuning: the checkpoint's weights (build_model checks its shapes)
+        model.load_state_dict(build_model(config, read_weights(Path(a.init) / WEIGHTS)[1], a.init).state_dict())
     opt = new_optimizer(model, a)
     log = {"args": vars(a), "config": config.to_dict(), "world_size": dist.world_size, "amp": a.amp, "epochs": []}
     run = Run(a, out, dist, tok, config, train, val, val_sets, model, model, opt, total_steps, steps_per_epoch,
               log, examples=D.read_examples(D.examples_path(a.src))[:N_EXAMPLES], data_note=(
                   f"{len(train_pairs):,} training pairs an epoch: " + (
                       f"Tatoeba's training part (transformer.corpus) + Multi30k train x{a.multi30k_upsample}"
-                      if a.tatoeba != "none" else "Multi30k train")))
+                      if a.tatoeba != "none" else "Multi30k train")
+                  + (f", with {a.concat:g} concatenations of 2-3 of them per pair" if a.concat else "")
+                  + (f"; fine-tuned from {a.init}" if a.init else "")))
     state = None
     if a.resume:
         state = resume(run)

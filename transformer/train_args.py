@@ -24,6 +24,13 @@ def parse_args(argv=None, description: str | None = None):
                    help="Tatoeba German<TAB>English pairs (.tsv[.gz]), split by transformer.corpus; 'none': captions only")
     p.add_argument("--multi30k-upsample", type=int, default=2,
                    help="Multi30k's training pairs appear this many times per epoch beside Tatoeba's once")
+    p.add_argument("--concat", type=float, default=0.0,
+                   help="also train on concatenations of 2-3 random training pairs (sources joined, targets joined): "
+                        "this many per training pair (e.g. 0.1: 10%% more pairs an epoch), drawn once from --seed; "
+                        "longer inputs than the corpus has (a known remedy for length generalisation)")
+    p.add_argument("--init", default="",
+                   help="start from this checkpoint's weights (fine-tuning: its tokenizer, a fresh optimizer and "
+                        "schedule); the model flags must give its shapes")
     p.add_argument("--out", default="checkpoints/de-en")
     p.add_argument("--src", default="de", choices=("de", "en"), help="source language (de: German, en: English)")
     p.add_argument("--tgt", default="en", choices=("de", "en"), help="target language")
