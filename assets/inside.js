@@ -1,7 +1,8 @@
 // attention-lens: "Inside this head", the panel that opens up one head of the Translate view's map for one query
 // row: q·k for every key → ÷√d_k → mask → softmax → weights → Σ wᵢvᵢ, with the numbers of the sentence shown, and
 // each key's contribution ‖w·v·W_O‖. Also the map's toggle between attention weight and contribution.
-// Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given.
+// Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given, and so are the
+// decoders of assets/payload.js, put in front of this file (ui/inside_panel.py).
 //
 // One payload (ui/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
 // so Step / Back / Play / the slider only redraw here (lens.js calls window.__insideView.update after each draw):
@@ -17,46 +18,12 @@ const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null};
 window.__inside = inst;
 const lens = () => window.__lensViews && window.__lensViews.attention;
 
-// -- decoding the payload ----------------------------------------------------------------------------------
-function raw(b64) {
-  const bin = atob(b64), u = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
-  return u;
-}
-function f32(d) {                         // {shape, b64}: little-endian float32 -> {shape, data: Float32Array}
-  const u = raw(d.b64), view = new DataView(u.buffer), out = new Float32Array(u.length >> 2);
-  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(4 * i, true);
-  return {shape: d.shape, data: out};
-}
-function rows16(d) {                      // {shape: [N, d], b64: int16, scale: float32 per row} -> Float32Array
-  const u = raw(d.b64), view = new DataView(u.buffer), scale = f32({shape: [d.shape[0]], b64: d.scale}).data;
-  const n = d.shape[1], out = new Float32Array(u.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = view.getInt16(2 * i, true) * scale[Math.floor(i / n)];
-  return out;
-}
-function unit16(d) {                      // {shape, b64: uint16 of value / max, max} -> {shape, data}
-  const u = raw(d.b64), view = new DataView(u.buffer), out = new Float32Array(u.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = view.getUint16(2 * i, true) / 65535 * d.max;
-  return {shape: d.shape, data: out};
-}
-function mask(d) {                        // {shape, from: first masked key per row} or {shape, bits} -> Uint8Array
-  const [R, C] = d.shape, out = new Uint8Array(R * C);
-  if (d.from) { for (let i = 0; i < R; i++) for (let j = d.from[i]; j < C; j++) out[i * C + j] = 1; return out; }
-  const u = raw(d.bits);                  // row-major bits, least significant bit first
-  for (let i = 0; i < R * C; i++) out[i] = (u[i >> 3] >> (i & 7)) & 1;
-  return out;
-}
+// -- a head's payload, decoded by payload.js (decodeHead), with the scales of its colour strips -----------------
 function load(p) {
-  const h = {p, kind: p.kind, layer: p.layer, head: p.head, dk: p.d_k, ids: p.ids.join(","), queries: p.queries,
-             keys: p.keys, Tq: p.queries.length, Tk: p.keys.length, ablated: !!p.ablated,
-             q: f32(p.q).data, k: f32(p.k).data, v: rows16(p.v), vn: f32(p.value_norms).data, mask: mask(p.mask),
-             on: p.out_norms ? f32(p.out_norms).data : null,
-             norms: {}, key: keyOf(p)};
-  for (const kind of Object.keys(p.norms)) h.norms[kind] = unit16(p.norms[kind]);
+  const h = decodeHead(p);
   h.qk = absMax(h.q, h.k); h.vmax = absMax(h.v);
   return h;
 }
-function keyOf(p) { return `${p.ids.join(",")}|${p.kind}|${p.layer}|${p.head}`; }
 function absMax(...arrays) { let m = 1e-9; for (const a of arrays) for (const x of a) m = Math.max(m, Math.abs(x)); return m; }
 
 // -- the numbers of one row, as scaled_dot_product_attention computes them -----------------------------------
@@ -216,7 +183,7 @@ function received() {
   const p = props.value;
   if (p && p.error) return refused(p);
   if (!p || !p.q || !Array.isArray(p.ids)) return;
-  pending.delete(keyOf(p));
+  pending.delete(headKey(p));
   const h = load(p);
   cache.delete(h.key); cache.set(h.key, h);
   while (cache.size > KEEP) cache.delete(cache.keys().next().value);
@@ -299,7 +266,7 @@ function pick(row) {
   ui.pick = {ids: L.state.traj.ids.join(","), kind: L.state.kind === "encoder_self" ? "src" : "tgt", row};
   redrawLens();
 }
-function row() {                          // the query row the panel shows (lens.js marks it on the map), or -1
+function row() {                          // the query row the panel shows (lens_draw.js marks it on the map), or -1
   const L = lens(); if (!L || !L.state.traj || L.state.doc !== L.state.traj) return -1;
   return ui.open && L.state.head !== "mean" ? rowOf(L.state) : -1;
 }

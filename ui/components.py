@@ -29,11 +29,11 @@ class Ctx:
     tr: Translator  # the first model: what shapes the page (layers, heads) before a sentence is started
     state: gr.State  # the user's DecodingSession (it carries its model: session.translator)
     css: str
-    plotly_src: str  # URL of the vendored plotly.js: lens.js loads it to export a figure
+    plotly_src: str  # URL of the vendored plotly.js: lens_export.js loads it to export a figure
     source: gr.Textbox | None = None
     k: gr.Slider | None = None
     words: gr.Checkbox | None = None
-    view: gr.HTML | None = None  # fires the Translate view's events (see translate_tab.py, lens.js announce)
+    view: gr.HTML | None = None  # fires the Translate view's events (see translate_tab.py, lens_player.js announce)
     position: gr.Textbox | None = None  # hidden: the position the view shows, kept up to date in the browser
     models: object = None  # ui.models.Models: every model served
     model: gr.Dropdown | None = None  # the picker: this user's model (its value lives in their page)
@@ -46,13 +46,20 @@ def live_position(n_inputs: int, index: int) -> str:
             f"if (v && v.position) a[{index}] = v.position(); return a.slice(0, {n_inputs}); }}")
 
 
-def asset(name: str) -> str:
-    return (ASSETS / name).read_text(encoding="utf-8")
+def asset(*names: str) -> str:
+    """The text of assets/<name>; of several names, their texts joined in order (a view's script made of parts,
+    run as one js_on_load function body: the parts share its names)."""
+    return "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in names)
+
+
+# The attention view's script, by concept (assets/lens.js says what each part holds); lens.js, last, starts it
+LENS_JS = ("payload.js", "lens_maps.js", "lens_draw.js", "lens_labels.js", "lens_player.js", "lens_export.js",
+           "lens.js")
 
 
 def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
     """An attention view (assets/lens.*): heatmap + layers x heads grid, drawn in the browser."""
-    return gr.HTML(None, html_template=asset("lens.html"), css_template=ctx.css, js_on_load=asset("lens.js"),
+    return gr.HTML(None, html_template=asset("lens.html"), css_template=ctx.css, js_on_load=asset(*LENS_JS),
                    elem_id=elem_id, plotly_src=ctx.plotly_src)
 
 

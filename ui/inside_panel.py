@@ -1,6 +1,6 @@
 """The "Inside this head" panel of the Translate tab (assets/inside.html, inside.js, inside.css): one head of the
 map opened up for one query row, and the map's weight / contribution toggle. The browser asks for a head's
-payload (ui/inside_payload.py) once per head and trajectory; stepping asks nothing."""
+payload (ui/inside_payload.py, decoded by assets/payload.js) once per head and trajectory; stepping asks nothing."""
 from __future__ import annotations
 
 import gradio as gr
@@ -8,12 +8,14 @@ import gradio as gr
 from . import handlers as h
 from .components import FAST, Ctx, asset
 
+INSIDE_JS = ("payload.js", "inside.js")  # the panel's script: the payloads' decoders, then the panel
+
 
 def panel(ctx: Ctx) -> gr.HTML:
     """The panel (elem_id "inside") and its one event: the view fires "click" with {kind, layer, head, position}
     (the trajectory's last position) and the answer is the head's payload."""
     view = gr.HTML(None, html_template=asset("inside.html"), css_template=asset("inside.css"),
-                   js_on_load=asset("inside.js"), elem_id="inside")
+                   js_on_load=asset(*INSIDE_JS), elem_id="inside")
 
     def on_open(session, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}

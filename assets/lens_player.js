@@ -1,0 +1,63 @@
+// attention-lens, the attention view (assets/lens.js): moving through a trajectory with no request to the
+// server: Step / Back / Run / Reset, the slider, Play, leaving a reference, and telling the page where the view is.
+// One part of the view's script (ui/components.py LENS_JS); `ctl` is window.__lens.ctl (ui/translate_tab.py's
+// buttons call it).
+
+function announce() {                     // tell the page: the translation box, the position other tabs read
+  if (!MAIN) return;
+  const fire = window.__lensBus || trigger;  // #lens_bus: events fired on this view would copy its payload
+  fire("input");                          // a js-only Gradio event (translate_tab.py): no request
+  const layers = document.getElementById("tab_layers");
+  if (layers && layers.offsetParent !== null) fire("select");  // Across layers follows the step while shown
+}
+function go(t, doc) {
+  const d = doc || st.traj;
+  if (!d) { setText(q("status"), "Press Start first: there is no sentence being decoded."); return false; }
+  t = Math.max(0, Math.min(d.n - 1, t));
+  const changed = st.doc !== d || st.t !== t || st.traj !== d;
+  st.traj = d; st.doc = d; st.t = t;
+  draw();
+  if (changed) announce();
+  return changed;
+}
+function pause() {
+  if (st.timer) { clearTimeout(st.timer); st.timer = null; }
+  const b = q("play"); b.textContent = "▶ Play"; b.classList.remove("playing");
+}
+function play() {
+  if (!st.traj) return;
+  if (st.timer) { pause(); return; }
+  if (st.doc !== st.traj || st.t >= st.traj.n - 1) go(0);
+  const b = q("play"); b.textContent = "❚❚ Pause"; b.classList.add("playing");
+  const tick = () => {
+    if (!st.traj || st.t >= st.traj.n - 1) { pause(); return; }
+    go(st.t + 1);
+    st.timer = st.t >= st.traj.n - 1 ? (pause(), null) : setTimeout(tick, st.speed);
+  };
+  st.timer = setTimeout(tick, st.speed);
+}
+const ctl = {
+  step: () => { pause(); return go(st.doc === st.traj ? st.t + 1 : st.t); },
+  back: () => { pause(); return go(st.doc === st.traj ? st.t - 1 : st.t); },
+  run: () => { pause(); return go(Infinity); },
+  reset: () => { pause(); return go(0, st.traj && st.greedy && st.traj.forced.some(Boolean) ? st.greedy : st.traj); },
+  goto: (i) => {
+    pause();
+    const d = st.traj;
+    if (!d) return go(0);
+    if (typeof i !== "number" || !Number.isInteger(i) || i < 0 || i >= d.n) {
+      setText(q("status"), `step index must be an integer from 0 to ${d.n - 1}, got ${i}`); return false;
+    }
+    return go(i);
+  },
+  play, pause,
+  leave: () => {                          // from a reference back to the decoding it was opened from
+    pause();
+    const b = st.back;
+    if (!b) return false;
+    st.back = null; cv.big = null;
+    return go(b.t, b.traj);
+  },
+  setK: (k) => { if (Number.isInteger(k) && k >= 1 && k <= 20) { st.k = k; if (st.doc) pushTopk(frame()); } },
+  setWords: (w) => { st.words = !!w; if (st.doc) { cv.big = null; draw(); } },
+};
