@@ -1,8 +1,8 @@
 // attention-lens: two sentences side by side (minimal pairs), the Compare tab (ui/compare_tab.py). Runs as the
 // js_on_load of the gr.HTML #compare: `element`, `props`, `watch` are given.
 // "Start both" brings the two whole trajectories at once ({a, b}: the Translate tab's trajectory payloads, decoded
-// by the attention view's own decoder, window.__lens.decode in assets/lens.js), so one player (Step / Back / the
-// slider / ← →) and one kind, layer and head move both with no request. Each side shows its step min(t, its end).
+// by the attention view's own decoder, window.__lens.decode: assets/payload.js decodeView), so one player (Step /
+// Back / the slider / ← →) and one kind, layer and head move both with no request. Each side shows its step min(t, its end).
 // Where the two sentences' pieces line up, the third map is A − B: piece i of A lines up with piece j of B when
 // they are the same piece (ignoring capitals and the ▁ word mark) and the same occurrence of it (the 2nd "the" of
 // A with the 2nd "the" of B); cells whose query or key has no partner are grey. Text is set with textContent only.

@@ -1,7 +1,7 @@
 // The top-k next pieces as an HTML bar chart of buttons; clicking one forces it (what-if).
 // Plain DOM (no Plotly): cheap to redraw on every step. Pieces are set with textContent only.
-// Drawn from props.value (a server answer) and, on every local step, by the Translate view (assets/lens.js
-// calls window.__topkView.render): the click sends the piece and the position the view shows.
+// Drawn from props.value (a server answer) and, on every local step, by the Translate view (assets/lens_labels.js
+// pushTopk calls window.__topkView.render): the click sends the piece and the position the view shows.
 const list = element.querySelector(".topk-list"), note = element.querySelector(".topk-note");
 let shown = {};
 function force(piece) {

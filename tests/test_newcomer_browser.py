@@ -346,7 +346,7 @@ def test_one_head_is_said_in_the_singular(page, translator):
 
 
 def test_step_zero_says_one_target_piece(page, translator):
-    """The view's status line (assets/lens.js drawStatus) at step 0: one target piece, <s>."""
+    """The view's status line (assets/lens_labels.js drawStatus) at step 0: one target piece, <s>."""
     start(page, DOG)
     status = page.inner_text("#attention [data-role=status]")
     assert "· 1 target piece" in status and "1 target pieces" not in status, status

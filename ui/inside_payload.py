@@ -1,9 +1,11 @@
-"""The "Inside this head" panel's payload: what Python sends and `assets/inside.js` decodes (its `load`).
+"""The "Inside this head" panel's payload: what Python sends, `assets/payload.js` decodes (its
+`decodeHead`) and `assets/inside.js` shows.
 
 One payload opens one head (kind, layer, head) for a whole decoded trajectory: the queries are every
 position the trajectory holds (every source piece for encoder self-attention), so the panel shows any step's
 row with no request: a decoder row never changes once computed (KV cache), and at step t the view shows
-rows 0..t (and decoder keys 0..t). Keep this file and inside.js in step: every key written here is read there.
+rows 0..t (and decoder keys 0..t). Keep this file and payload.js `decodeHead` in step: every key written here is
+read there.
 
 Keys: v, kind, layer, head, d_k, ids (the trajectory's token ids: the view matches them with what it shows),
 queries / keys (pieces), ablated; q (Tq, d_k), k (Tk, d_k) and value_norms (Tk,) = ‖v_j W_Oʰ‖ as {"shape", "b64"}
@@ -29,7 +31,7 @@ INSIDE_VERSION = 1
 
 
 def encode_floats(a) -> dict:
-    """float32 array -> {"shape", "b64"}: base64 little-endian float32 (inside.js `f32`)."""
+    """float32 array -> {"shape", "b64"}: base64 little-endian float32 (payload.js `f32`)."""
     a = np.ascontiguousarray(np.asarray(a, dtype="<f4"))
     return {"shape": list(a.shape), "b64": base64.b64encode(a.tobytes()).decode("ascii")}
 
@@ -40,7 +42,7 @@ def decode_floats(d: dict) -> np.ndarray:
 
 def encode_rows16(a) -> dict:
     """(N, d) float array -> {"shape", "b64", "scale"}: little-endian int16 of value / scale_i, with one float32
-    scale per row, max|row| / 32767 (inside.js `rows16`): error ≤ scale_i / 2."""
+    scale per row, max|row| / 32767 (payload.js `rows16`): error ≤ scale_i / 2."""
     a = np.asarray(a, dtype=np.float32)
     top = np.abs(a).max(axis=-1, keepdims=True)  # (N, 1)
     scale = np.where(top > 0, top / 32767.0, 1.0).astype(np.float32)
@@ -56,7 +58,7 @@ def decode_rows16(d: dict) -> np.ndarray:
 
 
 def encode_unit16(a) -> dict:
-    """Non-negative floats -> {"shape", "b64", "max"}: little-endian uint16 of value / max * 65535 (inside.js
+    """Non-negative floats -> {"shape", "b64", "max"}: little-endian uint16 of value / max * 65535 (payload.js
     `unit16`); relative resolution 1.5e-5, as the maps'."""
     a = np.asarray(a, dtype=np.float32)
     top = float(a.max(initial=0.0))
@@ -86,7 +88,7 @@ def decode_mask(d: dict) -> np.ndarray:
 
 
 def encode_bits(a) -> dict:
-    """bool array -> {"shape", "bits"}: row-major bits, least significant bit first (inside.js `bits`)."""
+    """bool array -> {"shape", "bits"}: row-major bits, least significant bit first (payload.js `keyMask`)."""
     a = np.asarray(a, dtype=bool)
     return {"shape": list(a.shape), "bits": base64.b64encode(np.packbits(a.reshape(-1), bitorder="little").tobytes())
             .decode("ascii")}

@@ -13,7 +13,7 @@ from .models import of_session
 
 def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     """Show computes on demand (and is the API's /layers); the tab also follows the Translate view by itself:
-    when it is selected, when the view's step changes while it is shown (lens.js fires the view's "select"
+    when it is selected, when the view's step changes while it is shown (lens_player.js fires the view's "select"
     event then), and when the layer or threshold changes."""
     L = layers_of(ctx.tr.model, "cross")
     gr.Markdown("For the step shown in the Translate tab: attention rollout through the encoder "

@@ -1,8 +1,8 @@
-"""The attention view's payload: what Python sends and `assets/lens.js` decodes (see its `decode`/`load`).
+"""The attention view's payload: what Python sends and `assets/payload.js` decodes (its `decodeView`) for lens.js.
 
 Maps travel as base64 little-endian uint16 (weight * 65535, resolution 1.5e-5): a 15-word sentence's
-three kinds of maps take ~38 kB instead of ~400 kB of JSON floats. Keep this file and lens.js in step:
-every key written here is read there.
+three kinds of maps take ~38 kB instead of ~400 kB of JSON floats. Keep this file and payload.js in step:
+every key written here is read there, or (ui, input, cursor, roles, word_specials) by the view's other parts.
 
 Two kinds of payload:
 - one step (`attention_payload`, v1): the maps at one cursor, drawn as they are (other tabs, the API's
@@ -30,7 +30,7 @@ _seq = itertools.count(1)  # every payload differs, so the browser redraws even 
 
 
 def encode_array(a: np.ndarray) -> dict:
-    """Weights in [0, 1] -> {"shape", "b64"}: lens.js `decode` turns it back into a Float32Array."""
+    """Weights in [0, 1] -> {"shape", "b64"}: payload.js `weights16` turns it back into a Float32Array."""
     a = np.asarray(a, dtype=np.float32)
     q = np.clip(np.rint(a * 65535.0), 0, 65535).astype("<u2")
     return {"shape": list(a.shape), "b64": base64.b64encode(q.tobytes()).decode("ascii")}
@@ -48,7 +48,7 @@ def encode_tril(a: np.ndarray) -> dict:
 
 
 def decode_array(d: dict) -> np.ndarray:
-    """The inverse of encode_array / encode_tril (what lens.js computes), for tests and clients."""
+    """The inverse of encode_array / encode_tril (what payload.js `weights16` computes), for tests and clients."""
     q = np.frombuffer(base64.b64decode(d["b64"]), dtype="<u2").astype(np.float32) / 65535.0
     if d.get("packed") == "tril":
         shape = d["shape"]
@@ -60,7 +60,7 @@ def decode_array(d: dict) -> np.ndarray:
 
 
 def encode_ints(values) -> dict:
-    """Non-negative integers < 65536 -> {"shape", "b64"} of little-endian uint16 (lens.js `ints`)."""
+    """Non-negative integers < 65536 -> {"shape", "b64"} of little-endian uint16 (payload.js `u16`)."""
     a = np.asarray(values, dtype=np.int64)
     if a.size and (a.min() < 0 or a.max() > 65535):
         raise ValueError("encode_ints: values must be in 0..65535")
@@ -82,7 +82,7 @@ def attention_payload(maps: AttentionMaps, source_tokens, target_tokens, *, curs
             "differs": [bool(d) for d in differs] if differs is not None else [False] * len(target_tokens),
             "specials": list(BOUNDARY_PIECES),  # the key columns that "hide <s>/</s>" drops
             "word_specials": list(SPECIAL_PIECES),  # each a word of its own when merging (analysis.word_spans)
-            "spans": {"source": _spans(source_tokens), "target": _spans(target_tokens)},  # word merging in lens.js
+            "spans": {"source": _spans(source_tokens), "target": _spans(target_tokens)},  # word merging: lens_maps.js
             "maps": {k: encode_array(maps[k]) for k in KINDS}, "seq": next(_seq)}
 
 
@@ -93,7 +93,7 @@ def _spans(pieces) -> list[list[int]]:
 def step_texts(texts: list[str]) -> dict:
     """The translation after every step: {"text": full, "ends": [length at step t]} when each one is a prefix
     of the last (the usual case), else {"texts": [one string per step]}. The lengths count UTF-16 code units,
-    as JavaScript's String.length and slice do (lens.js `text`): a character outside the Basic Multilingual
+    as JavaScript's String.length and slice do (payload.js `textAt`): a character outside the Basic Multilingual
     Plane (an emoji) is 2 of them but 1 Python character. `step_text` reads one back in Python."""
     full = texts[-1]
     if all(full.startswith(x) for x in texts):

@@ -25,7 +25,7 @@ VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews
 
 
 def local(call: str) -> str:
-    """A js-only event body calling the Translate view's controls (assets/lens.js `ctl`)."""
+    """A js-only event body calling the Translate view's controls (assets/lens_player.js `ctl`)."""
     return f"(...a) => {{ const c = {VIEW}; if (c) c.{call}; }}"
 
 
