@@ -23,8 +23,9 @@ def describe(r: dict) -> str:
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("text", nargs="+", help="German sentences")
-    p.add_argument("--checkpoint", default=None, help="checkpoint directory (default: the shipped model)")
+    p.add_argument("text", nargs="+", help="sentences in the model's source language")
+    p.add_argument("--checkpoint", default=None,
+                   help="checkpoint directory or shipped name, e.g. en-de (default: German -> English)")
     p.add_argument("--device", default="auto")
     p.add_argument("--kind", choices=KINDS, action="append", help="only these kinds (default: all three)")
     p.add_argument("--show", type=int, default=3, help="examples to print per sentence")
