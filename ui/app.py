@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import gradio as gr
 
@@ -9,11 +10,12 @@ from transformer.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from . import compare_tab, link
-from . import fresh
+from . import first_load, fresh
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
 from .models import LOOK_FOR, Models
 
-TITLE = "**attention-lens** · Watch a Transformer translate, token by token, head by head."
+# gr.HTML, not gr.Markdown: no Markdown on the first screen spares its code (7 files) until a Markdown is shown
+TITLE = "<p><strong>attention-lens</strong> · Watch a Transformer translate, token by token, head by head.</p>"
 INTRO = ("**1.** Pick the model (German → English or English → German), type or pick a sentence in its language "
          "and press **Start** (each example shows its translation). **2.** Press **Step ▶** (or ← / →, the "
          "step slider, **Play**) to reveal the model's choices one piece at a time (or click another piece in "
@@ -29,9 +31,10 @@ def build_demo(translators) -> gr.Blocks:
     tr = models.first
     gr.set_static_paths([str(VENDOR)])
     plotly_src = f"/gradio_api/file={VENDOR}/plotly-cartesian.min.js"  # loaded by lens.js to export a figure
+    page = first_load.Page()  # what the first page load leaves for later (ui/first_load.py)
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         with gr.Row(equal_height=True, elem_id="intro"):  # one line: the Translate view must fit a laptop screen
-            gr.Markdown(TITLE, elem_id="title")
+            gr.HTML(TITLE, elem_id="title", padding=False)
             picker = gr.Dropdown(models.choices(), value=models.default, label="Model", show_label=False,
                                  container=False, elem_id="model", scale=0, min_width=200, filterable=False,
                                  interactive=len(models) > 1)
@@ -58,10 +61,10 @@ def build_demo(translators) -> gr.Blocks:
                 with gr.Column(visible=key == models.default) as col:
                     atlas_tab.build(dataclasses.replace(ctx, tr=m), atlas_tab.load_atlas(m))
                 per_model.setdefault(key, []).append(col)
-        with gr.Tab("Attention being learned", elem_id="tab_learned"):
+        with gr.Tab("Attention being learned", elem_id="tab_learned") as tab_learned:
             for key, m in models:
                 with gr.Column(visible=key == models.default) as col:
-                    learned_tab.build(dataclasses.replace(ctx, tr=m), demo)
+                    learned_tab.build(dataclasses.replace(ctx, tr=m), partial(page.when_opened, tab_learned))
                 per_model[key].append(col)
         with gr.Tab("Model"):
             for key, m in models:
@@ -73,6 +76,7 @@ def build_demo(translators) -> gr.Blocks:
         fresh.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
         api(models)
         demo.unload(handlers.end_session)  # the user closed the page: their exports go
+        page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     return demo
 

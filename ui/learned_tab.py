@@ -36,7 +36,8 @@ def intro(epochs: list) -> str:
     return text
 
 
-def build(ctx: Ctx, demo: gr.Blocks) -> None:
+def build(ctx: Ctx, when_opened) -> None:
+    """`when_opened(fn, inputs, outputs)`: run fn when the tab is first opened in a page (ui/first_load.py)."""
     history = load_history(ctx.tr)
     if history is None or not history.epochs:
         gr.Markdown(f"This checkpoint has no attention history (`{HISTORY}`).")
@@ -60,4 +61,4 @@ def build(ctx: Ctx, demo: gr.Blocks) -> None:
     inputs, outs, show = [example, point, layer, head], [plot, text, where], partial(h.learned_at, history)
     for c in inputs:
         c.change(show, inputs, outs, api_name=False, **CONC)
-    demo.load(show, inputs, outs, api_name=False)
+    when_opened(show, inputs, outs)  # the plot at the last snapshot, computed once the tab is opened

@@ -19,6 +19,7 @@ from .components import CONC, VENDOR, Ctx, asset
 MAX_TEXT = 2000  # the source box's max_length: a link's sentence obeys the same limit
 LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
             "#intro #title p { line-height: 1.3; }"  # two lines of title fit the row's height
+            "#intro #title .html-container { padding: 0 !important; }"  # as the gr.Markdown it was (ui/app.py)
             "#intro #tour_box, #intro #link_box { flex: 0 0 auto !important; width: auto !important; }"
             "#intro #tour_box .html-container, #intro #link_box .html-container { padding: 0 !important; }")
 TOUR_HTML = ('<div class="tour-box" data-js="${driver_js}" data-css="${driver_css}">'

@@ -47,7 +47,8 @@ def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
     def show(text, key):
         message, other = hint_for(ctx.models, key, text)
         button = f"Translate it {ctx.models.label(other)} ▶" if other else ""
-        return gr.update(visible=bool(message)), message, gr.update(visible=other is not None, value=button)
+        return (gr.update(visible=bool(message)), gr.update(value=message, visible=bool(message)),
+                gr.update(visible=other is not None, value=button))
 
     outs = [c.language_row, c.language_note, c.language_switch]
     # the box's text reaches the server through a hidden copy: an event with the box itself as input would clear
@@ -99,7 +100,8 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         b_run = gr.Button("Run ▶▶", elem_id="run", scale=0, min_width=80)
     hint = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
     with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
-        language_note = gr.Markdown("", elem_id="language_hint")
+        # shown with its row: a Markdown shown from the start would load Markdown's code with the first page
+        language_note = gr.Markdown("", elem_id="language_hint", visible=False)
         language_switch = gr.Button("", elem_id="language_switch", scale=0, min_width=220, size="sm")
     return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
 
