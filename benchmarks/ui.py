@@ -1,4 +1,5 @@
 """python -m benchmarks.ui [--steps 40] [--forces 8] [--loads 5] [--latency 150] [--checkpoint DIR] [--tour-only]
+                         [--first-load-only]
 
 Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chromium), then prints:
 
@@ -22,19 +23,28 @@ Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chr
 - the guided tour (assets/tour.js): the bytes its component adds to the first page load (its entry in /config:
   tour.js, its HTML and CSS; raw and gzipped), the requests the page makes for the tour's files before the tour
   starts (the target is 0) and the files its start fetches (the vendored driver.js and its CSS).
+--first-load-only: the first page load alone, beside a bare Gradio page (a gr.Blocks with one textbox) served by the
+same process and loaded in turn with ours (bare, ours, bare, ours, ...: the machine's load hits both alike), each in
+a fresh browser context (nothing cached), without and with the emulated latency; then, for both pages, the
+requests the load makes by type (those before the page is ready, and all of them once the network is quiet) and
+the HTML document's size (Gradio puts the config in it). Ready: the attention view's script has run (ours), the
+textbox is in the page (bare). It serves every shipped model, as app.py does, unless --checkpoint names one.
+
 Prints figures; asserts nothing (never a timed test).
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import gzip
 import json
 import statistics
 import time
 import urllib.request
+from contextlib import contextmanager
 
 from transformer.decoding import Translator
-from ui.serving import chromium, serving
+from ui.serving import chromium, free_port, serving
 
 from .common import pct
 from .decode import SENTENCE
@@ -75,6 +85,7 @@ NOOP = f"""async () => {{
 }}"""
 
 READY = "window.__lens !== undefined && window.__lens.ready === true"
+BARE_READY = "document.querySelector('textarea') !== null"  # the bare page's one textbox
 
 
 def emulate_latency(page, latency_ms: float):
@@ -98,6 +109,80 @@ def page_loads(browser, url, n: int, latency_ms: float = 0) -> list[float]:
             out.append(time.perf_counter() - t0)
         page.close()
     return out
+
+
+@contextmanager
+def bare_page():
+    """A bare Gradio page (a gr.Blocks with one textbox) on a free loopback port, in this process: the reference
+    the first page load is compared with. Yields its URL."""
+    import gradio as gr
+    with gr.Blocks() as demo:
+        gr.Textbox()
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+def one_load(browser, url: str, ready: str, latency_ms: float = 0, settle_ms: int = 0) -> dict:
+    """One page load in a fresh context: seconds to ready, and (with settle_ms) the requests it made by type
+    before ready and in all settle_ms after it, and the HTML document's size."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    sent, done = [], []
+    page.on("request", lambda r: sent.append(r.resource_type))
+    page.on("requestfinished", lambda r: done.append(r))
+    if latency_ms:
+        emulate_latency(page, latency_ms)
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.wait_for_function(ready, timeout=120000, polling=10)
+    out = {"s": time.perf_counter() - t0, "before_ready": collections.Counter(sent)}
+    if settle_ms:  # (never "networkidle": the page keeps Gradio's heartbeat stream open)
+        page.wait_for_timeout(settle_ms)
+        out["all"] = collections.Counter(sent)
+        doc = next(r for r in done if r.resource_type == "document")
+        out["html_bytes"] = len(doc.response().body())  # as the browser got it, decoded
+        out["html_wire"] = doc.sizes()["responseBodySize"]  # on the wire (compressed)
+    page.close()
+    return out
+
+
+def first_loads(browser, pages: dict, n: int, latency_ms: float) -> dict:
+    """{name: [seconds]}: n loads of each page (after one warm-up each), interleaved."""
+    for url, ready in pages.values():
+        one_load(browser, url, ready, latency_ms)
+    out = {name: [] for name in pages}
+    for _ in range(n):
+        for name, (url, ready) in pages.items():
+            out[name].append(one_load(browser, url, ready, latency_ms)["s"])
+    return out
+
+
+def counts(c: collections.Counter) -> str:
+    return f"{sum(c.values())} ({', '.join(f'{k} {v}' for k, v in c.most_common())})"
+
+
+def first_load_lines(url: str, browser, n: int, latency_ms: float) -> list[str]:
+    """The first page load, ours beside a bare Gradio page (see the docstring)."""
+    lines = []
+    with bare_page() as bare:
+        pages = {"bare": (bare, BARE_READY), "ours": (url, READY)}
+        for lat in (0, latency_ms):
+            t = first_loads(browser, pages, n, lat)
+            b, o = statistics.median(t["bare"]), statistics.median(t["ours"])
+            what = f"with {lat:.0f} ms latency" if lat else "no added latency"
+            lines.append(f"first page load, {what}: ours median {1000 * o:.0f} ms "
+                         f"(runs {', '.join(f'{1000 * x:.0f}' for x in t['ours'])}), bare Gradio page median "
+                         f"{1000 * b:.0f} ms (runs {', '.join(f'{1000 * x:.0f}' for x in t['bare'])}): "
+                         f"{o / b:.2f}x (target <= 1.2x)")
+        for name, (u, ready) in pages.items():
+            x = one_load(browser, u, ready, settle_ms=2000)
+            lines.append(f"{name}: requests before ready {counts(x['before_ready'])}; in all {counts(x['all'])}; "
+                         f"HTML document {x['html_bytes'] / 1000:.0f} kB ({x['html_wire'] / 1000:.0f} kB on the "
+                         "wire)" + (" (target: <= 45 requests)" if name == "ours" else ""))
+    return lines
 
 
 def config_times(url, n: int) -> list[float]:
@@ -243,12 +328,20 @@ def arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--kind", default="cross", choices=["encoder_self", "decoder_self", "cross"])
     p.add_argument("--attributions", type=int, default=3, help="fresh Starts, each timed with ALTI+ and saliency")
     p.add_argument("--tour-only", action="store_true", help="only what the tour adds to the first page load")
+    p.add_argument("--first-load-only", action="store_true",
+                   help="only the first page load, beside a bare Gradio page (times, requests, HTML size)")
     return p.parse_args(argv)
 
 
 def main(argv=None):
     a = arguments(argv)
 
+    if a.first_load_only:  # the page as app.py serves it: every shipped model unless one is named
+        from transformer.checkpoint import find_checkpoints
+        served = [Translator.load(p, a.device) for p in find_checkpoints([a.checkpoint] if a.checkpoint else None)]
+        print(f"{len(served)} model(s) served; {a.loads} loads of each page per condition")
+        with serving(served) as url, chromium() as browser:
+            return print("\n".join(first_load_lines(url, browser, a.loads, a.latency)))
     tr = Translator.load(a.checkpoint, a.device)
     ms = lambda x: f"{x:.0f} ms"
     med = lambda xs: statistics.median(xs)
