@@ -1,0 +1,55 @@
+"""ui/first_load.py without a browser: the page's one script compiles, every view calls it, and what the first screen
+does not show is hidden until its tab or accordion is opened (tests/test_first_load_browser.py loads the page)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import gradio as gr
+import pytest
+
+
+@pytest.fixture(scope="module")
+def demo(tiny_trained):
+    from transformer.decoding import Translator
+    from ui.app import build_demo
+    return build_demo(Translator.load(tiny_trained, device="cpu"))
+
+
+def bundle_path(demo):
+    from ui.first_load import bundle_dir
+    return bundle_dir() / re.search(r"attention-lens-[0-9a-f]{12}\.js", demo._deprecated_head).group(0)
+
+
+def test_every_view_calls_the_one_script_and_it_compiles(demo):
+    views = [b for b in demo.blocks.values() if isinstance(b, gr.HTML)]
+    assert views and all(not v.css_template for v in views)
+    scripted = [v for v in views if v.js_on_load]
+    assert all(v.js_on_load.startswith("const a = [element, trigger, props, server, upload, watch]") for v in scripted)
+    text = bundle_path(demo).read_text("utf-8")
+    names = {v.js_on_load.split('L.run("')[1].split('"')[0] for v in scripted}
+    assert all(f'"{n}": function (element, trigger, props, server, upload, watch)' in text for n in names)
+    assert ".lens" in text and "#attention" in text  # the views' styles travel in it, scoped by their elem_id
+    if shutil.which("node") is None:
+        pytest.skip("no node to compile the script with")
+    r = subprocess.run(["node", "--check", str(bundle_path(demo))], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_what_the_first_screen_lacks_waits_for_its_tab_or_accordion(demo):
+    from ui.first_load import first_screen_types, gates
+    config = demo.config
+    by_id = {c["id"]: c for c in config["components"]}
+    where = gates(demo)
+    eager = first_screen_types(where)
+    assert {"checkboxgroup", "dataframe", "plot", "markdown", "file", "number"}.isdisjoint(eager), eager
+    for c, gate in where.items():
+        if c.get_block_name() in ("checkboxgroup", "dataframe", "plot", "file", "number"):
+            assert gate is not None and by_id[c._id]["props"]["visible"] is False, (c.elem_id, gate)
+    ablate = next(c for c in where if c.elem_id == "ablate_enc")
+    restores = [d for d in config["dependencies"] if (where[ablate]._id, "select") in map(tuple, d["targets"])]
+    assert len(restores) == 1 and ablate._id in restores[0]["outputs"] and not restores[0]["backend_fn"]
+    visible = json.loads(restores[0]["js"].split("return ")[-1].rstrip("; }"))
+    assert all(u == "opened" or u["visible"] in (True, "hidden") for u in visible)
