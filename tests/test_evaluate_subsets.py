@@ -38,3 +38,24 @@ def test_the_english_german_split_holds_out_the_same_pairs():
     assert turned.test == [(e, d) for d, e in sp.test] and turned.train == [(e, d) for d, e in sp.train]
     assert C.oriented(sp, "de") is sp
     assert not {e for e, _ in turned.test} & {e for e, _ in turned.train}
+
+
+def test_concat_scores_longer_inputs_made_of_the_splits_pairs(tiny_trained, tiny_dir, tmp_path, capsys, monkeypatch):
+    """evaluate --concat N: N concatenations of 2-3 of the split's pairs (the same every time), recorded apart."""
+    import shutil
+    from transformer import evaluate
+    from transformer.metrics import read_metrics
+    ck = tmp_path / "ck"
+    shutil.copytree(tiny_trained, ck)
+    scored, score = [], evaluate.evaluate
+    monkeypatch.setattr(evaluate, "evaluate", lambda tr, pairs, *a: scored.append(pairs) or score(tr, pairs, *a))
+    common = ["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--split", "val", "--device", "cpu"]
+    long = evaluate.main(common + ["--concat", "7", "--save"])
+    assert long["sentences"] == 7 and "7 concatenations" in capsys.readouterr().out
+    split = C.load_split("val", tiny_dir)
+    for src, tgt in scored[0]:  # each one 2-3 of the split's pairs, sources and references in the same order
+        parts = [p for p in split if p[0] in src]
+        assert 2 <= len(parts) <= 3 and len(src) >= sum(len(p[0]) for p in parts) and tgt.count(".") >= 2
+    again = evaluate.main(common + ["--concat", "7"])
+    assert scored[1] == scored[0] and again["bleu"] == long["bleu"]
+    assert set(read_metrics(ck)["test"]) == {"val+concat7/greedy"}

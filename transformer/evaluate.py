@@ -108,12 +108,18 @@ def main(argv=None):
     p.add_argument("--subsets", action="store_true",
                    help=f"also score the sentences of {LONG_WORDS}+ words and those whose source (lowercased, "
                         "punctuation removed) occurs in no training pair (Tatoeba's training part + Multi30k train)")
+    p.add_argument("--concat", type=int, default=0, metavar="N",
+                   help="score N concatenations of 2-3 of the split's pairs instead (seed 0: the same every time): "
+                        "inputs longer than the split has, every part of them held out as the split is")
     a = p.parse_args(argv)
     tr, pairs = load_model_and_split(a.checkpoint, a.device, a.data_dir, a.split, a.threads, a.tatoeba)
+    if a.concat:
+        pairs = C.concatenations(pairs, a.concat, seed=0)
     r = evaluate(tr, pairs, a.batch_size, a.beam)
     hyps = r.pop("hypotheses")
     mode = "greedy" if a.beam == 1 else f"beam {a.beam}"
-    print(f"{a.split} ({r['sentences']} sentences, {mode}, {describe(tr.device)})")
+    split = f"{a.split}, {a.concat} concatenations of 2-3 pairs" if a.concat else a.split
+    print(f"{split} ({r['sentences']} sentences, {mode}, {describe(tr.device)})")
     print(f"  sacreBLEU (cased)      {r['bleu']:.2f}")
     print(f"  sacreBLEU (lowercased) {r['bleu_lc']:.2f}")
     print(f"  chrF                   {r['chrf']:.2f}")
@@ -131,7 +137,8 @@ def main(argv=None):
     if a.output:
         Path(a.output).write_text("\n".join(hyps) + "\n")
     if a.save:
-        update_metrics(a.checkpoint, {"test": {f"{a.split}/{'greedy' if a.beam == 1 else f'beam{a.beam}'}": r}})
+        name = f"{a.split}+concat{a.concat}" if a.concat else a.split
+        update_metrics(a.checkpoint, {"test": {f"{name}/{'greedy' if a.beam == 1 else f'beam{a.beam}'}": r}})
     return r
 
 
