@@ -71,7 +71,7 @@ def learned_tab(checkpoint_dir):
     tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None], config=config),
                          config=config)
     with gr.Blocks() as demo:
-        tab.build(SimpleNamespace(tr=tr), demo)
+        tab.build(SimpleNamespace(tr=tr), lambda fn, inputs, outputs: None)  # when_opened: first_load wires it
     by_id = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
     return demo, by_id
 

@@ -135,8 +135,14 @@ def test_arch_strip_follows_and_selects(page, translator):
 
 # -- 11: switched-off heads: their weights are computed, their outputs zeroed --------------------------------
 
+TAB_IDS = {"Head ablation": "tab_ablation", "Beam search": "tab_beam", "Across layers": "tab_layers"}
+
+
 def open_tab(page, name):
+    """Select a tab; a tab whose Markdown is loaded when first opened (ui/first_load.py): until its text shows."""
     page.get_by_role("tab", name=name).click()
+    if name in TAB_IDS:
+        page.wait_for_selector(f"#{TAB_IDS[name]} .prose", state="visible", timeout=30000)
 
 
 def test_switched_off_heads_are_greyed_and_said_so(page, translator):
