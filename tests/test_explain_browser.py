@@ -141,8 +141,9 @@ TAB_IDS = {"Head ablation": "tab_ablation", "Beam search": "tab_beam", "Across l
 def open_tab(page, name):
     """Select a tab; a tab whose Markdown is loaded when first opened (ui/first_load.py): until its text shows."""
     page.get_by_role("tab", name=name).click()
-    if name in TAB_IDS:
+    if name in TAB_IDS:  # every Markdown of the tab drawn (each is shown by the tab's first-open event)
         page.wait_for_selector(f"#{TAB_IDS[name]} .prose", state="visible", timeout=30000)
+        page.wait_for_timeout(500)
 
 
 def test_switched_off_heads_are_greyed_and_said_so(page, translator):
@@ -150,6 +151,7 @@ def test_switched_off_heads_are_greyed_and_said_so(page, translator):
     L, H = len(translator.model.decoder), translator.config.n_heads
     off = [(L - 1, 0), (L - 1, H - 1)]
     open_tab(page, "Head ablation")
+    page.wait_for_function("document.querySelector('#tab_ablation').innerText.includes('zeroed')", timeout=30000)
     intro = page.inner_text("#tab_ablation")
     assert "computes its attention weights" in intro and "zeroed" in intro, intro[:600]
     for l, h in off:
