@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 import torch
@@ -21,9 +21,7 @@ from torch import Tensor
 
 from .attention import KVCache
 from .capture import AttentionMaps, AttentionRecorder, HeadAblation, host_arrays
-
-if TYPE_CHECKING:
-    from .decoding import Translator
+# "Translator" in the annotations below is transformer.decoding.Translator, named but not imported (no import circle)
 
 TOPK_MAX = 50
 
