@@ -98,3 +98,29 @@ def pick(page, kind=None, layer=None, head=None):
             n = renders(page)
             page.select_option(f"#attention [data-role={role}]", value if value == "mean" else str(value + 1))
             wait_render(page, n)
+
+
+def open_fold(page, elem_id):
+    """Open the fold #elem_id (ui/panels.py) unless it is open; wait for its column."""
+    if page.get_attribute(f"#{elem_id} button.al-fold", "aria-expanded") != "true":
+        page.click(f"#{elem_id} button.al-fold")
+    page.wait_for_selector(f"#{elem_id}_body", state="visible", timeout=20000)
+
+
+def settings(page):
+    """The Translate tab's k slider and word toggle (folded under the view): open, and their inputs drawn."""
+    open_fold(page, "settings")
+    page.wait_for_selector("#k input[type=range]", timeout=20000)
+    page.wait_for_selector("#words input", timeout=20000)
+
+
+def model_label(page) -> str:
+    """The label of the model the picker (#model, ui/controls.py select) shows."""
+    return page.eval_on_selector("#model select", "s => s.selectedOptions[0].textContent")
+
+
+def choose_model(page, label):
+    """Pick a model in the picker as a user does; wait until the box speaks its language."""
+    page.select_option("#model select", label=label)
+    page.wait_for_function(f"document.querySelector('#source textarea').placeholder.includes('{label.split()[0]}')",
+                           timeout=20000)

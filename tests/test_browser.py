@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.browser import chips, click, go, open_app, pick, renders, start, step_no, stepped, view, wait_render
+from tests.browser import (chips, click, go, open_app, pick, renders, settings, start, step_no, stepped, view,
+                           wait_render)
 from transformer import analysis
 
 pytestmark = pytest.mark.browser
@@ -48,6 +49,7 @@ def test_step_to_eos_matches_translate(page, translator):
 def test_steps_need_no_server(page, translator):
     """After Start the server may as well be gone: Step, Back, the slider, the keys and Play still work."""
     start(page, SENTENCE)
+    settings(page)  # the k slider and the word toggle: their code comes when their fold first opens
     last = len(translator.start(SENTENCE).run().positions) - 1
     sent = []
     page.on("request", lambda r: sent.append(r.url))
@@ -271,6 +273,7 @@ def test_word_toggle_and_export_buttons(page, translator):
     start(page, SENTENCE)
     t = 5
     go(page, t)
+    settings(page)
     n = renders(page)
     page.check("#words input")
     wait_render(page, n)

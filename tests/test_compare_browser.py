@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.browser import open_app, serve
+from tests.browser import choose_model, open_app, serve
 from ui.compare_tab import PAIRS
 
 pytestmark = pytest.mark.browser
@@ -110,7 +110,7 @@ def test_an_example_pair_fills_both_boxes(page, translator):
     a1, b1, _ = PAIRS["de"][1]
     page.click("#compare_pairs")
     page.get_by_role("option", name=f"{a1}  |  {b1}", exact=False).click()
-    page.wait_for_function(f"document.querySelector('#compare_a textarea').value === {json.dumps(a1)}", timeout=10000)
+    page.wait_for_function(f"document.querySelector('#compare_a textarea')?.value === {json.dumps(a1)}", timeout=10000)
     assert page.input_value("#compare_b textarea") == b1
     start_both(page)
     page.click("#compare [data-role=step]")
@@ -133,11 +133,10 @@ def test_the_compare_tab_follows_the_chosen_model(tiny_trained, tiny_en_de_dir, 
     two = [Translator.load(tiny_trained, "cpu"), Translator.load(tiny_en_de_dir, "cpu")]
     with serve(two) as url:
         page = open_app(b, url, 1280, 800)
-        page.click("#model")
-        page.get_by_role("option", name="English → German").click()
+        choose_model(page, "English → German")
         page.get_by_role("tab", name="Compare").click()
         a, b2, _ = PAIRS["en"][0]
-        page.wait_for_function(f"document.querySelector('#compare_a textarea').value === {json.dumps(a)}",
+        page.wait_for_function(f"document.querySelector('#compare_a textarea')?.value === {json.dumps(a)}",
                                timeout=20000)
         assert page.input_value("#compare_b textarea") == b2
         start_both(page)

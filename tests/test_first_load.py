@@ -45,11 +45,29 @@ def test_what_the_first_screen_lacks_waits_for_its_tab_or_accordion(demo):
     where = gates(demo)
     eager = first_screen_types(where)
     assert {"checkboxgroup", "dataframe", "plot", "markdown", "file", "number"}.isdisjoint(eager), eager
+    # and none of the types whose code the first screen used to fetch (issue #29 item 1: ui/panels.py, controls.py)
+    assert {"button", "dropdown", "slider", "checkbox", "accordion", "tabs", "tabitem", "row"}.isdisjoint(eager), eager
     for c, gate in where.items():
         if c.get_block_name() in ("checkboxgroup", "dataframe", "plot", "file", "number"):
             assert gate is not None and by_id[c._id]["props"]["visible"] is False, (c.elem_id, gate)
     ablate = next(c for c in where if c.elem_id == "ablate_enc")
-    restores = [d for d in config["dependencies"] if (where[ablate]._id, "select") in map(tuple, d["targets"])]
+    flag = where[ablate].opener.__self__.flag  # the tab's box the tab bar writes (ui/panels.py)
+    restores = [d for d in config["dependencies"] if (flag._id, "change") in map(tuple, d["targets"])
+                and not d["backend_fn"]]
     assert len(restores) == 1 and ablate._id in restores[0]["outputs"] and not restores[0]["backend_fn"]
     visible = json.loads(restores[0]["js"].split("return ")[-1].rstrip("; }"))
     assert all(u == "opened" or u["visible"] in (True, "hidden") for u in visible)
+
+
+def test_no_server_event_writes_a_box_with_a_validator(demo):
+    """Gradio keeps a loading status for every component a server event has written and replaces it at each later
+    server event's status, wiping a validator's message there (Start's "input is empty" vanished whenever the
+    language hint's request finished after Start's check). The sentence box and the reference box are written by
+    the browser alone, from a relay box (ui/translate_tab.boxes_relay)."""
+    config = demo.config
+    boxes = {c["id"] for c in config["components"] if c["props"].get("elem_id") in ("source", "reference")}
+    assert len(boxes) == 2
+    writers = [d["api_name"] for d in config["dependencies"] if d["backend_fn"] and boxes & set(d["outputs"])]
+    assert writers == []
+    relayed = [d for d in config["dependencies"] if not d["backend_fn"] and boxes <= set(d["outputs"])]
+    assert len(relayed) == 1  # the relay's js-only copy

@@ -15,8 +15,9 @@ def page(tiny_page):
 def test_picking_an_example_starts_it(page):
     from transformer.data import read_examples
     first = read_examples()[0]
-    page.click("#examples")
-    page.get_by_role("option").filter(has_text=first).first.click()
+    label = page.eval_on_selector_all("#examples option", f"os => os.map(o => o.textContent)"
+                                      f".find(t => t.startsWith({first!r}))")
+    page.select_option("#examples select", label=label)
     page.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
                            timeout=30000)
     assert page.input_value("#source textarea") == first
@@ -26,11 +27,12 @@ def test_picking_an_example_starts_it(page):
 
 def test_how_to_use_it_opens_without_moving_the_view(page):
     y = page.locator("#sentence_row").bounding_box()["y"]
-    page.click("#howto .label-wrap")
-    page.wait_for_timeout(800)
-    assert "Pick the model" in page.inner_text("#howto")
+    page.click("#howto button")
+    page.wait_for_selector("#howto_body", state="visible", timeout=20000)
+    page.wait_for_function("document.querySelector('#howto_body').innerText.includes('Pick the model')",
+                           timeout=20000)
     assert abs(page.locator("#sentence_row").bounding_box()["y"] - y) < 4
-    page.click("#howto .label-wrap")
+    page.click("#howto button")
 
 
 def test_before_start_the_view_says_what_it_will_show(page):
@@ -44,3 +46,23 @@ def test_before_start_the_view_says_what_it_will_show(page):
     assert "diagonal" in page.inner_text("#attention [data-role=intro]") and page.evaluate(controls) == "hidden"
     start(page, "Ein Hund rennt.")
     assert page.is_hidden("#attention [data-role=intro]") and page.evaluate(controls) == "visible"
+
+
+def test_the_tab_bar_is_a_tablist_whose_keys_move_along_and_keep_each_tab(page):
+    """ui/panels.py's bar: a click or ← / → / Home / End choose a tab; the tab left keeps what it showed."""
+    from tests.browser import start
+    start(page, "Ein Hund rennt.")
+    seq = page.evaluate("window.__lens.state.traj.seq")
+    selected = "() => document.querySelector('#tab_bar button[aria-selected=true]').textContent"
+    page.click("#tab_bar button[data-name='Translate']")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#tab_compare", state="visible", timeout=20000)
+    assert page.evaluate(selected) == "Compare" and not page.is_visible("#tab_translate")
+    page.keyboard.press("End")
+    page.wait_for_selector("#tab_model", state="visible", timeout=20000)
+    assert page.evaluate(selected) == "Model" and not page.is_visible("#tab_compare")
+    page.keyboard.press("Home")
+    page.wait_for_selector("#tab_translate", state="visible", timeout=20000)
+    assert page.evaluate(selected) == "Translate" and page.is_visible("#attention .lens")
+    assert page.evaluate("window.__lens.state.traj.seq") == seq  # the view kept its sentence
+    assert page.errors == []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.browser import chips, click, open_app, pick, renders, start, step_no, view, wait_render
+from tests.browser import chips, click, open_app, pick, renders, settings, start, step_no, view, wait_render
 from transformer.beam import beam_search
 from transformer.checkpoint import DEFAULT_CHECKPOINT
 from transformer.data import read_examples
@@ -215,6 +215,7 @@ def test_reference_is_stepped_like_a_decoding_and_left_with_a_button(page, trans
     assert step_no(page) == last and chips(page) == pieces
     assert "reference" in page.inner_text("#attention [data-role=status]").lower()
     # Back, the keys, the slider and Play move through the reference, with its teacher-forced top-k
+    settings(page)
     k = int(float(page.input_value("#k input[type=number]")))
     click(page, "#back")
     assert step_no(page) == last - 1 and chips(page) == pieces[:last]

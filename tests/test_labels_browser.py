@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import start, view
+from tests.browser import settings, start, view
 
 pytestmark = pytest.mark.browser
 
@@ -32,6 +32,7 @@ def test_across_layers_labels_rows_as_the_translate_view_does(page):
 def test_inside_this_head_says_it_stays_in_pieces_when_words_are_merged(page):
     start(page, "Ein Hund rennt.")
     assert "in pieces" not in page.inner_text("#inside [data-role=title]")
+    settings(page)
     page.check("#words input")
     page.wait_for_function("document.querySelector('#inside [data-role=title]').textContent.includes('in pieces')",
                            timeout=20000)

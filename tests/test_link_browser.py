@@ -8,7 +8,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
-from tests.browser import click, go, open_app, pick, serve, start, view
+from tests.browser import click, go, model_label, open_app, pick, serve, start, view
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ich liebe dich."
@@ -48,7 +48,7 @@ def test_a_handmade_link_opens_that_view(served_browser):
     v = view(page)
     assert (v["kind"], v["layer"], v["head"], v["step"]) == ("cross", 1, 2, 2)
     assert "layer 2 · head 3" in v["title"]
-    assert page.input_value("#source textarea") == SENTENCE and page.input_value("#model input") == "German → English"
+    assert page.input_value("#source textarea") == SENTENCE and model_label(page) == "German → English"
     assert note(page) == "" and tab_shown(page) == "Translate"
     no_tour(page)
     assert page.errors == []
@@ -145,7 +145,7 @@ def test_a_link_survives_the_login_page_and_picks_its_model(two, served_browser)
         page.get_by_role("button", name="Login").click()  # Gradio's login reloads the page: the query stays
         page.wait_for_function("window.__link && window.__link.opened === true", timeout=90000)
         assert "model=en-de" in page.url
-        assert page.input_value("#model input") == "English → German"
+        assert model_label(page) == "English → German"
         assert page.evaluate("window.__lens.state.traj.p.languages") == ["en", "de"]
         assert page.evaluate("[window.__lens.state.kind, window.__lens.state.layer, window.__lens.state.head, "
                              "window.__lens.state.t]") == ["encoder_self", 1, 0, 1]

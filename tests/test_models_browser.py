@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import browser, chips, open_app, require_chromium, serve, start
+from tests.browser import browser, chips, choose_model, model_label, open_app, require_chromium, serve, start
 
 pytestmark = pytest.mark.browser
 DE, EN = "Ein Hund rennt.", "A dog runs."
@@ -23,11 +23,7 @@ def page(two):
         yield open_app(b, url, 1280, 800)
 
 
-def choose(page, label):
-    page.click("#model")
-    page.get_by_role("option", name=label).click()
-    page.wait_for_function(f"document.querySelector('#source textarea').placeholder.includes('{label.split()[0]}')",
-                           timeout=20000)
+choose = choose_model  # tests/browser.py
 
 
 def tab(page, name):
@@ -36,7 +32,7 @@ def tab(page, name):
 
 def test_the_picker_changes_every_tabs_model(page, two):
     de, en = two
-    assert page.input_value("#model input") == "German → English"
+    assert model_label(page) == "German → English"
     choose(page, "English → German")
     assert "English sentence" in page.get_attribute("#source textarea", "placeholder")
     start(page, EN)
@@ -47,7 +43,7 @@ def test_the_picker_changes_every_tabs_model(page, two):
     tab(page, "Head ablation")
     page.locator("#ablate_cross").get_by_label("L1 H1").check()
     page.click("#ablate_run")
-    page.wait_for_function("document.querySelector('#intact_translation textarea').value !== ''", timeout=30000)
+    page.wait_for_function("document.querySelector('#intact_translation textarea')?.value !== ''", timeout=30000)
     assert page.input_value("#intact_translation textarea") == DE
 
     tab(page, "Beam search")
@@ -75,7 +71,7 @@ def test_the_picker_changes_every_tabs_model(page, two):
 
 
 def test_the_hint_notices_english_and_its_click_switches_and_starts(page, two):
-    if page.input_value("#model input") != "German → English":
+    if model_label(page) != "German → English":
         choose(page, "German → English")
     page.fill("#source textarea", "The weather is nice today.")
     page.wait_for_function("document.querySelector('#language_hint') && document.querySelector('#language_hint')"
@@ -85,7 +81,7 @@ def test_the_hint_notices_english_and_its_click_switches_and_starts(page, two):
     page.click("#language_switch")
     page.wait_for_function(f"window.__lens.state.traj && window.__lens.state.traj.seq !== {seq or 'null'}",
                            timeout=30000)
-    assert page.input_value("#model input") == "English → German"
+    assert model_label(page) == "English → German"
     assert page.evaluate("window.__lens.state.traj.p.languages") == ["en", "de"]
     assert page.evaluate("window.__lens.state.traj.p.input") == "The weather is nice today."
     # English is this model's language now (the tiny test model's vocabulary may still find the words unknown)

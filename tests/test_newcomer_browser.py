@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.browser import chips, open_app, pick, renders, serve, start, step_no, wait_render
+from tests.browser import chips, choose_model, open_app, pick, renders, serve, start, step_no, wait_render
 from transformer.checkpoint import LOG
 from transformer.figures import label
 from transformer.metrics import read_metrics
@@ -64,7 +64,7 @@ def compare(page, labels: dict[str, list[str]] | None = None, button="#ablate_ru
     page.click(button)
     page.wait_for_function(f"(window.__lensViews['attention_ablated'] || {{renders: 0}}).renders > {n}",
                            timeout=60000)
-    page.wait_for_function("document.querySelector('#ablate_note textarea').value.includes('switched off')",
+    page.wait_for_function("document.querySelector('#ablate_note textarea')?.value.includes('switched off')",
                            timeout=20000)
 
 
@@ -121,7 +121,7 @@ def test_a_new_sentence_clears_what_the_old_one_left_in_every_tab(page, translat
     start(page, STATION)
     tab(page, "Head ablation")
     assert STATION in page.inner_text("#ablate_sentence")
-    page.wait_for_function("document.querySelector('#ablate_note textarea').value.includes('Press Compare')",
+    page.wait_for_function("document.querySelector('#ablate_note textarea')?.value.includes('Press Compare')",
                            timeout=20000)
     assert page.input_value("#intact_translation textarea") == ""
     assert page.input_value("#ablated_translation textarea") == ""
@@ -376,14 +376,11 @@ def test_switching_the_model_clears_what_the_old_one_left(two_page):
     compare(page, {"cross": ["L1 H1"]})
     assert page.input_value("#intact_translation textarea") != ""
     tab(page, "Translate")
-    page.click("#model")
-    page.get_by_role("option", name="English → German").click()
-    page.wait_for_function("document.querySelector('#source textarea').placeholder.includes('English')",
-                           timeout=20000)
+    choose_model(page, "English → German")
     tab(page, "Across layers")
     wait_matrix(page, None, 20)  # not the German sentence's alignment
     tab(page, "Head ablation")
-    page.wait_for_function("document.querySelector('#ablate_note textarea').value.includes('Press Compare')",
+    page.wait_for_function("document.querySelector('#ablate_note textarea')?.value.includes('Press Compare')",
                            timeout=20000)
     assert page.input_value("#intact_translation textarea") == ""
     tab(page, "Translate")

@@ -7,6 +7,7 @@ import gradio as gr
 from . import handlers as h
 from .attribution_views import ALIGN_METHODS, alignment_headers
 from .components import CONC, Ctx
+from .panels import Panel
 
 # the position of the whole trajectory the Translate view holds (not only up to its step): its last position
 WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attention, d = v && v.state && v.state.traj; "
@@ -14,7 +15,7 @@ WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attenti
          "return a.slice(0, 3); }")
 
 
-def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
+def build(ctx: Ctx, tab: Panel | None = None) -> None:
     """The section and its events: when the tab is selected and when the method changes (not on every step: it is
     of the whole sentence)."""
     gr.Markdown("### Word alignment of the whole sentence, by three methods\n"

@@ -9,12 +9,15 @@ import gradio as gr
 from transformer.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
-from . import compare_tab, link
+from . import compare_tab, controls, link, panels
 from . import first_load, fresh
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
 from .models import LOOK_FOR, Models
 
 # gr.HTML, not gr.Markdown: no Markdown on the first screen spares its code (7 files) until a Markdown is shown
+# (and no gr.Row, gr.Tabs, gr.Accordion, gr.Button or gr.Dropdown either: ui/panels.py, ui/controls.py)
+TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Head atlas",
+        "Attention being learned", "Model"]
 TITLE = "<p><strong>attention-lens</strong> · Watch a Transformer translate, token by token, head by head.</p>"
 INTRO = ("**1.** Pick the model (German → English or English → German), type or pick a sentence in its language "
          "and press **Start** (each example shows its translation). **2.** Press **Step ▶** (or ← / →, the "
@@ -33,40 +36,40 @@ def build_demo(translators) -> gr.Blocks:
     plotly_src = f"/gradio_api/file={VENDOR}/plotly-cartesian.min.js"  # loaded by lens.js to export a figure
     page = first_load.Page()  # what the first page load leaves for later (ui/first_load.py)
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
-        with gr.Row(equal_height=True, elem_id="intro"):  # one line: the Translate view must fit a laptop screen
+        with panels.row(elem_id="intro"):  # one line: the Translate view must fit a laptop screen
             gr.HTML(TITLE, elem_id="title", padding=False)
-            picker = gr.Dropdown(models.choices(), value=models.default, label="Model", show_label=False,
-                                 container=False, elem_id="model", scale=0, min_width=200, filterable=False,
-                                 interactive=len(models) > 1)
+            picker = controls.select(models.choices(), models.default, elem_id="model", label="Model", scale=0,
+                                     min_width=200, interactive=len(models) > 1)
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
-            with gr.Column(scale=0, min_width=180):
-                with gr.Accordion("How to use it", open=False, elem_id="howto"):
+            with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
+                with panels.fold("How to use it", elem_id="howto"):
                     gr.Markdown(INTRO)
         tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
         ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
                   model=picker)
         per_model = {}  # tabs whose content is the model's own (atlas, history, card): one group per model
-        with gr.Tab("Translate"):
+        tabs = panels.Tabs(TABS)
+        with tabs.tab("Translate", elem_id="tab_translate"):
             translate_tab.build(ctx)
-        with gr.Tab("Compare", elem_id="tab_compare"):
+        with tabs.tab("Compare", elem_id="tab_compare"):
             compare_tab.build(ctx)
-        with gr.Tab("Head ablation", elem_id="tab_ablation"):
+        with tabs.tab("Head ablation", elem_id="tab_ablation"):
             ablation_tab.build(ctx)
-        with gr.Tab("Beam search", elem_id="tab_beam"):
+        with tabs.tab("Beam search", elem_id="tab_beam"):
             beam_tab.build(ctx)
-        with gr.Tab("Across layers", elem_id="tab_layers") as tab_layers:
+        with tabs.tab("Across layers", elem_id="tab_layers") as tab_layers:
             layers_tab.build(ctx, tab_layers)
-        with gr.Tab("Head atlas", elem_id="tab_atlas"):
+        with tabs.tab("Head atlas", elem_id="tab_atlas"):
             for key, m in models:
                 with gr.Column(visible=key == models.default) as col:
                     atlas_tab.build(dataclasses.replace(ctx, tr=m), atlas_tab.load_atlas(m))
                 per_model.setdefault(key, []).append(col)
-        with gr.Tab("Attention being learned", elem_id="tab_learned") as tab_learned:
+        with tabs.tab("Attention being learned", elem_id="tab_learned") as tab_learned:
             for key, m in models:
                 with gr.Column(visible=key == models.default) as col:
-                    learned_tab.build(dataclasses.replace(ctx, tr=m), partial(page.when_opened, tab_learned))
+                    learned_tab.build(dataclasses.replace(ctx, tr=m), partial(page.when_opened, tab_learned.column))
                 per_model[key].append(col)
-        with gr.Tab("Model"):
+        with tabs.tab("Model", elem_id="tab_model"):
             for key, m in models:
                 with gr.Column(visible=key == models.default) as col:
                     model_tab.build(dataclasses.replace(ctx, tr=m))

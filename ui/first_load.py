@@ -177,10 +177,19 @@ def bundle(demo: gr.Blocks) -> str:
 
 # -- what the first screen does not show -----------------------------------------------------------------------------
 
-def gates(demo: gr.Blocks) -> dict[Component, BlockContext | None]:
-    """Every component in the page's layout -> the innermost tab not shown first, or closed accordion, it is in
-    (None: on the first screen, shown or not)."""
-    out: dict[Component, BlockContext | None] = {}
+def opener(block):
+    """The event of a gate's opening (the tab's select, the fold's expand), or None for a block that is no gate."""
+    if isinstance(block, gr.Tab):
+        return block.select
+    if isinstance(block, gr.Accordion):
+        return block.expand
+    return getattr(block, "opener", None)  # ui/panels.py: a tab's or a fold's column
+
+
+def gates(demo: gr.Blocks) -> dict:
+    """Every block in the page's layout (component or layout) -> the innermost tab not shown first, closed
+    accordion, or panel not shown (ui/panels.py) it is in (None: on the first screen, shown or not)."""
+    out: dict = {}
 
     def first_tabs(block) -> set:
         """The tab shown first in each run of tabs among `block`'s children (Gradio wraps a run of gr.Tab in one
@@ -205,8 +214,9 @@ def gates(demo: gr.Blocks) -> dict[Component, BlockContext | None]:
                 g = child
             elif isinstance(child, gr.Accordion) and not child.open:
                 g = child
-            if isinstance(child, Component):
-                out[child] = g
+            elif getattr(child, "opener", None) is not None and child.visible is False:
+                g = child
+            out[child] = gate if g is child else g  # a gate itself is on its parent's screen
             if isinstance(child, BlockContext):
                 walk(child, g)
 
@@ -257,6 +267,8 @@ def defer(demo: gr.Blocks, opened: list) -> dict:
     for gate, fn, inputs, outputs in opened:
         work.setdefault(gate, []).append((fn, inputs, outputs))
     for c, g in where.items():
+        if not isinstance(c, Component):
+            continue
         raw = c.constructor_args.get("value", c.value)  # what the builder gave, as an event's answer is
         if g is not None and c not in writes and not callable(raw) and value_size(c) > BIG_VALUE:
             c.value = None
@@ -269,7 +281,7 @@ def defer(demo: gr.Blocks, opened: list) -> dict:
             for fn, inputs, outputs in work[g]:
                 flag.change(fn, inputs, outputs, api_visibility="private", show_progress="hidden",
                             concurrency_limit=None)
-        trigger = g.select if isinstance(g, gr.Tab) else g.expand
+        trigger = opener(g)
         outs = [c for c, _ in parts] + ([flag] if flag is not None else [])
         trigger(None, None, outs, js=restore_js(str(g._id), [v for _, v in parts], flag is not None),
                 show_progress="hidden")

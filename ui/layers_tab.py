@@ -9,9 +9,10 @@ from . import alignment_panel, handlers as h
 from . import fresh
 from .components import CONC, Ctx, live_position, started_sentence
 from .models import of_session
+from .panels import Panel
 
 
-def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
+def build(ctx: Ctx, tab: Panel | None = None) -> None:
     """Show computes on demand (and is the API's /layers); the tab also follows the Translate view by itself:
     when it is selected, when the view's step changes while it is shown (lens_player.js fires the view's "select"
     event then), and when the layer or threshold changes."""

@@ -97,11 +97,10 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
         data = (evt._data or {}) if evt is not None else {}
         data = data if isinstance(data, dict) else {}
         key, started, notes = opened(models, data.get("text"), data.get("model"), now, kk, ww)
-        updates = model_parts(key)
         answer = {"id": data.get("id"), "ok": started is not None, "notes": notes}
         if started is None:
-            return [key] + [gr.update()] * 4 + updates + [answer]
-        updates[0]["value"] = data.get("text")  # the box holds the linked sentence, as if typed
-        return [key, *started] + updates + [answer]
+            return [key] + [gr.update()] * 4 + model_parts(key) + [answer]
+        # the box holds the linked sentence, as if typed
+        return [key, *started] + model_parts(key, text=data.get("text")) + [answer]
 
     parts.box.click(on_link, [ctx.model, c.k, c.words], outs, api_visibility="private", **CONC)

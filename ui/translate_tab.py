@@ -6,6 +6,8 @@ endpoints stay for gradio_client users (/step /run /back /reset /goto /topk), on
 """
 from __future__ import annotations
 
+import itertools
+import json
 from functools import partial
 from types import SimpleNamespace
 
@@ -16,7 +18,8 @@ from transformer.language import hint as language_hint
 from transformer.language import name
 
 from . import arch, handlers as h
-from . import attribution_panel, inside_panel
+from . import attribution_panel, inside_panel, panels
+from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
 from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position, started_sentence
 from .models import of_session
 
@@ -67,7 +70,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
     the inside panel over the architecture strip; then the translation so far, the settings and the rarer tools.
     Returned by name."""
     c = sentence_row(ctx)
-    with gr.Row(equal_height=False, elem_id="translate_main"):
+    with panels.row(elem_id="translate_main"):
         with gr.Column(scale=1, min_width=440):
             c.topk = gr.HTML(None, html_template='<div class="topk-row"><span class="topk-head"><b>Next piece, top-k'
                              '</b> (click one to force it):</span><div class="topk-list"></div></div>'
@@ -78,31 +81,31 @@ def controls(ctx: Ctx) -> SimpleNamespace:
             c.inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
             arch.strip(ctx)  # the model's layers, the map shown highlighted (assets/arch.js)
             c.attribution = attribution_panel.panel(ctx)  # ALTI+ / saliency on the map (assets/attribution.js)
-    with gr.Row(equal_height=False, elem_id="translate_tools"):
+    with panels.row(elem_id="translate_tools"):
         tools(ctx, c)
     hidden_parts(c)
     return c
 
 
 def sentence_row(ctx: Ctx) -> SimpleNamespace:
-    """The sentence, the examples (a dropdown) and the five buttons in one row; a hint under it while the box
+    """The sentence, the examples (a picker) and the five buttons in one row; a hint under it while the box
     holds a sentence that was not started (assets/sentence.js)."""
     words = language_words(ctx.tr)
-    with gr.Row(equal_height=True, elem_id="sentence_row"):
+    with panels.row(equal_height=True, elem_id="sentence_row"):
         source = gr.Textbox(label=words["label"], show_label=False, container=False, elem_id="source", lines=1,
                             max_lines=4, max_length=2000, scale=6, min_width=280, placeholder=words["placeholder"])
-        examples = gr.Dropdown(words["examples"], value="", label="Examples", show_label=False,
-                               container=False, elem_id="examples", scale=3, min_width=200, filterable=False)
-        b_start = gr.Button("Start", variant="primary", elem_id="start", scale=0, min_width=80)
-        b_reset = gr.Button("Reset", elem_id="reset", scale=0, min_width=72)
-        b_back = gr.Button("◀ Back", elem_id="back", scale=0, min_width=80)
-        b_step = gr.Button("Step ▶", elem_id="step", scale=0, min_width=80)
-        b_run = gr.Button("Run ▶▶", elem_id="run", scale=0, min_width=80)
+        examples = drawn.select(words["examples"], "", elem_id="examples", label="Examples", scale=3,
+                                   min_width=200)
+        b_start = drawn.button("Start", "start", "primary", scale=0, min_width=80)
+        b_reset = drawn.button("Reset", "reset", scale=0, min_width=72)
+        b_back = drawn.button("◀ Back", "back", scale=0, min_width=80)
+        b_step = drawn.button("Step ▶", "step", scale=0, min_width=80)
+        b_run = drawn.button("Run ▶▶", "run", scale=0, min_width=80)
     hint = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
     with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
-        # shown with its row: a Markdown shown from the start would load Markdown's code with the first page
-        language_note = gr.Markdown("", elem_id="language_hint", visible=False)
-        language_switch = gr.Button("", elem_id="language_switch", scale=0, min_width=220, size="sm")
+        language_note = gr.HTML("", html_template="<p>{{value}}</p>", elem_id="language_hint", visible=False,
+                                padding=False)
+        language_switch = drawn.button("", "language_switch", "small", scale=0, min_width=220)
     return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
 
 
@@ -134,23 +137,24 @@ def hint_for(models, key, text) -> tuple[str, str | None]:
 
 
 def tools(ctx: Ctx, c: SimpleNamespace) -> None:
-    """Under the view: the translation so far, k and the word toggle, and the rarer tools folded: a reference
+    """Under the view: the translation so far, and folded: the top-k size and the word toggle, a reference
     translation, going to a step, export."""
     with gr.Column(scale=2, min_width=300):
         c.translation = gr.Textbox(label="Translation so far", elem_id="translation", interactive=False, lines=2)
-        c.k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k (top-k list)", elem_id="k"), "top-k")
-        c.words = gr.Checkbox(False, label="merge pieces into words", elem_id="words",
-                              info="sum over a word's key pieces, mean over its query pieces")
-    with gr.Column(scale=2, min_width=300):
-        with gr.Accordion("Inspect a reference translation", open=False):
+    with gr.Column(scale=2, min_width=300, elem_id="translate_folds"):
+        with panels.fold("Top-k size and word merging", elem_id="settings"):
+            c.k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k (top-k list)", elem_id="k"), "top-k")
+            c.words = gr.Checkbox(False, label="merge pieces into words", elem_id="words",
+                                  info="sum over a word's key pieces, mean over its query pieces")
+        with panels.fold("Inspect a reference translation", elem_id="reference_fold"):
             c.ref = gr.Textbox(label=language_words(ctx.tr)["reference"], elem_id="reference", lines=2,
                                max_length=2000)
             c.b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")
-        with gr.Accordion("Go to a step", open=False):
+        with panels.fold("Go to a step", elem_id="goto_fold"):
             c.step_no = checked(gr.Number(0, precision=None, step=1, label="step index (0 = only <s>)",
                                           elem_id="goto_index"), "step index")
             c.b_goto = gr.Button("Go", elem_id="goto")
-        with gr.Accordion("Export the maps", open=False):
+        with panels.fold("Export the maps", elem_id="export_fold"):
             c.b_export = gr.Button("All kinds, layers and heads: .npz + .json + .html", elem_id="export")
             c.files = gr.File(label="Files", file_count="multiple", elem_id="export_files")
 
@@ -161,16 +165,40 @@ def hidden_parts(c: SimpleNamespace) -> None:
     c.piece_in = gr.Textbox(visible=False)
     c.b_force = gr.Button(visible=False)
     c.position = gr.Textbox("", visible="hidden", elem_id="view_pos", label="position shown")
-    with gr.Row(visible=False):  # the API's server-side stepping (gradio_client): same handlers as before
-        c.api = {name: gr.Button(name) for name in ("start", "step", "run", "back", "reset", "goto", "topk",
-                                                         "reference")}
-    c.noop = gr.Button("no-op", visible="hidden", elem_id="noop")  # a Gradio round trip, for benchmarks.ui
+    # the API's server-side stepping (gradio_client): same handlers as before (each hidden itself: a component in
+    # a hidden row is still in the page, and its type's code with it)
+    c.api = {name: gr.Button(name, visible=False) for name in ("start", "step", "run", "back", "reset", "goto",
+                                                                "topk", "reference")}
+    c.noop = drawn.button("no-op", "noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
+    c.boxes = boxes_relay(c.source, c.ref)
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
     # payload (megabytes for a long sentence) on every step
     c.bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
                     elem_id="lens_bus")
     c.glossary = gr.HTML("", html_template="", js_on_load=asset("glossary.js"), visible="hidden",
                          elem_id="glossary")  # the words' meanings where they appear (assets/glossary.js)
+
+
+_BOXES = itertools.count(1)
+BOXES_JS = ("(s) => { const u = s ? JSON.parse(s) : {}; return [u.source, u.ref].map((x) => "
+            "Object.assign({__type__: 'update'}, x || {})); }")
+
+
+def boxes(source: dict | None = None, ref: dict | None = None) -> str:
+    """What the server sets in the sentence box and the reference box (value, label, placeholder), as the relay's
+    value (boxes_relay): a JSON text, new at every call."""
+    return json.dumps({"n": next(_BOXES), "source": source, "ref": ref}, ensure_ascii=False)
+
+
+def boxes_relay(source: gr.Textbox, ref: gr.Textbox) -> gr.Textbox:
+    """A hidden box the server writes instead of the sentence box and the reference box; a js-only event copies
+    what it says into them. Gradio keeps a loading status for every component some server event has written,
+    and any later server event's status replaces it, wiping a validator's message: a box the server had ever
+    written lost Start's "input is empty" whenever another request (the language hint's) finished after Start's
+    check. Written by the browser alone, the boxes keep their messages."""
+    relay = gr.Textbox("", visible=False, elem_id="boxes_relay", label="boxes")
+    relay.change(None, [relay], [source, ref], js=BOXES_JS, show_progress="hidden")
+    return relay
 
 
 def wire_browser(c: SimpleNamespace) -> None:
@@ -194,13 +222,13 @@ def wire_model(ctx: Ctx, per_model: dict) -> None:
     languages; the hint's button switches to the model of the sentence's language and starts it."""
     c, models = ctx.translate, ctx.models
     cleared = [ctx.state, c.translation, c.attention, c.topk]
-    words_out = [c.source, c.examples, c.ref]
+    words_out = [c.boxes, c.examples]  # the box and the reference box through their relay (boxes_relay)
     groups = [col for key in models.by_key for col in per_model.get(key, [])]
 
-    def model_parts(key):
+    def model_parts(key, text=None):
         w = language_words(models.get(key))
-        return [gr.update(label=w["label"], placeholder=w["placeholder"]), gr.update(choices=w["examples"], value=""),
-                gr.update(label=w["reference"])] + [
+        source = {"label": w["label"], "placeholder": w["placeholder"]} | ({} if text is None else {"value": text})
+        return [boxes(source=source, ref={"label": w["reference"]}), gr.update(choices=w["examples"], value="")] + [
             gr.update(visible=k == key) for k in models.by_key for _ in per_model.get(k, [])]
     ctx.model_outputs = (words_out + groups, model_parts)  # a link's model sets these too (ui/link.py)
 
@@ -247,9 +275,9 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     def on_example(example, kk, ww, key=""):  # picking an example puts it in the box and starts it
         if not example:
             return [gr.skip()] * (len(outs) + 1)
-        return [example] + list(h.start(models.get(key), example, kk, ww))
+        return [boxes(source={"value": example})] + list(h.start(models.get(key), example, kk, ww))
 
-    c.start_events.append(c.examples.input(on_example, [c.examples, k, words, model], [source] + outs,
+    c.start_events.append(c.examples.input(on_example, [c.examples, k, words, model], [c.boxes] + outs,
                                            api_visibility="private", **CONC))
     # every other event reads the started sentence, which carries its model (ui/models.py of_session)
     api["step"].click(of_session(h.step), [state, k, words], outs, api_name="step", **FAST)

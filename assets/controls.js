@@ -1,0 +1,21 @@
+// Buttons and pickers drawn by the page itself (ui/controls.py): a gr.Button or gr.Dropdown on the first screen
+// would make the browser fetch Gradio's code for it (7 and 4 files) before the page is ready (issue #29 item 1).
+// A button's click fires this component's click event; a pick in a <select> sets its value (Gradio then fires its
+// change event, as it does for a value the server sends) and fires its input event, as a Dropdown's pick does.
+element.addEventListener("click", (e) => {
+  const b = e.target.closest("button");
+  if (b && element.contains(b) && !b.disabled) trigger("click");
+});
+element.addEventListener("change", (e) => {
+  const s = e.target.closest("select");
+  if (!s || !element.contains(s)) return;
+  props.value = s.value;
+  trigger("input");
+});
+// a value (or choices) the server sends: the <select> shows it. Its options' `selected` attributes follow the
+// template, but a <select> the user has touched keeps the user's pick, whatever its attributes say.
+const sync = () => {
+  const s = element.querySelector("select");
+  if (s && props.value != null && s.value !== String(props.value)) s.value = String(props.value);
+};
+watch(["value", "choices"], () => { sync(); requestAnimationFrame(sync); });

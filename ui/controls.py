@@ -1,0 +1,42 @@
+"""Buttons and pickers drawn by the page's own HTML, for the first screen (issue #29 item 1): each is one gr.HTML
+(assets/controls.js) with the events its Gradio counterpart has, so it is wired the same way.
+
+- `button(label, elem_id, variant)`: `.click(...)` as gr.Button's; its value is its label (gr.update(value=...)
+  relabels it).
+- `select(choices, value, elem_id, label)`: a native <select> of (label, value) pairs; its value is the chosen
+  value; `.input(...)` runs on the user's pick, `.change(...)` on any new value (the user's or the server's), as
+  a gr.Dropdown's; gr.update(choices=[...], value=...) replaces its options.
+Styled with Gradio's own theme variables (assets/layout.css), so they look like the components they replace.
+"""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from .components import asset
+
+# a JS expression escaping `x` for HTML (the templates are JS template strings; the values are ours, escaped anyway)
+ESC = "String({x}).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\"/g, '&quot;')"
+
+
+def button(label: str, elem_id: str, variant: str = "secondary", **kw) -> gr.HTML:
+    """A button (#elem_id) whose click fires the component's click event; kw: scale, min_width, visible, ..."""
+    return gr.HTML(label, html_template=f'<button type="button" class="al-btn {variant}">${{{ESC.format(x="value")}}}'
+                   '</button>', js_on_load=asset("controls.js"), elem_id=elem_id, elem_classes=["al-btn-box"],
+                   padding=False, apply_default_css=False, **kw)
+
+
+def select_template(label: str, disabled: bool = False) -> str:
+    options = ("${choices.map(([l, v]) => `<option value=\"${" + ESC.format(x="v") + "}\"${v === value ? ' selected'"
+               " : ''}>${" + ESC.format(x="l") + "}</option>`).join('')}")
+    return (f'<select class="al-select" aria-label="{html.escape(label)}"{" disabled" if disabled else ""}>'
+            f'{options}</select>')
+
+
+def select(choices: list[tuple[str, str]], value: str, elem_id: str, label: str, interactive: bool = True,
+           **kw) -> gr.HTML:
+    """A picker (#elem_id select) of (label, value) choices; kw: scale, min_width, visible, ..."""
+    return gr.HTML(value, html_template=select_template(label, not interactive), choices=[list(c) for c in choices],
+                   js_on_load=asset("controls.js"), elem_id=elem_id, elem_classes=["al-select-box"],
+                   padding=False, apply_default_css=False, **kw)

@@ -1,0 +1,133 @@
+"""Tabs and folds drawn by the page's own HTML (issue #29 item 1).
+
+Gradio fetches the code of every component type on the first screen before it draws it: gr.Tabs costs 4 files,
+gr.Accordion 2, gr.Button 7 (with an image viewer it imports), gr.Dropdown 4. The first screen here uses only
+types the page needs anyway (Textbox, HTML, Column): a tab bar and each fold's header are one gr.HTML
+(assets/panels.js), and what they open is a gr.Column that Gradio's js-only events show and hide, with no request.
+
+- `Tabs(names)`: the bar where it is created; `with tabs.tab(name, elem_id) as panel:` builds each panel in order.
+  A panel never opened is not in the page (visible=False: its components are created when it is first shown);
+  one left is not displayed but kept (the bar's CSS: its views keep their scripts and state), as gr.Tabs keeps them.
+  `panel.select(fn, inputs, outputs, ...)` runs each time the tab is chosen (gr.Tab.select's place).
+- `with fold(label, elem_id) as f:` a header button and, under it, the column it opens and closes (gr.Accordion's
+  place); `f.expand(...)` runs when it is opened or closed (ui/first_load.py uses its first time: an opening).
+Both mark their column with `opener` (the event of its opening), which ui/first_load.py reads to know what waits.
+"""
+from __future__ import annotations
+
+import html
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import gradio as gr
+
+from .components import asset
+
+QUIET = dict(show_progress="hidden")
+
+
+@dataclass
+class Panel:
+    """One tab: its name, its column, and a hidden box the bar writes each time the tab is chosen."""
+
+    name: str
+    column: gr.Column
+    flag: gr.Textbox
+
+    def select(self, fn, inputs=None, outputs=None, **kw):
+        """Run `fn` (or a js-only `js=`) each time this tab is chosen."""
+        return self.flag.change(fn, inputs, outputs, **kw)
+
+
+def tab_template(names: list[str]) -> str:
+    """The bar: one button per tab, the chosen one (the component's value) aria-selected."""
+    buttons = "".join(f'<button type="button" role="tab" data-name="{html.escape(n)}" '
+                      f'aria-selected="${{value === {json.dumps(n)} ? "true" : "false"}}">{html.escape(n)}</button>'
+                      for n in names)
+    return f'<div class="al-tabs" role="tablist">{buttons}</div>'
+
+
+def shown_js(names: list[str]) -> str:
+    """The bar's js-only event: the chosen tab's panel put in the page the first time it is chosen, and never
+    updated again (a layout made visible shows every component in it, undoing what an event hid there, e.g. a
+    view of another sentence: ui/fresh.py); the bar's style (`hiding_css`) shows and hides the panels after."""
+    return ("(v) => { const seen = (window.__alTabsSeen = window.__alTabsSeen || new Set([" + json.dumps(names[0])
+            + "])), first = !seen.has(v); seen.add(v); return " + json.dumps(names) + ".map((n) => n === v && first"
+            " ? {__type__: 'update', visible: true} : {__type__: 'update'}); }")
+
+
+def hiding_css(bar_id: str, panels: list[tuple[str, str]]) -> str:
+    """A panel whose tab is not selected is not displayed, at once (CSS follows the bar's aria-selected): a
+    gr.Column made visible="hidden" hides its children but keeps its own box, and a column made invisible would
+    lose its views' state."""
+    return "\n".join(f'#{bar_id}:has(button[data-name={json.dumps(n)}][aria-selected="false"]) ~ #{i} '
+                     "{ display: none !important; }" for n, i in panels)
+
+
+class Tabs:
+    def __init__(self, names: list[str], elem_id: str = "tab_bar"):
+        self.names = list(names)
+        self.bar = gr.HTML(self.names[0], html_template=tab_template(self.names), js_on_load=asset("panels.js"),
+                           elem_id=elem_id, padding=False, apply_default_css=False)
+        # one hidden box per tab, side by side (Gradio wraps a run of boxes in one form, each lone box in its own)
+        self.flags = [gr.Textbox("", visible=False, label=f"{n} chosen") for n in self.names]
+        self.panels: list[Panel] = []
+
+    @contextmanager
+    def tab(self, name: str, elem_id: str):
+        i = len(self.panels)
+        if i >= len(self.names) or self.names[i] != name:
+            raise ValueError(f"tab {name!r} out of the bar's order {self.names}")
+        with gr.Column(visible=i == 0, elem_id=elem_id, elem_classes=["al-panel"]) as column:
+            panel = Panel(name, column, self.flags[i])
+            column.opener = panel.select
+            self.panels.append(panel)
+            yield panel
+        if i == len(self.names) - 1:
+            self.finish()
+
+    def finish(self) -> None:
+        css = hiding_css(self.bar.elem_id, [(p.name, p.column.elem_id) for p in self.panels])
+        self.bar.head = f"<style>{css}</style>" + (self.bar.head or "")  # to the page's one bundle (ui/first_load)
+        self.bar.click(None, [self.bar], [p.column for p in self.panels], js=shown_js(self.names), **QUIET)
+        for p in self.panels:  # the chosen tab's box gets a new value (its change runs its select events)
+            self.bar.click(None, [self.bar, p.flag], [p.flag], **QUIET,
+                           js=f"(v, f) => v === {json.dumps(p.name)} ? String(Date.now()) : f")
+
+
+@dataclass
+class Fold:
+    head: gr.HTML
+    column: gr.Column
+
+    def expand(self, fn, inputs=None, outputs=None, **kw):
+        """Run `fn` (or a js-only `js=`) each time the fold is opened or closed (its header's click)."""
+        return self.head.click(fn, inputs, outputs, **kw)
+
+
+@contextmanager
+def fold(label: str, elem_id: str | None = None):
+    """A header button (#elem_id) and the column under it (#elem_id_body), closed at first."""
+    head = gr.HTML("closed 0", html_template=(
+        '<button type="button" class="al-fold" aria-expanded="${String(value).startsWith(\'open\') ? \'true\' : '
+        f'\'false\'}}">{html.escape(label)}</button>'), js_on_load=asset("panels.js"), elem_id=elem_id,
+        elem_classes=["al-fold-head"], padding=False, apply_default_css=False)
+    with gr.Column(visible=False, elem_id=f"{elem_id}_body" if elem_id else None,
+                   elem_classes=["al-fold-body"]) as column:
+        f = Fold(head, column)
+        column.opener = f.expand
+        yield f
+    # put in the page when first opened; closed, it is not displayed (assets/layout.css .al-fold-body), and kept
+    key = json.dumps(elem_id or label)
+    head.click(None, [head], [column], **QUIET,
+               js=f"(v) => {{ const seen = (window.__alFoldsSeen = window.__alFoldsSeen || new Set()); if "
+                  f"(seen.has({key}) || !String(v).startsWith('open')) return {{__type__: 'update'}}; seen.add({key}); "
+                  "return {__type__: 'update', visible: true}; }")
+
+
+def row(elem_id: str | None = None, visible=True, equal_height: bool = False, scale: int = 1) -> gr.Column:
+    """gr.Row's place on the first screen: a column laid out as a row (assets/layout.css .al-row), since gr.Row
+    costs 2 files of its own. Children take `scale` and `min_width` as in a gr.Row."""
+    classes = ["al-row"] + (["al-equal"] if equal_height else [])
+    return gr.Column(elem_id=elem_id, visible=visible, min_width=0, scale=scale, elem_classes=classes)
