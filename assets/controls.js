@@ -2,9 +2,12 @@
 // would make the browser fetch Gradio's code for it (7 and 4 files) before the page is ready (issue #29 item 1).
 // A button's click fires this component's click event; a pick in a <select> sets its value (Gradio then fires its
 // change event, as it does for a value the server sends) and fires its input event, as a Dropdown's pick does.
-element.addEventListener("click", (e) => {
-  const b = e.target.closest("button");
-  if (b && element.contains(b) && !b.disabled) trigger("click");
+// the button fills its component's box (assets/layout.css): a click on the box is a click on the button (a
+// script's document.querySelector("#step").click() reaches the box, not the button inside it)
+const box = element.closest(".al-btn-box.block") || element;
+box.addEventListener("click", () => {
+  const b = element.querySelector("button");
+  if (b && !b.disabled) trigger("click");
 });
 element.addEventListener("change", (e) => {
   const s = e.target.closest("select");
