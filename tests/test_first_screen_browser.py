@@ -66,3 +66,20 @@ def test_the_tab_bar_is_a_tablist_whose_keys_move_along_and_keep_each_tab(page):
     assert page.evaluate(selected) == "Translate" and page.is_visible("#attention .lens")
     assert page.evaluate("window.__lens.state.traj.seq") == seq  # the view kept its sentence
     assert page.errors == []
+
+
+def test_a_drawn_button_answers_a_click_on_its_box_as_a_user_or_a_script_gives_it(page):
+    """ui/controls.py: the button fills its component's box; a click there, or a script's .click() on #step (the
+    box, as benchmarks.ui gives it), steps the view like a click on the button itself."""
+    from tests.browser import renders, start, step_no, wait_render
+    start(page, "Ein Hund rennt.")
+    box, button = page.locator("#step").bounding_box(), page.locator("#step button").bounding_box()
+    assert abs(box["width"] - button["width"]) < 2 and abs(box["height"] - button["height"]) < 2
+    n = renders(page)
+    page.evaluate("document.querySelector('#step').click()")
+    wait_render(page, n)
+    assert step_no(page) == 1
+    n = renders(page)
+    page.click("#step")
+    wait_render(page, n)
+    assert step_no(page) == 2 and page.errors == []
