@@ -123,9 +123,13 @@ class HeadCapture(ContextHooks):
                 self.seen[name].append(output.detach())  # (B, T, D)
         return hook
 
-    def _attention(self, module, args, kwargs, output):
-        if not self.active():
+    def _attention(self, module, args, *rest):
+        """(module, args, kwargs, output). PyTorch stores a with_kwargs hook before it records that the hook takes
+        kwargs, so a pass in another thread in between calls it as (module, args, output): never this capture's own
+        pass (that runs after registration), so ignored like any other thread's."""
+        if not self.active() or len(rest) != 2:
             return
+        kwargs, output = rest
         if output.weights is None:
             raise RuntimeError("attention weights were not computed (need_weights=False)")
         mask = kwargs["mask"] if "mask" in kwargs else (args[2] if len(args) > 2 else None)
