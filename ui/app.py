@@ -38,8 +38,8 @@ def build_demo(translators) -> gr.Blocks:
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         with panels.row(elem_id="intro"):  # one line: the Translate view must fit a laptop screen
             gr.HTML(TITLE, elem_id="title", padding=False)
-            picker = controls.select(models.choices(), models.default, elem_id="model", label="Model", scale=0,
-                                     min_width=200, interactive=len(models) > 1)
+            picker = controls.select(models.choices(), models.default, elem_id="model", label="Model",
+                                     interactive=len(models) > 1)  # 200 px wide: assets/layout.css
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
             with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
                 with panels.fold("How to use it", elem_id="howto"):

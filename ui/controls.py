@@ -21,7 +21,7 @@ ESC = "String({x}).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&
 
 
 def button(label: str, elem_id: str, variant: str = "secondary", **kw) -> gr.HTML:
-    """A button (#elem_id) whose click fires the component's click event; kw: scale, min_width, visible, ..."""
+    """A button (#elem_id) whose click fires the component's click event; kw: visible, ... (its width: CSS)"""
     return gr.HTML(label, html_template=f'<button type="button" class="al-btn {variant}">${{{ESC.format(x="value")}}}'
                    '</button>', js_on_load=asset("controls.js"), elem_id=elem_id, elem_classes=["al-btn-box"],
                    padding=False, apply_default_css=False, **kw)
@@ -36,7 +36,7 @@ def select_template(label: str, disabled: bool = False) -> str:
 
 def select(choices: list[tuple[str, str]], value: str, elem_id: str, label: str, interactive: bool = True,
            **kw) -> gr.HTML:
-    """A picker (#elem_id select) of (label, value) choices; kw: scale, min_width, visible, ..."""
+    """A picker (#elem_id select) of (label, value) choices; kw: visible, ... (its width: CSS)"""
     return gr.HTML(value, html_template=select_template(label, not interactive), choices=[list(c) for c in choices],
                    js_on_load=asset("controls.js"), elem_id=elem_id, elem_classes=["al-select-box"],
                    padding=False, apply_default_css=False, **kw)

@@ -49,12 +49,14 @@ def tab_template(names: list[str]) -> str:
 
 
 def shown_js(names: list[str]) -> str:
-    """The bar's js-only event: the chosen tab's panel put in the page the first time it is chosen, and never
-    updated again (a layout made visible shows every component in it, undoing what an event hid there, e.g. a
-    view of another sentence: ui/fresh.py); the bar's style (`hiding_css`) shows and hides the panels after."""
-    return ("(v) => { const seen = (window.__alTabsSeen = window.__alTabsSeen || new Set([" + json.dumps(names[0])
-            + "])), first = !seen.has(v); seen.add(v); return " + json.dumps(names) + ".map((n) => n === v && first"
-            " ? {__type__: 'update', visible: true} : {__type__: 'update'}); }")
+    """The bar's one js-only event, (chosen tab, each tab's box) -> (each panel, each box). A panel is put in the page
+    the first time its tab is chosen and never updated again (a layout made visible shows every component in it,
+    undoing what an event hid there, e.g. a view of another sentence: ui/fresh.py); the bar's style (`hiding_css`)
+    shows and hides the panels after. The chosen tab's box gets a new value (its change runs its select events)."""
+    return ("(v, ...flags) => { const names = " + json.dumps(names) + ", seen = (window.__alTabsSeen = "
+            "window.__alTabsSeen || new Set([names[0]])), first = !seen.has(v); seen.add(v); return names.map((n) =>"
+            " n === v && first ? {__type__: 'update', visible: true} : {__type__: 'update'}).concat(names.map((n, i)"
+            " => n === v ? String(Date.now()) : flags[i])); }")
 
 
 def hiding_css(bar_id: str, panels: list[tuple[str, str]]) -> str:
@@ -90,10 +92,8 @@ class Tabs:
     def finish(self) -> None:
         css = hiding_css(self.bar.elem_id, [(p.name, p.column.elem_id) for p in self.panels])
         self.bar.head = f"<style>{css}</style>" + (self.bar.head or "")  # to the page's one bundle (ui/first_load)
-        self.bar.click(None, [self.bar], [p.column for p in self.panels], js=shown_js(self.names), **QUIET)
-        for p in self.panels:  # the chosen tab's box gets a new value (its change runs its select events)
-            self.bar.click(None, [self.bar, p.flag], [p.flag], **QUIET,
-                           js=f"(v, f) => v === {json.dumps(p.name)} ? String(Date.now()) : f")
+        self.bar.click(None, [self.bar] + self.flags, [p.column for p in self.panels] + self.flags,
+                       js=shown_js(self.names), **QUIET)
 
 
 @dataclass

@@ -94,18 +94,18 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
     with panels.row(equal_height=True, elem_id="sentence_row"):
         source = gr.Textbox(label=words["label"], show_label=False, container=False, elem_id="source", lines=1,
                             max_lines=4, max_length=2000, scale=6, min_width=280, placeholder=words["placeholder"])
-        examples = drawn.select(words["examples"], "", elem_id="examples", label="Examples", scale=3,
-                                   min_width=200)
-        b_start = drawn.button("Start", "start", "primary", scale=0, min_width=80)
-        b_reset = drawn.button("Reset", "reset", scale=0, min_width=72)
-        b_back = drawn.button("◀ Back", "back", scale=0, min_width=80)
-        b_step = drawn.button("Step ▶", "step", scale=0, min_width=80)
-        b_run = drawn.button("Run ▶▶", "run", scale=0, min_width=80)
+        # their widths: assets/layout.css (.al-row > .al-btn-box, .al-select-box); gr.HTML applies no scale
+        examples = drawn.select(words["examples"], "", elem_id="examples", label="Examples")
+        b_start = drawn.button("Start", "start", "primary")
+        b_reset = drawn.button("Reset", "reset")
+        b_back = drawn.button("◀ Back", "back")
+        b_step = drawn.button("Step ▶", "step")
+        b_run = drawn.button("Run ▶▶", "run")
     hint = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
     with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
         language_note = gr.HTML("", html_template="<p>{{value}}</p>", elem_id="language_hint", visible=False,
                                 padding=False)
-        language_switch = drawn.button("", "language_switch", "small", scale=0, min_width=220)
+        language_switch = drawn.button("", "language_switch", "small")
     return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
 
 
