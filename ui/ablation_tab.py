@@ -8,7 +8,7 @@ from transformer.capture import layers_of
 from . import ablation_help as A
 from . import fresh
 from . import handlers as h
-from .components import CONC, Ctx, lens_view, live_position, started_sentence
+from .components import CONC, api_only, Ctx, lens_view, live_position, started_sentence
 from .models import of_session
 
 PRESS = "Press Compare for this sentence (or a suggestion above): its translations, tables and maps appear here."
@@ -63,8 +63,7 @@ def build(ctx: Ctx) -> None:
         return (*ablate(*args), fresh.hidden(False))
 
     b_ablate.click(compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
-    b_api = gr.Button("ablate", visible=False)
-    b_api.click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
+    api_only(ctx).click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
     b_clear.click(None, None, [enc, dec, cross], js=A.CLEAR_JS)
     models = ctx.models
 

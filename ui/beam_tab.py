@@ -5,7 +5,7 @@ import gradio as gr
 
 from . import fresh
 from . import handlers as h
-from .components import CONC, SESSION_TTL_S, Ctx, lens_view, started_sentence
+from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .models import of_session
 
 
@@ -21,7 +21,6 @@ def build(ctx: Ctx) -> None:
     with gr.Row():
         size = gr.Slider(1, 8, value=4, step=1, label="beam size", elem_id="beam_size")
         b_beam = gr.Button("Run beam search on the started sentence", variant="primary", elem_id="beam_run")
-    b_api = gr.Button("beam", visible=False)  # the API's /beam (text, size), for programs
     state = gr.State(None, time_to_live=SESSION_TTL_S)
     note = gr.Markdown("", elem_id="beam_note")
     tree = gr.Plot(label="Beam tree", elem_id="beam_tree")
@@ -46,5 +45,5 @@ def build(ctx: Ctx) -> None:
     def pick(beams, picked):  # the beam's own model (its state names it)
         return h.beam_pick(models.get(beams.get("model") if isinstance(beams, dict) else ""), beams, picked)
 
-    b_api.click(beam, [ctx.source, size, ctx.model], outs, api_name="beam", **CONC)
+    api_only(ctx).click(beam, [ctx.source, size, ctx.model], outs, api_name="beam", **CONC)
     choice.input(pick, [state, choice], [tree, view], api_name="beam_pick", **CONC)

@@ -37,6 +37,7 @@ class Ctx:
     position: gr.Textbox | None = None  # hidden: the position the view shows, kept up to date in the browser
     models: object = None  # ui.models.Models: every model served
     model: gr.Dropdown | None = None  # the picker: this user's model (its value lives in their page)
+    api_trigger: gr.Button | None = None  # hidden, never clicked: the trigger of the endpoints for programs only
 
 
 def live_position(n_inputs: int, index: int) -> str:
@@ -44,6 +45,14 @@ def live_position(n_inputs: int, index: int) -> str:
     position the view shows *now* there (#view_pos may lag a step behind an event fired in the same tick)."""
     return (f"(...a) => {{ const v = window.__lensViews && window.__lensViews.attention; "
             f"if (v && v.position) a[{index}] = v.position(); return a.slice(0, {n_inputs}); }}")
+
+
+def api_only(ctx: Ctx) -> gr.Button:
+    """The hidden trigger of an endpoint for programs only (never clicked by the page): the Translate tab's one
+    (ui/translate_tab.py), or a new one for a tab built without it."""
+    if ctx.api_trigger is None:
+        ctx.api_trigger = gr.Button("api", visible=False)
+    return ctx.api_trigger
 
 
 def asset(*names: str) -> str:

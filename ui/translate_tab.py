@@ -40,6 +40,7 @@ def build(ctx: Ctx) -> None:
     wire_server(ctx, c)
     wire_hint(ctx, c)
     ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = c.source, c.k, c.words, c.bus, c.position
+    ctx.api_trigger = c.api_trigger
     ctx.translate = c
 
 
@@ -163,12 +164,13 @@ def hidden_parts(c: SimpleNamespace) -> None:
     """Components the page never shows: the position the view shows (written in the browser, read by other
     tabs' events), the API's server-side stepping, the forcing endpoint, a no-op round trip, the event bus."""
     c.piece_in = gr.Textbox(visible=False)
-    c.b_force = gr.Button(visible=False)
     c.position = gr.Textbox("", visible="hidden", elem_id="view_pos", label="position shown")
-    # the API's server-side stepping (gradio_client): same handlers as before (each hidden itself: a component in
-    # a hidden row is still in the page, and its type's code with it)
-    c.api = {name: gr.Button(name, visible=False) for name in ("start", "step", "run", "back", "reset", "goto",
-                                                                "topk", "reference")}
+    # the endpoints for programs only (gradio_client: /start /step ... /force, and the other tabs' /ablate /beam):
+    # one hidden button the page never clicks carries them all (a client calls an endpoint by its name, not by
+    # its trigger), since every component costs the page's first load its share of Gradio's work
+    c.api_trigger = gr.Button("api", visible=False)
+    c.b_force = c.api_trigger
+    c.api = {name: c.api_trigger for name in ("start", "step", "run", "back", "reset", "goto", "topk", "reference")}
     c.noop = drawn.button("no-op", "noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
     c.boxes = boxes_relay(c.source, c.ref)
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
