@@ -51,11 +51,12 @@ def test_what_the_first_screen_lacks_waits_for_its_tab_or_accordion(demo):
         if c.get_block_name() in ("checkboxgroup", "dataframe", "plot", "file", "number"):
             assert gate is not None and by_id[c._id]["props"]["visible"] is False, (c.elem_id, gate)
     ablate = next(c for c in where if c.elem_id == "ablate_enc")
-    flag = where[ablate].opener.__self__.flag  # the tab's box the tab bar writes (ui/panels.py)
-    restores = [d for d in config["dependencies"] if (flag._id, "change") in map(tuple, d["targets"])
-                and not d["backend_fn"]]
-    assert len(restores) == 1 and ablate._id in restores[0]["outputs"] and not restores[0]["backend_fn"]
-    visible = json.loads(restores[0]["js"].split("return ")[-1].rstrip("; }"))
+    panel = where[ablate].opener.__self__  # the tab (ui/panels.py): its restore is a js-only event of the bar
+    restores = [d for d in config["dependencies"] if (panel.tabs.bar._id, "click") in map(tuple, d["targets"])
+                and ablate._id in d["outputs"]]
+    assert len(restores) == 1 and not restores[0]["backend_fn"]
+    assert restores[0]["js"].startswith('(v, ...a) => v === "Head ablation" ? ')  # only when that tab is chosen
+    visible = json.loads(re.search(r"return (\[.*\]); \}", restores[0]["js"]).group(1))
     assert all(u == "opened" or u["visible"] in (True, "hidden") for u in visible)
 
 

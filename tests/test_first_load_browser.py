@@ -72,7 +72,14 @@ def test_a_tab_gets_its_code_and_content_when_first_opened(served):
     code and shows them; the head atlas (its value left out of the config) and the Attention being learned plot
     (computed when the tab opens) arrive as well."""
     url, b = served
+    with urllib.request.urlopen(url + "config", timeout=60) as r:
+        panel = {c["props"].get("elem_id"): str(c["id"]) for c in json.loads(r.read())["components"]}
     page = fresh_page(b, url)
+    page.click("button[role=tab]:has-text('Beam search')")  # another tab first: only its own content comes
+    page.wait_for_function("window.__attentionLensOpened && Object.keys(window.__attentionLensOpened).length > 0")
+    page.wait_for_timeout(300)
+    opened = page.evaluate("Object.keys(window.__attentionLensOpened)")
+    assert panel["tab_beam"] in opened and panel["tab_ablation"] not in opened, opened
     before = len(page.sent)
     page.click("button[role=tab]:has-text('Head ablation')")
     page.wait_for_selector("#ablate_enc input[type=checkbox]", timeout=30000)

@@ -29,15 +29,33 @@ QUIET = dict(show_progress="hidden")
 
 @dataclass
 class Panel:
-    """One tab: its name, its column, and a hidden box the bar writes each time the tab is chosen."""
+    """One tab: its name, its column, and the bar it belongs to."""
 
     name: str
     column: gr.Column
-    flag: gr.Textbox
+    tabs: "Tabs"
+    flag: gr.Textbox | None = None  # made by the first server `select`: a hidden box the bar writes on each choice
 
     def select(self, fn, inputs=None, outputs=None, **kw):
-        """Run `fn` (or a js-only `js=`) each time this tab is chosen."""
+        """Run `fn` (or a js-only `js=`) each time this tab is chosen. A js-only one is an event of the bar itself
+        that acts only when the bar's value is this tab; a server one needs a hidden box of its own (the bar's
+        event writes it when this tab is chosen), made here, before the bar's event is made (every box is a
+        component more for the first load to build, so tabs with no server `select` have none)."""
+        if fn is None and kw.get("js"):
+            js = kw.pop("js")
+            return self.tabs.bar.click(None, [self.tabs.bar] + list(inputs or []), outputs,
+                                       js=chosen_js(self.name, js), **kw)
+        if self.flag is None:
+            if self.tabs.finished:
+                raise RuntimeError(f"tab {self.name!r}: a server select must be set up before the last tab ends")
+            self.flag = gr.Textbox("", visible=False, label=f"{self.name} chosen")
         return self.flag.change(fn, inputs, outputs, **kw)
+
+
+def chosen_js(name: str, js: str) -> str:
+    """A js-only event function of the bar, (bar's value, *inputs) -> `js`(*inputs) when `name` is the tab chosen,
+    else undefined (no update)."""
+    return f"(v, ...a) => v === {json.dumps(name)} ? ({js})(...a) : undefined"
 
 
 def tab_template(names: list[str]) -> str:
@@ -48,15 +66,16 @@ def tab_template(names: list[str]) -> str:
     return f'<div class="al-tabs" role="tablist">{buttons}</div>'
 
 
-def shown_js(names: list[str]) -> str:
-    """The bar's one js-only event, (chosen tab, each tab's box) -> (each panel, each box). A panel is put in the page
-    the first time its tab is chosen and never updated again (a layout made visible shows every component in it,
-    undoing what an event hid there, e.g. a view of another sentence: ui/fresh.py); the bar's style (`hiding_css`)
-    shows and hides the panels after. The chosen tab's box gets a new value (its change runs its select events)."""
-    return ("(v, ...flags) => { const names = " + json.dumps(names) + ", seen = (window.__alTabsSeen = "
-            "window.__alTabsSeen || new Set([names[0]])), first = !seen.has(v); seen.add(v); return names.map((n) =>"
-            " n === v && first ? {__type__: 'update', visible: true} : {__type__: 'update'}).concat(names.map((n, i)"
-            " => n === v ? String(Date.now()) : flags[i])); }")
+def shown_js(names: list[str], flagged: list[int]) -> str:
+    """The bar's one js-only event, (chosen tab, the boxes of the tabs `flagged`) -> (each panel, those boxes). A
+    panel is put in the page the first time its tab is chosen and never updated again (a layout made visible shows
+    every component in it, undoing what an event hid there, e.g. a view of another sentence: ui/fresh.py); the
+    bar's style (`hiding_css`) shows and hides the panels after. The chosen tab's box, if it has one, gets a new
+    value (its change runs its server select events)."""
+    return ("(v, ...flags) => { const names = " + json.dumps(names) + ", flagged = " + json.dumps(flagged)
+            + ", seen = (window.__alTabsSeen = window.__alTabsSeen || new Set([names[0]])), first = !seen.has(v); "
+            "seen.add(v); return names.map((n) => n === v && first ? {__type__: 'update', visible: true} : "
+            "{__type__: 'update'}).concat(flagged.map((i, j) => names[i] === v ? String(Date.now()) : flags[j])); }")
 
 
 def hiding_css(bar_id: str, panels: list[tuple[str, str]]) -> str:
@@ -72,9 +91,8 @@ class Tabs:
         self.names = list(names)
         self.bar = gr.HTML(self.names[0], html_template=tab_template(self.names), js_on_load=asset("panels.js"),
                            elem_id=elem_id, padding=False, apply_default_css=False)
-        # one hidden box per tab, side by side (Gradio wraps a run of boxes in one form, each lone box in its own)
-        self.flags = [gr.Textbox("", visible=False, label=f"{n} chosen") for n in self.names]
         self.panels: list[Panel] = []
+        self.finished = False
 
     @contextmanager
     def tab(self, name: str, elem_id: str):
@@ -82,7 +100,7 @@ class Tabs:
         if i >= len(self.names) or self.names[i] != name:
             raise ValueError(f"tab {name!r} out of the bar's order {self.names}")
         with gr.Column(visible=i == 0, elem_id=elem_id, elem_classes=["al-panel"]) as column:
-            panel = Panel(name, column, self.flags[i])
+            panel = Panel(name, column, self)
             column.opener = panel.select
             self.panels.append(panel)
             yield panel
@@ -92,8 +110,11 @@ class Tabs:
     def finish(self) -> None:
         css = hiding_css(self.bar.elem_id, [(p.name, p.column.elem_id) for p in self.panels])
         self.bar.head = f"<style>{css}</style>" + (self.bar.head or "")  # to the page's one bundle (ui/first_load)
-        self.bar.click(None, [self.bar] + self.flags, [p.column for p in self.panels] + self.flags,
-                       js=shown_js(self.names), **QUIET)
+        flagged = [i for i, p in enumerate(self.panels) if p.flag is not None]
+        flags = [self.panels[i].flag for i in flagged]
+        self.bar.click(None, [self.bar] + flags, [p.column for p in self.panels] + flags,
+                       js=shown_js(self.names, flagged), **QUIET)
+        self.finished = True
 
 
 @dataclass
