@@ -5,7 +5,13 @@
 // the button fills its component's box (assets/layout.css): a click on the box is a click on the button (a
 // script's document.querySelector("#step").click() reaches the box, not the button inside it)
 const box = element.closest(".al-btn-box.block") || element;
-box.addEventListener("click", () => {
+box.addEventListener("click", (e) => {
+  if (element.querySelector(".al-btn-group")) {  // a row of buttons (controls.buttons): the one clicked, by value
+    const b = e.target.closest("button[data-value]");
+    if (!b || b.disabled || !element.contains(b)) return;
+    props.value = b.dataset.value;
+    return trigger("click");
+  }
   const b = element.querySelector("button");
   if (b && !b.disabled) trigger("click");
 });

@@ -34,9 +34,10 @@ def kind_labels(tr, kind: str) -> list[str]:
     return [lab for l in range(layers_of(tr.model, kind)) for lab in layer_labels(tr, kind, l)]
 
 
-def add_js(labels: list[str]) -> str:
-    """A js-only event body adding `labels` to a CheckboxGroup's ticks (one output: the list wrapped once)."""
-    return f"(v) => [[...new Set([...(v || []), ...{json.dumps(labels)}])]]"
+def add_js_of(sets: dict[str, list[str]]) -> str:
+    """A js-only event body, (the button's value, the ticks) -> the ticks with `sets[value]` added."""
+    return (f"(b, v) => {{ const add = {json.dumps(sets)}[b] || []; "
+            "return [[...new Set([...(v || []), ...add])]]; }")
 
 
 CLEAR_JS = "() => [[], [], []]"

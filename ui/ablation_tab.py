@@ -6,6 +6,7 @@ import gradio as gr
 from transformer.capture import layers_of
 
 from . import ablation_help as A
+from . import controls as drawn
 from . import fresh
 from . import handlers as h
 from .components import CONC, api_only, Ctx, lens_view, live_position, started_sentence
@@ -89,10 +90,9 @@ def build(ctx: Ctx) -> None:
 def whole_buttons(tr, kind: str, group: gr.CheckboxGroup) -> None:
     """Under a kind's checkboxes: switch off the whole kind, or one whole layer of it (added to the ticks; in the
     browser, no request)."""
-    with gr.Row(elem_classes=["ablate-whole"]):
-        b = gr.Button(f"tick all {len(A.kind_labels(tr, kind))}", size="sm", min_width=60, elem_id=f"ablate_all_{kind}")
-        b.click(None, [group], [group], js=A.add_js(A.kind_labels(tr, kind)))
-        for layer in range(layers_of(tr.model, kind)):
-            b = gr.Button(f"tick layer {layer + 1}", size="sm", min_width=60,
-                          elem_id=f"ablate_layer_{kind}_{layer + 1}")
-            b.click(None, [group], [group], js=A.add_js(A.layer_labels(tr, kind, layer)))
+    layers = range(layers_of(tr.model, kind))
+    sets = {"all": A.kind_labels(tr, kind)} | {f"layer {n + 1}": A.layer_labels(tr, kind, n) for n in layers}
+    row = drawn.buttons([(f"ablate_all_{kind}", "all", f"tick all {len(sets['all'])}")]
+                        + [(f"ablate_layer_{kind}_{n + 1}", f"layer {n + 1}", f"tick layer {n + 1}") for n in layers],
+                        elem_id=f"ablate_whole_{kind}")
+    row.click(None, [row, group], [group], js=A.add_js_of(sets))

@@ -3,6 +3,8 @@
 
 - `button(label, elem_id, variant)`: `.click(...)` as gr.Button's; its value is its label (gr.update(value=...)
   relabels it).
+- `buttons(items, elem_id)`: a row of buttons in one component, items (button id, value, label); a click on one
+  sets the component's value to that button's value and fires its click event (one event for them all).
 - `select(choices, value, elem_id, label)`: a native <select> of (label, value) pairs; its value is the chosen
   value; `.input(...)` runs on the user's pick, `.change(...)` on any new value (the user's or the server's), as
   a gr.Dropdown's; gr.update(choices=[...], value=...) replaces its options.
@@ -25,6 +27,15 @@ def button(label: str, elem_id: str, variant: str = "secondary", **kw) -> gr.HTM
     return gr.HTML(label, html_template=f'<button type="button" class="al-btn {variant}">${{{ESC.format(x="value")}}}'
                    '</button>', js_on_load=asset("controls.js"), elem_id=elem_id, elem_classes=["al-btn-box"],
                    padding=False, apply_default_css=False, **kw)
+
+
+def buttons(items: list[tuple[str, str, str]], elem_id: str | None = None, **kw) -> gr.HTML:
+    """Small buttons side by side (each #id) in one component: `.click(fn, [this, ...])` gets the clicked one's
+    value, so one js-only event serves them all (gr.Button each would be a component each for the page to build)."""
+    inner = "".join(f'<button type="button" class="al-btn" id="{html.escape(i)}" data-value="{html.escape(v)}">'
+                    f'{html.escape(label)}</button>' for i, v, label in items)
+    return gr.HTML("", html_template=f'<div class="al-btn-group">{inner}</div>', js_on_load=asset("controls.js"),
+                   elem_id=elem_id, elem_classes=["al-btns-box"], padding=False, apply_default_css=False, **kw)
 
 
 def select_template(label: str, disabled: bool = False) -> str:
