@@ -31,6 +31,26 @@ def test_shapes_and_tied_projection():
     assert not any(n.startswith("out") or "generator" in n for n, _ in model.named_parameters())
 
 
+def test_models_of_one_shape_share_one_position_table():
+    """The sin/cos table is a function of (d_model, max_len): a second model of the same shape holds the same
+    tensor, not a copy (a model served beside another costs its weights: benchmarks.models), with Vaswani et al.'s
+    values; another shape gets its own."""
+    a, b, c = small_model(), small_model(vocab=60), small_model(max_len=32)
+    assert a.positions.pe.data_ptr() == b.positions.pe.data_ptr()
+    assert c.positions.pe.data_ptr() != a.positions.pe.data_ptr() and c.positions.pe.shape == (32, 32)
+    pe, d = a.positions.pe, 32
+    for p, i in ((0, 0), (5, 3), (63, 15)):
+        angle = torch.tensor(p / 10000 ** (2 * i / d))
+        assert torch.allclose(pe[p, 2 * i], torch.sin(angle), atol=1e-6)
+        assert torch.allclose(pe[p, 2 * i + 1], torch.cos(angle), atol=1e-6)
+    with torch.inference_mode():  # a model built in inference mode (as the app loads them) still trains
+        e = small_model(max_len=48)
+    e.train()
+    src, tgt = torch.randint(4, 50, (2, 7)), torch.randint(4, 50, (2, 5))
+    small_model(max_len=48).train()(src, tgt).sum().backward()
+    assert not e.positions.pe.is_inference()
+
+
 def test_projection_is_tied_to_the_embedding():
     """The logit of token j is the dot product of the state with j's embedding, the very vector the embedding
     layer looks up: one parameter, so editing it moves the logits and the logits' gradient reaches it."""

@@ -1,6 +1,7 @@
 """Feed-forward network, pre-LN encoder and decoder blocks, sinusoidal positions."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional
 
@@ -73,17 +74,25 @@ class DecoderBlock(nn.Module):
         return x + self.dropout(self.ffn(self.norm3(x)))  # (B, T, D)
 
 
-class SinusoidalPositions(nn.Module):
-    """Fixed sin/cos position encodings (Vaswani et al. 2017); a buffer, not a parameter."""
-
-    def __init__(self, d_model: int, max_len: int):
-        super().__init__()
+@functools.lru_cache(maxsize=None)
+def sinusoid_table(d_model: int, max_len: int) -> Tensor:
+    """The sin/cos table (L, D) on the CPU, made once per shape: every model of that shape holds this one tensor
+    (read only), so a second model served costs its weights and not another table (benchmarks.models)."""
+    with torch.inference_mode(False):  # a normal tensor even when the first model is built inside inference_mode
         pos = torch.arange(max_len, dtype=torch.float32)[:, None]  # (L, 1)
         freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
         pe = torch.zeros(max_len, d_model)  # (L, D)
         pe[:, 0::2] = torch.sin(pos * freq)
         pe[:, 1::2] = torch.cos(pos * freq)
-        self.register_buffer("pe", pe, persistent=False)
+    return pe
+
+
+class SinusoidalPositions(nn.Module):
+    """Fixed sin/cos position encodings (Vaswani et al. 2017); a buffer, not a parameter."""
+
+    def __init__(self, d_model: int, max_len: int):
+        super().__init__()
+        self.register_buffer("pe", sinusoid_table(d_model, max_len), persistent=False)  # (L, D), shared
 
     def forward(self, length: int, offset: int = 0) -> Tensor:
         if offset + length > self.pe.size(0):
