@@ -101,3 +101,25 @@ def test_average_scores_both_domains_as_training_does(tiny_trained, tiny_dir, tm
     assert set(m["val_by_domain"]) == {"bleu_multi30k", "bleu_tatoeba"}
     assert m["val_bleu"] == expected["bleu"] == round((expected["bleu_multi30k"] + expected["bleu_tatoeba"]) / 2, 2)
     assert m["val_by_domain"]["bleu_tatoeba"] == expected["bleu_tatoeba"]
+
+
+def test_average_scores_an_en_de_model_in_its_own_direction(tiny_en_de_dir, tiny_dir, tmp_path):
+    """The validation sets are turned the way the saved epochs translate (their config: en -> de), as training
+    scored them; de -> en sets would give an English -> German model a BLEU near 0."""
+    from transformer import average
+    from transformer.checkpoint import load_checkpoint, save_weights
+    from transformer.corpus import oriented, tatoeba_split
+    from transformer.evaluate import translate_bleu
+    from transformer.synthetic import tiny_tatoeba
+    ck = tmp_path / "ck"
+    shutil.copytree(tiny_en_de_dir, ck)
+    model, tok = load_checkpoint(ck)
+    (ck / "epochs").mkdir()
+    save_weights(ck / "epochs" / "epoch_001.pt", model, half=False)
+    tatoeba = tiny_tatoeba(tmp_path)
+    average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--tatoeba", str(tatoeba), "--search"])
+    expected = translate_bleu(model, tok, {"multi30k": D.load_pairs(tiny_dir, "val", "en", "de"),
+                                           "tatoeba": oriented(tatoeba_split(tatoeba, tiny_dir), "en").val}, "cpu")
+    m = read_metrics(ck)
+    assert m["val_by_domain"]["bleu_multi30k"] == expected["bleu_multi30k"] > 50
+    assert m["val_bleu"] == expected["bleu"]

@@ -48,12 +48,20 @@ def score(paths: list[Path], tok: Tokenizer, val_sets: dict, device) -> tuple[di
     return translate_bleu(model, tok, val_sets, device), model
 
 
-def validation_sets(data_dir, tatoeba: str) -> dict:
-    """{domain: validation pairs}: Multi30k val, and Tatoeba's validation part unless `tatoeba` is 'none'."""
-    sets = {"multi30k": D.load_pairs(data_dir, "val")}
+def validation_sets(data_dir, tatoeba: str, src: str = "de", tgt: str = "en") -> dict:
+    """{domain: validation pairs} in the direction src -> tgt, as training scored them: Multi30k val, and
+    Tatoeba's validation part unless `tatoeba` is 'none'."""
+    sets = {"multi30k": D.load_pairs(data_dir, "val", src, tgt)}
     if tatoeba != "none":
-        sets["tatoeba"] = C.tatoeba_split(tatoeba, data_dir).val
+        sets["tatoeba"] = C.oriented(C.tatoeba_split(tatoeba, data_dir), src).val
     return sets
+
+
+def direction(files: dict[int, Path]) -> tuple[str, str]:
+    """(source, target) language of the saved epochs (their config; older ones: de -> en)."""
+    config = ModelConfig.from_dict(torch.load(next(iter(files.values())), map_location="cpu",
+                                              weights_only=True)["config"])
+    return config.src_lang, config.tgt_lang
 
 
 def main(argv=None):
@@ -71,7 +79,7 @@ def main(argv=None):
         sys.exit(f"error: no epoch checkpoints in {ckpt / 'epochs'} (train with --keep-epochs N)")
     tok = Tokenizer.load(ckpt / TOKENIZER)
     try:
-        val_sets = validation_sets(a.data_dir, a.tatoeba)
+        val_sets = validation_sets(a.data_dir, a.tatoeba, *direction(files))  # in the model's own direction
     except D.DataError as e:
         sys.exit(f"error: {e}")
     epochs = sorted(files)
