@@ -80,19 +80,25 @@ def test_evaluate_and_average_record_through_update_metrics(tiny_trained, tiny_d
     assert m["val_bleu"] == r["bleu"] == m["val_by_domain"]["bleu_multi30k"]  # two identical epochs: that model
 
 
+def one_epoch_checkpoint(source, tmp_path):
+    """A copy of the checkpoint `source` whose epochs/ holds its own weights as epoch 1: (folder, model, tokenizer)."""
+    from transformer.checkpoint import load_checkpoint, save_weights
+    ck = tmp_path / "ck"
+    shutil.copytree(source, ck)
+    model, tok = load_checkpoint(ck)
+    (ck / "epochs").mkdir()
+    save_weights(ck / "epochs" / "epoch_001.pt", model, half=False)
+    return ck, model, tok
+
+
 def test_average_scores_both_domains_as_training_does(tiny_trained, tiny_dir, tmp_path):
     """With a Tatoeba file, --search keeps the window with the best mean of the two domains' BLEU and records
     each domain's, the figures transformer.train logs for an epoch."""
     from transformer import average
-    from transformer.checkpoint import load_checkpoint, save_weights
     from transformer.evaluate import translate_bleu
     from transformer.synthetic import tiny_tatoeba
     from transformer.corpus import tatoeba_split
-    ck = tmp_path / "ck"
-    shutil.copytree(tiny_trained, ck)
-    model, tok = load_checkpoint(ck)
-    (ck / "epochs").mkdir()
-    save_weights(ck / "epochs" / "epoch_001.pt", model, half=False)
+    ck, model, tok = one_epoch_checkpoint(tiny_trained, tmp_path)
     tatoeba = tiny_tatoeba(tmp_path)
     average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--tatoeba", str(tatoeba), "--search"])
     m = read_metrics(ck)
@@ -107,15 +113,10 @@ def test_average_scores_an_en_de_model_in_its_own_direction(tiny_en_de_dir, tiny
     """The validation sets are turned the way the saved epochs translate (their config: en -> de), as training
     scored them; de -> en sets would give an English -> German model a BLEU near 0."""
     from transformer import average
-    from transformer.checkpoint import load_checkpoint, save_weights
     from transformer.corpus import oriented, tatoeba_split
     from transformer.evaluate import translate_bleu
     from transformer.synthetic import tiny_tatoeba
-    ck = tmp_path / "ck"
-    shutil.copytree(tiny_en_de_dir, ck)
-    model, tok = load_checkpoint(ck)
-    (ck / "epochs").mkdir()
-    save_weights(ck / "epochs" / "epoch_001.pt", model, half=False)
+    ck, model, tok = one_epoch_checkpoint(tiny_en_de_dir, tmp_path)
     tatoeba = tiny_tatoeba(tmp_path)
     average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--tatoeba", str(tatoeba), "--search"])
     expected = translate_bleu(model, tok, {"multi30k": D.load_pairs(tiny_dir, "val", "en", "de"),

@@ -20,7 +20,7 @@ from transformer.language import name
 from . import arch, handlers as h
 from . import attribution_panel, inside_panel, panels
 from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
-from .components import CONC, FAST, Ctx, asset, checked, lens_view, live_position, started_sentence
+from .components import CONC, FAST, Ctx, api_only, asset, checked, lens_view, live_position, started_sentence
 from .models import of_session
 
 PICK = "Examples: pick a sentence…"
@@ -40,7 +40,6 @@ def build(ctx: Ctx) -> None:
     wire_server(ctx, c)
     wire_hint(ctx, c)
     ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = c.source, c.k, c.words, c.bus, c.position
-    ctx.api_trigger = c.api_trigger
     ctx.translate = c
 
 
@@ -84,7 +83,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
             c.attribution = attribution_panel.panel(ctx)  # ALTI+ / saliency on the map (assets/attribution.js)
     with panels.row(elem_id="translate_tools"):
         tools(ctx, c)
-    hidden_parts(c)
+    hidden_parts(ctx, c)
     return c
 
 
@@ -160,7 +159,7 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
             c.files = gr.File(label="Files", file_count="multiple", elem_id="export_files")
 
 
-def hidden_parts(c: SimpleNamespace) -> None:
+def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
     """Components the page never shows: the position the view shows (written in the browser, read by other
     tabs' events), the API's server-side stepping, the forcing endpoint, a no-op round trip, the event bus."""
     c.piece_in = gr.Textbox(visible=False)
@@ -168,9 +167,8 @@ def hidden_parts(c: SimpleNamespace) -> None:
     # the endpoints for programs only (gradio_client: /start /step ... /force, and the other tabs' /ablate /beam):
     # one hidden button the page never clicks carries them all (a client calls an endpoint by its name, not by
     # its trigger), since every component costs the page's first load its share of Gradio's work
-    c.api_trigger = gr.Button("api", visible=False)
-    c.b_force = c.api_trigger
-    c.api = {name: c.api_trigger for name in ("start", "step", "run", "back", "reset", "goto", "topk", "reference")}
+    c.b_force = api_only(ctx)
+    c.api = {name: c.b_force for name in ("start", "step", "run", "back", "reset", "goto", "topk", "reference")}
     c.noop = drawn.button("no-op", "noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
     c.boxes = boxes_relay(c.source, c.ref)
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
