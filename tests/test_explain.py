@@ -61,7 +61,9 @@ def write_history(path, tok, epochs, sentences=("Ein Hund rennt.", "Zwei Katzen 
 
 
 def learned_tab(checkpoint_dir):
-    """The Attention being learned tab built on its own, for a checkpoint directory holding only a history."""
+    """The Attention being learned tab built on its own and filled for a checkpoint directory holding only a
+    history (the tab is one set of components that `content(translator)` fills): each component as the page shows
+    it (its value, visibility, range, ...) by elem_id."""
     from types import SimpleNamespace
 
     import gradio as gr
@@ -71,8 +73,12 @@ def learned_tab(checkpoint_dir):
     tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None], config=config),
                          config=config)
     with gr.Blocks() as demo:
-        tab.build(SimpleNamespace(tr=tr), lambda fn, inputs, outputs: None)  # when_opened: first_load wires it
-    by_id = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
+        outputs, content = tab.build(SimpleNamespace(tr=tr, models=None, model=gr.Textbox()))
+    by_id = {}
+    for c, update in zip(outputs, content(tr)):
+        shown = {k: getattr(c, k) for k in ("minimum", "maximum", "step", "value", "visible") if hasattr(c, k)}
+        shown |= ({k: v for k, v in update.items() if k != "__type__"} if isinstance(update, dict) else {"value": update})
+        by_id[c.elem_id] = SimpleNamespace(**shown)
     return demo, by_id
 
 

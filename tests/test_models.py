@@ -148,3 +148,29 @@ def test_ship_writes_the_last_completed_epoch_and_says_it_is_in_training(tmp_pat
     from transformer.decoding import Translator
     card = model_card(Translator.load(tmp_path / "out", "cpu"), m)
     assert "still in training: these are the weights after epoch 1 of 7" in card
+
+
+def test_the_tabs_of_a_models_own_content_are_one_set_filled_for_the_model_picked():
+    """Head atlas, Attention being learned and Model hold one set of components for all models (a second model
+    costs its weights, not a copy of these in the page and the process), and picking a model fills them with its
+    atlas, history and card."""
+    import json
+
+    from transformer.history import HISTORY, AttentionHistory
+    from ui.app import build_demo
+    de, en = Translator.load("de-en", "cpu"), Translator.load("en-de", "cpu")
+    demo = build_demo([de, en])
+    ids = [getattr(b, "elem_id", None) for b in demo.blocks.values()]
+    for one in ("atlas", "model_card", "curves", "curves_note", "learned_intro", "learned_example", "learned_plot"):
+        assert ids.count(one) == 1, one
+    picker = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "model")
+    pick = next(f for f in demo.fns.values() if f.inputs == [picker]
+                and any(getattr(o, "elem_id", None) == "model_card" for o in f.outputs))
+    for tr, name in ((en, "English → German"), (de, "German → English")):
+        out = dict(zip([o.elem_id for o in pick.outputs], pick.fn(tr.config.direction)))
+        assert name in out["model_card"]
+        atlas = json.loads((tr.checkpoint_dir / "head_atlas.json").read_text(encoding="utf-8"))
+        assert [h["bleu_drop"] for h in out["atlas"]["heads"]] == [h["bleu_drop"] for h in atlas["heads"]]
+        history = AttentionHistory.load(tr.checkpoint_dir / HISTORY)
+        assert [t for t, _ in out["learned_example"]["choices"]] == list(history.sentences)
+        assert out["curves"]["visible"] and out["curves"]["value"] is not None

@@ -1,9 +1,6 @@
 """The Gradio app: the page, its tabs (each wires its own events) and the API-only endpoints."""
 from __future__ import annotations
 
-import dataclasses
-from functools import partial
-
 import gradio as gr
 
 from transformer.decoding import Translator
@@ -47,7 +44,8 @@ def build_demo(translators) -> gr.Blocks:
         tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
         ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
                   model=picker)
-        per_model = {}  # tabs whose content is the model's own (atlas, history, card): one group per model
+        followers = []  # (tab, outputs, content(translator)): tabs whose content is the model's own, one set of
+        # components for every model, filled when opened and when the model is picked (no copy per model)
         tabs = panels.Tabs(TABS)
         with tabs.tab("Translate", elem_id="tab_translate"):
             translate_tab.build(ctx)
@@ -59,22 +57,15 @@ def build_demo(translators) -> gr.Blocks:
             beam_tab.build(ctx)
         with tabs.tab("Across layers", elem_id="tab_layers") as tab_layers:
             layers_tab.build(ctx, tab_layers)
-        with tabs.tab("Head atlas", elem_id="tab_atlas"):
-            for key, m in models:
-                with gr.Column(visible=key == models.default) as col:
-                    atlas_tab.build(dataclasses.replace(ctx, tr=m), atlas_tab.load_atlas(m))
-                per_model.setdefault(key, []).append(col)
+        with tabs.tab("Head atlas", elem_id="tab_atlas") as tab_atlas:
+            followers.append((tab_atlas, *atlas_tab.build(ctx)))
         with tabs.tab("Attention being learned", elem_id="tab_learned") as tab_learned:
-            for key, m in models:
-                with gr.Column(visible=key == models.default) as col:
-                    learned_tab.build(dataclasses.replace(ctx, tr=m), partial(page.when_opened, tab_learned.column))
-                per_model[key].append(col)
-        with tabs.tab("Model", elem_id="tab_model"):
-            for key, m in models:
-                with gr.Column(visible=key == models.default) as col:
-                    model_tab.build(dataclasses.replace(ctx, tr=m))
-                per_model[key].append(col)
-        translate_tab.wire_model(ctx, per_model)
+            followers.append((tab_learned, *learned_tab.build(ctx)))
+        with tabs.tab("Model", elem_id="tab_model") as tab_model:
+            followers.append((tab_model, *model_tab.build(ctx)))
+        for tab, outputs, content in followers:  # filled with the user's model once opened
+            page.when_opened(tab.column, lambda key, content=content: content(models.get(key)), [picker], outputs)
+        translate_tab.wire_model(ctx, [(o, c) for _, o, c in followers])
         link.wire(ctx, tools)
         fresh.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
         api(models)

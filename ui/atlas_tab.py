@@ -81,13 +81,24 @@ def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True) -> 
     return "<br>".join([wrapped[0], f"role <b>{html.escape(str(h.get('role')))}</b>"] + wrapped[1:])
 
 
-def build(ctx: Ctx, atlas: dict | None) -> None:
+MISSING = (f"This checkpoint has no head atlas (`{ATLAS}`): make one with "
+           "`python -m transformer.atlas --checkpoint DIR --split val`.")
+
+
+def content(tr) -> list:
+    """The tab's content for one model: the note (shown only when the checkpoint has no atlas) and the view's
+    value (None: no atlas)."""
+    atlas = load_atlas(tr)
     if atlas is None:
-        gr.Markdown(f"This checkpoint has no head atlas (`{ATLAS}`): make one with "
-                    "`python -m transformer.atlas --checkpoint DIR --split val`.")
-        return
-    words = eval_sets.atlas_words(atlas, ctx.tr)  # the sentences its BLEU is of, named (issue 26, item 5)
-    view = {**atlas_view(atlas), "eval_set": words, "eval_short": words.split(":")[0]}
-    gr.HTML(view, html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas.js"),
-            head=f'<script src="{ctx.plotly_src}"></script>',
-            elem_id="atlas")
+        return [gr.update(value=MISSING, visible=True), None]
+    words = eval_sets.atlas_words(atlas, tr)  # the sentences its BLEU is of, named (issue 26, item 5)
+    return [gr.update(value="", visible=False), {**atlas_view(atlas), "eval_set": words, "eval_short": words.split(":")[0]}]
+
+
+def build(ctx: Ctx) -> tuple[list, object]:
+    """One view for every model (filled with the user's model when the tab is opened or the model picked: no copy
+    per model is kept in the page or the process). Returns (outputs, content) for the picker (app.py)."""
+    note = gr.Markdown("", visible=False, elem_id="atlas_missing")
+    view = gr.HTML(None, html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas.js"),
+                   head=f'<script src="{ctx.plotly_src}"></script>', elem_id="atlas")
+    return [note, view], content

@@ -216,20 +216,22 @@ def wire_browser(c: SimpleNamespace) -> None:
     c.source.change(None, [c.source], None, js="(v) => { if (window.__sentence) window.__sentence.setBox(v); }")
 
 
-def wire_model(ctx: Ctx, per_model: dict) -> None:
+def wire_model(ctx: Ctx, followers: list) -> None:
     """The picker: the user's choice of model (its value lives in their page). Picking one clears the views,
     says which model is now in use, and puts the tabs' words, examples and model-specific content in its
-    languages; the hint's button switches to the model of the sentence's language and starts it."""
+    languages; the hint's button switches to the model of the sentence's language and starts it. `followers`:
+    (outputs, content(translator) -> their values) of the tabs whose content is the model's own."""
     c, models = ctx.translate, ctx.models
     cleared = [ctx.state, c.translation, c.attention, c.topk]
     words_out = [c.boxes, c.examples]  # the box and the reference box through their relay (boxes_relay)
-    groups = [col for key in models.by_key for col in per_model.get(key, [])]
+    groups = [o for outputs, _ in followers for o in outputs]
 
     def model_parts(key, text=None):
-        w = language_words(models.get(key))
+        tr = models.get(key)
+        w = language_words(tr)
         source = {"label": w["label"], "placeholder": w["placeholder"]} | ({} if text is None else {"value": text})
         return [boxes(source=source, ref={"label": w["reference"]}), gr.update(choices=w["examples"], value="")] + [
-            gr.update(visible=k == key) for k in models.by_key for _ in per_model.get(k, [])]
+            v for _, content in followers for v in content(tr)]
     ctx.model_outputs = (words_out + groups, model_parts)  # a link's model sets these too (ui/link.py)
 
     def picked(key):
