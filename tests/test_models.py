@@ -174,3 +174,42 @@ def test_the_tabs_of_a_models_own_content_are_one_set_filled_for_the_model_picke
         history = AttentionHistory.load(tr.checkpoint_dir / HISTORY)
         assert [t for t, _ in out["learned_example"]["choices"]] == list(history.sentences)
         assert out["curves"]["visible"] and out["curves"]["value"] is not None
+
+
+def test_ship_continues_a_checkpoint_whose_run_could_not_resume(tmp_path, tiny_trained, tiny_tok):
+    """transformer.ship --continues: a run fine-tuned from a shipped checkpoint (its own run's state lost) ships as
+    that checkpoint's next epochs: the log and attention history go on from the checkpoint's, numbered on, and the
+    schedule planned stays the checkpoint's."""
+    import json
+    import shutil
+
+    import numpy as np
+
+    from transformer import ship
+    from transformer.history import HISTORY, AttentionHistory, save_history
+    entry = {"train_loss": 1.0, "grad_norm": 1.0, "val_loss": 1.0, "val_bleu_lc": 21.0, "val_bleu_multi30k": 19.0,
+             "val_bleu_tatoeba": 21.0, "lr": 1e-4, "epoch_seconds": 600.0, "tokens_per_s": 900}
+    sentences = ["ein hund", "eine katze"]
+    snap = lambda v: [([1, 5, 2], np.full((1, 1, 3, 3), v, dtype=np.float16)) for _ in sentences]  # noqa: E731
+    base, run = tmp_path / "base", tmp_path / "run"
+    shutil.copytree(tiny_trained, base)
+    shutil.copytree(tiny_trained, run)
+    (base / "training_log.json").write_text(json.dumps({
+        "args": {"epochs": 3}, "starts": [{"step": 0, "epoch": 1, "args": {"epochs": 3}}],
+        "epochs": [{"epoch": 1, "step": 100, "val_bleu": 20.0, "elapsed_seconds": 600.0, **entry},
+                   {"epoch": 2, "step": 200, "val_bleu": 25.0, "elapsed_seconds": 1200.0, **entry}]}))
+    save_history(base / HISTORY, sentences, tiny_tok, [{"epoch": e, "snap": snap(e / 10)} for e in (0, 1, 2)])
+    (run / "training_log.json").write_text(json.dumps({
+        "args": {"epochs": 1, "init": str(base)}, "starts": [{"step": 0, "epoch": 1, "args": {"epochs": 1}}],
+        "epochs": [{"epoch": 1, "step": 90, "val_bleu": 27.0, "elapsed_seconds": 500.0, **entry}]}))
+    save_history(run / HISTORY, sentences, tiny_tok, [{"epoch": e, "snap": snap(0.5 + e / 10)} for e in (0, 0.5, 1)])
+    ship.main(["--run", str(run), "--out", str(tmp_path / "out"), "--data", "tiny", "--continues", str(base)])
+    out = tmp_path / "out"
+    m = json.loads((out / "metrics.json").read_text())
+    assert (m["weights"], m["val_bleu"], m["epochs"], m["epochs_planned"], m["in_training"], m["steps"]) == \
+        ("epoch 3", 27.0, 3, 3, False, 290)
+    log = json.loads((out / "training_log.json").read_text())
+    assert [e["epoch"] for e in log["epochs"]] == [1, 2, 3] and log["epochs"][-1]["elapsed_seconds"] == 1700.0
+    history = AttentionHistory.load(out / HISTORY)
+    assert history.epochs == [0, 1, 2, 3]
+    assert np.allclose(history.cross(1, 3), 0.6, atol=1e-3) and np.allclose(history.cross(1, 2), 0.2, atol=1e-3)
