@@ -29,7 +29,7 @@ def test_it_loads_by_name_and_knows_its_languages(en_de):
     ("We have seen the film.", ["Wir", "Film"], "gesehen."),            # the participle at the end
     ("I know that he is coming tomorrow.", ["dass", "morgen"], "kommt."),  # the verb last in the clause
     ("She calls her mother every day.", ["ruft", "Mutter"], " an."),  # the separable verb split: ruft ... an
-    # the verb at the end either way: "Ich rufe dich morgen an." (epoch 4) or "Ich werde dich morgen anrufen." (5, 6)
+    # the verb at the end either way: "Ich rufe dich morgen an." (epoch 4) or "Ich werde dich morgen anrufen." (5 to 7)
     ("I will call you tomorrow.", ["dich morgen"], ("an.", "anrufen.")),
 ])
 def test_everyday_sentences(en_de, english, words, ending):
