@@ -34,20 +34,23 @@ def pauses_note(log: dict) -> str:
             "end, its train loss the mean over its parts.")
 
 
+def card(tr) -> str:
+    return h.model_card(tr, read_metrics(tr.checkpoint_dir) if tr.checkpoint_dir else {})
+
+
 def content(tr) -> list:
     """The tab's content for one model: its card, its training curves and the note under them (both hidden when
     the checkpoint has no training log)."""
-    card = h.model_card(tr, read_metrics(tr.checkpoint_dir) if tr.checkpoint_dir else {})
     log = read_json(tr.checkpoint_dir / LOG, None) if tr.checkpoint_dir else None
     has = bool(log and log.get("epochs"))
-    return [card, gr.update(value=figure(training_curves(log)) if has else None, visible=has),
+    return [card(tr), gr.update(value=figure(training_curves(log)) if has else None, visible=has),
             gr.update(value=curves_note(log) + pauses_note(log) if has else "", visible=has)]
 
 
 def build(ctx: Ctx) -> tuple[list, object]:
     """One card for every model, filled with the user's model (app.py: when the tab is opened or the model
     picked). Returns (outputs, content)."""
-    card = gr.Markdown(content(ctx.tr)[0], elem_id="model_card")  # small: in the page; the curves come when opened
+    shown = gr.Markdown(card(ctx.tr), elem_id="model_card")  # small: in the page; the curves come when opened
     curves = gr.Plot(label="Training curves", elem_id="curves")
     note = gr.Markdown("", elem_id="curves_note")
-    return [card, curves, note], content
+    return [shown, curves, note], content
