@@ -8,3 +8,31 @@ def test_bench_decode_prints_figures(tiny_trained, capsys):
     out = capsys.readouterr().out
     for line in ("captured session step", "at 30 target tokens: uncaptured step", "no cache", "cache speed-up"):
         assert line in out
+
+
+def test_component_cost_counts_what_the_first_screen_shows_apart_from_what_waits_hidden():
+    """benchmarks.component_cost's count of a page: shown means the component and every layout above it are visible
+    (a child of a hidden column is hidden whatever its own value; "hidden" is mounted but not displayed)."""
+    import gradio as gr
+
+    from benchmarks.component_cost import first_screen_counts
+    with gr.Blocks() as demo:
+        gr.Textbox()
+        gr.HTML("shown")
+        gr.Textbox(visible="hidden")
+        with gr.Column(visible=False):
+            gr.HTML("in a closed tab")
+            gr.Textbox()
+        with gr.Column():
+            gr.HTML("shown too")
+        box = gr.Textbox(visible=False)
+        box.change(None, [box], [box], js="(v) => v")
+
+        def endpoint(text: str) -> str:
+            return text
+        gr.api(endpoint, api_name="endpoint")
+    got = first_screen_counts(demo.get_config_file())
+    # shown: the first textbox and the three forms Gradio puts around boxes, 2 HTML, the open column, the
+    # endpoint's parameter and output; hidden: the "hidden" box, the closed column and its HTML, form and box, and
+    # the box with visible=False; events: the js-only one and the endpoint
+    assert got == {"shown": 9, "shown HTML": 2, "hidden": 6, "gr.api parameters": 2, "events": 2}
