@@ -7,7 +7,10 @@ latency:
 
 - full: the page as app.py serves it (every shipped model);
 - translate-only: the same page with every tab but Translate left empty (their builders skipped);
-- translate-only, no view scripts: that, with every gr.HTML's js_on_load removed (the views never start).
+- translate-only, no view scripts: that, with every gr.HTML's js_on_load removed (the views never start);
+- box and view alone: the sentence box, the user's State and one attention view with its real script, template and
+  style, made into the page's one script and stylesheet as the app's are (ui/first_load.py): what a first screen
+  drawn by one script would hold at least, the floor of the redesign docs/benchmarks.md describes.
 
 Ready, for every page alike: the sentence box (#source's textarea; the bare page's one textarea) is in the page.
 The cut-down pages are diagnostics, not pages anyone is served: what they cost is the floor of a first screen built
@@ -53,6 +56,29 @@ def cut_down(no_scripts: bool):
         yield
 
 
+@contextmanager
+def box_and_view(tr):
+    """The sentence box, a State and one attention view (its script, template, style: ui.components.lens_view),
+    bundled as the app's page is (ui.first_load.Page.finish), on a free loopback port. Yields its URL."""
+    import gradio as gr
+
+    import ui.first_load as fl
+    from ui.components import Ctx, asset, lens_view
+    from ui.serving import free_port
+    with gr.Blocks() as demo:
+        gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
+        ctx = Ctx(tr, gr.State(None), asset("lens.css"), "")
+        lens_view(ctx, "attention")
+        fl.Page().finish(demo)
+    demo.queue()
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
 def counts(url: str) -> str:
     with urllib.request.urlopen(url + "config", timeout=60) as r:
         config = json.loads(r.read())
@@ -71,6 +97,7 @@ def main(argv=None):
             pages["translate-only"] = stack.enter_context(serving(served))
         with cut_down(no_scripts=True):
             pages["translate-only, no view scripts"] = stack.enter_context(serving(served))
+        pages["box and view alone"] = stack.enter_context(box_and_view(served[0]))
         browser = stack.enter_context(chromium())
         print(f"{len(served)} model(s) served; {a.loads} loads of each page per condition; ready: the sentence box")
         for name, url in pages.items():

@@ -36,3 +36,19 @@ def test_component_cost_counts_what_the_first_screen_shows_apart_from_what_waits
     # endpoint's parameter and output; hidden: the "hidden" box, the closed column and its HTML, form and box, and
     # the box with visible=False; events: the js-only one and the endpoint
     assert got == {"shown": 9, "shown HTML": 2, "hidden": 6, "gr.api parameters": 2, "events": 2}
+
+
+def test_first_screens_box_and_view_page_holds_the_box_a_state_and_one_bundled_view(tiny_translator):
+    """benchmarks.first_screen's floor of a one-script first screen: three components, no event, and the view's
+    script made into the page's one bundle (a one-line js_on_load that calls it), as the app's page does."""
+    import json
+    import urllib.request
+
+    from benchmarks.first_screen import box_and_view
+    with box_and_view(tiny_translator) as url:
+        with urllib.request.urlopen(url + "config", timeout=60) as r:
+            config = json.loads(r.read())
+    kinds = sorted((c["type"], c["props"].get("elem_id")) for c in config["components"])
+    assert kinds == [("html", "attention"), ("state", None), ("textbox", "source")] and config["dependencies"] == []
+    view = next(c for c in config["components"] if c["type"] == "html")
+    assert "__attentionLens" in view["props"]["js_on_load"] and len(view["props"]["js_on_load"]) < 400
