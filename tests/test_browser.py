@@ -301,7 +301,7 @@ def test_word_toggle_and_export_buttons(page, translator):
     assert open(d.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     page.get_by_text("Export the maps").click()
     page.click("#export")
-    page.wait_for_function("document.querySelector('#export_files').innerText.includes('.npz')", timeout=20000)
+    page.locator("#export_files", has_text=".npz").wait_for(state="attached", timeout=20000)  # (mounted late)
     text = page.inner_text("#export_files")
     assert f"export-step{t}" in text and ".npz" in text and ".json" in text and ".html" in text  # the view's step
 

@@ -151,7 +151,7 @@ def test_switched_off_heads_are_greyed_and_said_so(page, translator):
     L, H = len(translator.model.decoder), translator.config.n_heads
     off = [(L - 1, 0), (L - 1, H - 1)]
     open_tab(page, "Head ablation")
-    page.wait_for_function("document.querySelector('#tab_ablation').innerText.includes('zeroed')", timeout=30000)
+    page.locator("#tab_ablation", has_text="zeroed").wait_for(state="attached", timeout=30000)
     intro = page.inner_text("#tab_ablation")
     assert "computes its attention weights" in intro and "zeroed" in intro, intro[:600]
     for l, h in off:

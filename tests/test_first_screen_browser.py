@@ -29,8 +29,7 @@ def test_how_to_use_it_opens_without_moving_the_view(page):
     y = page.locator("#sentence_row").bounding_box()["y"]
     page.click("#howto button")
     page.wait_for_selector("#howto_body", state="visible", timeout=20000)
-    page.wait_for_function("document.querySelector('#howto_body').innerText.includes('Pick the model')",
-                           timeout=20000)
+    page.locator("#howto_body", has_text="Pick the model").wait_for(state="attached", timeout=20000)
     assert abs(page.locator("#sentence_row").bounding_box()["y"] - y) < 4
     page.click("#howto button")
 

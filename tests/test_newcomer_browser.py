@@ -320,8 +320,8 @@ def test_the_untrained_snapshot_says_what_an_untrained_model_does(page, translat
     box = page.locator("#learned_epoch input[type=number]")
     box.fill("1")
     box.press("Enter")
-    page.wait_for_function("document.querySelector('#learned_point').innerText.includes('Snapshot 1 ')",
-                           timeout=30000)
+    page.wait_for_function("(document.querySelector('#learned_point') || {innerText: ''}).innerText"
+                           ".includes('Snapshot 1 ')", timeout=30000)  # (null until the tab's parts mount)
     text = page.input_value("#learned_translation textarea")
     where = page.inner_text("#learned_point")
     pieces = [p for p in history.target(0, 0)[1:] if p != "</s>"]
