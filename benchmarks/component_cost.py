@@ -23,7 +23,7 @@ import json
 import statistics
 from contextlib import ExitStack, contextmanager
 
-from ui.serving import chromium, free_port
+from ui.serving import chromium, launched
 
 from .ui import BARE_READY, first_loads
 
@@ -77,12 +77,8 @@ def page(add=None, n=0):
         if add is not None:
             add(gr, n)
     demo.queue()
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with launched(demo) as url:
+        yield url
 
 
 def first_screen_counts(config: dict) -> dict:

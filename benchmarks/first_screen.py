@@ -64,19 +64,15 @@ def box_and_view(tr):
 
     import ui.first_load as fl
     from ui.components import Ctx, asset, lens_view
-    from ui.serving import free_port
+    from ui.serving import launched
     with gr.Blocks() as demo:
         gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
         ctx = Ctx(tr, gr.State(None), asset("lens.css"), "")
         lens_view(ctx, "attention")
         fl.Page().finish(demo)
     demo.queue()
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with launched(demo) as url:
+        yield url
 
 
 def counts(url: str) -> str:

@@ -44,7 +44,7 @@ import urllib.request
 from contextlib import contextmanager
 
 from transformer.decoding import Translator
-from ui.serving import chromium, free_port, serving
+from ui.serving import chromium, launched, serving
 
 from .common import pct
 from .decode import SENTENCE
@@ -118,12 +118,8 @@ def bare_page():
     import gradio as gr
     with gr.Blocks() as demo:
         gr.Textbox()
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with launched(demo) as url:
+        yield url
 
 
 def one_load(browser, url: str, ready: str, latency_ms: float = 0, settle_ms: int = 0) -> dict:

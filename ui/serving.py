@@ -21,18 +21,24 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(translator, **launch):
-    """The app on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
-    from .app import build_demo
-    demo = build_demo(translator)
+def launched(demo, **launch):
+    """`demo` launched on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
     port = free_port()
-    from .components import SESSIONS_MAX
-    launch.setdefault("state_session_capacity", SESSIONS_MAX)  # as app.py launches it
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch)
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
         demo.close()
+
+
+@contextmanager
+def serving(translator, **launch):
+    """The app on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
+    from .app import build_demo
+    from .components import SESSIONS_MAX
+    launch.setdefault("state_session_capacity", SESSIONS_MAX)  # as app.py launches it
+    with launched(build_demo(translator), **launch) as url:
+        yield url
 
 
 def chromium_path() -> str | None:
