@@ -38,6 +38,40 @@ def test_component_cost_counts_what_the_first_screen_shows_apart_from_what_waits
     assert got == {"shown": 9, "shown HTML": 2, "hidden": 6, "gr.api parameters": 2, "events": 2}
 
 
+def test_first_screens_one_gr_html_page_draws_every_first_screen_html_of_the_app_and_nothing_else(tiny_translator):
+    """benchmarks.first_screen's best case of the redesign: the box, a State and one gr.HTML, no event; its parts are
+    the app's first-screen gr.HTML (those shown and those kept hidden), none of another tab, and each part with a
+    script names a function of the app's bundle."""
+    import json
+    import re
+    import urllib.request
+
+    from benchmarks.component_cost import first_screen_counts
+    from benchmarks.first_screen import one_screen
+    from ui.app import build_demo
+    with one_screen(tiny_translator) as url:
+        with urllib.request.urlopen(url + "config", timeout=60) as r:
+            config = json.loads(r.read())
+        kinds = sorted((c["type"], c["props"].get("elem_id")) for c in config["components"])
+        assert kinds == [("html", "one_screen"), ("state", None), ("textbox", "source")]
+        assert config["dependencies"] == []
+        one = next(c for c in config["components"] if c["type"] == "html")["props"]
+        src = re.search(r'src="([^"]+)"', one["head"]).group(1)
+        with urllib.request.urlopen(url + src, timeout=60) as r:
+            bundle = r.read().decode()
+    parts = json.loads(one["props"]["parts"])
+    ids = [p["id"] for p in parts]
+    assert {"title", "model", "tab_bar", "examples", "start", "step", "topk", "attention", "inside", "arch",
+            "settings", "lens_bus", "glossary"} <= set(ids)
+    assert not {"compare", "atlas", "attention_ablated", "attention_beam", "ablate_sentence"} & set(ids)
+    app = build_demo(tiny_translator).get_config_file()
+    shown = [p for p in parts if p["shown"]]
+    assert len(shown) == first_screen_counts(json.loads(json.dumps(app, default=str)))["shown HTML"]
+    views = [p["view"] for p in parts if p["view"]]
+    assert len(views) >= 10 and all(f'"{v}": function' in bundle for v in views)
+    assert {p["id"] for p in parts if not p["shown"]} >= {"lens_bus", "glossary", "noop"}
+
+
 def test_first_screens_box_and_view_page_holds_the_box_a_state_and_one_bundled_view(tiny_translator):
     """benchmarks.first_screen's floor of a one-script first screen: three components, no event, and the view's
     script made into the page's one bundle (a one-line js_on_load that calls it), as the app's page does."""
@@ -52,3 +86,11 @@ def test_first_screens_box_and_view_page_holds_the_box_a_state_and_one_bundled_v
     assert kinds == [("html", "attention"), ("state", None), ("textbox", "source")] and config["dependencies"] == []
     view = next(c for c in config["components"] if c["type"] == "html")
     assert "__attentionLens" in view["props"]["js_on_load"] and len(view["props"]["js_on_load"]) < 400
+    with box_and_view(tiny_translator, start=True) as url:  # and with the Start button: one gr.HTML, one event more
+        with urllib.request.urlopen(url + "config", timeout=60) as r:
+            config = json.loads(r.read())
+    ids = {c["id"]: c["props"].get("elem_id") for c in config["components"]}
+    assert sorted(i for i in ids.values() if i) == ["attention", "source", "start"] and len(ids) == 4
+    [event] = config["dependencies"]
+    assert [ids[t] for t, _ in event["targets"]] == ["start"] and event["backend_fn"]
+    assert [ids[i] for i in event["inputs"]] == ["source"] and [ids[o] for o in event["outputs"]] == [None, "attention"]
