@@ -2,13 +2,18 @@
 // Start answer arrives (window event lens-started); the Translate tab's box reports its text on every change
 // (a js-only Gradio event, translate_tab.py). Each tab names the sentence (a .started-sentence element), and a
 // hint under the box says so when the box holds another sentence that was not started.
+// The hint's element also says why a Start started nothing (its value, set by the server: ui/translate_tab.py
+// note_value), until the box is edited or a sentence is started: drawn here, so no later server event of the page
+// can wipe it (Gradio's own status of the box is replaced by every one of them).
 // Runs as the js_on_load of each of those gr.HTML elements (element is given); they share one state.
 // Text is set with textContent only: the sentence is user input.
 const S = window.__sentence || (window.__sentence = (() => {
-  const s = {started: null, box: "", elements: new Set()};
+  const s = {started: null, box: "", refused: null, elements: new Set()};
   s.stale = () => s.started !== null && s.box.trim() !== s.started.trim();
   s.paint = (e) => {
     const hint = e.querySelector(".source-hint"), name = e.querySelector(".started-sentence"), stale = s.stale();
+    const said = e.querySelector(".source-said"), why = s.refused && s.refused.text === s.box ? s.refused.said : "";
+    if (said) { said.hidden = !why; said.textContent = why; }
     if (hint) {
       hint.hidden = !stale;
       hint.textContent = stale ? `The views show \u201c${s.started}\u201d. The box holds another sentence: ` +
@@ -24,8 +29,18 @@ const S = window.__sentence || (window.__sentence = (() => {
   };
   s.show = () => { for (const e of s.elements) if (e.isConnected) s.paint(e); else s.elements.delete(e); };
   s.setBox = (v) => { s.box = typeof v === "string" ? v : ""; s.show(); };
-  window.addEventListener("lens-started", (ev) => { s.started = String(ev.detail); s.show(); });
+  s.setNote = (v) => {  // the server's note_value: {n, text, said, started}
+    let note = null;
+    try { note = typeof v === "string" && v ? JSON.parse(v) : null; } catch (e) { note = null; }
+    s.refused = note && note.started === false && note.said ? note : null;
+    s.show();
+  };
+  window.addEventListener("lens-started", (ev) => { s.started = String(ev.detail); s.refused = null; s.show(); });
   return s;
 })());
 S.elements.add(element);
+if (element.querySelector(".source-said")) {
+  S.setNote(props.value);
+  watch("value", () => { S.elements.add(element); S.setNote(props.value); });
+}
 S.paint(element);

@@ -254,7 +254,7 @@ def test_hostile_text_is_shown_literally_and_runs_nothing(page, translator):
 def test_empty_input_shows_a_message_and_app_keeps_working(page, translator):
     page.fill("#source textarea", "   ")
     page.click("#start")
-    page.wait_for_selector("#source >> text=input is empty", timeout=10000)  # said on the box itself
+    page.wait_for_selector("#source_hint >> text=input is empty", timeout=10000)  # said under the box
     start(page, "Ein Hund rennt durch den Schnee.")
     page.wait_for_selector("text=input is empty", state="detached", timeout=10000)  # and gone with the next Start
     click(page, "#run")

@@ -84,15 +84,15 @@ def test_a_drawn_button_answers_a_click_on_its_box_as_a_user_or_a_script_gives_i
     assert step_no(page) == 2 and page.errors == []
 
 
-def test_benchmarks_one_gr_html_first_screen_draws_the_apps_views(tiny_trained):
+def test_benchmarks_one_gr_html_first_screen_draws_the_apps_views(tiny_trained, page):
     """benchmarks.first_screen's "today's first screen in one gr.HTML" measures what it says only if its one gr.HTML
     draws the app's first screen: the views' own scripts run (the attention view ready, the top-k list, the
     architecture strip and the tab bar drawn, the buttons there), the parts kept hidden not displayed, no error."""
     from benchmarks.first_screen import one_screen
-    from tests.browser import browser, open_app
+    from tests.browser import open_app
     from transformer.decoding import Translator
-    with one_screen(Translator.load(tiny_trained, "cpu")) as url, browser() as b:
-        page = open_app(b, url, 1280, 800)
+    with one_screen(Translator.load(tiny_trained, "cpu")) as url:  # in the module's browser (one per process)
+        page = open_app(page.context.browser, url, 1280, 800)
         for sel, text in (("#topk", "Next piece"), ("#tab_bar", "Head atlas"), ("#start", "Start"),
                           ("#arch", "Encoder"), ("#inside", "Inside this head")):
             page.locator(sel, has_text=text).wait_for(state="visible", timeout=20000)

@@ -105,7 +105,7 @@ def test_reference_of_the_started_sentence_is_a_trajectory(tiny_translator):
         handlers.reference_at(tr, s, "   ")
 
 
-def test_start_validator_says_it_on_the_box(tiny_translator):
+def test_the_compare_tabs_validator_says_it_on_the_box(tiny_translator):
     ok = handlers.validate_source(tiny_translator, SOURCE, 8, False)
     assert [v["is_valid"] for v in ok] == [True, True, True]
     for bad, message in (("   ", "input is empty"), (None, "input must be text")):
@@ -136,3 +136,38 @@ def test_beam_search_of_the_started_sentence(tiny_translator):
     assert handlers.beam(tr, SOURCE, 3)[0]["hyps"] == state["hyps"]  # the API's /beam of the same text
     with pytest.raises(gr.Error, match="Start"):
         handlers.beam_started(tr, None, 3)
+
+
+def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothing(tiny_translator):
+    """The page's Start (the button, Enter) answers a sentence the model cannot read with the note under the box
+    (#source_hint's value, drawn by assets/sentence.js) and no other output: the count of sentences started stays,
+    so the clears of the other tabs (ui/fresh.py, on its change) do not run; a sentence it can read is started, the
+    count moves on and the clears follow it."""
+    import json
+
+    from ui.app import build_demo
+    demo = build_demo(tiny_translator)
+    by_id = {b._id: b for b in demo.blocks.values()}
+    start_id = next(i for i, b in by_id.items() if getattr(b, "elem_id", None) == "start")
+    [click] = [f for f in demo.fns.values() if (start_id, "click") in [(t[0], t[1]) for t in f.targets]]
+    note = next(i for i, o in enumerate(click.outputs) if o.elem_id == "source_hint")
+    count = next(i for i, o in enumerate(click.outputs) if getattr(o, "label", None) == "sentences started")
+    [clear] = [f for f in demo.fns.values() if [(t[0], t[1]) for t in f.targets] == [(click.outputs[count]._id,
+                                                                                      "change")]]
+    assert len(clear.outputs) >= 5 and not clear.trigger_after  # the other tabs' results, on the count alone
+    for bad, why in (("   ", "input is empty"), ("", "input is empty")):
+        out = click.fn(bad, 8, False, "")
+        value = json.loads(out[note])
+        assert value["started"] is False and why in value["said"] and value["text"] == bad
+        assert all(o == gr.skip() for i, o in enumerate(out) if i != note)  # no output changes, the count neither
+    out, again = click.fn(SOURCE, 8, False, ""), click.fn(SOURCE, 8, False, "")
+    assert json.loads(out[note]) == {"n": json.loads(out[note])["n"], "text": SOURCE, "said": "", "started": True}
+    assert out[0] != gr.skip() and out[count] != again[count]  # started, and the count changed: the tabs clear
+
+
+def test_source_problem_is_startings_own_check(tiny_translator):
+    assert handlers.source_problem(tiny_translator, SOURCE) == ""
+    for bad, message in (("   ", "input is empty"), (None, "input must be text")):
+        assert message in handlers.source_problem(tiny_translator, bad)
+        with pytest.raises(gr.Error, match=message):
+            handlers.start(tiny_translator, bad)

@@ -3,9 +3,10 @@
 A tab whose results were computed on request (Head ablation's Compare, Beam search's tree, Across layers' plots,
 the Translate tab's exported files) registers what to show instead once a new sentence is started or the model is
 switched: `on_new(ctx, outputs, values)`, from its builder. `wire(ctx)`, called once every tab is built, chains
-one clearing event after each Start (the button, Enter in the box: `ctx.translate.start_events`) and each switch
-of model (the picker, the hint's button: `ctx.translate.switch_events`), so no tab ever shows the results of an
-earlier sentence under a new sentence's name. `values` is a list of values (or gr.update) for `outputs`, or a
+one clearing event after each sentence started (the button, Enter in the box, an example: `ctx.translate.started`
+changes) and each switch of model (the picker, the hint's button: `ctx.translate.switch_events`), so no tab ever
+shows the results of an earlier sentence under a new sentence's name; a Start that started nothing (the note under
+the box says why) clears nothing. `values` is a list of values (or gr.update) for `outputs`, or a
 function of the model's key ('de-en', ...) that returns them.
 """
 from __future__ import annotations
@@ -49,7 +50,9 @@ def wire(ctx: Ctx) -> None:
     def clear(key=""):
         return cleared(ctx, key)
 
-    for event in getattr(c, "start_events", []) + getattr(c, "switch_events", []):
+    if getattr(c, "started", None) is not None:  # a new sentence started (a Start that started nothing: no change)
+        c.started.change(clear, [ctx.model], outputs, **QUIET)
+    for event in getattr(c, "switch_events", []):
         event.success(clear, [ctx.model], outputs, **QUIET)
 
 

@@ -15,16 +15,20 @@ def fail(e: Exception):
     raise gr.Error(str(e), print_exception=False)
 
 
-def validate_source(tr, text, *others):
-    """Start's validator (Gradio's `validator=`): a sentence the model cannot read is said once, on the box
-    itself, before any work, and no output turns red. The same check as Translator.start (source_ids); the
-    other inputs pass."""
+def source_problem(tr, text) -> str:
+    """Why the model cannot read `text` ("" if it can): the same check as Translator.start (source_ids)."""
     try:
         tr.source_ids(text)
-        ok, message = True, ""
+        return ""
     except ValueError as e:
-        ok, message = False, str(e)
-    return [gr.validate(ok, message)] + [gr.validate(True, "") for _ in others]
+        return str(e)
+
+
+def validate_source(tr, text, *others):
+    """A validator (Gradio's `validator=`, the Compare tab's): a sentence the model cannot read is said once, on
+    its box, before any work, and no output turns red; the other inputs pass."""
+    message = source_problem(tr, text)
+    return [gr.validate(not message, message)] + [gr.validate(True, "") for _ in others]
 
 
 def validate_reference(session, ref, *others):

@@ -101,7 +101,7 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         b_back = drawn.button("◀ Back", "back")
         b_step = drawn.button("Step ▶", "step")
         b_run = drawn.button("Run ▶▶", "run")
-    hint = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
+    note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
     with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
         language_note = gr.HTML("", html_template="<p>{{value}}</p>", elem_id="language_hint", visible=False,
                                 padding=False)
@@ -190,6 +190,21 @@ def boxes(source: dict | None = None, ref: dict | None = None) -> str:
     return json.dumps({"n": next(_BOXES), "source": source, "ref": ref}, ensure_ascii=False)
 
 
+_SAID = itertools.count(1)
+_STARTED = map(str, itertools.count(1))  # c.started's values
+
+
+def note_value(text, problem: str = "", started: bool | None = None) -> str:
+    """The value of the note under the sentence box (#source_hint, assets/sentence.js) after a Start: a JSON text,
+    new at every call, with the box's text and what Start said of it: started, or refused with the reason (shown
+    until the box is edited or a sentence is started). Drawn by the page's script, not Gradio's status of the box,
+    which any later server event of the page replaces (a validator's message there could vanish ms after it was
+    shown)."""
+    started = not problem if started is None else started
+    return json.dumps({"n": next(_SAID), "text": text if isinstance(text, str) else "", "said": problem,
+                       "started": started}, ensure_ascii=False)
+
+
 def boxes_relay(source: gr.Textbox, ref: gr.Textbox) -> gr.Textbox:
     """A hidden box the server writes instead of the sentence box and the reference box; a js-only event copies
     what it says into them. Gradio keeps a loading status for every component some server event has written,
@@ -261,26 +276,31 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         return h.start(models.get(key), text, kk, ww)
 
     def on_start(text, kk, ww, key=""):  # the page's Start (a name of its own: the API's is /start)
-        return h.start(models.get(key), text, kk, ww)
+        tr = models.get(key)
+        problem = h.source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
+        if problem:
+            return [gr.skip()] * len(outs) + [note_value(text, problem), gr.skip()]
+        return list(h.start(tr, text, kk, ww)) + [note_value(text), next(_STARTED)]
 
-    def validate(text, kk, ww, key=""):  # a bad sentence: one message, on the box, in the chosen model's words
-        return h.validate_source(models.get(key), text, kk, ww, key)
-
-    c.start_events = [c.b_start.click(on_start, [source, k, words, model], outs, api_visibility="private",
-                                      validator=validate, **CONC)]  # ui/fresh.py chains the clears
-    # the API's /start: no validator, so a bad top-k is answered by the handler with its reason (a validator makes
-    # Gradio check the slider's range first and answer a client with a bare 400); the model comes last, optional
+    # c.started: a hidden count, new with each sentence started and left as it was by a Start that started nothing;
+    # ui/fresh.py clears the other tabs when it changes (a clear of every output "skipped" would not do: Gradio loses
+    # the props of a gr.HTML not mounted yet, a tab never opened, when it gets an empty update)
+    c.started = gr.Textbox("0", visible=False, label="sentences started")
+    quiet = dict(api_visibility="private", show_progress_on=outs, **CONC)  # no spinner on the note under the box
+    c.b_start.click(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
+    source.submit(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
+    # the API's /start: a bad sentence or top-k is answered by the handler with its reason; the model comes last,
+    # optional
     api["start"].click(start, [source, k, words, model], outs, api_name="start", **CONC)
-    c.start_events.append(source.submit(on_start, [source, k, words, model], outs, api_visibility="private",
-                                        validator=validate, **CONC))
 
     def on_example(example, kk, ww, key=""):  # picking an example puts it in the box and starts it
         if not example:
-            return [gr.skip()] * (len(outs) + 1)
-        return [boxes(source={"value": example})] + list(h.start(models.get(key), example, kk, ww))
+            return [gr.skip()] * (len(outs) + 3)
+        started = h.start(models.get(key), example, kk, ww)
+        return [boxes(source={"value": example})] + list(started) + [note_value(example), next(_STARTED)]
 
-    c.start_events.append(c.examples.input(on_example, [c.examples, k, words, model], [c.boxes] + outs,
-                                           api_visibility="private", **CONC))
+    c.examples.input(on_example, [c.examples, k, words, model], [c.boxes] + outs + [c.note, c.started],
+                     api_visibility="private", show_progress_on=outs, **CONC)
     # every other event reads the started sentence, which carries its model (ui/models.py of_session)
     api["step"].click(of_session(h.step), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(of_session(h.run), [state, k, words], outs, api_name="run", **FAST)
