@@ -14,9 +14,9 @@ const S = window.__sentence || (window.__sentence = (() => {
     const hint = e.querySelector(".source-hint"), name = e.querySelector(".started-sentence"), stale = s.stale();
     const said = e.querySelector(".source-said"), why = s.refused && s.refused.text === s.box ? s.refused.said : "";
     if (said) { said.hidden = !why; said.textContent = why; }
-    if (hint) {
-      hint.hidden = !stale;
-      hint.textContent = stale ? `The views show \u201c${s.started}\u201d. The box holds another sentence: ` +
+    if (hint) {  // (not beside a refusal: it says what to do about the box already)
+      hint.hidden = !stale || Boolean(why);
+      hint.textContent = stale && !why ? `The views show \u201c${s.started}\u201d. The box holds another sentence: ` +
         "press Start to use it." : "";
     }
     if (name) {

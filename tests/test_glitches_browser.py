@@ -134,10 +134,13 @@ ERRORS_SHOWN = """() => [...document.querySelectorAll('body *')].filter(e => e.o
 
 
 def test_empty_start_gives_one_message_and_turns_nothing_red(page, translator):
+    start(page, FIRST)
     page.fill("#source textarea", "   ")
     page.click("#start")
     message = page.locator("#source_hint").get_by_text("input is empty")  # under the box, drawn by the page
     message.wait_for(timeout=10000)
+    assert page.evaluate("window.__lens.state.traj.p.input") == FIRST  # the views keep the started sentence
+    assert not page.locator("#source_hint .source-hint").is_visible()  # and the refusal alone says what to do
     page.wait_for_timeout(500)  # anything else that would turn red has done so by now
     assert page.evaluate(ERRORS_SHOWN) == []
     said = """() => [...document.querySelectorAll('body *')].filter(e => e.offsetParent !== null
