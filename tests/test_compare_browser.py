@@ -127,6 +127,28 @@ def test_an_example_pair_fills_both_boxes(page, translator):
     assert page.errors == []
 
 
+def test_start_both_with_a_sentence_it_cannot_read_says_so_under_the_boxes(page, translator):
+    """Said by the page under the boxes (#compare_note), which no later server event can wipe, naming the sentence;
+    the view is left as it was and nothing turns red; editing that box takes the note away."""
+    page.get_by_role("tab", name="Compare").click()
+    page.fill("#compare_a textarea", "Ein Hund rennt.")
+    page.fill("#compare_b textarea", "   ")
+    before = page.evaluate("window.__compare.renders")
+    page.click("#compare_start")
+    note = page.locator("#compare_note").get_by_text("Sentence B: " + "input is empty")
+    note.wait_for(timeout=20000)
+    page.wait_for_timeout(500)
+    assert note.is_visible() and page.evaluate("window.__compare.renders") == before
+    assert page.locator(".toast-body, .toast-wrap .error").count() == 0
+    page.fill("#compare_b textarea", "Eine Katze schläft.")
+    note.wait_for(state="detached", timeout=10000)
+    start_both(page)  # and Start both works on the pair now in the boxes
+    got = page.evaluate("[window.__compare.state.a.source, window.__compare.state.b.source]")
+    sent = ("Ein Hund rennt.", "Eine Katze schläft.")
+    assert got == [translator.tokenizer.pieces(translator.source_ids(x)) for x in sent]
+    assert page.errors == []
+
+
 def test_the_compare_tab_follows_the_chosen_model(tiny_trained, tiny_en_de_dir, served_browser):
     from transformer.decoding import Translator
     _, b = served_browser

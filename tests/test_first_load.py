@@ -60,6 +60,13 @@ def test_what_the_first_screen_lacks_waits_for_its_tab_or_accordion(demo):
     assert all(u == "opened" or u["visible"] in (True, "hidden") for u in visible)
 
 
+def test_no_event_of_the_page_has_a_validator(demo):
+    """A validator's message sits in its box's Gradio status, which every later server event of the page replaces
+    (it could vanish ms after it showed, under load): the page's requests say why they started nothing in the page's
+    own notes instead (#source_hint, #reference_note, #compare_note)."""
+    assert [f.name for f in demo.fns.values() if getattr(f, "validator", None) is not None] == []
+
+
 def test_no_server_event_writes_a_box_with_a_validator(demo):
     """Gradio keeps a loading status for every component a server event has written and replaces it at each later
     server event's status, wiping a validator's message there (Start's "input is empty" vanished whenever the

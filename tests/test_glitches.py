@@ -105,25 +105,30 @@ def test_reference_of_the_started_sentence_is_a_trajectory(tiny_translator):
         handlers.reference_at(tr, s, "   ")
 
 
-def test_the_compare_tabs_validator_says_it_on_the_box(tiny_translator):
-    ok = handlers.validate_source(tiny_translator, SOURCE, 8, False)
-    assert [v["is_valid"] for v in ok] == [True, True, True]
-    for bad, message in (("   ", "input is empty"), (None, "input must be text")):
-        v = handlers.validate_source(tiny_translator, bad, 8, False)
-        assert v[0]["is_valid"] is False and message in v[0]["message"]
-        assert [x["is_valid"] for x in v[1:]] == [True, True]  # nothing else is blamed
-        with pytest.raises(gr.Error, match=message):  # the handler itself still refuses it (the API)
-            handlers.start(tiny_translator, bad)
-
-
-def test_reference_validator_says_it_on_the_reference_box(tiny_translator):
+def test_reference_problem_says_why_a_reference_cannot_be_shown(tiny_translator):
     tr = tiny_translator
     s = tr.start(SOURCE)
-    assert [v["is_valid"] for v in handlers.validate_reference(s, "A dog runs.", 8, False)] == [True] * 4
+    assert handlers.reference_problem(s, "A dog runs.") == ""
     for session, ref, message in ((None, "A dog runs.", "Press Start first"), (s, "   ", "empty")):
-        v = handlers.validate_reference(session, ref, 8, False)
-        assert v[1]["is_valid"] is False and message in v[1]["message"]  # on the reference box
-        assert [v[0]["is_valid"]] + [x["is_valid"] for x in v[2:]] == [True, True, True]  # nothing else blamed
+        assert message in handlers.reference_problem(session, ref)
+
+
+def test_the_compare_tabs_start_says_which_sentence_it_cannot_read_under_the_boxes(tiny_translator):
+    """Start both with a sentence the model cannot read: the note under the boxes (#compare_note) names the
+    sentence and why, and the view is left as it was; two good ones: both decoded and nothing said."""
+    import json
+
+    from ui.app import build_demo
+    demo = build_demo(tiny_translator)
+    go = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "compare_start")
+    [click] = [f for f in demo.fns.values() if (go._id, "click") in [(t[0], t[1]) for t in f.targets]]
+    assert [o.elem_id for o in click.outputs] == ["compare", "compare_note"]
+    view, note = click.fn(SOURCE, "   ", 8, "")
+    said = json.loads(note)
+    assert view == gr.skip() and said["said"] == "Sentence B: " + handlers.source_problem(tiny_translator, "   ")
+    assert said["texts"] == {"compare_a": SOURCE, "compare_b": "   "}
+    view, note = click.fn(SOURCE, SOURCE, 8, "")
+    assert set(view) >= {"a", "b"} and json.loads(note)["said"] == ""
 
 
 def test_beam_search_of_the_started_sentence(tiny_translator):

@@ -153,13 +153,17 @@ def test_empty_start_gives_one_message_and_turns_nothing_red(page, translator):
     assert page.evaluate(said) == ["source_hint"]  # said once, under the box
     start(page, FIRST)  # and the app keeps working: the message goes with the next Start
     assert message.count() == 0
-    if not page.is_visible("#reference textarea"):  # an empty reference, the same: said on its box alone
+    if not page.is_visible("#reference textarea"):  # an empty reference, the same: said under its box alone
         page.get_by_text("Inspect a reference translation").click()
     page.fill("#reference textarea", " ")
     page.click("#show_reference")
-    page.locator("#reference").get_by_text("empty").wait_for(timeout=10000)
+    ref_note = page.locator("#reference_note").get_by_text("empty")
+    ref_note.wait_for(timeout=10000)
     page.wait_for_timeout(500)
-    assert page.evaluate(ERRORS_SHOWN) == []
+    assert page.evaluate(ERRORS_SHOWN) == [] and ref_note.is_visible()  # still there, nothing red
+    assert page.evaluate("window.__lens.state.doc === window.__lens.state.traj")  # the view kept the decoding
+    page.fill("#reference textarea", "A dog")  # edited: the note goes
+    ref_note.wait_for(state="detached", timeout=10000)
     click(page, "#run")
     assert page.input_value("#translation textarea") == translator.translate(FIRST)
     assert page.evaluate(ERRORS_SHOWN) == [] and page.errors == []

@@ -11,7 +11,7 @@ import gradio as gr
 from transformer.language import name
 
 from . import handlers as h
-from .components import CONC, Ctx, asset
+from .components import CONC, Ctx, asset, box_note, box_note_value
 
 # Example pairs per source language: (A, B, what differs)
 PAIRS = {"de": [("Der Hund beißt den Mann.", "Den Mann beißt der Hund.", "word order, with case saying who bites"),
@@ -79,21 +79,22 @@ def build(ctx: Ctx) -> None:
         pairs = gr.Dropdown(pair_choices(tr), value="", label="Example pairs", show_label=False, container=False,
                             elem_id="compare_pairs", scale=3, min_width=200, filterable=False)
         go = gr.Button("Start both", variant="primary", elem_id="compare_start", scale=0, min_width=150)
+    note = box_note(ctx, "compare_note", ["compare_a", "compare_b"])  # under the boxes: why Start both started nothing
     view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare.css"), js_on_load=asset("compare.js"),
                    elem_id="compare")
-    pairs.input(None, [pairs, a, b], [a, b],
-                js="(v, a, b) => { try { const p = JSON.parse(v); return [p[0], p[1]]; } "
-                   "catch (e) { return [a, b]; } }")
+    pairs.input(None, [pairs, a, b], [a, b, note],
+                js="(v, a, b) => { try { const p = JSON.parse(v); return [p[0], p[1], '']; } "
+                   "catch (e) { return [a, b, '']; } }")
 
-    def validate(ta, tb, kk, key=""):  # a sentence the model cannot read: said on its own box, before any work
-        tr_ = models.get(key)
-        return [h.validate_source(tr_, ta)[0], h.validate_source(tr_, tb)[0], gr.validate(True, ""),
-                gr.validate(True, "")]
+    def on_start(ta, tb, kk, key=""):  # a sentence the model cannot read: said under the boxes, nothing else
+        tr_, sent = models.get(key), {"compare_a": ta, "compare_b": tb}
+        for label, text in (("Sentence A", ta), ("Sentence B", tb)):
+            if problem := h.source_problem(tr_, text):
+                return [gr.skip(), box_note_value(sent, f"{label}: {problem}")]
+        return [start_both(models, ta, tb, kk, key), box_note_value(sent)]
 
-    def on_start(ta, tb, kk, key=""):
-        return start_both(models, ta, tb, kk, key)
-
-    go.click(on_start, [a, b, ctx.k, ctx.model], [view], validator=validate, api_visibility="private", **CONC)
+    go.click(on_start, [a, b, ctx.k, ctx.model], [view, note], show_progress_on=[view], api_visibility="private",
+             **CONC)
 
     def on_model(key):  # another model: its example pairs, the first in the boxes, the view cleared
         m = models.get(key)

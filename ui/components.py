@@ -1,6 +1,8 @@
 """What every tab shares: asset paths, queue settings, the attention view component, number checks."""
 from __future__ import annotations
 
+import itertools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,3 +100,24 @@ def checked(component, what: str):
 
     component.preprocess = preprocess
     return component
+
+
+_NOTES = itertools.count(1)
+
+
+def box_note(ctx: Ctx, elem_id: str, boxes: list[str]) -> gr.HTML:
+    """The note under input boxes (assets/box_note.js): why the last request of a button started nothing (its
+    value: box_note_value), said by the page while the boxes (their elem_ids) still hold what was sent; gone once
+    one of them is edited, a sentence is started, or the next request is taken. Gradio's own message on a box (a
+    validator's) is replaced by the box's status at any later server event of the page, so it could vanish ms
+    after it showed."""
+    return gr.HTML("", html_template='<div class="source-said box-note" role="alert" hidden></div>',
+                   css_template=ctx.css, js_on_load=asset("box_note.js"), elem_id=elem_id, boxes=",".join(boxes),
+                   elem_classes=["al-box-note"], padding=False)  # lens.css: .source-said; layout.css: no gap when empty
+
+
+def box_note_value(texts: dict, problem: str = "") -> str:
+    """A box_note's value: the boxes' texts as sent ({elem_id: text}) and why nothing started ("": it started);
+    a JSON text, new at every call."""
+    return json.dumps({"n": next(_NOTES), "texts": {k: v if isinstance(v, str) else "" for k, v in texts.items()},
+                       "said": problem}, ensure_ascii=False)

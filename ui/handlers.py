@@ -24,7 +24,7 @@ from .decoding_views import (at_position, back, force, force_at, goto, inside_at
 from .exports import (EXPORT_PREFIX, EXPORTS_MAX, EXPORTS_PER_SESSION, FILES_PER_EXPORT, LAYOUT, end_session,
                       export_at, export_event, export_maps, export_root, figures_html, gradio_cache, prune_exports)
 from .inputs import (HEAD_RE, TOPK, check_k, check_piece, choice_index, fail, need_session, parse_head_labels,
-                     source_problem, validate_reference, validate_source)
+                     reference_problem, source_problem)
 from .other_tabs import (ablate, ablate_at, across_layers, across_layers_at, across_layers_follow, beam, beam_payload,
                          beam_pick, beam_started, head_choices, learned, learned_at, model_card)
 
@@ -36,6 +36,6 @@ __all__ = ["MAX_API_WEIGHTS", "api_attention", "api_attention_compact", "api_ins
            "EXPORT_PREFIX", "EXPORTS_MAX", "EXPORTS_PER_SESSION", "FILES_PER_EXPORT", "LAYOUT", "end_session",
            "export_at", "export_event", "export_maps", "export_root", "figures_html", "gradio_cache", "prune_exports",
            "HEAD_RE", "TOPK", "check_k", "check_piece", "choice_index", "fail", "need_session", "parse_head_labels",
-           "source_problem", "validate_reference", "validate_source",
+           "reference_problem", "source_problem",
            "ablate", "ablate_at", "across_layers", "across_layers_at", "across_layers_follow", "beam",
            "beam_payload", "beam_pick", "beam_started", "head_choices", "learned", "learned_at", "model_card"]

@@ -24,26 +24,16 @@ def source_problem(tr, text) -> str:
         return str(e)
 
 
-def validate_source(tr, text, *others):
-    """A validator (Gradio's `validator=`, the Compare tab's): a sentence the model cannot read is said once, on
-    its box, before any work, and no output turns red; the other inputs pass."""
-    message = source_problem(tr, text)
-    return [gr.validate(not message, message)] + [gr.validate(True, "") for _ in others]
-
-
-def validate_reference(session, ref, *others):
-    """The reference button's validator: with no sentence started, or a reference the model cannot read, the
-    message is said on the reference box, before any work, and no output turns red. The sentence's own model
-    reads it."""
-    ok, message = True, ""
+def reference_problem(session, ref) -> str:
+    """Why a reference cannot be shown ("" if it can): no sentence started, or a reference the sentence's own
+    model cannot read."""
     if not isinstance(session, DecodingSession):
-        ok, message = False, "Press Start first: a reference is read against the started sentence."
-    else:
-        try:
-            session.translator.target_ids_of(ref)
-        except ValueError as e:
-            ok, message = False, f"reference: {e}"
-    return [gr.validate(True, ""), gr.validate(ok, message)] + [gr.validate(True, "") for _ in others]
+        return "Press Start first: a reference is read against the started sentence."
+    try:
+        session.translator.target_ids_of(ref)
+        return ""
+    except ValueError as e:
+        return f"reference: {e}"
 
 
 def need_session(session) -> DecodingSession:

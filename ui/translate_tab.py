@@ -20,7 +20,8 @@ from transformer.language import name
 from . import arch, handlers as h
 from . import attribution_panel, inside_panel, panels
 from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
-from .components import CONC, FAST, Ctx, api_only, asset, checked, lens_view, live_position, started_sentence
+from .components import (CONC, FAST, Ctx, api_only, asset, box_note, box_note_value, checked, lens_view,
+                         live_position, started_sentence)
 from .models import of_session
 
 PICK = "Examples: pick a sentence…"
@@ -150,6 +151,7 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
             c.ref = gr.Textbox(label=language_words(ctx.tr)["reference"], elem_id="reference", lines=2,
                                max_length=2000)
             c.b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")
+            c.ref_note = box_note(ctx, "reference_note", ["reference"])  # why a reference was not shown
         with panels.fold("Go to a step", elem_id="goto_fold"):
             c.step_no = checked(gr.Number(0, precision=None, step=1, label="step index (0 = only <s>)",
                                           elem_id="goto_index"), "step index")
@@ -317,8 +319,14 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
     c.b_force.click(of_session(h.force), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
     # the reference of the started sentence, stepped like a decoding; /reference (text, reference) for programs
-    c.b_ref.click(of_session(h.reference_at), [state, c.ref, k, words], [c.attention, c.topk],
-                  api_visibility="private", validator=h.validate_reference, **CONC)
+    def on_reference(session, ref, kk, ww):  # a reference it cannot show: said under its box, nothing else
+        problem = h.reference_problem(session, ref)
+        if problem:
+            return [gr.skip(), gr.skip(), box_note_value({"reference": ref}, problem)]
+        return list(of_session(h.reference_at)(session, ref, kk, ww)) + [box_note_value({"reference": ref})]
+
+    c.b_ref.click(on_reference, [state, c.ref, k, words], [c.attention, c.topk, c.ref_note],
+                  show_progress_on=[c.attention, c.topk], api_visibility="private", **CONC)
 
     def reference(text, ref, key=""):  # /reference (text, reference[, model])
         return h.reference(models.get(key), text, ref)
