@@ -9,7 +9,8 @@
 // Text is set with textContent only: the sentence is user input.
 const S = window.__sentence || (window.__sentence = (() => {
   const s = {started: null, box: "", refused: null, elements: new Set()};
-  s.stale = () => s.started !== null && s.box.trim() !== s.started.trim();
+  // (an empty box holds no other sentence: nothing to say until something is typed)
+  s.stale = () => s.started !== null && s.box.trim() !== "" && s.box.trim() !== s.started.trim();
   s.paint = (e) => {
     const hint = e.querySelector(".source-hint"), name = e.querySelector(".started-sentence"), stale = s.stale();
     const said = e.querySelector(".source-said"), why = s.refused && s.refused.text === s.box ? s.refused.said : "";

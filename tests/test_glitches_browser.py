@@ -136,6 +136,8 @@ ERRORS_SHOWN = """() => [...document.querySelectorAll('body *')].filter(e => e.o
 def test_empty_start_gives_one_message_and_turns_nothing_red(page, translator):
     start(page, FIRST)
     page.fill("#source textarea", "   ")
+    page.wait_for_timeout(300)  # (the box's text reaches the hint through a js-only event)
+    assert not page.locator("#source_hint").is_visible()  # an empty box holds no "other sentence"
     page.click("#start")
     message = page.locator("#source_hint").get_by_text("input is empty")  # under the box, drawn by the page
     message.wait_for(timeout=10000)
