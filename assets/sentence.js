@@ -2,9 +2,9 @@
 // Start answer arrives (window event lens-started); the Translate tab's box reports its text on every change
 // (a js-only Gradio event, translate_tab.py). Each tab names the sentence (a .started-sentence element), and a
 // hint under the box says so when the box holds another sentence that was not started.
-// The hint's element also says why a Start started nothing (its value, set by the server: ui/translate_tab.py
-// note_value), until the box is edited or a sentence is started: drawn here, so no later server event of the page
-// can wipe it (Gradio's own status of the box is replaced by every one of them).
+// The hint's element also says why a Start started nothing (its value, set by the server: ui/components.py
+// box_note_value, box "source"), until the box is edited or a sentence is started: drawn here, so no later server
+// event of the page can wipe it (Gradio's own status of the box is replaced by every one of them).
 // Runs as the js_on_load of each of those gr.HTML elements (element is given); they share one state.
 // Text is set with textContent only: the sentence is user input.
 const S = window.__sentence || (window.__sentence = (() => {
@@ -13,7 +13,8 @@ const S = window.__sentence || (window.__sentence = (() => {
   s.stale = () => s.started !== null && s.box.trim() !== "" && s.box.trim() !== s.started.trim();
   s.paint = (e) => {
     const hint = e.querySelector(".source-hint"), name = e.querySelector(".started-sentence"), stale = s.stale();
-    const said = e.querySelector(".source-said"), why = s.refused && s.refused.text === s.box ? s.refused.said : "";
+    const said = e.querySelector(".source-said");
+    const why = s.refused && (s.refused.texts || {}).source === s.box ? s.refused.said : "";
     if (said) { said.hidden = !why; said.textContent = why; }
     if (hint) {  // (not beside a refusal: it says what to do about the box already)
       hint.hidden = !stale || Boolean(why);
@@ -30,10 +31,10 @@ const S = window.__sentence || (window.__sentence = (() => {
   };
   s.show = () => { for (const e of s.elements) if (e.isConnected) s.paint(e); else s.elements.delete(e); };
   s.setBox = (v) => { s.box = typeof v === "string" ? v : ""; s.show(); };
-  s.setNote = (v) => {  // the server's note_value: {n, text, said, started}
+  s.setNote = (v) => {  // the server's box_note_value: {n, texts: {source}, said ("" when it started)}
     let note = null;
     try { note = typeof v === "string" && v ? JSON.parse(v) : null; } catch (e) { note = null; }
-    s.refused = note && note.started === false && note.said ? note : null;
+    s.refused = note && note.said ? note : null;
     s.show();
   };
   window.addEventListener("lens-started", (ev) => { s.started = String(ev.detail); s.refused = null; s.show(); });

@@ -163,10 +163,10 @@ def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothin
     for bad, why in (("   ", "input is empty"), ("", "input is empty")):
         out = click.fn(bad, 8, False, "")
         value = json.loads(out[note])
-        assert value["started"] is False and why in value["said"] and value["text"] == bad
+        assert why in value["said"] and value["texts"] == {"source": bad}
         assert all(o == gr.skip() for i, o in enumerate(out) if i != note)  # no output changes, the count neither
     out, again = click.fn(SOURCE, 8, False, ""), click.fn(SOURCE, 8, False, "")
-    assert json.loads(out[note]) == {"n": json.loads(out[note])["n"], "text": SOURCE, "said": "", "started": True}
+    assert json.loads(out[note]) == {"n": json.loads(out[note])["n"], "texts": {"source": SOURCE}, "said": ""}
     assert out[0] != gr.skip() and out[count] != again[count]  # started, and the count changed: the tabs clear
 
 

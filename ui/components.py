@@ -77,7 +77,7 @@ def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
 def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | None = None) -> gr.HTML:
     """The sentence every tab uses, the one started in the Translate tab, named (assets/sentence.js); with
     hint=True instead: the note under the Translate tab's box, shown while the box holds another sentence, and
-    what a Start that started nothing said of the box's text (its value: ui/translate_tab.py note_value).
+    what a Start that started nothing said of the box's text (its value: box_note_value, box "source").
     `head`: HTML put into the page's head when it loads (the Translate tab's layout CSS)."""
     template = ('<div class="source-said" role="alert" hidden></div><div class="source-hint" hidden></div>' if hint
                 else '<div class="started-sentence"></div>')

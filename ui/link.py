@@ -65,7 +65,7 @@ def note() -> gr.HTML:
 
 def opened(models, text, key, now, k, words):
     """What a link opens: (model key, Start's outputs or None, notes). An unknown model is ignored (the one in
-    use stays); a sentence over the box's limit, or one the model cannot read (Start's validator), is not
+    use stays); a sentence over the box's limit, or one the model cannot read (Start's own check), is not
     started; each said in a note."""
     notes = []
     if key not in (None, "") and key not in models.by_key:

@@ -55,8 +55,8 @@ def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
                 gr.update(visible=other is not None, value=button))
 
     outs = [c.language_row, c.language_note, c.language_switch]
-    # the box's text reaches the server through a hidden copy: an event with the box itself as input would clear
-    # the box's own message (Start's "input is empty") whenever it finished after Start's check
+    # the box's text reaches the server through a hidden copy, so no server event reads the box (the first message
+    # of a request clears its inputs' Gradio messages; the page's own notes do not depend on that)
     text = gr.Textbox("", visible="hidden", elem_id="hint_text")
     c.source.change(None, [c.source], [text], js="(v) => v")
     text.change(show, [text, ctx.model], outs, api_visibility="private", trigger_mode="always_last",
@@ -192,19 +192,7 @@ def boxes(source: dict | None = None, ref: dict | None = None) -> str:
     return json.dumps({"n": next(_BOXES), "source": source, "ref": ref}, ensure_ascii=False)
 
 
-_SAID = itertools.count(1)
 _STARTED = map(str, itertools.count(1))  # c.started's values
-
-
-def note_value(text, problem: str = "", started: bool | None = None) -> str:
-    """The value of the note under the sentence box (#source_hint, assets/sentence.js) after a Start: a JSON text,
-    new at every call, with the box's text and what Start said of it: started, or refused with the reason (shown
-    until the box is edited or a sentence is started). Drawn by the page's script, not Gradio's status of the box,
-    which any later server event of the page replaces (a validator's message there could vanish ms after it was
-    shown)."""
-    started = not problem if started is None else started
-    return json.dumps({"n": next(_SAID), "text": text if isinstance(text, str) else "", "said": problem,
-                       "started": started}, ensure_ascii=False)
 
 
 def boxes_relay(source: gr.Textbox, ref: gr.Textbox) -> gr.Textbox:
@@ -212,7 +200,8 @@ def boxes_relay(source: gr.Textbox, ref: gr.Textbox) -> gr.Textbox:
     what it says into them. Gradio keeps a loading status for every component some server event has written,
     and any later server event's status replaces it, wiping a validator's message: a box the server had ever
     written lost Start's "input is empty" whenever another request (the language hint's) finished after Start's
-    check. Written by the browser alone, the boxes keep their messages."""
+    check. (Start now says that in the note under the box, components.box_note_value; the boxes stay written by the
+    browser alone.)"""
     relay = gr.Textbox("", visible=False, elem_id="boxes_relay", label="boxes")
     relay.change(None, [relay], [source, ref], js=BOXES_JS, show_progress="hidden")
     return relay
@@ -281,8 +270,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         tr = models.get(key)
         problem = h.source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
         if problem:
-            return [gr.skip()] * len(outs) + [note_value(text, problem), gr.skip()]
-        return list(h.start(tr, text, kk, ww)) + [note_value(text), next(_STARTED)]
+            return [gr.skip()] * len(outs) + [box_note_value({"source": text}, problem), gr.skip()]
+        return list(h.start(tr, text, kk, ww)) + [box_note_value({"source": text}), next(_STARTED)]
 
     # c.started: a hidden count, new with each sentence started and left as it was by a Start that started nothing;
     # ui/fresh.py clears the other tabs when it changes (a clear of every output "skipped" would not do: Gradio loses
@@ -299,7 +288,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         if not example:
             return [gr.skip()] * (len(outs) + 3)
         started = h.start(models.get(key), example, kk, ww)
-        return [boxes(source={"value": example})] + list(started) + [note_value(example), next(_STARTED)]
+        note = box_note_value({"source": example})
+        return [boxes(source={"value": example})] + list(started) + [note, next(_STARTED)]
 
     c.examples.input(on_example, [c.examples, k, words, model], [c.boxes] + outs + [c.note, c.started],
                      api_visibility="private", show_progress_on=outs, **CONC)
