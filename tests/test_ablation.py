@@ -98,3 +98,24 @@ def test_hooks_removed_after_errors(tiny_translator):
             assert sum(len(m.out_proj._forward_pre_hooks) for _, _, m in attention_modules(model)) == 4
             raise RuntimeError("boom")
     assert sum(len(m.out_proj._forward_pre_hooks) for _, _, m in attention_modules(model)) == 0
+
+
+def test_the_ablation_handler_compares_the_sequence_with_the_forced_pieces(tiny_translator):
+    """Head ablation compares the sequence the view shows, forced pieces included, on both sides (issue 43 A1).
+    Catches the mutation `plan = {}` in ui/other_tabs.py ablate (the forced pieces ignored: both sides decoded
+    greedily), which only a browser test caught before."""
+    from ui import handlers as h
+    tr, text, heads = tiny_translator, "Ein Hund rennt.", [("cross", 0, 0)]
+    greedy = tr.start(text).run()
+    alt = tr.start(text).topk(2)[1][0]  # the second choice for the first piece
+    shown, off = tr.start(text), tr.start(text, ablate=heads)  # the what-if, decoded here by the library alone
+    for s in (shown, off):
+        s.force(alt)
+        s.run()
+    assert shown.translation != greedy.translation
+    session = h.force_at(tr, h.start(tr, text)[0], None, alt)[0]  # the view's what-if at step 1
+    intact, ablated, probs, _, _, note = h.ablate(tr, session, [], [], ["L1 H1"])
+    assert intact == shown.translation  # not the greedy decoding
+    assert ablated == off.translation
+    assert [row[1] for row in probs] == shown.target_tokens[1:]
+    assert f"{alt} at step 1" in note and "forced" in note
