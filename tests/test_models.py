@@ -213,3 +213,94 @@ def test_ship_continues_a_checkpoint_whose_run_could_not_resume(tmp_path, tiny_t
     history = AttentionHistory.load(out / HISTORY)
     assert history.epochs == [0, 1, 2, 3]
     assert np.allclose(history.cross(1, 3), 0.6, atol=1e-3) and np.allclose(history.cross(1, 2), 0.2, atol=1e-3)
+
+
+# -- issue 43 A2: every handler that reads the translator follows the sentence's model, whoever picked last ------
+
+def fingerprint(x):
+    """What an answer shows, comparable with ==: floats rounded, a session as its model and pieces, a figure as its
+    JSON, an exported file as its text (.json) or its name; left out: the server's time for a request ("ms") and the
+    payload's counter ("seq", new in every answer)."""
+    import numpy as np
+    import plotly.graph_objects as go
+    from transformer.decoding import DecodingSession
+    if isinstance(x, DecodingSession):
+        return ("session", x.translator.config.direction, tuple(x.target_ids), x.cursor)
+    if isinstance(x, go.Figure):
+        return fingerprint(x.to_plotly_json())
+    if isinstance(x, np.ndarray):
+        return fingerprint(x.tolist())
+    if isinstance(x, dict):
+        return tuple(sorted((str(k), fingerprint(v)) for k, v in x.items() if k not in ("ms", "seq")))
+    if isinstance(x, (list, tuple)):
+        return tuple(fingerprint(v) for v in x)
+    if isinstance(x, (float, np.floating)):
+        return round(float(x), 5)
+    if isinstance(x, str) and x.endswith(".json") and "export-" in x:
+        from pathlib import Path
+        return Path(x).read_text(encoding="utf-8")
+    if isinstance(x, str) and "export-" in x:
+        return x.rsplit("/", 1)[-1]
+    return x if isinstance(x, (int, str, bool, type(None))) else repr(type(x))
+
+
+def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
+    """Two users, one on each shipped model, take turns; before each event the other user picks and starts on
+    their own model. Every event of the page that reads the translator (ui/models.py of_session and the handlers
+    that read session.translator themselves) answers with the user's own model: the same answer as the handler
+    called with that model, never the one with the other. Catches the mutation "hand every handler the model
+    picked most recently by anyone" (the two-users test above goes only through h.run, which never reads it)."""
+    from types import SimpleNamespace
+
+    from ui.app import build_demo
+    shipped = {key: Translator.load(key, "cpu") for key in ("de-en", "en-de")}
+    demo = build_demo(list(shipped.values()))
+
+    def fn(name, elem_id=None):  # the page's event function `name` (one whose inputs or outputs hold `elem_id`)
+        found = [f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", None) == name
+                 and (elem_id is None or elem_id in [getattr(b, "elem_id", None) for b in f.inputs + f.outputs])]
+        assert len(found) >= 1, name
+        return found[0]
+
+    evt = lambda data: SimpleNamespace(_data=data)  # noqa: E731  (what gr.EventData carries from the view)
+    users = {"de-en": ("Ein Hund rennt im Park.", "A dog runs in the park."),
+             "en-de": ("A dog runs in the park.", "Ein Hund rennt im Park.")}
+    started = {}
+    for key, (text, _) in users.items():
+        started[key] = fn("start")(text, 8, False, key)[0]
+        assert started[key].translator is shipped[key]
+    for key, (text, ref) in users.items():
+        own, other = shipped[key], shipped["en-de" if key == "de-en" else "de-en"]
+        s = started[key]
+        third = own.start(text).topk(3)[2][0]  # a first piece the model would not choose: decoded again there
+        pos = {"step": 1, "ids": [own.config.bos_id, own.tokenizer.piece_id(third)], "forced": [0, 1]}
+        events = [  # (the page's event, its arguments, which of its outputs, the handler of (tr, ...) it answers as)
+            ("reset", (s, 8, False), slice(None), lambda tr: h.reset(tr, s, 8, False)),
+            ("on_reference", (s, ref, 8, False), slice(0, 2), lambda tr: h.reference_at(tr, s, ref, 8, False)),
+            ("export", (s, pos), slice(None), lambda tr: h.export_at(tr, s, pos)),
+            ("on_ask", (s, evt({"method": "alti", "position": pos, "key": "k"})), slice(None),
+             lambda tr: h.attribution_at(tr, s, pos, "alti", "k")),
+            ("ablate_at", (s, ["L1 H1"], [], ["L2 H2"], 8, pos), slice(None),
+             lambda tr: h.ablate_at(tr, s, ["L1 H1"], [], ["L2 H2"], 8, pos)),
+            ("run", (s, 3), slice(0, 4), lambda tr: h.beam_started(tr, s, 3)),
+            ("across_layers_at", (s, "all layers", 0.15, pos), slice(None),
+             lambda tr: h.across_layers_at(tr, s, "all layers", 0.15, pos)),
+            ("across_layers_follow", (s, "layer 1", 0.15, pos), slice(None),
+             lambda tr: h.across_layers_at(tr, s, "layer 1", 0.15, pos)),
+            ("word_alignment_follow", (s, "saliency", pos), slice(None),
+             lambda tr: h.word_alignment_at(tr, s, "saliency", pos)),
+            ("on_force", (s, 8, False, evt({"position": pos, "piece": "▁the"})), slice(None),
+             lambda tr: h.force_at(tr, s, pos, "▁the", 8, False)),
+            ("on_open", (s, evt({"kind": "cross", "layer": 0, "head": 1, "position": pos})), slice(None),
+             lambda tr: h.inside_at(tr, s, pos, "cross", 0, 1)),
+        ]
+        for name, args, part, handler in events:
+            other_key = other.config.direction  # the other user picks their model and starts a sentence
+            fn("picked")(other_key)
+            fn("start")(users[other_key][0], 8, False, other_key)
+            elem = {"run": "beam_size", "on_open": "inside"}.get(name)
+            out = fn(name, elem)(*args)
+            answer = fingerprint(list(out)[part] if isinstance(out, (list, tuple)) else out)
+            mine, theirs = fingerprint(handler(own)), fingerprint(handler(other))
+            assert mine != theirs, f"{name}: the two models answer alike, so this check could not fail"
+            assert answer == mine, f"{key}'s {name} answered with another model"
