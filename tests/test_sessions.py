@@ -36,3 +36,27 @@ def test_an_evicted_user_is_told_to_start_again(tiny_translator, monkeypatch):
         finally:
             for c in users:
                 c.close()
+
+
+def test_the_user_dropped_is_the_least_recently_used_not_the_oldest(tiny_translator, monkeypatch):
+    """Users act in another order than they started: the first to start acts again before a third one starts, so
+    the second (least recently used) goes and the first keeps its sentence. Catches the mutation "evict the oldest
+    session first" (Gradio's StateHolder.update without its move_to_end), which the test above, whose users act in
+    the order they started, lets pass."""
+    from gradio_client import Client
+    from ui.serving import serving
+    monkeypatch.setattr(components, "SESSIONS_MAX", 2)
+    with serving(tiny_translator) as url:
+        users = [Client(url, verbose=False) for _ in range(3)]
+        try:
+            for c in users[:2]:
+                c.predict("Ein Hund rennt.", 8, False, api_name="/start")
+            assert "A dog runs.".startswith(users[0].predict(8, False, api_name="/step")[0])  # the oldest, used last
+            users[2].predict("Eine Katze schläft.", 8, False, api_name="/start")  # one too many: one goes
+            assert users[0].predict(8, False, api_name="/run")[0] == "A dog runs."  # kept, one step on
+            assert users[2].predict(8, False, api_name="/run")[0] == "A cat sleeps."
+            with pytest.raises(Exception, match="Press Start first"):  # (last: asking opens a new session, which
+                users[1].predict(8, False, api_name="/run")  # drops another) the least recently used one was dropped
+        finally:
+            for c in users:
+                c.close()
