@@ -1,0 +1,28 @@
+"""A link's model and sentence on the server (ui/link.py opened), without a browser: the browser test
+(tests/test_link_browser.py) cannot reach the server's own limits, since the page refuses a long text first."""
+from __future__ import annotations
+
+from ui.link import opened
+from ui.models import Models
+
+
+def source_box_limit(tr) -> int:
+    """The max_length of the Translate tab's source box, as the page is built."""
+    from ui.app import build_demo
+    demo = build_demo(tr)
+    return next(b.max_length for b in demo.blocks.values() if getattr(b, "elem_id", None) == "source")
+
+
+def test_a_links_text_over_the_boxs_limit_is_not_started(tiny_translator):
+    """A link's sentence obeys the source box's limit on the server too: one character over it is not started and
+    the note says why; at the limit it is. Catches the mutation "drop `len(text) > MAX_TEXT` from opened" (then the
+    long text is started, only cut), which the browser test lets pass because the browser refuses it first."""
+    models = Models([tiny_translator])
+    limit = source_box_limit(tiny_translator)
+    assert isinstance(limit, int) and limit > 0
+    text = ("Ein Hund rennt. " * limit)[:limit + 1]
+    key, started, notes = opened(models, text, None, None, 8, False)
+    assert key == "de-en" and started is None
+    assert notes == [f"text ({limit + 1} characters; a sentence of 1 to {limit})"]
+    key, started, notes = opened(models, text[:limit], None, None, 8, False)
+    assert started is not None and notes == []
