@@ -59,3 +59,37 @@ def test_concat_scores_longer_inputs_made_of_the_splits_pairs(tiny_trained, tiny
     again = evaluate.main(common + ["--concat", "7"])
     assert scored[1] == scored[0] and again["bleu"] == long["bleu"]
     assert set(read_metrics(ck)["test"]) == {"val+concat7/greedy"}
+
+
+def test_length_buckets_split_the_sources_by_their_words():
+    """1-5, 6-8, 9-12 and 13+ source words (issue 40 item 2): each sentence in exactly one bucket."""
+    from transformer.evaluate import LENGTH_BUCKETS, bucket_name
+    pairs = [(" ".join(["w"] * n) + ".", "x") for n in (1, 5, 6, 8, 9, 12, 13, 41)]
+    s = subsets(pairs, [])
+    assert [bucket_name(lo, hi) for lo, hi in LENGTH_BUCKETS] == ["1-5 words", "6-8 words", "9-12 words", "13+ words"]
+    assert s["1-5 words"] == [0, 1] and s["6-8 words"] == [2, 3] and s["9-12 words"] == [4, 5]
+    assert s["13+ words"] == [6, 7]
+
+
+def test_subsets_also_scores_joined_pairs_of_the_split(tiny_trained, tiny_dir, tmp_path, capsys, monkeypatch):
+    """--subsets: the buckets, and 'joined': joins of 2 of the split's own pairs (never trained on), saved."""
+    import shutil
+    from transformer import evaluate
+    from transformer.metrics import read_metrics
+    ck = tmp_path / "ck"
+    shutil.copytree(tiny_trained, ck)
+    scored, score = [], evaluate.evaluate
+    monkeypatch.setattr(evaluate, "evaluate", lambda tr, pairs, *a: scored.append(pairs) or score(tr, pairs, *a))
+    monkeypatch.setattr(evaluate, "JOINED", 9)
+    r = evaluate.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--split", "val", "--device", "cpu",
+                       "--tatoeba", "none", "--subsets", "--save"])
+    out = capsys.readouterr().out
+    split = C.load_split("val", tiny_dir)
+    assert scored[0] == split and len(scored) == 2 and len(scored[1]) == 9
+    for src, tgt in scored[1]:  # two of the split's pairs, sources and targets joined in the same order
+        a, b = [p for p in split if src.startswith(p[0] + " ")][0], [p for p in split if src.endswith(" " + p[0])][0]
+        assert src == f"{a[0]} {b[0]}" and tgt == f"{a[1]} {b[1]}"
+    assert r["subsets"]["joined"]["sentences"] == 9 and "joined" in out and "1-5 words" in out
+    saved = read_metrics(ck)["test"]["val/greedy"]["subsets"]
+    assert saved["joined"]["bleu"] == r["subsets"]["joined"]["bleu"]
+    assert sum(saved[k]["sentences"] for k in ("1-5 words", "6-8 words", "9-12 words", "13+ words")) == len(split)

@@ -36,6 +36,12 @@ def load_model_and_split(checkpoint, device, data_dir, split, threads: int = 0,
 
 
 LONG_WORDS = 8  # "what people type": the held-out sentences of at least this many source words
+LENGTH_BUCKETS = ((1, 5), (6, 8), (9, 12), (13, None))  # source words; the last is open-ended ("13+ words")
+JOINED = 500  # --subsets also scores this many joins of 2 of the split's pairs (seed 0): longer held-out inputs
+
+
+def bucket_name(lo: int, hi: int | None) -> str:
+    return f"{lo}+ words" if hi is None else f"{lo}-{hi} words"
 
 
 def match_key(text: str) -> str:
@@ -45,11 +51,15 @@ def match_key(text: str) -> str:
 
 def subsets(pairs, train_pairs) -> dict[str, list[int]]:
     """Indices of `pairs` in the subsets the honest figures report: every pair; those whose source has at least
-    LONG_WORDS words; those whose source (match_key) occurs as no training pair's source."""
+    LONG_WORDS words; those whose source (match_key) occurs as no training pair's source; and those of each
+    LENGTH_BUCKETS range of source words (1-5, 6-8, 9-12, 13+)."""
     seen = {match_key(s) for s, _ in train_pairs}
+    words = [len(s.split()) for s, _ in pairs]
     return {"all": list(range(len(pairs))),
-            f"{LONG_WORDS}+ words": [i for i, (s, _) in enumerate(pairs) if len(s.split()) >= LONG_WORDS],
-            "unseen": [i for i, (s, _) in enumerate(pairs) if match_key(s) not in seen]}
+            f"{LONG_WORDS}+ words": [i for i, n in enumerate(words) if n >= LONG_WORDS],
+            "unseen": [i for i, (s, _) in enumerate(pairs) if match_key(s) not in seen],
+            **{bucket_name(lo, hi): [i for i, n in enumerate(words) if n >= lo and (hi is None or n <= hi)]
+               for lo, hi in LENGTH_BUCKETS}}
 
 
 def subset_scores(pairs, hyps, train_pairs) -> dict[str, dict]:
@@ -98,7 +108,8 @@ def main(argv=None):
     p.add_argument("--split", default="test_2016_flickr", choices=C.ALL_SPLITS,
                    help="a Multi30k split, tatoeba_val / tatoeba_test (transformer.corpus), or mixed_val")
     p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
-    p.add_argument("--tatoeba", default=str(C.DEFAULT_TATOEBA), help="the Tatoeba file (tatoeba_* and mixed_val)")
+    p.add_argument("--tatoeba", default=str(C.DEFAULT_TATOEBA),
+                   help="the Tatoeba file (tatoeba_* and mixed_val; 'none': --subsets counts Multi30k train alone as seen)")
     p.add_argument("--device", default="auto")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
@@ -106,8 +117,10 @@ def main(argv=None):
     p.add_argument("--save", action="store_true", help="record the scores in the checkpoint's metrics.json")
     p.add_argument("--output", help="write the hypotheses to this file")
     p.add_argument("--subsets", action="store_true",
-                   help=f"also score the sentences of {LONG_WORDS}+ words and those whose source (lowercased, "
-                        "punctuation removed) occurs in no training pair (Tatoeba's training part + Multi30k train)")
+                   help=f"also score the sentences of {LONG_WORDS}+ words, those whose source (lowercased, "
+                        "punctuation removed) occurs in no training pair (Tatoeba's training part + Multi30k train), "
+                        "those of 1-5, 6-8, 9-12 and 13+ source words, and "
+                        f"{JOINED} joins of 2 of the split's pairs ('joined': never trained on)")
     p.add_argument("--concat", type=int, default=0, metavar="N",
                    help="score N concatenations of 2-3 of the split's pairs instead (seed 0: the same every time): "
                         "inputs longer than the split has, every part of them held out as the split is")
@@ -127,9 +140,15 @@ def main(argv=None):
           f"({r['seconds']} s, batch {a.batch_size})")
     if a.subsets:
         c = tr.config
-        train = (C.load_split("tatoeba_train", a.data_dir, a.tatoeba, c.src_lang, c.tgt_lang)
+        train = (([] if a.tatoeba == "none" else C.load_split("tatoeba_train", a.data_dir, a.tatoeba, c.src_lang,
+                                                               c.tgt_lang))
                  + D.load_pairs(a.data_dir, "train", c.src_lang, c.tgt_lang))
         r["subsets"] = subset_scores(pairs, hyps, train)
+        if not a.concat:  # and joins of 2 held-out pairs: inputs longer than the split has, none trained on
+            joined = C.concatenations(pairs, JOINED, seed=0, sizes=(2,))
+            jr = evaluate(tr, joined, a.batch_size, a.beam) if joined else {}
+            r["subsets"]["joined"] = ({"sentences": len(joined), "bleu": jr["bleu"], "bleu_lc": jr["bleu_lc"],
+                                       "chrf": jr["chrf"]} if joined else {"sentences": 0})
         for name, s in r["subsets"].items():
             if s["sentences"]:
                 print(f"  {name:<12} {s['sentences']:>5} sentences: BLEU {s['bleu']:.2f} cased, "

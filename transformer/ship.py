@@ -23,6 +23,7 @@ import numpy as np
 
 from .checkpoint import LOG, TOKENIZER, WEIGHTS, load_checkpoint
 from .history import HISTORY, epoch_key
+from .lengths import KEY as LENGTHS
 from .metrics import update_metrics
 
 STATE = "train_state.pt"
@@ -100,6 +101,7 @@ def main(argv=None):
     run, out = Path(a.run), Path(a.out)
     try:
         log = json.loads((run / LOG).read_text())
+        lengths = log.get(LENGTHS)  # the run's own training data (a continued log is the checkpoint's otherwise)
         model, _ = load_checkpoint(run)
         if a.continues:
             base_dir = Path(a.continues)
@@ -122,7 +124,8 @@ def main(argv=None):
         history.replace(out / HISTORY)
     data = a.data or log.get("data", "") or ("Tatoeba's training part (transformer.corpus) + Multi30k train x"
                                               f"{log.get('args', {}).get('multi30k_upsample', 2)}")
-    metrics = update_metrics(out, metrics_of(log, model.num_parameters(), data, a.device))
+    metrics = update_metrics(out, {**metrics_of(log, model.num_parameters(), data, a.device),
+                                   **({LENGTHS: lengths} if lengths else {})})
     print(json.dumps({k: metrics[k] for k in ("weights", "val_bleu", "epochs", "epochs_planned", "in_training")}))
 
 

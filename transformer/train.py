@@ -29,6 +29,7 @@ import torch
 from . import corpus as C
 from . import data as D
 from . import distributed
+from . import lengths
 from . import train_args
 from .average import average_weights
 from .checkpoint import LOG, TOKENIZER, WEIGHTS, build_model, read_weights, save_checkpoint, save_weights
@@ -87,7 +88,8 @@ def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
         return m_train, {"multi30k": m_val}, m_train
     sp = C.oriented(C.tatoeba_split(tatoeba, data_dir), a.src)  # the same split either way round
     train = C.mix(m_train, sp.train, a.multi30k_upsample)
-    train += C.concatenations(train, round(getattr(a, "concat", 0.0) * len(train)), a.seed)  # made of train only
+    # joined everyday pairs (Tatoeba's training part only: three captions in a row are no sentence anyone types)
+    train += C.concatenations(sp.train, round(getattr(a, "concat", 0.0) * len(train)), a.seed)
     return train, {"multi30k": m_val, "tatoeba": sp.val}, m_train + sp.train
 
 
@@ -167,13 +169,15 @@ def setup(a, dist: distributed.Dist) -> Run:
     if a.init and not a.resume:  # fine-tuning: the checkpoint's weights (build_model checks its shapes)
         model.load_state_dict(build_model(config, read_weights(Path(a.init) / WEIGHTS)[1], a.init).state_dict())
     opt = new_optimizer(model, a)
-    log = {"args": vars(a), "config": config.to_dict(), "world_size": dist.world_size, "amp": a.amp, "epochs": []}
+    log = {"args": vars(a), "config": config.to_dict(), "world_size": dist.world_size, "amp": a.amp, "epochs": [],
+           lengths.KEY: lengths.source_lengths([s for s, _ in train_pairs],  # what it learns from, joined pairs too
+                                               [len(ids) for ids in tok.encode_batch([s for s, _ in train_pairs])])}
     run = Run(a, out, dist, tok, config, train, val, val_sets, model, model, opt, total_steps, steps_per_epoch,
               log, examples=D.read_examples(D.examples_path(a.src))[:N_EXAMPLES], data_note=(
                   f"{len(train_pairs):,} training pairs an epoch: " + (
                       f"Tatoeba's training part (transformer.corpus) + Multi30k train x{a.multi30k_upsample}"
                       if a.tatoeba != "none" else "Multi30k train")
-                  + (f", with {a.concat:g} concatenations of 2-3 of them per pair" if a.concat else "")
+                  + (f", with {a.concat:g} joined Tatoeba pairs (2-3 each) per pair" if a.concat else "")
                   + (f"; fine-tuned from {a.init}" if a.init else "")))
     state = None
     if a.resume:
@@ -307,7 +311,8 @@ def finish(run: Run) -> dict:
                "data": run.data_note, "epochs": last["epoch"], "steps": run.step,
                "train_seconds": round(run.train_seconds), "device": describe(run.device),
                "world_size": run.dist.world_size, "amp": a.amp,
-               "tokens_per_s": round(sum(e["tokens_per_s"] for e in epochs) / len(epochs))}
+               "tokens_per_s": round(sum(e["tokens_per_s"] for e in epochs) / len(epochs)),
+               **({lengths.KEY: run.log[lengths.KEY]} if lengths.KEY in run.log else {})}
     update_metrics(out, metrics)
     (out / LOG).write_text(json.dumps(run.log, indent=1))  # this start too (one that only finished the run)
     if a.atlas:
