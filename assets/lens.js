@@ -123,16 +123,26 @@ inst.panelPoint = (l, h) => {            // client coordinates of the middle of 
 };
 
 // -- payloads from the server ------------------------------------------------------------------------
+function caveats(list) {                 // kept for a view mounted later (a tab opened afterwards)
+  window.__lensCaveats = list;
+  window.dispatchEvent(new CustomEvent("lens-caveats", {detail: list}));
+}
 function render() {
   inst.recvAt = performance.now();
   const p = props.value;
-  if (!p || !p.source) { pause(); st.traj = st.greedy = null; empty("Type a sentence and press Start."); return; }
+  if (!p || !p.source) {
+    pause(); st.traj = st.greedy = null; empty("Type a sentence and press Start.");
+    if (MAIN) caveats([]);
+    return;
+  }
   const doc = decodeView(p);
   if (doc.traj) {
     pause();
     if (p.ui && MAIN) { st.k = p.ui.k; st.words = !!p.ui.words; }
-    if (MAIN && typeof p.input === "string")  // a Start: every tab names this sentence (assets/sentence.js)
+    if (MAIN && typeof p.input === "string") {  // a Start: every tab names this sentence (assets/sentence.js)
       window.dispatchEvent(new CustomEvent("lens-started", {detail: p.input}));
+      caveats(p.caveats || []);                // and what to say beside its translation (assets/caveats.js)
+    }
     if (doc.mode === "reference") {       // stepped like a decoding; "Leave the reference" returns to this
       if (st.traj && st.traj.mode !== "reference") st.back = {traj: st.traj, t: st.t};
     } else {

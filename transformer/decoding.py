@@ -88,6 +88,8 @@ class Translator:
         self.tokenizer = tokenizer
         self.config = model.config
         self.checkpoint_dir = checkpoint_dir
+        from .lengths import read_source_lengths  # (lazily: transformer.lengths is also a CLI, python -m)
+        self.source_lengths = read_source_lengths(checkpoint_dir)  # what it learned from (None: not recorded)
 
     @classmethod
     def load(cls, path=None, device="auto") -> "Translator":
@@ -134,7 +136,19 @@ class Translator:
         `transformer.trajectory.Trajectory` whose `.session` is the DecodingSession (for stepping on)."""
         session = self.start(text, ablate).run()
         session.goto(min(at, len(session.positions) - 1))
-        return session.trajectory(k)
+        traj = session.trajectory(k)
+        traj.caveats = self.caveats(text, traj.source_ids, traj.ids)
+        return traj
+
+    def caveats(self, text: str, source_ids: list[int], output_ids: list[int]) -> list[dict]:
+        """What to say beside this translation (transformer.caveats): too long, repeating, another language,
+        unknown characters. `source_ids` as source_ids() gave them (with </s>); `output_ids` with or without
+        <s>/</s>."""
+        from .caveats import caveats
+        special = (self.config.bos_id, self.config.eos_id, self.config.pad_id)
+        out = self.tokenizer.pieces([i for i in output_ids if i not in special])
+        n_src = len([i for i in source_ids if i not in special])
+        return caveats(text, n_src, out, self.tokenizer, self.config.src_lang, self.source_lengths)
 
     def start_ids(self, src_ids: list[int], ablate=None) -> "DecodingSession":
         heads = parse_heads(self.model, ablate)

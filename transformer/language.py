@@ -26,27 +26,68 @@ _lock = threading.Lock()
 _identifier = None  # py3langid.langid.LanguageIdentifier restricted to _CLASSES, built once by load()
 
 
+def _restricted(classes):
+    """py3langid's model cut down to `classes`: the same cut as py3langid's set_languages, but on an own instance
+    that keeps no full model (142 classes, 28 MB) and leaves py3langid's module-level identifier alone."""
+    import numpy as np
+    from py3langid import langid, modelio
+    ptc, pc, all_classes, nextmove, row, output = modelio.load_model(langid.MODEL_DIR / langid.MODEL_FILE)
+    cols = [all_classes.index(c) for c in classes]
+    return langid.LanguageIdentifier(np.ascontiguousarray(ptc[:, cols]), np.ascontiguousarray(pc[cols]),
+                                     list(classes), nextmove, output, norm_probs=True, tk_row=row)
+
+
 def load():
-    """The restricted py3langid identifier, built on first use (about 0.6 s); thread-safe."""
+    """The identifier restricted to German, English and no language, built on first use (about 0.6 s); thread-safe."""
     global _identifier
     if _identifier is None:
         with _lock:
             if _identifier is None:
-                import numpy as np
-                from py3langid import langid, modelio
-                ptc, pc, classes, nextmove, row, output = modelio.load_model(langid.MODEL_DIR / langid.MODEL_FILE)
-                cols = [classes.index(c) for c in _CLASSES]
-                # the same cut as py3langid's set_languages, but on an own instance that keeps no full model
-                # (142 classes, 28 MB) and leaves py3langid's module-level identifier alone
-                _identifier = langid.LanguageIdentifier(
-                    np.ascontiguousarray(ptc[:, cols]), np.ascontiguousarray(pc[cols]), list(_CLASSES), nextmove,
-                    output, norm_probs=True, tk_row=row)
+                _identifier = _restricted(_CLASSES)
     return _identifier
 
 
+# other_language chooses among these (py3langid codes): German and English beside languages a student may type.
+# On the Tatoeba test split's 10,000 German and English sentences it names another language for none.
+WIDE = ("de", "en", "fr", "es", "it", "nl", "pt", "pl", "sv", "da", "no", "fi", "cs", "tr", "ru", "uk", "el",
+        "ro", "hu", "hr", "la", "ja", "zh", "ko", "ar", "he", "hi")
+OTHER_NAMES = {"fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch", "pt": "Portuguese", "pl": "Polish",
+               "sv": "Swedish", "da": "Danish", "no": "Norwegian", "fi": "Finnish", "cs": "Czech", "tr": "Turkish",
+               "ru": "Russian", "uk": "Ukrainian", "el": "Greek", "ro": "Romanian", "hu": "Hungarian",
+               "hr": "Croatian", "la": "Latin", "ja": "Japanese", "zh": "Chinese", "ko": "Korean", "ar": "Arabic",
+               "he": "Hebrew", "hi": "Hindi"}
+OTHER_CONFIDENT = 0.9  # other_language names a language from this confidence on
+OTHER_MIN_LETTERS = 8  # below this, too little to tell ("Hallo!" is many languages)
+_wide = None  # the identifier restricted to WIDE, built once by _wide_identifier()
+
+
+def _wide_identifier():
+    global _wide
+    if _wide is None:
+        with _lock:
+            if _wide is None:
+                _wide = _restricted(WIDE)
+    return _wide
+
+
+def other_language(text: str) -> tuple[str, float] | None:
+    """(code, confidence) when `text` looks like a language other than German and English (py3langid over WIDE,
+    at least OTHER_CONFIDENT, from OTHER_MIN_LETTERS letters on), else None. Thread-safe."""
+    text = _clean(text)
+    if sum(ch.isalpha() for ch in text) < OTHER_MIN_LETTERS:
+        return None
+    code, p = _wide_identifier().rank(text)[0]
+    return (code, float(p)) if code not in LANGUAGES and p >= OTHER_CONFIDENT else None
+
+
+def other_message(code: str, src_lang: str) -> str:
+    return (f"This looks like {name(code)}; the models read German and English only (this one reads "
+            f"{name(src_lang)}).")
+
+
 def name(code: str) -> str:
-    """'de' -> 'German'; an unknown code comes back as it is, '' as 'unknown'."""
-    return LANGUAGES.get(code, code or "unknown")
+    """'de' -> 'German', 'fr' -> 'French'; an unknown code comes back as it is, '' as 'unknown'."""
+    return LANGUAGES.get(code) or OTHER_NAMES.get(code) or code or "unknown"
 
 
 def _clean(text: str) -> str:
@@ -113,11 +154,16 @@ def unreadable_share(tokenizer, text: str) -> float:
 
 def hint(text: str, src_lang: str, tokenizer=None) -> dict | None:
     """A warning for a model that reads `src_lang`, or None when `text` looks like that language (or detect()
-    is not CONFIDENT and the pieces are readable). Language first: {"kind": "language", "code", "name",
+    is not CONFIDENT and the pieces are readable). A language neither model reads first (other_language): {"kind":
+    "other", "code", "name", "confidence", "message"}; then the other served language: {"kind": "language", "code", "name",
     "confidence", "message"}; then, when `tokenizer` is given and unreadable_share >= UNREADABLE: {"kind":
     "unreadable", "share", "message"}. Looks at the first MAX_CHARS characters only; never raises for a str."""
     if not isinstance(text, str) or not (text := _clean(text)):
         return None
+    other = other_language(text)
+    if other:
+        return {"kind": "other", "code": other[0], "name": name(other[0]), "confidence": other[1],
+                "message": other_message(other[0], src_lang)}
     code, confidence = detect(text)
     if code and code != src_lang and confidence >= CONFIDENT:
         return {"kind": "language", "code": code, "name": name(code), "confidence": confidence,

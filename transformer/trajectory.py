@@ -42,6 +42,7 @@ class Trajectory:
     roles: dict = field(default_factory=dict)  # {kind: [[role per head] per layer]} of the head atlas
     languages: tuple[str, str] = ("de", "en")  # (source, target) codes
     notes: list[str] = field(default_factory=list)  # what was cut from the input
+    caveats: list[dict] = field(default_factory=list)  # transformer.caveats of a whole decoding (Translator.trajectory)
     session: object = field(default=None, repr=False, compare=False)  # the DecodingSession it was built from
 
     @property

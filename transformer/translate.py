@@ -2,7 +2,8 @@
 
 Translates each argument (or each line of standard input when none is given) with greedy decoding. A line that
 looks like another language than the model reads, or that it can barely read, is said on standard error
-(transformer.language.hint); it is translated all the same.
+(transformer.language.hint), and so is every caveat on the translation (transformer.caveats: longer than what
+the model learned from, repeating itself, unknown characters); it is translated all the same.
 """
 from __future__ import annotations
 
@@ -29,13 +30,20 @@ def main(argv=None):
     status = 0
     for line in lines:
         found = hint(line, tr.config.src_lang, tr.tokenizer)
-        if found:
-            print(f"note: {found['message']}", file=sys.stderr)
+        said = [found["message"]] if found else []
         try:
-            print(tr.translate(line))
+            src = tr.source_ids(line, said)  # + what was cut
+            out = tr.translate_ids([src])[0]
         except ValueError as e:
+            for note in said:
+                print(f"note: {note}", file=sys.stderr)
             print(f"error: {e}", file=sys.stderr)
             status = 1
+            continue
+        said += [c["message"] for c in tr.caveats(line, src, out) if c["message"] not in said]
+        for note in said:
+            print(f"note: {note}", file=sys.stderr)
+        print(tr.tokenizer.decode(out))
     return status
 
 

@@ -51,7 +51,8 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
         gr.Warning(note)
     state, translation, payload, topk = trajectory_outputs(None, k, words, t0, traj=traj)
     payload["input"] = text  # the sentence started, as typed: every tab names it (assets/sentence.js)
-    topk["notes"] = list(traj.notes)  # also in the answer, for programs (gradio_client)
+    payload["caveats"] = [{"kind": c["kind"], "message": c["message"]} for c in traj.caveats]  # beside the output
+    topk["notes"] = list(traj.notes) + [c["message"] for c in traj.caveats]  # also for programs (gradio_client)
     return state, translation, payload, topk
 
 

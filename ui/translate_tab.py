@@ -137,11 +137,17 @@ def hint_for(models, key, text) -> tuple[str, str | None]:
     return f"⚠ {found['message']}", None
 
 
+CAVEATS_CSS = (".caveats { margin: 4px 0 0; padding: 6px 10px; list-style: none; border-left: 3px solid #b45309; "
+               "background: #fffbeb; color: #713f12; font-size: 0.9em; } .caveats li + li { margin-top: 4px; }")
+
+
 def tools(ctx: Ctx, c: SimpleNamespace) -> None:
     """Under the view: the translation so far, and folded: the top-k size and the word toggle, a reference
     translation, going to a step, export."""
     with gr.Column(scale=2, min_width=300):
         c.translation = gr.Textbox(label="Translation so far", elem_id="translation", interactive=False, lines=2)
+        c.caveats = gr.HTML(None, html_template='<ul class="caveats" role="status" aria-live="polite" hidden></ul>',
+                            css_template=CAVEATS_CSS, js_on_load=asset("caveats.js"), elem_id="caveats", padding=False)
     with gr.Column(scale=2, min_width=300, elem_id="translate_folds"):
         with panels.fold("Top-k size and word merging", elem_id="settings"):
             c.k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k (top-k list)", elem_id="k"), "top-k")
