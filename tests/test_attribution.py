@@ -373,6 +373,24 @@ def test_a_sessions_switched_off_heads_are_off(tiny_translator):
         assert not np.allclose(got.source, intact, atol=1e-4)
 
 
+def test_the_attention_method_leaves_switched_off_heads_out(tiny_translator):
+    """Issue 43 B2: "attention" averages the cross-attention of the heads that are on. With every cross head off no
+    source reaches the decoder, so no row has a source share; with some off, the mean of the others' weights (the
+    weights each head computed, captured by the model's own forward in the session's maps)."""
+    tr = tiny_translator
+    L, H = tr.model.config.n_decoder_layers, tr.model.config.n_heads
+    every = [("cross", l, h) for l in range(L) for h in range(H)]
+    s = tr.start(TEXT, ablate=every).run()
+    att = s.attribution("attention")
+    assert att.source.shape[0] == len(s.target_ids)
+    np.testing.assert_array_equal(att.totals(), np.zeros(len(s.target_ids)))  # was 1.0 in every row
+    some = [("cross", 0, 1), ("cross", 1, 0), ("cross", 1, 3)]
+    s = tr.start(TEXT, ablate=some).run()
+    on = [(l, h) for l in range(L) for h in range(H) if ("cross", l, h) not in some]
+    want = np.mean([s.attention.cross[l, h] for l, h in on], axis=0)  # (T, S)
+    np.testing.assert_allclose(s.attribution("attention").source, want, atol=1e-5)
+
+
 def test_contributions_match_inside_one_head(tiny_translator):
     tr = tiny_translator
     s = tr.start(TEXT).run()

@@ -3,7 +3,8 @@
 Rows follow the attention maps: row t is the decoder position whose INPUT is target token t (BOS at row 0)
 and which PREDICTS token t+1; T = len(target ids). For every row, `source` (T, S) says how much each source
 piece (EOS included) contributes and `target` (T, T) how much each target-prefix piece 0..t contributes
-(zero above the diagonal: the decoder is causal). A row of `source` and `target` together sums to 1.
+(zero above the diagonal: the decoder is causal). A row of `source` and `target` together sums to 1 (for
+"attention", 0 when every cross-attention head is switched off: then nothing of the source reaches it).
 
 Methods (`METHODS`; `attribute_ids(..., "contribution")` as well, for comparison):
 
@@ -20,7 +21,8 @@ Methods (`METHODS`; `attribute_ids(..., "contribution")` as well, for comparison
   pair (it reads EOS, or the cursor of a session): it is attributed to the model's own argmax there. One
   forward pass and one backward pass per row (torch.autograd.grad with respect to the embeddings only:
   no parameter gets a .grad); it runs under torch.inference_mode callers too.
-- "attention": the cross-attention weights, mean of all decoder layers and heads (`target` is zero).
+- "attention": the cross-attention weights, mean of all decoder layers and heads (`target` is zero); the
+  heads switched off are left out of the mean (with every cross-attention head off, every row is zero).
 - "contribution": ‖α_ij v_j W_Oʰ‖ of Kobayashi et al. (2020) (transformer/inside.py) of the last decoder
   layer's cross-attention, mean of its heads, rows normalised (`target` is zero);
   `attention_contributions` gives it for every head of every kind.
@@ -311,17 +313,21 @@ def attribute_ids(model: Transformer, src_ids: list[int], tgt_ids: list[int], me
         with torch.inference_mode():
             src, tgt = _upload(model, src_ids, tgt_ids)
             p = forward(model, token_embeddings(model, src), token_embeddings(model, tgt), heads)
-            s, t = _rows(p, method)
+            s, t = _rows(p, method, heads)
     return tuple(host_arrays(s.float().contiguous(), t.float().contiguous()))  # one copy to the host
 
 
-def _rows(p: Pass, method: str) -> tuple[Tensor, Tensor]:
+def _rows(p: Pass, method: str, off=frozenset()) -> tuple[Tensor, Tensor]:
     if method == "alti":
         return alti_rollout(p)
     T = p.hidden.shape[0]
     zeros = torch.zeros(T, T, dtype=p.hidden.dtype, device=p.hidden.device)  # (T, T): no target share
-    if method == "attention":
-        return torch.stack([c.weights for c in p.cross]).mean((0, 1)), zeros  # (T, S)
+    if method == "attention":  # the mean of the heads that are on: a switched-off head adds nothing
+        w = torch.stack([c.weights for c in p.cross])  # (L, H, T, S)
+        gone = [(l, h) for kind, l, h in off if kind == "cross"]
+        for l, h in gone:
+            w[l, h] = 0
+        return w.sum((0, 1)) / max(w.shape[0] * w.shape[1] - len(gone), 1), zeros  # (T, S); all off: 0
     last = p.cross[-1]
     c = (last.weights * value_outputs(last).norm(dim=-1)[:, None, :]).mean(0)  # (T, S) mean of heads
     return c / c.sum(-1, keepdim=True).clamp_min(torch.finfo(c.dtype).tiny), zeros
