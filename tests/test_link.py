@@ -26,3 +26,13 @@ def test_a_links_text_over_the_boxs_limit_is_not_started(tiny_translator):
     assert notes == [f"text ({limit + 1} characters; a sentence of 1 to {limit})"]
     key, started, notes = opened(models, text[:limit], None, None, 8, False)
     assert started is not None and notes == []
+
+
+def test_a_links_model_that_is_no_text_is_ignored_like_an_unknown_one(tiny_translator, tiny_en_de):
+    """Issue 43 B3: a link whose model is a list or a dict (the browser sends whatever the link's JSON holds) keeps
+    the model in use and says so in a note, as for an unknown name, instead of a TypeError (unhashable)."""
+    models = Models([tiny_translator, tiny_en_de])
+    for bad in (["en-de"], {"en-de": 1}):
+        key, started, notes = opened(models, "Ein Hund rennt.", bad, "de-en", 8, False)
+        assert key == "de-en" and started is not None and started[1] == ""
+        assert notes == [f"model {str(bad)[:40]!r} (this app serves de-en, en-de)"]

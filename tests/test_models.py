@@ -38,6 +38,24 @@ def test_models_by_key_and_the_default(models, tiny_en_de):
         Models([tiny_en_de, Translator.load(tiny_en_de.checkpoint_dir, "cpu")])
 
 
+@pytest.mark.parametrize("bad", [["de-en"], {"de-en": 1}, ["x"], 3, 1.5, b"de-en"])
+def test_a_model_name_that_is_no_text_is_an_unknown_model(models, bad):
+    """Issue 43 B3: a list or a dict as the model name (unhashable) is answered like an unknown name, with the
+    choices, not a TypeError that the client sees as a generic error."""
+    with pytest.raises(gr.Error, match=r"unknown model .*; one of de-en, en-de"):
+        models.get(bad)
+
+
+def test_the_api_answers_a_model_name_that_is_no_text_with_the_choices(models):
+    from gradio_client import Client
+    from ui.serving import serving
+    with serving([models.first, models.get("en-de")]) as url:
+        client = Client(url, verbose=False)
+        for api, args in (("/start", (DE, 8, False)), ("/reference", (DE, EN)), ("/translate", (DE,))):
+            with pytest.raises(Exception, match="unknown model"):
+                client.predict(*args, ["x"], api_name=api)
+
+
 def test_find_checkpoints(tmp_path, tiny_trained, tiny_en_de_dir):
     assert find_checkpoints([tiny_trained]) == [tiny_trained]
     folder = tmp_path / "models"

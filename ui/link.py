@@ -68,7 +68,7 @@ def opened(models, text, key, now, k, words):
     use stays); a sentence over the box's limit, or one the model cannot read (Start's own check), is not
     started; each said in a note."""
     notes = []
-    if key not in (None, "") and key not in models.by_key:
+    if not (key is None or key == "" or models.known(key)):  # a list or a dict too (a link's JSON holds anything)
         notes.append(f"model {str(key)[:40]!r} (this app serves {', '.join(models.by_key)})")
         key = None
     key = key or now or models.default

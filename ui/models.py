@@ -61,12 +61,17 @@ class Models:
         return [(direction_label(tr), key) for key, tr in self.by_key.items()]
 
     def get(self, key) -> Translator:
-        """The model named `key` ('' or None: the default); an unknown name is answered with the choices."""
-        if key in (None, ""):
+        """The model named `key` ('' or None: the default); an unknown name, or one that is no text (a list, a dict
+        sent to the API), is answered with the choices."""
+        if key is None or key == "":
             return self.first
-        if key not in self.by_key:
+        if not self.known(key):
             raise gr.Error(f"unknown model {str(key)[:40]!r}; one of {', '.join(self.by_key)}", print_exception=False)
         return self.by_key[key]
+
+    def known(self, key) -> bool:
+        """Whether `key` names a served model (False for anything that is not a str, unhashable ones included)."""
+        return isinstance(key, str) and key in self.by_key
 
     def of_language(self, code: str) -> str | None:
         """The key of the model that reads `code`, if one is served."""
