@@ -103,6 +103,10 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         b_step = drawn.button("Step ▶", "step")
         b_run = drawn.button("Run ▶▶", "run")
     note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
+    # what the translation of the sentence started should be read with (transformer.caveats; assets/caveats.js):
+    # right under the box, where a Start's answer is first looked for, shown only when there is one
+    caveats = gr.HTML(None, html_template='<ul class="caveats" role="status" aria-live="polite" hidden></ul>',
+                      css_template=CAVEATS_CSS, js_on_load=asset("caveats.js"), elem_id="caveats", padding=False)
     with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
         language_note = gr.HTML("", html_template="<p>{{value}}</p>", elem_id="language_hint", visible=False,
                                 padding=False)
@@ -137,7 +141,7 @@ def hint_for(models, key, text) -> tuple[str, str | None]:
     return f"⚠ {found['message']}", None
 
 
-CAVEATS_CSS = (".caveats { margin: 4px 0 0; padding: 6px 10px; list-style: none; border-left: 3px solid #b45309; "
+CAVEATS_CSS = (".caveats { margin: 0; padding: 6px 10px; list-style: none; border-left: 3px solid #b45309; "
                "background: #fffbeb; color: #713f12; font-size: 0.9em; } .caveats li + li { margin-top: 4px; }")
 
 
@@ -146,8 +150,6 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
     translation, going to a step, export."""
     with gr.Column(scale=2, min_width=300):
         c.translation = gr.Textbox(label="Translation so far", elem_id="translation", interactive=False, lines=2)
-        c.caveats = gr.HTML(None, html_template='<ul class="caveats" role="status" aria-live="polite" hidden></ul>',
-                            css_template=CAVEATS_CSS, js_on_load=asset("caveats.js"), elem_id="caveats", padding=False)
     with gr.Column(scale=2, min_width=300, elem_id="translate_folds"):
         with panels.fold("Top-k size and word merging", elem_id="settings"):
             c.k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k (top-k list)", elem_id="k"), "top-k")
