@@ -71,7 +71,7 @@ function tell(notes) {
 
 // -- opening it: the server starts the sentence; the view is then moved here -----------------------------------
 let answered = null;
-function ask(data) {                      // the link box's event (ui/link.py wire) -> its answer {id, ok, notes}
+function ask(data) {                      // the link box's event (ui/link.py wire) -> {id, ok, notes, input}
   const late = sleep(120000).then(() => ({ok: false, notes: ["its sentence (the server did not answer)"]}));
   return Promise.race([new Promise((ok) => { answered = {id: data.id, ok}; trigger("click", data); }), late]);
 }
@@ -129,7 +129,8 @@ async function open() {
     const answer = await ask({id, model: want.model ?? null, text: want.text ?? null});
     bad.push(...(answer.notes || []));
     if (answer.ok) {
-      const mine = () => { const d = lens().state.traj; return d && d.seq !== seq && d.p.input === want.text; };
+      const text = answer.input ?? want.text;  // what was started: the part translated when the text was cut
+      const mine = () => { const d = lens().state.traj; return d && d.seq !== seq && d.p.input === text; };
       const arrived = await until(mine, 60000);
       if (arrived) apply(want, bad); else bad.push("the sentence (no answer from the server)");
     }

@@ -176,3 +176,25 @@ def test_source_problem_is_startings_own_check(tiny_translator):
         assert message in handlers.source_problem(tiny_translator, bad)
         with pytest.raises(gr.Error, match=message):
             handlers.start(tiny_translator, bad)
+
+
+def test_start_echoes_the_text_it_translated_not_the_uncut_input(tiny_translator):
+    """Issue 43 B4: /start names the sentence every tab shows (payload "input"); for a 200,000-character text it
+    is the part that was translated (the source read back gives exactly the pieces translated), the note that the
+    input was cut is kept, and the answer stays small (it quoted the whole text: megabytes). Text that was not cut
+    is echoed as typed, spaces and all (a link finds its sentence by it: assets/link.js)."""
+    import json
+    tr = tiny_translator
+    text = "Ein Hund rennt. " * 12_500
+    state, _, payload, topk = handlers.start(tr, text, 4)
+    limit = tr.config.max_len - 1  # the model reads this many pieces, then </s>
+    assert len(state.source_ids) == limit + 1
+    assert tr.source_ids(payload["input"]) == state.source_ids  # what it names is what was translated
+    assert len(payload["input"]) < 2000 and text.startswith(payload["input"])
+    assert topk["notes"][0] == f"The input was cut from {len(text)} to 2000 characters."
+    assert topk["notes"][1].endswith(f"only the first {limit} are translated (the model's limit).")
+    again = handlers.start(tr, payload["input"], 4)[2]  # the translated part started alone: the same answer's size
+    assert abs(len(json.dumps(payload)) - len(json.dumps(again))) < 1000
+    typed = "  Ein  Hund rennt. "
+    state, _, payload, topk = handlers.start(tr, typed, 4)
+    assert payload["input"] == typed and topk["notes"] == []

@@ -36,3 +36,24 @@ def test_a_links_model_that_is_no_text_is_ignored_like_an_unknown_one(tiny_trans
         key, started, notes = opened(models, "Ein Hund rennt.", bad, "de-en", 8, False)
         assert key == "de-en" and started is not None and started[1] == ""
         assert notes == [f"model {str(bad)[:40]!r} (this app serves de-en, en-de)"]
+
+
+def test_a_links_answer_names_the_sentence_started_the_part_translated_when_cut(tiny_translator):
+    """Issue 43 B4: the views name the part of a cut text that was translated (payload "input"), so the link's
+    answer says which sentence to wait for (assets/link.js matches the Start answer by it): a text within the box's
+    limit but longer than the model reads is cut to its first pieces; one that fits is named as typed."""
+    from types import SimpleNamespace
+
+    from ui.app import build_demo
+    demo = build_demo(tiny_translator)
+    on_link = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", None) == "on_link")
+    tr, limit = tiny_translator, tiny_translator.config.max_len - 1
+    for text, cut in (("Ein Hund rennt. " * 40, True), ("Ein  Hund rennt. ", False)):
+        out = on_link("de-en", 4, False, SimpleNamespace(_data={"id": "x", "model": None, "text": text}))
+        answer, started = out[-1], out[3]  # the link box's answer; the payload of the view
+        assert answer["ok"] and answer["id"] == "x" and answer["input"] == started["input"]
+        if cut:
+            assert len(tr.source_ids(text)) == limit + 1 and len(tr.tokenizer.encode(text)) > limit
+            assert tr.source_ids(answer["input"]) == tr.source_ids(text) and answer["input"] != text
+        else:
+            assert answer["input"] == text

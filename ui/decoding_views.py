@@ -50,7 +50,9 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
     for note in traj.notes:  # e.g. the input was cut: told to this request's user alone
         gr.Warning(note)
     state, translation, payload, topk = trajectory_outputs(None, k, words, t0, traj=traj)
-    payload["input"] = text  # the sentence started, as typed: every tab names it (assets/sentence.js)
+    # the sentence started, as typed: every tab names it (assets/sentence.js); when the input was cut, the part
+    # translated (read back from its pieces), never the whole input (megabytes, and more than was translated)
+    payload["input"] = tr.tokenizer.decode(traj.source_ids[:-1]) if traj.notes else text
     payload["caveats"] = [{"kind": c["kind"], "message": c["message"]} for c in traj.caveats]  # beside the output
     topk["notes"] = list(traj.notes) + [c["message"] for c in traj.caveats]  # also for programs (gradio_client)
     return state, translation, payload, topk

@@ -88,7 +88,7 @@ def opened(models, text, key, now, k, words):
 def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
     """The link box's event: the browser sends {model, text, id} when the page was opened with a link; the
     answer sets the picker, the box (and the tabs' words for the model) and the started sentence, and tells the
-    browser what was ignored ({id, ok, notes})."""
+    browser what was ignored and what was started ({id, ok, notes, input})."""
     c, models = ctx.translate, ctx.models
     words_out, model_parts = ctx.model_outputs  # translate_tab.wire_model: the components a model choice sets
     outs = [ctx.model, ctx.state, c.translation, c.attention, c.topk] + words_out + [parts.box]
@@ -100,6 +100,7 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
         answer = {"id": data.get("id"), "ok": started is not None, "notes": notes}
         if started is None:
             return [key] + [gr.update()] * 4 + model_parts(key) + [answer]
+        answer["input"] = started[2]["input"]  # the sentence the views name: the part translated, if it was cut
         # the box holds the linked sentence, as if typed
         return [key, *started] + model_parts(key, text=data.get("text")) + [answer]
 
