@@ -373,6 +373,25 @@ def test_a_sessions_switched_off_heads_are_off(tiny_translator):
         assert not np.allclose(got.source, intact, atol=1e-4)
 
 
+def test_the_alti_rollout_leaves_a_row_with_no_contribution_at_zero():
+    """Issue 43 B5: a row to which no input contributes (every c_ij clamped to 0: here the cross-attention outputs
+    of one query made zero, so ‖y_i‖₁ = 0) is a row of zeros after the rollout, as alti_contributions and saliency
+    leave it, not 0/0 = NaN (which the next decoder layer would spread to the rows after it)."""
+    from transformer.attribution import alti_rollout
+    model = small_model()
+    p = passes(model, SRC, TGT)
+    row = 2
+    for sub in p.cross:  # y_i = 0: max(0, ‖y_i‖₁ − ‖y_i − T_i(x_j)‖₁) = 0 for every j
+        sub.y = sub.y.clone()
+        sub.y[row] = 0
+    with torch.inference_mode():
+        src, tgt = (t.numpy() for t in alti_rollout(p))
+    assert np.isfinite(src).all() and np.isfinite(tgt).all()
+    assert (src[row] == 0).all() and (tgt[row] == 0).all()
+    others = [t for t in range(len(TGT)) if t != row]
+    np.testing.assert_allclose(src[others].sum(1) + tgt[others].sum(1), 1.0, atol=1e-5)
+
+
 def test_the_attention_method_leaves_switched_off_heads_out(tiny_translator):
     """Issue 43 B2: "attention" averages the cross-attention of the heads that are on. With every cross head off no
     source reaches the decoder, so no row has a source share; with some off, the mean of the others' weights (the

@@ -246,6 +246,7 @@ def alti_rollout(p: Pass) -> tuple[Tensor, Tensor]:
         mix_t = X[:, -1:] * A  # (T, T): the residual's share, spread as the self-attention mixed it
         src, tgt = (mix_s, mix_t) if src is None else (mix_s + mix_t @ src, mix_t @ tgt)
         total = src.sum(-1, keepdim=True) + tgt.sum(-1, keepdim=True)  # (T, 1)
+        total = total.clamp_min(torch.finfo(total.dtype).tiny)  # a row nothing contributes to stays 0, not 0/0
         src, tgt = src / total, tgt / total
     return src, tgt
 
