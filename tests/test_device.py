@@ -124,14 +124,14 @@ def emulated(tiny_trained):
 def on_device(emulated, monkeypatch):
     """(translator on the emulated device, Transfers being counted, feeds): feeds[0] counts the decoding
     positions computed (DecodingSession steps), so a test can pin the host transfers per step."""
-    import transformer.decoding as decoding
-    feeds, feed = [0], decoding._session_feed
+    from transformer.session import DecodingSession
+    feeds, feed = [0], DecodingSession.feed
 
     def counted(*a, **k):
         feeds[0] += 1
         return feed(*a, **k)
 
-    monkeypatch.setattr(decoding, "_session_feed", counted)
+    monkeypatch.setattr(DecodingSession, "feed", counted)
     with EmulatedDevice(), Transfers() as transfers:
         yield emulated[0], transfers, feeds
 

@@ -16,7 +16,7 @@ from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 from .checkpoint import load_checkpoint
 from .device import resolve_device
 from .model import Transformer, padding_mask
-from .session import TOPK_MAX, DecodingSession, Position, _session_feed, max_new_tokens  # noqa: F401 (re-exported)
+from .session import TOPK_MAX, DecodingSession, Position, max_new_tokens  # noqa: F401 (re-exported)
 from .tokenizer import Tokenizer
 
 MAX_INPUT_CHARS = 2000  # bounded before tokenising; the model's own limit is max_len pieces
@@ -164,11 +164,6 @@ class Translator:
         session.ablated = heads
         session._append(self.config.bos_id, forced=False)
         return session
-
-    def _feed(self, session: "DecodingSession", token: int, forced: bool) -> "Position":
-        """One new position of `session` (DecodingSession._append calls this): `_session_feed`, looked up in
-        this module at each call (tests/test_device.py counts the positions computed by replacing it)."""
-        return _session_feed(self, session, token, forced)
 
     def next_probs(self, hidden) -> np.ndarray:
         """(D,) final decoder state, or (T, D) states (a tensor, ideally on this translator's device, or an

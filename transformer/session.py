@@ -261,39 +261,38 @@ class DecodingSession:
 
     def _append(self, token: int, forced: bool) -> None:
         del self.positions[self.cursor + 1:]
-        self.positions.append(self.translator._feed(self, token, forced))
+        self.positions.append(self.feed(token, forced))
         self.cursor += 1
+
+    @torch.inference_mode()
+    def feed(self, token: int, forced: bool) -> Position:
+        """The one place a position is computed: the decoder on `token` after the positions up to the cursor,
+        with this session's cache, under an AttentionRecorder. The cache is built on the device from the
+        session's tensors; the step uploads the token id and makes one copy to the host (its attention rows and
+        its greedy choice, joined). Does not change the session (`_append` does)."""
+        model, dev = self.translator.model, self.translator.device
+        prev = self.positions[:self.cursor + 1]
+        if prev:
+            keys = torch.stack([p.k for p in prev], 2)  # (L, H, t, d)
+            values = torch.stack([p.v for p in prev], 2)  # (L, H, t, d)
+        cache = model.new_cache()
+        for layer, c in enumerate(cache):
+            c["cross"] = KVCache(self.cross_k[layer, None], self.cross_v[layer, None])  # (1, H, S, d)
+            if prev:
+                c["self"] = KVCache(keys[layer, None], values[layer, None])  # (1, H, t, d)
+        tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
+        with AttentionRecorder(model, to_host=False) as rec, HeadAblation(model, self.ablated):
+            h = model.decode(tgt, None, None, None, cache)  # (1, 1, D): one sentence, no padding to mask
+        greedy = model.project(h[:, -1]).argmax(-1)  # (1,)
+        k = torch.stack([c["self"].k[0, :, -1] for c in cache])  # (L, H, d): its own storage, not the cache's
+        v = torch.stack([c["self"].v[0, :, -1] for c in cache])  # (L, H, d)
+        # the greedy id travels with the rows: its int64 bits viewed as two float32 (copied bit for bit), placed
+        # first so that the host buffer's start, 8-byte aligned, can be viewed back as an int64
+        choice, self_row, cross_row = host_arrays(greedy.view(torch.float32),  # (2,)
+                                                  rec.stacked_tensor("decoder_self")[:, :, 0],  # (L, H, t+1)
+                                                  rec.stacked_tensor("cross")[:, :, 0])  # (L, H, S)
+        return Position(token, forced, self_row, cross_row, k, v, h[0, -1], int(choice.view(np.int64)[0]))
 
 
 def _on(t: Tensor, device: torch.device) -> bool:
     return t.device.type == device.type and (device.index is None or t.device.index == device.index)
-
-
-@torch.inference_mode()
-def _session_feed(translator: "Translator", session: DecodingSession, token: int, forced: bool) -> Position:
-    """Run the decoder on one new position with the session's cache, under an AttentionRecorder.
-
-    The cache is built on the device from the session's tensors; the step uploads the token id and makes
-    one copy to the host (its attention rows and its greedy choice, joined)."""
-    model, dev = translator.model, translator.device
-    prev = session.positions[:session.cursor + 1]
-    if prev:
-        keys = torch.stack([p.k for p in prev], 2)  # (L, H, t, d)
-        values = torch.stack([p.v for p in prev], 2)  # (L, H, t, d)
-    cache = model.new_cache()
-    for layer, c in enumerate(cache):
-        c["cross"] = KVCache(session.cross_k[layer, None], session.cross_v[layer, None])  # (1, H, S, d)
-        if prev:
-            c["self"] = KVCache(keys[layer, None], values[layer, None])  # (1, H, t, d)
-    tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
-    with AttentionRecorder(model, to_host=False) as rec, HeadAblation(model, session.ablated):
-        h = model.decode(tgt, None, None, None, cache)  # (1, 1, D): one sentence, no padding to mask
-    greedy = model.project(h[:, -1]).argmax(-1)  # (1,)
-    k = torch.stack([c["self"].k[0, :, -1] for c in cache])  # (L, H, d): its own storage, not the cache's
-    v = torch.stack([c["self"].v[0, :, -1] for c in cache])  # (L, H, d)
-    # the greedy id travels with the rows: its int64 bits viewed as two float32 (copied bit for bit), placed
-    # first so that the host buffer's start, 8-byte aligned, can be viewed back as an int64
-    choice, self_row, cross_row = host_arrays(greedy.view(torch.float32),  # (2,)
-                                              rec.stacked_tensor("decoder_self")[:, :, 0],  # (L, H, t+1)
-                                              rec.stacked_tensor("cross")[:, :, 0])  # (L, H, S)
-    return Position(token, forced, self_row, cross_row, k, v, h[0, -1], int(choice.view(np.int64)[0]))
