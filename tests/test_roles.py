@@ -315,3 +315,29 @@ def test_evaluate_and_atlas_take_every_split(tmp_path, tiny_dir, tiny_trained, c
     assert A.spread(mixed, None) == mixed == A.spread(mixed, 10 ** 6)
     with pytest.raises(SystemExit):
         evaluate.main(["--split", "no_such_split"])
+
+
+def test_a_malformed_atlas_is_no_atlas_and_says_so(tmp_path):
+    """Issue 43 B6: a head_atlas.json that cannot be read as an atlas is still no atlas (None), but a warning names
+    the file and what is wrong with it, once per version of the file (load_atlas is called on every request)."""
+    import json
+    import os
+    import warnings
+    path = tmp_path / R.ATLAS
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.warns(UserWarning) as said:
+        assert R.load_atlas(tmp_path) is None
+    (w,) = said
+    assert str(path) in str(w.message) and "Expecting property name" in str(w.message)  # json's own words
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert R.load_atlas(tmp_path) is None  # the same file again: said once
+    st = path.stat()
+    path.write_text(json.dumps({"heads": "none"}), encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    with pytest.warns(UserWarning, match="no list of heads") as said:
+        assert R.load_atlas(tmp_path) is None
+    assert str(path) in str(said[0].message)
+    path.write_bytes(b"\xff\xfe{}")  # not UTF-8
+    with pytest.warns(UserWarning, match="utf-8"):
+        assert R.load_atlas(tmp_path) is None

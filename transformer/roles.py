@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -142,7 +143,8 @@ _read_lock = threading.Lock()
 
 
 def load_atlas(checkpoint_dir) -> dict | None:
-    """The checkpoint's head_atlas.json, or None when it has none (or an unreadable or malformed one).
+    """The checkpoint's head_atlas.json, or None when it has none (or an unreadable or malformed one: then a
+    warning names the file and what is wrong, once per version of the file).
 
     Read again whenever the file's modification time or size changes (an atlas rebuilt beside a running app is
     the one it shows next), else the copy read before: treat it as read-only."""
@@ -160,9 +162,10 @@ def load_atlas(checkpoint_dir) -> dict | None:
         return known[1]
     try:
         atlas = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        atlas = None
-    if not (isinstance(atlas, dict) and isinstance(atlas.get("heads"), list)):
+        if not (isinstance(atlas, dict) and isinstance(atlas.get("heads"), list)):
+            raise ValueError("no list of heads")
+    except (OSError, ValueError) as e:  # (UnicodeDecodeError and json's errors are ValueErrors)
+        warnings.warn(f"{path}: not a head atlas, ignored ({e})", stacklevel=2)
         atlas = None
     with _read_lock:
         _read[path] = (key, atlas)
