@@ -89,6 +89,23 @@ def test_blank_words_are_refused(tiny_translator):
             A.word_pieces(tiny_translator.tokenizer, words)
 
 
+def test_only_pairs_too_long_are_skipped_as_too_long(tiny_translator):
+    """Issue 43 B6: evaluate skips (and counts in its note) the pairs too long for the model, and only those; any
+    other ValueError (here a blank word, which word_pieces refuses) propagates instead of being called too long."""
+    tr = tiny_translator
+    ok = ("Ein Hund rennt .".split(), "A dog runs .".split(), A.parse_talp("1-1 2-2 3-3 4-4"))
+    long_words = ["Hund"] * tr.config.max_len  # every word at least one piece: more pieces than the model reads
+    too_long = (long_words, "A dog runs .".split(), A.parse_talp("1-1"))
+    notes = []
+    results = A.evaluate(tr, [ok, too_long], ["attention"], notes)
+    assert notes == ["1 pairs too long for the model were skipped"] and {r["pairs"] for r in results} == {1}
+    blank = (["Ein", "", "rennt"], "A dog runs".split(), A.parse_talp("1-1"))
+    notes = []
+    with pytest.raises(ValueError, match="non-blank strings"):
+        A.evaluate(tr, [ok, blank], ["attention"], notes)
+    assert notes == []
+
+
 # -- rows and conventions ---------------------------------------------------------------------------------
 
 def test_the_two_conventions_read_different_rows_and_ignore_eos():

@@ -117,14 +117,19 @@ def word_pieces(tokenizer, words: Sequence[str]) -> tuple[list[int], list[tuple[
     return ids, spans, False
 
 
+class TooLong(ValueError):
+    """A pair with more pieces than the model reads (pair_ids): the one ValueError `evaluate` skips."""
+
+
 def pair_ids(translator, source_words, target_words):
     """-> (source ids with EOS, target ids [BOS .. EOS], source word spans over the source ids, target word
-    spans over target positions, BOS at 0). ValueError when a side is too long for the model."""
+    spans over target positions, BOS at 0). TooLong (a ValueError) when a side is too long for the model;
+    ValueError for blank words (word_pieces)."""
     c = translator.config
     src, src_spans, _ = word_pieces(translator.tokenizer, source_words)
     tgt, tgt_spans, _ = word_pieces(translator.tokenizer, target_words)
     if len(src) + 1 > c.max_len or len(tgt) + 2 > c.max_len:
-        raise ValueError(f"the pair has {len(src)} source and {len(tgt)} target pieces; the model reads at most "
+        raise TooLong(f"the pair has {len(src)} source and {len(tgt)} target pieces; the model reads at most "
                          f"{c.max_len} positions")
     return src + [c.eos_id], [c.bos_id] + tgt + [c.eos_id], src_spans, [(a + 1, b + 1) for a, b in tgt_spans]
 
@@ -214,7 +219,7 @@ def evaluate(translator, pairs, methods=METHODS, notes: Optional[list] = None) -
     for src_words, tgt_words, gold in pairs:
         try:
             src, tgt, src_spans, tgt_spans = pair_ids(translator, src_words, tgt_words)
-        except ValueError:
+        except TooLong:  # only that: any other ValueError is no length problem and propagates
             skipped += 1
             continue
         golds.append(gold)
