@@ -198,3 +198,17 @@ def test_start_echoes_the_text_it_translated_not_the_uncut_input(tiny_translator
     typed = "  Ein  Hund rennt. "
     state, _, payload, topk = handlers.start(tr, typed, 4)
     assert payload["input"] == typed and topk["notes"] == []
+
+
+def test_reset_keeps_the_sessions_switched_off_heads(tiny_translator):
+    """Issue 43 B7: Reset goes back to step 0 of the same sentence with the same heads switched off, as at_position
+    and reference_at keep them: its maps are those of a fresh start with those heads off, not the intact model's."""
+    tr = tiny_translator
+    heads = [("cross", 0, 0), ("cross", 1, 2), ("encoder_self", 0, 1)]
+    s = tr.start(SOURCE, ablate=heads).run()
+    r, translation, payload, _ = handlers.reset(tr, s)
+    fresh = tr.start(SOURCE, ablate=heads)
+    assert r.ablated == frozenset(heads) and r.cursor == 0 and translation == ""
+    np.testing.assert_array_equal(r.attention.encoder_self, fresh.attention.encoder_self)
+    np.testing.assert_array_equal(r.attention.cross, fresh.attention.cross)
+    assert payload["ablated"] == [list(h) for h in sorted(heads)]  # the view greys them

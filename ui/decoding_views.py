@@ -94,7 +94,7 @@ def goto(tr: Translator, session, i, k: int = TOPK, words: bool = False):
 def reset(tr: Translator, session, k: int = TOPK, words: bool = False):
     s = need_session(session)
     check_k(k)
-    return outputs(tr.start_ids(s.source_ids), k, words)
+    return outputs(tr.start_ids(s.source_ids, ablate=s.ablated or None), k, words)  # its heads off, as at_position
 
 
 def step_view(tr: Translator, session, k: int = TOPK, words: bool = False):
