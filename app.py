@@ -4,7 +4,8 @@
                   [--checkpoint DIR ...] [--device auto|cpu|cuda]
 
 Logins (needed with --share): --auth-file FILE (one user:password per line), or the environment
-variable ATTENTION_LENS_AUTH ("user:password", several separated by commas). --auth user:password
+variable ATTENTION_LENS_AUTH ("user:password", several separated by commas, or one per line as in the file
+for a password with a comma). --auth user:password
 still works but shows the password to every user of this machine (`ps`).
 """
 from __future__ import annotations

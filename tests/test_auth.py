@@ -254,3 +254,28 @@ def test_auth_file_readable_by_others_warns(tmp_path, capsys, mode, warns):
     assert file_logins(tmp_path, b"ann:one\n", mode=mode) == [("ann", "one")]
     err = capsys.readouterr().err
     assert (f"can be read by other users of this machine (mode {mode:03o})" in err) is warns, err
+
+
+# -- ATTENTION_LENS_AUTH reads as the file does (issue 43 B7) ---------------------------------------------------
+
+def env_logins(value: str):
+    import argparse
+    return app.read_logins(argparse.Namespace(auth_file=None, auth=None), environ={app.AUTH_ENV: value})
+
+
+def test_environment_passwords_keep_their_spaces():
+    """Spaces inside a password given in the variable are kept, as the file keeps them; only the space after a
+    separating comma (before the next user) is layout."""
+    assert env_logins("ann:two words,bob: lead,cid:trail ") == [("ann", "two words"), ("bob", " lead"),
+                                                                ("cid", "trail ")]
+    assert env_logins("ann:one, bob:two") == [("ann", "one"), ("bob", "two")]
+
+
+def test_environment_logins_one_per_line_may_hold_commas():
+    """With a newline in it the variable holds one login per line, read as the file's lines are (blank lines and
+    # comments skipped, line endings removed, nothing else): a password may then hold a comma."""
+    assert env_logins("ann:a,b c\r\n# the second\nbob:x, y \n\n") == [("ann", "a,b c"), ("bob", "x, y ")]
+    with pytest.raises(SystemExit, match=rf"{app.AUTH_ENV}, line 2: the user name ' bob'"):
+        env_logins("ann:one\n bob:two\n")
+    with pytest.raises(SystemExit, match=rf"{app.AUTH_ENV}, line 1: a login must look like user:password"):
+        env_logins("ann\nbob:two\n")

@@ -34,20 +34,38 @@ def read_auth_file(path: str) -> list[tuple[str, str]]:
     if os.name == "posix" and mode & 0o044:
         print(f"WARNING: --auth-file {path} can be read by other users of this machine (mode {mode & 0o777:03o}); "
               f"chmod 600 {path}", file=sys.stderr)
+    logins = parse_lines(text.split("\n"), f"--auth-file {path}")  # universal newlines: \r\n and \r are \n here
+    if not logins:
+        raise SystemExit(f"--auth-file {path} holds no user:password line")
+    return logins
+
+
+def parse_lines(lines, where: str, unit: str = "line") -> list[tuple[str, str]]:
+    """The logins of `lines`: blank ones and `#` comments skipped, each other one user:password with the password
+    as given (its spaces kept) and a user name that neither starts nor ends with a space. A malformed one exits,
+    naming `where` and its number (`unit` 1, 2, ...)."""
     logins = []
-    for number, line in enumerate(text.split("\n"), 1):  # universal newlines: \r\n and \r are \n here
+    for number, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
             user, password = parse_auth(line)
         except SystemExit as e:
-            raise SystemExit(f"--auth-file {path}, line {number}: {e.code}") from None
+            raise SystemExit(f"{where}, {unit} {number}: {e.code}") from None
         if user != user.strip():
-            raise SystemExit(f"--auth-file {path}, line {number}: the user name {user!r} starts or ends with a space")
+            raise SystemExit(f"{where}, {unit} {number}: the user name {user!r} starts or ends with a space")
         logins.append((user, password))
-    if not logins:
-        raise SystemExit(f"--auth-file {path} holds no user:password line")
     return logins
+
+
+def env_logins(value: str) -> list[tuple[str, str]]:
+    """The logins of ATTENTION_LENS_AUTH, read as an --auth-file's lines are (passwords keep their spaces):
+    separated by commas ("ann:one,bob:two"; spaces after a comma, before the next user, are ignored), or, when
+    the value holds a line break, one per line exactly as in the file, where a password may hold a comma
+    (ATTENTION_LENS_AUTH="$(cat logins)", or $'ann:a,b\nbob:c' in bash)."""
+    if "\n" in value or "\r" in value:
+        return parse_lines(value.replace("\r\n", "\n").replace("\r", "\n").split("\n"), AUTH_ENV)
+    return parse_lines([v.lstrip() for v in value.split(",")], AUTH_ENV, "login")
 
 
 def read_logins(args, environ=os.environ) -> list[tuple[str, str]]:
@@ -55,7 +73,7 @@ def read_logins(args, environ=os.environ) -> list[tuple[str, str]]:
     A user given twice is refused: which of two passwords holds would otherwise be a silent choice."""
     logins = read_auth_file(args.auth_file) if args.auth_file else []
     if environ.get(AUTH_ENV):
-        logins += [parse_auth(v.strip()) for v in environ[AUTH_ENV].split(",") if v.strip()]
+        logins += env_logins(environ[AUTH_ENV])
     if args.auth:
         print("WARNING: --auth puts the password in the process list, readable by every user of this machine; "
               f"use --auth-file FILE or {AUTH_ENV} instead.", file=sys.stderr)
