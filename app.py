@@ -63,6 +63,8 @@ def main(argv=None):
         # A step is one position: tiny matrix products where thread start-up costs more than it saves.
         # One thread per request keeps a step fastest and lets the queue's requests share the cores.
         torch.set_num_threads(1)
+    from transformer import language
+    language.warm()  # the language hint's and the caveats' detectors, before the first user's request
     print(f"{len(translators)} model(s) loaded on {describe(translators[0].device)}", flush=True)
     build_demo(translators).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,
                                    footer_links=["api"], state_session_capacity=SESSIONS_MAX)
