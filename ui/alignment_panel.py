@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from . import fresh
 from . import handlers as h
 from .attribution_views import ALIGN_METHODS, alignment_headers
 from .components import CONC, Ctx
@@ -35,3 +36,4 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     follow = dict(CONC, js=WHOLE, api_visibility="private", show_progress="minimal", trigger_mode="always_last")
     for event in ([tab.select] if tab is not None else []) + [method.input]:
         event(h.word_alignment_follow, inputs, outs, **follow)
+    fresh.on_new(ctx, outs, [None, None, ""])  # of the sentence before: recomputed when the tab is opened
