@@ -13,6 +13,7 @@ from .components import CONC, api_only, Ctx, lens_view, live_position, started_s
 from .models import of_session
 
 PRESS = "Press Compare for this sentence (or a suggestion above): its translations, tables and maps appear here."
+UNSTARTED = "Compare switches heads off on the sentence started there."
 
 
 def build(ctx: Ctx) -> None:
@@ -60,8 +61,10 @@ def build(ctx: Ctx) -> None:
     inputs, outs = [ctx.state, enc, dec, cross, ctx.k, ctx.position], [intact, ablated, probs, topk, view, note]
     ablate = of_session(h.ablate_at)
 
-    def compare(*args):
-        return (*ablate(*args), fresh.hidden(False))
+    def compare(session, *rest):  # without a started sentence (a model picked, a reload): said in the note
+        if not fresh.started(session):
+            return [gr.skip()] * 5 + [fresh.unstarted(UNSTARTED), gr.skip()]
+        return (*ablate(session, *rest), fresh.hidden(False))
 
     b_ablate.click(compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
     api_only(ctx).click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
@@ -77,14 +80,15 @@ def build(ctx: Ctx) -> None:
         b.click(suggest(i), [ctx.state, ctx.model], [enc, dec, cross], **fresh.QUIET).success(
             compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
 
-    def new(key=""):  # a new sentence or model: nothing of the old one stays; the picks are the model's
+    def new(key="", said=PRESS):  # a new sentence or model: nothing of the old one stays; the picks are the model's
         m = models.get(key) if models is not None else tr
         ps = A.suggestions(m)
-        return (["", "", None, None, None, PRESS, fresh.hidden()]
+        return (["", "", None, None, None, said, fresh.hidden()]
                 + [gr.update(value=ps[i]["label"] if i < len(ps) else "", visible=i < len(ps))
                    for i in range(A.N_SUGGESTIONS)] + [A.suggestions_note(m)])
 
-    fresh.on_new(ctx, [intact, ablated, probs, topk, view, note, view_box] + b_suggest + [suggest_note], new)
+    fresh.on_new(ctx, [intact, ablated, probs, topk, view, note, view_box] + b_suggest + [suggest_note], new,
+                 idle=lambda key="": new(key, ""))  # a model picked, no sentence: the sentence line says so
 
 
 def whole_buttons(tr, kind: str, group: gr.CheckboxGroup) -> None:

@@ -8,6 +8,9 @@ from . import handlers as h
 from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .models import of_session
 
+PRESS = "Press **Run beam search on the started sentence** to draw this sentence's tree."
+UNSTARTED = "beam search runs on the sentence started there."
+
 
 def build(ctx: Ctx) -> None:
     models = ctx.models
@@ -31,13 +34,14 @@ def build(ctx: Ctx) -> None:
     outs = [state, tree, choice, view]
     started = of_session(h.beam_started)
 
-    def run(*args):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
-        return (*started(*args), "", fresh.hidden(False))
+    def run(session, n):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
+        if not fresh.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
+            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED), gr.skip()]
+        return (*started(session, n), "", fresh.hidden(False))
 
     b_beam.click(run, [ctx.state, size], outs + [note, view_box], api_visibility="private", **CONC)
-    fresh.on_new(ctx, outs + [note, view_box], [None, None, gr.update(choices=[], value=None), None,
-                                                "Press **Run beam search on the started sentence** to draw "
-                                                "this sentence's tree.", fresh.hidden()])
+    empty = [None, None, gr.update(choices=[], value=None), None]
+    fresh.on_new(ctx, outs + [note, view_box], empty + [PRESS, fresh.hidden()], idle=empty + ["", fresh.hidden()])
 
     def beam(text, n, key=""):  # /beam (text, size[, model])
         return h.beam(models.get(key), text, n)

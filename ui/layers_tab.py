@@ -7,9 +7,11 @@ from transformer.capture import layers_of
 
 from . import alignment_panel, handlers as h
 from . import fresh
-from .components import CONC, Ctx, live_position, started_sentence
+from .components import CONC, Ctx, api_only, live_position, started_sentence
 from .models import of_session
 from .panels import Panel
+
+UNSTARTED = "these plots are of the sentence started there, at the step its view shows."
 
 
 def build(ctx: Ctx, tab: Panel | None = None) -> None:
@@ -29,17 +31,30 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
         threshold = gr.Slider(0.05, 1.0, value=0.15, step=0.05, label="draw links with weight ≥",
                               elem_id="align_threshold")
         b_show = gr.Button("Show", variant="primary", elem_id="layers_run")
+    note = gr.Markdown("", elem_id="layers_note")  # why Show showed nothing (no sentence started)
     lines = gr.Plot(label="Alignment", elem_id="align_lines")
     with gr.Row():
         matrix = gr.Plot(label="Alignment matrix", elem_id="align_matrix")
         rollout = gr.Plot(label="Encoder rollout", elem_id="rollout")
 
     inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
-    b_show.click(of_session(h.across_layers_at), inputs, outs, js=live_position(4, 3), api_name="layers",
-                 **CONC)
+    at = of_session(h.across_layers_at)
+
+    def show(session, *rest):  # the page's Show: without a started sentence it says so in its note
+        if not fresh.started(session):
+            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED)]
+        return [*at(session, *rest), ""]
+
+    b_show.click(show, inputs, outs + [note], js=live_position(4, 3), api_visibility="private", **CONC)
+    api_only(ctx).click(at, inputs, outs, js=live_position(4, 3), api_name="layers", **CONC)  # gr.Error for programs
     follow = dict(CONC, js=live_position(4, 3), api_visibility="private", show_progress="hidden",
                   trigger_mode="always_last")
+    follow_at = of_session(h.across_layers_follow)
+
+    def across_layers_follow(session, *rest):  # quietly nothing before Start (of_session alone says gr.Error)
+        return follow_at(session, *rest) if fresh.started(session) else [gr.skip()] * len(outs)
+
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
-        event(of_session(h.across_layers_follow), inputs, outs, **follow)
-    fresh.on_new(ctx, outs, [None, None, None])  # a new sentence or model: recomputed when the tab is opened
+        event(across_layers_follow, inputs, outs, **follow)
+    fresh.on_new(ctx, outs + [note], [None, None, None, ""])  # a new sentence or model: recomputed when opened
     alignment_panel.build(ctx, tab)  # the whole sentence's word alignment by each method, and their agreement

@@ -17,7 +17,7 @@ from transformer.data import examples_path, read_glossed_examples
 from transformer.language import hint as language_hint
 from transformer.language import name
 
-from . import arch, handlers as h
+from . import arch, fresh, handlers as h
 from . import attribution_panel, inside_panel, panels
 from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
 from .components import (CONC, FAST, Ctx, api_only, asset, box_note, box_note_value, checked, lens_view,
@@ -166,6 +166,7 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
             c.b_goto = gr.Button("Go", elem_id="goto")
         with panels.fold("Export the maps", elem_id="export_fold"):
             c.b_export = gr.Button("All kinds, layers and heads: .npz + .json + .html", elem_id="export")
+            c.export_note = box_note(ctx, "export_note", [])  # why Export gave nothing (no sentence started)
             c.files = gr.File(label="Files", file_count="multiple", elem_id="export_files")
 
 
@@ -178,7 +179,8 @@ def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
     # one hidden button the page never clicks carries them all (a client calls an endpoint by its name, not by
     # its trigger), since every component costs the page's first load its share of Gradio's work
     c.b_force = api_only(ctx)
-    c.api = {name: c.b_force for name in ("start", "step", "run", "back", "reset", "goto", "topk", "reference")}
+    c.api = {name: c.b_force for name in ("start", "step", "run", "back", "reset", "goto", "topk", "reference",
+                                          "export")}
     c.noop = drawn.button("no-op", "noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
     c.boxes = boxes_relay(c.source, c.ref)
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
@@ -330,8 +332,17 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         return h.reference(models.get(key), text, ref)
 
     api["reference"].click(reference, [source, c.ref, model], [c.attention, c.topk], api_name="reference", **CONC)
-    c.b_export.click(h.export_event(), [state, c.position], [c.files], js=live_position(2, 1),
-                     api_name="export", **CONC)
+    export = h.export_event()
+
+    def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
+        if not fresh.started(session):
+            return [gr.skip(), box_note_value({}, fresh.unstarted("the files hold the maps of the sentence started "
+                                                                  "there, at the step its view shows."))]
+        return [export(session, position, request), box_note_value({})]
+
+    c.b_export.click(on_export, [state, c.position], [c.files, c.export_note], js=live_position(2, 1),
+                     show_progress_on=[c.files], api_visibility="private", **CONC)
+    api["export"].click(export, [state, c.position], [c.files], js=live_position(2, 1), api_name="export", **CONC)
     attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
     c.noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
