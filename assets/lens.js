@@ -60,6 +60,7 @@ function empty(msg) {
   for (const c of [q("canvas"), q("grid-canvas")]) { c.width = c.height = 0; c.style.height = "0px"; }
   q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("zmax"), ""); setText(q("note"), "");
   if (MAIN && window.__topkView) window.__topkView.render({items: [], done: true});
+  if (MAIN && window.__insideView) window.__insideView.update();  // no rows of a sentence gone (assets/inside.js)
   if (MAIN && window.__attributionView) window.__attributionView.update();
   element.dataset.renders = String(++inst.renders);
 }
@@ -132,7 +133,9 @@ function render() {
   const p = props.value;
   if (!p || !p.source) {
     pause(); st.traj = st.greedy = null; empty("Type a sentence and press Start.");
-    if (MAIN) caveats([]);
+    // the server empties the main view when the sentence ends (another model picked: a new start with no
+    // sentence yet): every tab stops naming it (assets/sentence.js), the notes of its buttons go (box_note.js)
+    if (MAIN) { caveats([]); window.dispatchEvent(new CustomEvent("lens-started", {detail: null})); }
     return;
   }
   const doc = decodeView(p);

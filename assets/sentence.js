@@ -1,7 +1,8 @@
 // The one sentence every tab uses: the one started in the Translate tab. assets/lens.js announces it when a
-// Start answer arrives (window event lens-started); the Translate tab's box reports its text on every change
-// (a js-only Gradio event, translate_tab.py). Each tab names the sentence (a .started-sentence element), and a
-// hint under the box says so when the box holds another sentence that was not started.
+// Start answer arrives (window event lens-started), and its end (detail null: another model was picked); the
+// Translate tab's box reports its text on every change (a js-only Gradio event, translate_tab.py). Each tab names
+// the sentence (a .started-sentence element), and a hint under the box says so when the box holds another sentence
+// that was not started.
 // The hint's element also says why a Start started nothing (its value, set by the server: ui/components.py
 // box_note_value, box "source"), until the box is edited or a sentence is started: drawn here, so no later server
 // event of the page can wipe it (Gradio's own status of the box is replaced by every one of them).
@@ -37,7 +38,9 @@ const S = window.__sentence || (window.__sentence = (() => {
     s.refused = note && note.said ? note : null;
     s.show();
   };
-  window.addEventListener("lens-started", (ev) => { s.started = String(ev.detail); s.refused = null; s.show(); });
+  window.addEventListener("lens-started", (ev) => {
+    s.started = ev.detail == null ? null : String(ev.detail); s.refused = null; s.show();
+  });
   return s;
 })());
 S.elements.add(element);
