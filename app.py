@@ -21,7 +21,8 @@ from pathlib import Path
 if __package__ and (Path(__file__).parent / "pyproject.toml").exists():
     sys.path.insert(0, str(Path(__file__).parent))
 
-from ui.logins import AUTH_ENV, parse_auth, read_auth_file, read_logins  # noqa: E402,F401  (light: no gradio)
+from ui.logins import (AUTH_ENV, open_warnings, parse_auth, read_auth_file,  # noqa: E402,F401  (light: no gradio)
+                       read_logins)
 
 
 def parse_args(argv=None):
@@ -46,9 +47,8 @@ def main(argv=None):
     memory.tune_allocator()
     a = parse_args(argv)
     logins = read_logins(a)
-    if a.share and not logins:
-        print("WARNING: --share without logins: anyone with the link can use this app and its compute.",
-              file=sys.stderr)
+    for warning in open_warnings(a.host, a.share, logins):  # --share, or a --host others reach, without logins
+        print(f"WARNING: {warning}", file=sys.stderr)
     import torch
     from transformer.checkpoint import CheckpointError, find_checkpoints
     from transformer.decoding import Translator

@@ -279,3 +279,24 @@ def test_environment_logins_one_per_line_may_hold_commas():
         env_logins("ann:one\n bob:two\n")
     with pytest.raises(SystemExit, match=rf"{app.AUTH_ENV}, line 1: a login must look like user:password"):
         env_logins("ann\nbob:two\n")
+
+
+# -- a host other machines reach, without logins, warns as --share does (issue 43 B7) ---------------------------
+
+@pytest.mark.parametrize("host,warns", [("0.0.0.0", True), ("::", True), ("192.168.1.20", True), ("example.org", True),
+                                        ("127.0.0.1", False), ("127.0.0.2", False), ("localhost", False),
+                                        ("::1", False)])
+def test_a_host_other_machines_reach_without_logins_warns(no_launch, capsys, monkeypatch, host, warns):
+    app.main(["--host", host])
+    err = capsys.readouterr().err
+    assert ("WARNING" in err and f"--host {host} without logins" in err) is warns, err
+    assert no_launch[-1]["server_name"] == host
+    monkeypatch.setenv(app.AUTH_ENV, "ann:one")
+    app.main(["--host", host])
+    assert "without logins" not in capsys.readouterr().err
+
+
+def test_a_space_host_from_the_environment_without_logins_warns_too(no_launch, capsys, monkeypatch):
+    monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
+    app.main([])
+    assert "--host 0.0.0.0 without logins" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 Imports nothing large: app.py reads the logins before gradio, torch or the library are loaded."""
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -84,3 +85,24 @@ def read_logins(args, environ=os.environ) -> list[tuple[str, str]]:
         raise SystemExit(f"logins: the user {', '.join(map(repr, twice))} is given more than once "
                          f"(--auth-file, {AUTH_ENV} and --auth together); give each user one password")
     return logins
+
+
+def loopback(host: str) -> bool:
+    """Whether only this machine reaches a server bound to `host`: localhost, 127.x.x.x, ::1."""
+    host = str(host).strip().strip("[]").lower()
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: only localhost's are known without asking a resolver
+        return host == "localhost" or host.endswith(".localhost")
+
+
+def open_warnings(host: str, share: bool, logins) -> list[str]:
+    """What the app warns about before it launches: a page that others reach, served without logins (--share, or
+    a --host other machines can connect to, such as 0.0.0.0)."""
+    if logins:
+        return []
+    said = ["--share without logins: anyone with the link can use this app and its compute."] if share else []
+    if not loopback(host):
+        said.append(f"--host {host} without logins: anyone who can reach this machine on its port can use this app "
+                    "and its compute (give logins, or --host 127.0.0.1).")
+    return said
