@@ -31,9 +31,10 @@ def started(session) -> bool:
     return isinstance(session, DecodingSession)
 
 
-def unstarted(what: str) -> str:
-    """What a page button that needs a started sentence says in its note without one (`what` it works on)."""
-    return f"Press Start in the Translate tab first: {what}"
+def unstarted(what: str, here: bool = False) -> str:
+    """What a page button that needs a started sentence says in its note without one (`what` it works on;
+    here: a button of the Translate tab itself)."""
+    return f"Press Start{'' if here else ' in the Translate tab'} first: {what}"
 
 
 def on_new(ctx: Ctx, outputs: list, values, idle=None) -> None:

@@ -336,8 +336,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
         if not fresh.started(session):
-            return [gr.skip(), box_note_value({}, fresh.unstarted("the files hold the maps of the sentence started "
-                                                                  "there, at the step its view shows."))]
+            return [gr.skip(), box_note_value({}, fresh.unstarted("the files hold the maps of the started sentence, "
+                                                                  "at the step the view shows.", here=True))]
         return [export(session, position, request), box_note_value({})]
 
     c.b_export.click(on_export, [state, c.position], [c.files, c.export_note], js=live_position(2, 1),
