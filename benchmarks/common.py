@@ -1,8 +1,11 @@
-"""What the benchmarks share."""
+"""What the benchmarks share: percentiles, and what a process holds (its resident memory, the pid serving a
+URL, the hooks left on a model)."""
 from __future__ import annotations
 
 import math
+import os
 import statistics
+import urllib.parse
 
 
 def pct(xs, q: float) -> float:
@@ -16,3 +19,33 @@ def pct(xs, q: float) -> float:
 def ms(xs) -> str:
     """'median X ms, p95 Y ms' of durations in seconds."""
     return f"median {statistics.median(xs) * 1e3:6.2f} ms, p95 {pct(xs, 95) * 1e3:6.2f} ms"
+
+
+def server_pid(url: str):
+    """The pid listening on url's port when it is on this machine, else None."""
+    import psutil
+    u = urllib.parse.urlparse(url)
+    if u.hostname not in ("127.0.0.1", "localhost", "0.0.0.0", "::1"):
+        return None
+    port = u.port or (443 if u.scheme == "https" else 80)
+    try:
+        for c in psutil.net_connections(kind="tcp"):
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+                return c.pid
+    except (psutil.AccessDenied, PermissionError):
+        pass
+    return None
+
+
+def rss_mb(pid=None):
+    """The resident memory of process `pid` (this one by default) in MB; None when it cannot be read."""
+    import psutil
+    try:
+        return psutil.Process(pid or os.getpid()).memory_info().rss / 2**20
+    except (psutil.Error, ValueError):
+        return None
+
+
+def hooks_left(model) -> int:
+    """Every forward hook and pre-hook on any module of the model (recorder and ablation alike)."""
+    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())

@@ -25,7 +25,7 @@ from contextlib import ExitStack, contextmanager
 
 from ui.serving import chromium, launched
 
-from .ui import BARE_READY, first_loads
+from .page_load import BARE_READY, first_loads
 
 
 def add_visible_html(gr, n):

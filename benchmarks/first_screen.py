@@ -41,7 +41,7 @@ from transformer.checkpoint import find_checkpoints
 from transformer.decoding import Translator
 from ui.serving import chromium, serving
 
-from .ui import BARE_READY, READY, bare_page, first_loads, one_load
+from .page_load import BARE_READY, READY, bare_page, first_loads, one_load
 
 SOURCE_READY = "document.querySelector('#source textarea') !== null"
 VIEW_READY = f"{SOURCE_READY} && {READY}"

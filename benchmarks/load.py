@@ -29,7 +29,6 @@ import random
 import sys
 import threading
 import time
-import urllib.parse
 
 import numpy as np
 
@@ -39,7 +38,7 @@ from ui.components import CONCURRENCY, QUEUE_MAX
 from ui.payload import decode_array
 from ui.serving import serving
 
-from .common import pct
+from .common import hooks_left, pct, rss_mb, server_pid
 
 VARIATIONS = ["", "Heute ", "Gestern ", "Hier ", "Dort ", "Wieder ", "Jetzt ", "Morgens ", "Abends ", "Plötzlich "]
 
@@ -70,32 +69,6 @@ def pick_sentences(n: int, data_dir=None, seed: int = 0) -> list[str]:
         if len(out) >= n:
             break
     return out[:n]
-
-
-# -- the server ------------------------------------------------------------------------------------
-
-def server_pid(url: str):
-    """The pid listening on url's port when it is on this machine, else None."""
-    import psutil
-    u = urllib.parse.urlparse(url)
-    if u.hostname not in ("127.0.0.1", "localhost", "0.0.0.0", "::1"):
-        return None
-    port = u.port or (443 if u.scheme == "https" else 80)
-    try:
-        for c in psutil.net_connections(kind="tcp"):
-            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
-                return c.pid
-    except (psutil.AccessDenied, PermissionError):
-        pass
-    return None
-
-
-def rss_mb(pid=None):
-    import psutil
-    try:
-        return psutil.Process(pid or os.getpid()).memory_info().rss / 2**20
-    except (psutil.Error, ValueError):
-        return None
 
 
 # -- concurrent sessions ---------------------------------------------------------------------------
@@ -223,11 +196,6 @@ def print_report(rep: dict, rss_before=None, rss_after=None, file=sys.stdout):
 
 
 # -- memory: many sessions through the handlers, no HTTP ------------------------------------------
-
-def hooks_left(model) -> int:
-    """Every forward hook and pre-hook on any module of the model (recorder and ablation alike)."""
-    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
-
 
 def memory_run(translator, sentences: list[str], steps: int, warmup_steps: int | None = None,
                k: int = 8, log=print) -> dict:
