@@ -163,3 +163,16 @@ def concatenations(pairs, n: int, seed: int, sizes=(2, 3)) -> list[tuple[str, st
         chosen = rng.sample(range(len(pairs)), rng.choice(sizes))
         out.append((" ".join(pairs[i][0] for i in chosen), " ".join(pairs[i][1] for i in chosen)))
     return out
+
+
+def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
+    """(training pairs as mixed, {domain: validation pairs}, the tokenizer's sentences) for transformer.train's
+    arguments `a` (src, tgt, multi30k_upsample, concat, seed); `tatoeba` None: the captions alone."""
+    m_train, m_val = D.load_pairs(data_dir, "train", a.src, a.tgt), D.load_pairs(data_dir, "val", a.src, a.tgt)
+    if tatoeba is None:
+        return m_train, {"multi30k": m_val}, m_train
+    sp = oriented(tatoeba_split(tatoeba, data_dir), a.src)  # the same split either way round
+    train = mix(m_train, sp.train, a.multi30k_upsample)
+    # joined everyday pairs (Tatoeba's training part only: three captions in a row are no sentence anyone types)
+    train += concatenations(sp.train, round(getattr(a, "concat", 0.0) * len(train)), a.seed)
+    return train, {"multi30k": m_val, "tatoeba": sp.val}, m_train + sp.train

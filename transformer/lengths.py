@@ -53,7 +53,7 @@ def read_source_lengths(ckpt_dir) -> dict | None:
 def training_sources(log: dict, data_dir=None, tatoeba=None) -> list[str]:
     """The sources a run trained on, rebuilt from its log's arguments (its first start's, as transformer.train
     recorded them) with the corpora found at data_dir / tatoeba (default: the log's own paths)."""
-    from . import train
+    from . import corpus
     args = dict(log.get("args") or {})
     starts = log.get("starts") or []
     if starts and starts[-1].get("args"):  # the flags of the last start: a fine-tuning run's own mix
@@ -62,7 +62,7 @@ def training_sources(log: dict, data_dir=None, tatoeba=None) -> list[str]:
     a.concat = a.concat if isinstance(getattr(a, "concat", None), (int, float)) else 0.0  # older logs: None
     a.data_dir = str(data_dir or a.data_dir)
     a.tatoeba = str(tatoeba or a.tatoeba)
-    pairs, _, _ = train.corpora(a, a.data_dir, None if a.tatoeba == "none" else a.tatoeba)
+    pairs, _, _ = corpus.corpora(a, a.data_dir, None if a.tatoeba == "none" else a.tatoeba)
     return [s for s, _ in pairs]
 
 

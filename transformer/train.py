@@ -42,6 +42,7 @@ from .metrics import update_metrics
 from .model import Transformer
 from .steps import (encode_pairs, loss_fn, lr_at, make_tensors, new_model, new_optimizer, set_lr,  # noqa: F401
                     step_groups, train_step, validate)
+from .corpus import corpora  # noqa: F401 (importable from here, as before)
 from .synthetic import tiny_corpus, tiny_tatoeba
 from .tokenizer import Tokenizer
 from .train_args import AMP, apply_dry_run, model_config  # noqa: F401
@@ -80,17 +81,6 @@ def load_data(a) -> tuple[list, dict, list]:
         return corpora(a, a.data_dir, None if a.tatoeba == "none" else a.tatoeba)
     except D.DataError as e:
         sys.exit(f"error: {e}")
-
-
-def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
-    m_train, m_val = D.load_pairs(data_dir, "train", a.src, a.tgt), D.load_pairs(data_dir, "val", a.src, a.tgt)
-    if tatoeba is None:
-        return m_train, {"multi30k": m_val}, m_train
-    sp = C.oriented(C.tatoeba_split(tatoeba, data_dir), a.src)  # the same split either way round
-    train = C.mix(m_train, sp.train, a.multi30k_upsample)
-    # joined everyday pairs (Tatoeba's training part only: three captions in a row are no sentence anyone types)
-    train += C.concatenations(sp.train, round(getattr(a, "concat", 0.0) * len(train)), a.seed)
-    return train, {"multi30k": m_val, "tatoeba": sp.val}, m_train + sp.train
 
 
 def get_tokenizer(a, out: Path, train_pairs, dist: distributed.Dist) -> Tokenizer:
