@@ -70,23 +70,25 @@ def test_the_translation_the_api_example_shows_is_what_the_app_gives():
 
 
 def test_the_readme_bleu_table_is_what_metrics_json_records():
-    """The README's test-set table is typed in: each figure must be the shipped checkpoint's own (greedy, cased)."""
+    """The README's test-set table is typed in: each figure must be the shipped checkpoint's own (greedy, cased),
+    the "13+ words" column the sentences of 13 or more source words of that Tatoeba test (evaluate --subsets)."""
     import json
     from transformer.checkpoint import SHIPPED
-    rows = {"Tatoeba test": "tatoeba_test", "Multi30k test_2016_flickr": "test_2016_flickr"}
-    header = re.search(r"^\| test set \| German → English \| English → German[^|]*\|$", README, re.M)
+    header = re.search(r"^\| model \| Tatoeba test[^|]*\| 13\+ words[^|]*\| Multi30k test_2016_flickr[^|]*\|$",
+                       README, re.M)
     assert header, "the README's BLEU table is missing"
+    rows = {"German → English": "de-en", "English → German": "en-de"}
     seen = 0
     for line in README[header.end():].splitlines()[2:]:
         if not line.startswith("|"):
             break
         cells = [c.strip() for c in line.strip("|").split("|")]
-        split = next(v for k, v in rows.items() if cells[0].startswith(k))
-        for direction, shown in zip(("de-en", "en-de"), cells[1:]):
-            m = json.loads((SHIPPED / direction / "metrics.json").read_text())
-            assert float(shown) == m["test"][f"{split}/greedy"]["bleu"], (direction, split, shown)
-            seen += 1
-    assert seen == 4
+        m = json.loads((SHIPPED / rows[cells[0]] / "metrics.json").read_text())["test"]
+        recorded = (m["tatoeba_test/greedy"]["bleu"], m["tatoeba_test/greedy"]["subsets"]["13+ words"]["bleu"],
+                    m["test_2016_flickr/greedy"]["bleu"])
+        assert tuple(float(c) for c in cells[1:]) == recorded, (cells[0], cells[1:], recorded)
+        seen += 1
+    assert seen == 2
 
 
 def test_the_readme_is_a_newcomers_page():
