@@ -380,8 +380,9 @@ def test_switching_the_model_clears_what_the_old_one_left(two_page):
     tab(page, "Across layers")
     wait_matrix(page, None, 20)  # not the German sentence's alignment
     tab(page, "Head ablation")
-    page.wait_for_function("document.querySelector('#ablate_note textarea')?.value.includes('Press Compare')",
-                           timeout=20000)
-    assert page.input_value("#intact_translation textarea") == ""
+    # a switch starts no sentence (issue 39 item 1): the old results go and no note speaks of "this sentence"
+    page.wait_for_function("(document.querySelector('#intact_translation textarea')?.value ?? '') === '' && "
+                           "(document.querySelector('#ablate_note textarea')?.value ?? '') === ''", timeout=20000)
+    assert "No sentence started yet" in page.inner_text("#ablate_sentence")
     tab(page, "Translate")
     assert page.errors == []
