@@ -95,7 +95,7 @@ def test_threads_load_once_and_agree_with_serial(monkeypatch):
         time.sleep(0.2)  # widen the window in which the other threads ask for the model
         return real(path)
     monkeypatch.setattr(modelio, "load_model", counting)
-    monkeypatch.setattr(L, "_identifier", None)
+    monkeypatch.setattr(L, "_built", {})
     texts = (GERMAN + ENGLISH + JUNK + OTHER) * 5
     results, start = [None] * 8, threading.Barrier(8)
 
