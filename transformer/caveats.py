@@ -18,6 +18,7 @@ MAX_REPEAT_N = 4  # the longest run of pieces looked for
 MIN_REPEATS = 3  # "three times or more in a row"
 MAX_NAMED = 8  # unknown characters named at most
 
+
 def repetition(pieces: list[str]) -> tuple[list[str], int] | None:
     """The first run of the same 1..MAX_REPEAT_N pieces MIN_REPEATS or more times in a row: (the pieces, times)."""
     for start in range(len(pieces)):
