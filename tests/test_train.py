@@ -171,3 +171,19 @@ def test_init_starts_from_the_checkpoints_weights(tmp_path):
     b = torch.load(tmp_path / "b" / "model.pt", weights_only=True)["state_dict"]
     assert (tmp_path / "a" / "tokenizer.model").read_bytes() == (tmp_path / "b" / "tokenizer.model").read_bytes()
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_long_upsample_repeats_the_long_tatoeba_pairs_only(tmp_path):
+    """--long-upsample K: Tatoeba training pairs of --long-words source words or more, K more times; no caption."""
+    from transformer.corpus import long_pairs
+    from transformer.synthetic import tiny_corpus, tiny_tatoeba
+    pairs = [("a b c", "x"), ("a", "y"), ("a b c d", "z")]
+    assert long_pairs(pairs, 3, 2) == [("a b c", "x"), ("a b c d", "z")] * 2 and long_pairs(pairs, 3, 0) == []
+    data, tat = tiny_corpus(tmp_path), tiny_tatoeba(tmp_path)
+    plain, _, _ = train.corpora(train.parse_args([]), data, tat)
+    more, _, _ = train.corpora(train.parse_args(["--long-upsample", "2", "--long-words", "3"]), data, tat)
+    extra = more[len(plain):]
+    assert more[:len(plain)] == plain and extra and all(len(s.split()) >= 3 for s, _ in extra)
+    captions = {s for s, _ in train.corpora(train.parse_args(["--tatoeba", "none"]), data, None)[0]}
+    assert not any(s in captions for s, _ in extra)
+    assert all(n % 2 == 0 for n in __import__("collections").Counter(extra).values())  # each one 2 more times

@@ -151,6 +151,11 @@ def mix(multi30k_train, tatoeba_train, multi30k_upsample: int) -> list[tuple[str
     return list(tatoeba_train) + list(multi30k_train) * multi30k_upsample
 
 
+def long_pairs(pairs, words: int, times: int) -> list[tuple[str, str]]:
+    """The pairs whose source has `words` words or more, `times` times over (0: none)."""
+    return [p for p in pairs if len(p[0].split()) >= words] * max(times, 0)
+
+
 def concatenations(pairs, n: int, seed: int, sizes=(2, 3)) -> list[tuple[str, str]]:
     """`n` pairs each made of 2 or 3 (`sizes`) distinct random pairs of `pairs`, sources joined with a space and
     targets joined likewise, in the same order: longer inputs than the corpus has, whose translation is the
@@ -167,12 +172,13 @@ def concatenations(pairs, n: int, seed: int, sizes=(2, 3)) -> list[tuple[str, st
 
 def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
     """(training pairs as mixed, {domain: validation pairs}, the tokenizer's sentences) for transformer.train's
-    arguments `a` (src, tgt, multi30k_upsample, concat, seed); `tatoeba` None: the captions alone."""
+    arguments `a` (src, tgt, multi30k_upsample, long_upsample, long_words, concat, seed); `tatoeba` None: the captions alone."""
     m_train, m_val = D.load_pairs(data_dir, "train", a.src, a.tgt), D.load_pairs(data_dir, "val", a.src, a.tgt)
     if tatoeba is None:
         return m_train, {"multi30k": m_val}, m_train
     sp = oriented(tatoeba_split(tatoeba, data_dir), a.src)  # the same split either way round
     train = mix(m_train, sp.train, a.multi30k_upsample)
+    train += long_pairs(sp.train, getattr(a, "long_words", 13), getattr(a, "long_upsample", 0))
     # joined everyday pairs (Tatoeba's training part only: three captions in a row are no sentence anyone types)
     train += concatenations(sp.train, round(getattr(a, "concat", 0.0) * len(train)), a.seed)
     return train, {"multi30k": m_val, "tatoeba": sp.val}, m_train + sp.train

@@ -167,6 +167,8 @@ def setup(a, dist: distributed.Dist) -> Run:
                   f"{len(train_pairs):,} training pairs an epoch: " + (
                       f"Tatoeba's training part (transformer.corpus) + Multi30k train x{a.multi30k_upsample}"
                       if a.tatoeba != "none" else "Multi30k train")
+                  + (f", Tatoeba pairs of {a.long_words}+ source words {a.long_upsample} more times"
+                     if a.long_upsample else "")
                   + (f", with {a.concat:g} joined Tatoeba pairs (2-3 each) per pair" if a.concat else "")
                   + (f"; fine-tuned from {a.init}" if a.init else "")))
     state = None

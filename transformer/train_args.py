@@ -28,6 +28,10 @@ def parse_args(argv=None, description: str | None = None):
                    help="also train on concatenations of 2-3 random training pairs (sources joined, targets joined): "
                         "this many per training pair (e.g. 0.1: 10%% more pairs an epoch), drawn once from --seed; "
                         "longer inputs than the corpus has (a known remedy for length generalisation)")
+    p.add_argument("--long-upsample", type=int, default=0, metavar="K",
+                   help="Tatoeba training pairs of --long-words source words or more appear K more times per epoch "
+                        "(natural long everyday sentences are rare: about 3%% have 13+ words)")
+    p.add_argument("--long-words", type=int, default=13, metavar="W", help="what --long-upsample counts as long")
     p.add_argument("--init", default="",
                    help="start from this checkpoint's weights (fine-tuning: its tokenizer, a fresh optimizer and "
                         "schedule); the model flags must give its shapes")
