@@ -54,15 +54,19 @@ def export_maps(tr: Translator, session, request: gr.Request | None = None) -> l
     d.update(translation=s.translation, step=s.cursor,
              layout=LAYOUT)
     (out / f"{name}.json").write_text(json.dumps(d, ensure_ascii=False))
-    (out / f"{name}.html").write_text(figures_html(maps), encoding="utf-8")
+    languages = (s.translator if hasattr(s, "translator") else tr).config
+    (out / f"{name}.html").write_text(figures_html(maps, (languages.src_lang, languages.tgt_lang)), encoding="utf-8")
     prune_exports(delivering=out)
     return [str(out / f"{name}.npz"), str(out / f"{name}.json"), str(out / f"{name}.html")]
 
 
-def figures_html(maps) -> str:
-    """One standalone page: each kind's layers × heads grid (AttentionMaps.figure), plotly.js inlined once."""
+def figures_html(maps, languages: tuple[str, str] | None = None) -> str:
+    """One standalone page: each kind's layers × heads grid (AttentionMaps.figure), plotly.js inlined once; each
+    says what its rows and columns are in the model's `languages` (source, target codes), as the view does."""
     from .components import VENDOR
-    parts = [maps.figure(kind).to_html(full_html=False, include_plotlyjs=False) for kind in KINDS]
+    from .figures import with_axes
+    parts = [with_axes(maps.figure(kind), kind, languages).to_html(full_html=False, include_plotlyjs=False)
+             for kind in KINDS]
     js = (VENDOR / "plotly-cartesian.min.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
     return ("<!doctype html><html><head><meta charset='utf-8'><title>attention-lens maps</title>"
             f"<script>{js}</script></head><body>" + "".join(parts) + "</body></html>")

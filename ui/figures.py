@@ -10,6 +10,34 @@ import numpy as np
 from transformer.figures import label
 
 
+def axis_words(kind: str, languages: tuple[str, str] | None) -> tuple[str, str]:
+    """(what the rows are, what the columns are) of a kind of map, in the model's languages (source, target codes):
+    cross-attention's rows are the target being written, its columns the source it reads (assets/lens_maps.js
+    axisWords says the same in the browser)."""
+    from transformer.language import name
+    s, t = (name(c) for c in languages) if languages else ("the source", "the translation")
+    if kind == "encoder_self":
+        return f"{s} reading", f"{s} it reads"
+    if kind == "decoder_self":
+        return f"{t} being written", f"{t} written so far"
+    return f"{t} being written", f"{s} it reads"
+
+
+def axis_line(kind: str, languages: tuple[str, str] | None) -> str:
+    """'↓ English being written · German it reads →'"""
+    rows, cols = axis_words(kind, languages)
+    return f"↓ {rows} · {cols} →"
+
+
+def with_axes(fig, kind: str, languages: tuple[str, str] | None):
+    """An attention figure (transformer.figures) with its axis line under the title: what its rows and columns are."""
+    import html
+    title = fig.layout.title.text or ""
+    fig.update_layout(title={"text": f"{title}<br><sup>{html.escape(axis_line(kind, languages))}</sup>"})
+    fig.update_layout(margin={"t": max(100, (fig.layout.margin.t or 0) + 20)})
+    return fig
+
+
 def figure(spec: dict):
     import plotly.graph_objects as go
     return go.Figure(spec)

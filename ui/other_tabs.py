@@ -57,8 +57,12 @@ def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = 
              for i, (x, y) in enumerate(zip(p0, p1))]
     step = A.topk_step(tr, s)  # at the end: the last step that predicts a piece
     ti, ta = s.topk(k, position=step), a.topk(k, position=step)
-    topk = [[r + 1, ti[r][0], round(ti[r][1], 4), ta[r][0], round(ta[r][1], 4)] for r in range(k)]
+    topk = [[r + 1, ti[r][0], round(ti[r][1], 4), ta[r][0], round(ta[r][1], 4)] for r in range(k)
+            if max(round(ti[r][1], 4), round(ta[r][1], 4)) > 0]  # a row reading p 0 on both sides says nothing
     summary = A.summary(tr, len(heads), s, step, plan, intact_run.translation == ablated_run.translation)
+    if len(topk) < k:
+        summary += (f" Top-k lists {len(topk)} of the {k} pieces asked for: the others read p 0 on both sides "
+                    "(under 0.00005).")
     return (intact_run.translation, ablated_run.translation, probs, topk, P.session_payload(a.view(), mode="ablated"),
             summary)
 
