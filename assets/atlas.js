@@ -37,6 +37,12 @@ function gridFigure(a) {
     layout.annotations.push({text: TITLES[kind], x: i * (w + gap) + w / 2, y: 1.08, xref: "paper", yref: "paper",
                              showarrow: false, font: {size: 13}});
   });
+  const pk = inst.picked, pi = pk ? KINDS.indexOf(pk.kind) : -1;
+  if (pi >= 0) {                          // the head picked (clicked, or a link's atlas_head): outlined
+    const ax = pi ? String(pi + 1) : "";
+    layout.shapes = [{type: "rect", xref: "x" + ax, yref: "y" + ax, x0: pk.head - 0.5, x1: pk.head + 0.5,
+                      y0: pk.layer - 0.5, y1: pk.layer + 0.5, line: {color: "#2563eb", width: 3}}];
+  }
   return {data, layout};
 }
 function curveFigure(a) {
@@ -63,7 +69,7 @@ function openHead(kind, layer, head) {
   const tab = [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === "Translate");
   if (tab) tab.click();
   if (lens && lens.reveal) lens.reveal();  // the Translate view scrolled so that the opened head is in sight
-  inst.opened = {kind, layer, head};
+  inst.opened = inst.picked = {kind, layer, head};
 }
 function render() {
   const a = props.value;
@@ -85,5 +91,20 @@ function render() {
   });
 }
 inst.open = openHead;
+// the head picked as a link parameter, atlas_head=c2.3 (e, d, c: the kind; layer and head 1-based; assets/views.js)
+const LETTER = {encoder_self: "e", decoder_self: "d", cross: "c"};
+(window.__views = window.__views || {}).atlas = {
+  ready: () => !!(props.value && props.value.heads && window.Plotly && window.__viewKit),
+  get: () => (inst.picked ? {head: `${LETTER[inst.picked.kind]}${inst.picked.layer + 1}.${inst.picked.head + 1}`} : {}),
+  async set(p, notes) {
+    window.__viewKit.unknown(notes, "atlas", p, ["head"]);
+    if (p.head === undefined) return;
+    const m = /^([edc])(\d{1,2})\.(\d{1,2})$/.exec(p.head), kind = m && KINDS.find(k => LETTER[k] === m[1]);
+    const h = m && props.value.heads.find(x => x.kind === kind && x.layer === +m[2] - 1 && x.head === +m[3] - 1);
+    if (!h) { notes.push(`atlas_head ${JSON.stringify(p.head.slice(0, 24))} (a head such as c2.3: e, d or c, a layer and a head of this model)`); return; }
+    inst.picked = {kind, layer: h.layer, head: h.head};
+    render();
+  },
+};
 if (window.Plotly) render(); else { const t = setInterval(() => { if (window.Plotly) { clearInterval(t); render(); } }, 30); }
 watch("value", render);

@@ -208,3 +208,46 @@ new ResizeObserver(() => {
 }).observe(q("panels"));
 received();
 watch("value", received);
+
+// -- the view as link parameters (assets/views.js: window.__views; assets/link.js writes and opens them) ------
+const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
+(window.__views = window.__views || {}).compare = {
+  ready: () => !!box("compare_a") && !!window.__viewKit,
+  get() {
+    if (!st.a || !st.b) return {a: box("compare_a").value, b: box("compare_b").value};
+    return {a: st.a.p.input, b: st.b.p.input, step: st.t, kind: st.kind, layer: st.layer + 1,
+            head: st.head === "mean" ? "mean" : st.head + 1};
+  },
+  async set(p, notes) {                   // both sentences started, then their step, kind, layer and head
+    const kit = window.__viewKit, known = ["a", "b", "step", "kind", "layer", "head"];
+    kit.unknown(notes, "compare", p, known);
+    const texts = {};
+    for (const s of ["a", "b"]) {
+      const v = p[s];
+      if (v === undefined) continue;
+      if (v.trim() && [...v].length <= 2000) texts[s] = v;
+      else notes.push(`compare_${s} (${[...v].length} characters; a sentence of 1 to 2000)`);
+    }
+    if (texts.a === undefined || texts.b === undefined) {
+      if (p.a !== undefined || p.b !== undefined) notes.push("compare (both sentences are needed to start them)");
+      return;
+    }
+    for (const s of ["a", "b"]) {
+      const e = box(`compare_${s}`);
+      e.value = texts[s]; e.dispatchEvent(new Event("input", {bubbles: true}));
+    }
+    const n = inst.renders;
+    await kit.sleep(100);
+    document.getElementById("compare_start").click();
+    const mine = () => inst.renders > n && st.a && st.a.p.input === texts.a && st.b.p.input === texts.b;
+    if (!await kit.until(mine, 60000)) { notes.push("compare (the two sentences were not started)"); return; }
+    const kind = kit.oneOf(notes, "compare_kind", p.kind, KINDS) || st.kind;
+    const [L, H] = st.a.maps[kind].shape, max = Math.max(end(st.a), end(st.b));
+    const layer = kit.whole(notes, "compare_layer", p.layer, 1, L);
+    const head = p.head === "mean" ? "mean" : kit.whole(notes, "compare_head", p.head, 1, H);
+    ctl.select(kind, layer === undefined ? st.layer : layer - 1,
+               head === undefined ? st.head : head === "mean" ? head : head - 1);
+    const t = kit.whole(notes, "compare_step", p.step, 0, max);
+    if (t !== undefined) go(t);
+  },
+};

@@ -5,6 +5,9 @@
 // sends its model and sentence to the server once (the link box's event: the picker, the box and Start, as if
 // typed), waits for the trajectory, then moves the view there in the browser: no other request. A parameter that
 // is missing is left as it is; one out of range, unknown or hostile is ignored and said in one line (#link_note).
+// The model is in every link. Every other tab's view travels as <tab>_<name> parameters (compare_a, beam_size, ...):
+// the tab's own code gives and restores them (window.__views, assets/views.js), pressing its button so that the
+// view opens started. A lesson (?lesson=..., assets/lesson.js) opens its views one by one with inst.open(query).
 // Everything from the URL is shown with textContent only and checked before use: it is user input.
 const box = element.querySelector(".link-box"), btn = element.querySelector("#copy_link");
 const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
@@ -15,6 +18,7 @@ const TABS = {translate: "Translate", compare: "Compare", ablation: "Head ablati
 const KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "measure", "tab"];
 const VIEW = ["step", "kind", "layer", "head", "row", "measure"];  // need a started sentence
 const MAX_TEXT = 2000;                    // the source box's limit (ui/link.py checks it again)
+const VIEW_KEY = new RegExp(`^(${Object.keys(TABS).filter(k => k !== "translate").join("|")})_(.+)$`);
 const inst = {notes: [], applied: null, opening: false, last: null};
 window.__link = inst;
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
@@ -25,7 +29,13 @@ const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].f
 
 // -- reading a link --------------------------------------------------------------------------------------------
 function parse(search) {                  // -> {want: the parameters kept, bad: why each other one was ignored}
-  const q = new URLSearchParams(search), want = {}, bad = [];
+  const q = new URLSearchParams(search), want = {views: {}}, bad = [];
+  for (const [k, v] of q) {               // a tab's view: checked by the tab's own code when it is restored
+    const m = VIEW_KEY.exec(k);
+    if (!m) continue;
+    if (v.length > MAX_TEXT * 2) bad.push(`${k} (${v.length} characters; at most ${MAX_TEXT * 2})`);
+    else (want.views[m[1]] = want.views[m[1]] || {})[m[2]] = v;
+  }
   const CHOICES = {model: MODELS, kind: KINDS, measure: MEASURES, tab: Object.keys(TABS)};
   for (const k of KEYS) {
     if (!q.has(k)) continue;
@@ -44,7 +54,7 @@ function parse(search) {                  // -> {want: the parameters kept, bad:
       else bad.push(`${k} ${quote(v)} (a whole number from ${min})`);
     }
   }
-  return {want, bad, any: KEYS.some(k => q.has(k))};
+  return {want, bad, any: KEYS.some(k => q.has(k)) || Object.keys(want.views).length > 0};
 }
 function say(text, url) {                 // the line under the intro row; a URL goes in a box to select
   const root = window.__linkNote || document.getElementById("link_note");
@@ -62,7 +72,18 @@ function say(text, url) {                 // the line under the intro row; a URL
   const close = note.querySelector("[data-role=close]");
   if (!close.bound) { close.bound = true; close.addEventListener("click", () => { note.hidden = true; }); }
   note.hidden = !text;
+  clearTimeout(say.timer);                // it closes by itself: after some seconds (not while used) or on a tab change
+  const later = () => {
+    if (note.matches(":hover") || note.contains(document.activeElement)) say.timer = setTimeout(later, 2000);
+    else note.hidden = true;
+  };
+  if (text) say.timer = setTimeout(later, url ? 10000 : 20000);
 }
+document.addEventListener("click", (e) => {
+  if (inst.opening || !e.target.closest || !e.target.closest("button[role=tab]")) return;
+  const n = document.querySelector("#link_note .link-note");
+  if (n) { clearTimeout(say.timer); n.hidden = true; }
+}, true);
 function tell(notes) {
   inst.notes = notes.slice();
   const what = notes.length === 1 ? "parameter was" : "parameters were";
@@ -113,12 +134,25 @@ function apply(want, notes) {             // the step, head, row and colours of 
   inst.applied = {kind: st.kind, layer: st.layer, head: st.head, step: st.t, row: want.row ?? null};
 }
 function showTab(key) {
-  const b = key && key !== "translate" ? tabButton(TABS[key]) : null;
-  if (b) b.click();
+  const b = tabButton(TABS[key || "translate"]);
+  if (b && b.getAttribute("aria-selected") !== "true") b.click();
 }
-async function open() {
-  const {want, bad, any} = parse(location.search);
-  if (!any) return;
+async function restoreView(want, bad) {   // the tab's own view, by its own code (assets/views.js), started
+  const tab = want.tab || "translate";
+  for (const [other, ps] of Object.entries(want.views)) {
+    if (other === tab) continue;
+    for (const k of Object.keys(ps)) bad.push(`${other}_${k} (the link's tab is ${TABS[tab]})`);
+  }
+  const params = want.views[tab];
+  if (!params) return;
+  const ok = () => window.__views && window.__views[tab] && window.__views[tab].ready();
+  if (!await until(ok, 60000)) { bad.push(`the ${TABS[tab]} view (its tab did not load)`); return; }
+  await window.__views[tab].set(params, bad);
+}
+async function open(search = location.search, inLesson = false) {
+  if (!inLesson && new URLSearchParams(search).has("lesson")) return;  // assets/lesson.js opens it
+  const {want, bad, any} = parse(search);
+  if (!any && !inLesson) return;
   inst.opening = true;
   if (want.text === undefined) {
     for (const k of VIEW) if (k in want) { bad.push(`${k} (the link has no sentence to show it on)`); delete want[k]; }
@@ -136,9 +170,11 @@ async function open() {
     }
   }
   showTab(want.tab);
+  await restoreView(want, bad);
   tell(bad);
   inst.opening = false;
   inst.opened = true;
+  return bad;
 }
 
 // -- Copy link -------------------------------------------------------------------------------------------------
@@ -161,9 +197,15 @@ function url() {                          // the view shown now as a link
     if (d.forced.some(Boolean) || st.doc !== d) {
       extra.push("forced pieces and references are not in it: it opens the model's own decoding");
     }
-  } else extra.push("no sentence started: it holds the tab only");
+  } else {
+    const picker = document.querySelector("#model select");
+    if (picker && MODELS.includes(picker.value)) q.set("model", picker.value);  // the model is always in it
+    extra.push(`no sentence started in Translate: it holds the model${currentTab() !== "translate" ? ", the tab and its view" : ""}`);
+  }
   const tab = currentTab();
   if (tab && tab !== "translate") q.set("tab", tab);
+  const V = tab && window.__views && window.__views[tab], mine = V && V.ready() ? V.get() : null;
+  for (const [k, v] of Object.entries(mine || {})) q.set(`${tab}_${k}`, String(v));
   const theme = new URLSearchParams(location.search).get("__theme");
   if (theme) q.set("__theme", theme);
   return {url: `${location.origin}${location.pathname}${q.toString() ? "?" + q : ""}`, extra};
@@ -178,4 +220,6 @@ btn.addEventListener("click", async () => {
 });
 inst.url = () => url().url;
 inst.parse = parse;
+inst.say = say;
+inst.open = (search) => open(search, true).catch(e => { inst.opening = false; say(`This view could not be opened: ${e.message || e}`); });
 open().catch(e => { inst.opening = false; say(`This link could not be opened: ${e.message || e}`); });

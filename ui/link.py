@@ -5,15 +5,19 @@ The tour needs nothing from the server: its code travels in the page's config, a
 is fetched only when it starts. A link (`/?model=de-en&text=...&step=2&kind=cross&layer=2&head=3&row=1&
 measure=contribution&tab=atlas`) is read in the browser; its model and sentence come here once, through the
 link box's one event, which sets the picker and the box and starts the sentence as Start does; the browser
-then moves the view to the link's step, head, row, colours and tab, with no further request.
+then moves the view to the link's step, head, row, colours and tab, with no further request. The other tabs' views
+travel as <tab>_<name> parameters (assets/views.js), restored by setting their controls and pressing their button;
+a lesson (ui/lesson.py) is a list of such links with notes, in one parameter.
 """
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 
 import gradio as gr
 
 from . import handlers as h
+from . import lesson
 from .components import CONC, VENDOR, Ctx, asset
 
 MAX_TEXT = 2000  # the source box's max_length: a link's sentence obeys the same limit
@@ -28,7 +32,8 @@ TOUR_HTML = ('<div class="tour-box" data-js="${driver_js}" data-css="${driver_cs
              'title="no thanks" aria-label="no thanks">✕</button></div>')
 LINK_HTML = ('<div class="link-box" data-models="${models}"><button type="button" id="copy_link" '
              'title="Copy a link that opens this page showing exactly this view">Copy link</button>'
-             '<div class="link-what">model, sentence, step, head, row, colours, tab</div></div>')
+             '<button type="button" id="lesson_open" title="Make a lesson: views in order, a note each, one link">'
+             'Lesson…</button><div class="link-what">model, sentence, step, head, tab and its view</div></div>')
 BOX_CSS = (".tour-box, .link-box { white-space: nowrap; font-size: 13px; }"
            ".tour-box { display: flex; gap: 2px; align-items: center; }"
            ".tour-box button, .link-box button { font: inherit; padding: 3px 10px; margin: 0; border-radius: 6px;"
@@ -36,6 +41,7 @@ BOX_CSS = (".tour-box, .link-box { white-space: nowrap; font-size: 13px; }"
            " border: 1px solid var(--border-color-primary, #d1d5db); background: var(--background-fill-secondary,"
            " #f9fafb); color: var(--body-text-color, #111); }"
            ".tour-box button:hover, .link-box button:hover { border-color: #f97316; }"
+           "#lesson_open { margin-left: 4px; }"
            ".tour-box button.offer { background: #fff7ed; border-color: #fb923c; color: #9a3412; }"
            ".tour-box .tour-no { padding: 3px 6px; border: none; background: none; color: #888; }"
            ".link-what { font-size: 10.5px; color: var(--body-text-color-subdued, #666); line-height: 13px; }")
@@ -57,10 +63,13 @@ def tools(models) -> SimpleNamespace:
 
 
 def note() -> gr.HTML:
-    """The line under the intro row: what a link ignored and why, or the link just copied (hidden when empty)."""
-    return gr.HTML(None, html_template='<div class="link-note" hidden><span data-role="text"></span>'
+    """The line under the intro row: what a link ignored and why, or the link just copied (hidden when empty; it
+    closes by itself), then the lesson box (ui/lesson.py: hidden until a lesson is made or opened)."""
+    said = gr.HTML(None, html_template='<div class="link-note" hidden><span data-role="text"></span>'
                    '<button type="button" data-role="close" title="hide" aria-label="hide">✕</button></div>',
                    css_template=NOTE_CSS, js_on_load="window.__linkNote = element;", elem_id="link_note")
+    lesson.build()
+    return said
 
 
 def opened(models, text, key, now, k, words):
@@ -91,7 +100,10 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
     browser what was ignored and what was started ({id, ok, notes, input})."""
     c, models = ctx.translate, ctx.models
     words_out, model_parts = ctx.model_outputs  # translate_tab.wire_model: the components a model choice sets
-    outs = [ctx.model, ctx.state, c.translation, c.attention, c.topk] + words_out + [parts.box]
+    started_n = getattr(c, "started", None)  # changed by each sentence started: the tabs' old results go (ui/fresh.py)
+    extra = [started_n] if started_n is not None else []
+    outs = [ctx.model, ctx.state, c.translation, c.attention, c.topk] + words_out + extra + [parts.box]
+    links = itertools.count(1)
 
     def on_link(now, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
@@ -99,9 +111,10 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
         key, started, notes = opened(models, data.get("text"), data.get("model"), now, kk, ww)
         answer = {"id": data.get("id"), "ok": started is not None, "notes": notes}
         if started is None:
-            return [key] + [gr.update()] * 4 + model_parts(key) + [answer]
+            return [key] + [gr.update()] * 4 + model_parts(key) + [gr.update()] * len(extra) + [answer]
         answer["input"] = started[2]["input"]  # the sentence the views name: the part translated, if it was cut
         # the box holds the linked sentence, as if typed
-        return [key, *started] + model_parts(key, text=data.get("text")) + [answer]
+        new = [f"link {next(links)}"] * len(extra)
+        return [key, *started] + model_parts(key, text=data.get("text")) + new + [answer]
 
     parts.box.click(on_link, [ctx.model, c.k, c.words], outs, api_visibility="private", **CONC)
