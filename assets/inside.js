@@ -26,22 +26,11 @@ function load(p) {
 }
 function absMax(...arrays) { let m = 1e-9; for (const a of arrays) for (const x of a) m = Math.max(m, Math.abs(x)); return m; }
 
-// -- the numbers of one row, as scaled_dot_product_attention computes them -----------------------------------
+// -- the numbers of one row, in the order scaled_dot_product_attention computes them: the library's (payload.js) --
 function compute(h, i, nk) {              // query row i over keys 0..nk-1
-  const dk = h.dk, s = Math.sqrt(dk), out = {raw: [], scaled: [], masked: [], weight: [], contribution: [], out: []};
-  let top = -Infinity;
-  for (let j = 0; j < nk; j++) {
-    let r = 0;
-    for (let c = 0; c < dk; c++) r += h.q[i * dk + c] * h.k[j * dk + c];
-    const m = h.mask[i * h.Tk + j] === 1;
-    out.raw.push(r); out.scaled.push(r / s); out.masked.push(m);
-    if (!m) top = Math.max(top, r / s);
-  }
-  let sum = 0;
-  for (let j = 0; j < nk; j++) { const e = out.masked[j] ? 0 : Math.exp(out.scaled[j] - top); out.weight.push(e); sum += e; }
-  for (let j = 0; j < nk; j++) { out.weight[j] = sum > 0 ? out.weight[j] / sum : 0; out.contribution.push(out.weight[j] * h.vn[j]); }
-  for (let c = 0; c < dk; c++) { let o = 0; for (let j = 0; j < nk; j++) o += out.weight[j] * h.v[j * dk + c]; out.out.push(o); }
-  return out;
+  const row = (a) => Array.from(a.subarray(i * h.Tk, i * h.Tk + nk));
+  return {raw: row(h.raw), scaled: row(h.scores), masked: row(h.mask).map((m) => m === 1), weight: row(h.weights),
+          contribution: row(h.contribution), out: Array.from(h.out.subarray(i * h.dk, (i + 1) * h.dk))};
 }
 
 // -- drawing -------------------------------------------------------------------------------------------------

@@ -47,6 +47,11 @@ function unit16(d) {                      // {shape, b64: uint16 of value / max,
   for (let i = 0; i < out.length; i++) out[i] = u[i] / 65535 * d.max;
   return {shape: d.shape, data: out};
 }
+function visible(d, mask) {               // {shape, b64}: float32 of the unmasked cells, row after row -> Float32Array
+  const v = f32({shape: [-1], b64: d.b64}).data, out = new Float32Array(d.shape[0] * d.shape[1]);
+  for (let i = 0, n = 0; i < out.length; i++) if (!mask[i]) out[i] = v[n++];
+  return out;
+}
 function keyMask(d) {                     // {shape, from: first masked key per row} or {shape, bits} -> Uint8Array
   const [R, C] = d.shape, out = new Uint8Array(R * C);
   if (d.from) { for (let i = 0; i < R; i++) for (let j = d.from[i]; j < C; j++) out[i * C + j] = 1; return out; }
@@ -88,6 +93,9 @@ function decodeHead(p) {
              q: f32(p.q).data, k: f32(p.k).data, v: rows16(p.v), vn: f32(p.value_norms).data, mask: keyMask(p.mask),
              on: p.out_norms ? f32(p.out_norms).data : null,
              norms: {}, key: headKey(p)};
+  // the library's numbers (transformer.inside): the panel reads them, it computes none of them
+  h.raw = f32(p.raw).data; h.scores = f32(p.scores).data; h.out = f32(p.out).data;
+  h.weights = visible(p.weights, h.mask); h.contribution = visible(p.contribution, h.mask);
   for (const kind of Object.keys(p.norms)) h.norms[kind] = unit16(p.norms[kind]);
   return h;
 }

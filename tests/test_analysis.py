@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from transformer.analysis import alignment, merge_words, rollout, top_alignments, word_labels, word_spans
+from transformer.analysis import alignment, merge_words, rollout, word_labels, word_spans
 from ui.figures import alignment_figure, beam_tree_figure
 
 
@@ -52,17 +52,6 @@ def test_alignment_hand_made_and_validates():
     for bad in (2, -1, 1.0, True, "0"):
         with pytest.raises(ValueError, match="layer"):
             alignment(cross, bad)
-
-
-def test_top_alignments():
-    a = np.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2]])
-    assert top_alignments(a) == [[(1, 0.7)], [(0, 0.5)]]
-    assert top_alignments(a, 2) == [[(1, 0.7), (2, 0.2)], [(0, 0.5), (1, 0.3)]]
-    assert [len(r) for r in top_alignments(a, 10)] == [3, 3]
-    assert top_alignments(np.array([[0.5, 0.5]])) == [[(0, 0.5)]]  # ties: lower index first
-    for bad in (0, -1, 1.5):
-        with pytest.raises(ValueError):
-            top_alignments(a, bad)
 
 
 # -- words

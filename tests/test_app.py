@@ -134,7 +134,7 @@ def stepped(tr, text, t):
 
 def check_trajectory(tr, text, payload, sessions):
     """Every step of a trajectory payload equals the matching Python session (sessions[t])."""
-    from ui.payload import decode_trajectory
+    from tests.decoders import decode_trajectory
     d = decode_trajectory(payload)
     T = len(d["pieces"])
     assert T == len(sessions)

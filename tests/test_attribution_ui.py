@@ -14,7 +14,7 @@ from transformer.attribution import attribute_ids
 from transformer.decoding import Translator
 from ui import api as ui_api, handlers
 from ui.attribution_panel import answer
-from ui.attribution_payload import decode_attribution
+from tests.decoders import decode_attribution
 from ui.attribution_views import alignment_table
 
 TEXT = "Ein Hund rennt."

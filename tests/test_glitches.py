@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.decoders import decode_trajectory
 from transformer.beam import beam_search
 from ui import handlers
 from ui import payload as P
@@ -88,7 +89,7 @@ def test_reference_of_the_started_sentence_is_a_trajectory(tiny_translator):
     ref = tr.translate(OTHER)
     payload, topk = handlers.reference_at(tr, s, ref, 3)
     ids = tr.target_ids_of(ref)
-    d = P.decode_trajectory(payload)
+    d = decode_trajectory(payload)
     assert payload["v"] == P.TRAJECTORY_VERSION and payload["mode"] == "reference"
     assert payload["source"] == s.source_tokens and d["pieces"] == tr.tokenizer.pieces(ids)
     assert payload["cursor"] == len(ids) - 1 and d["forced"] == [False] * len(ids)

@@ -63,6 +63,7 @@ def test_identities_on_random_heads_of_all_kinds(tiny_translator, session):
         assert ins.mask.dtype == bool and len(ins.query_tokens) == Tq and len(ins.key_tokens) == Tk
         # the captured weights are the session's own (computed step by step with a KV cache)
         np.testing.assert_allclose(ins.weights, maps[kind][layer, head], atol=1e-5, err_msg=msg)
+        np.testing.assert_allclose(ins.raw, ins.q.astype(np.float64) @ ins.k.T, atol=ATOL * np.sqrt(d), err_msg=msg)
         np.testing.assert_allclose(ins.scores, ins.q @ ins.k.T / np.sqrt(d), atol=ATOL, err_msg=msg)
         want_mask = np.triu(np.ones((T, T), bool), 1) if kind == "decoder_self" else np.zeros((Tq, Tk), bool)
         np.testing.assert_array_equal(ins.mask, want_mask, err_msg=msg)  # one sentence: no padding
@@ -195,7 +196,7 @@ def test_disagreements_are_rows_where_argmaxes_differ():
     w = np.array([[0.6, 0.4], [0.2, 0.8]], np.float32)
     norms = np.array([0.5, 2.0], np.float32)
     z = np.zeros((2, 2), np.float32)
-    ins = HeadInside("cross", 0, 0, 1, z, z, z, z, z.astype(bool), w, z, w * norms, norms, np.zeros(2, np.float32),
+    ins = HeadInside("cross", 0, 0, 1, z, z, z, z, z, z.astype(bool), w, z, w * norms, norms, np.zeros(2, np.float32),
                      query_tokens=["<s>", "▁A"], key_tokens=["▁Ein", "▁Hund"])
     found = disagreements(ins)
     assert [r["row"] for r in found] == [0]  # row 0: weight prefers ▁Ein, contribution ▁Hund
@@ -231,7 +232,7 @@ def test_on_an_emulated_accelerator(tiny_trained):
                 ins = s.inside(kind, layer, head, norms=True)
             assert t.to_host == ["cpu"], (kind, t.to_host)
             want = ref.inside(kind, layer, head, norms=True)
-            for name in ("q", "k", "v", "scores", "weights", "out", "contribution"):
+            for name in ("q", "k", "v", "raw", "scores", "weights", "out", "contribution"):
                 assert type(getattr(ins, name)) is np.ndarray
                 np.testing.assert_allclose(getattr(ins, name), getattr(want, name), atol=1e-6, err_msg=name)
             np.testing.assert_array_equal(ins.mask, want.mask)

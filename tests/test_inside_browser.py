@@ -43,7 +43,7 @@ def check_row(page, translator, t, kind, layer, head, i=None, sentence=SENTENCE)
     assert got["keys"] == ins.key_tokens and got["query"] == ins.query_tokens[i], msg
     d = ins.d_k
     np.testing.assert_allclose(got["q"], ins.q[i], atol=ATOL, err_msg=msg)
-    np.testing.assert_allclose(got["raw"], ins.scores[i] * np.sqrt(d), atol=ATOL * np.sqrt(d), err_msg=msg)
+    np.testing.assert_allclose(got["raw"], ins.raw[i], atol=ATOL * np.sqrt(d), err_msg=msg)
     np.testing.assert_allclose(got["scaled"], ins.scores[i], atol=ATOL, err_msg=msg)
     assert got["masked"] == ins.mask[i].tolist(), msg
     np.testing.assert_allclose(got["weight"], ins.weights[i], atol=ATOL, err_msg=msg)

@@ -11,8 +11,8 @@ from tests.conftest import DEVICE
 from transformer.capture import KINDS
 from transformer.decoding import Translator
 from ui import api as ui_api, handlers
-from ui.inside_payload import (decode_inside, decode_mask, decode_rows16, decode_unit16, encode_mask, encode_rows16,
-                               encode_unit16)
+from tests.decoders import decode_inside, decode_mask, decode_rows16, decode_unit16, decode_visible
+from ui.inside_payload import encode_mask, encode_rows16, encode_unit16, encode_visible
 from ui.serving import serving
 
 TEXT = "Ein Hund rennt durch den Schnee."
@@ -42,7 +42,9 @@ def test_the_payload_is_session_inside_over_the_whole_trajectory(tr):
         np.testing.assert_array_equal(got["q"], want.q)  # float32, exact
         np.testing.assert_array_equal(got["k"], want.k)
         np.testing.assert_array_equal(got["mask"], want.mask)
-        for name in ("v", "scores", "weights", "out", "contribution", "value_norms"):
+        for name in ("raw", "scores", "weights", "out", "contribution", "value_norms", "out_norms"):  # float32, exact
+            np.testing.assert_array_equal(got[name], getattr(want, name), err_msg=f"{kind} {name}")
+        for name in ("v",):
             np.testing.assert_allclose(got[name], getattr(want, name), atol=ATOL, err_msg=f"{kind} {name}")
         for k in KINDS:
             np.testing.assert_allclose(got["norms"][k], want.norms[k], atol=2e-5 * want.norms[k].max(), err_msg=k)
@@ -66,6 +68,8 @@ def test_encodings_round_trip():
     assert "bits" in encode_mask(holes)
     for m in (causal, padding, holes, np.zeros((2, 3), bool)):
         np.testing.assert_array_equal(decode_mask(json.loads(json.dumps(encode_mask(m)))), m)
+        w = np.where(m, 0, rng.random(m.shape)).astype(np.float32)  # 0 where masked, as weights are
+        np.testing.assert_array_equal(decode_visible(json.loads(json.dumps(encode_visible(w, m))), m), w)
 
 
 def test_the_views_trajectory_is_used_even_when_the_server_holds_another(tr):

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from tests.decoders import decode_trajectory
 from transformer.decoding import Translator
 from transformer.tokenizer import Tokenizer
 from ui import payload as P
@@ -76,7 +77,7 @@ def test_trajectory_payload_reads_back_every_steps_text(emoji_translator):
     ids = [p.token for p in s.positions]
     p = json.loads(json.dumps(P.trajectory_payload(s.trajectory())))
     assert "ends" in p["steps"]
-    assert P.decode_trajectory(p)["texts"] == [tr.tokenizer.decode(ids[:t + 1]) for t in range(len(ids))]
+    assert decode_trajectory(p)["texts"] == [tr.tokenizer.decode(ids[:t + 1]) for t in range(len(ids))]
 
 
 @pytest.mark.browser

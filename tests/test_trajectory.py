@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.decoders import decode_trajectory
 from transformer.trajectory import Trajectory, top_rows
 from ui import handlers as h
 from ui import payload as P
@@ -76,7 +77,7 @@ def test_roles_come_from_the_checkpoints_atlas_and_follow_a_rewritten_file(tiny_
 def test_the_payload_encodes_the_trajectory_as_it_is(tiny_translator):
     traj = tiny_translator.trajectory(SOURCE)
     p = json.loads(json.dumps(P.trajectory_payload(traj, k=3)))
-    back = P.decode_trajectory(p)
+    back = decode_trajectory(p)
     assert back["texts"] == traj.texts and back["pieces"] == traj.pieces
     want = traj.topk(1, 3, traj.piece_names.__getitem__)
     assert [x[0] for x in back["topk"][1][:3]] == [x[0] for x in want]

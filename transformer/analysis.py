@@ -46,17 +46,6 @@ def alignment(cross: np.ndarray, layer: int | None = None) -> np.ndarray:
     return c[_check_int(layer, "layer", 0, c.shape[0] - 1)].mean(0)  # (T, S)
 
 
-def top_alignments(align: np.ndarray, k: int = 1) -> list[list[tuple[int, float]]]:
-    """Per target row, the k strongest (source index, weight), strongest first (ties: lower index);
-    all of them when k exceeds the row length."""
-    a = np.asarray(align, dtype=np.float64)
-    if a.ndim != 2:
-        raise ValueError(f"alignment must be (T, S), got shape {a.shape}")
-    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    return [[(int(j), float(row[j])) for j in np.argsort(-row, kind="stable")[:k]] for row in a]
-
-
 def word_spans(pieces: list[str]) -> list[tuple[int, int]]:
     """Group SentencePiece pieces into words: half-open (start, end) piece ranges covering every piece.
 

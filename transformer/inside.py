@@ -32,15 +32,15 @@ from .capture import KINDS, ContextHooks, HeadAblation, attention_modules, host_
 from .model import Transformer
 
 _head_capture: ContextVar[Optional["HeadCapture"]] = ContextVar("head_capture", default=None)
-FIELDS = ("q", "k", "v", "scores", "mask", "weights", "out", "contribution", "value_norms", "out_norms")
+FIELDS = ("q", "k", "v", "raw", "scores", "mask", "weights", "out", "contribution", "value_norms", "out_norms")
 
 
 @dataclass
 class HeadInside:
     """One head of one kind at a session's step. Rows are queries, columns keys; float32 numpy (mask: bool).
 
-    q (Tq, d_k), k (Tk, d_k), v (Tk, d_k): the head's projections; scores (Tq, Tk) = q·kᵀ/√d_k before
-    masking; mask (Tq, Tk) True where a key is masked (a future position in decoder self-attention,
+    q (Tq, d_k), k (Tk, d_k), v (Tk, d_k): the head's projections; raw (Tq, Tk) = q·kᵀ; scores (Tq, Tk) =
+    raw/√d_k before masking; mask (Tq, Tk) True where a key is masked (a future position in decoder self-attention,
     padding); weights (Tq, Tk): the attention the model computed, softmax of the masked scores;
     out (Tq, d_k) = weights·v; value_norms (Tk,) = ‖v_j W_Oʰ‖; contribution (Tq, Tk) = ‖α_ij v_j W_Oʰ‖
     = weights · value_norms; out_norms (Tq,) = ‖out_i W_Oʰ‖, the head's output in the model's space, on the
@@ -55,6 +55,7 @@ class HeadInside:
     q: np.ndarray
     k: np.ndarray
     v: np.ndarray
+    raw: np.ndarray
     scores: np.ndarray
     mask: np.ndarray
     weights: np.ndarray
@@ -204,13 +205,14 @@ def head_tensors(cap: HeadCapture, head: int) -> dict:
     allowed = one_call(cap.seen["mask"], "the mask")
     mask = torch.zeros_like(weights) if allowed is None else \
         (~allowed).float().expand(1, 1, *weights.shape)[0, 0]  # (Tq, Tk), 1 where masked
-    scores = q @ k.T / math.sqrt(d)  # (Tq, Tk), before masking
+    raw = q @ k.T  # (Tq, Tk) q·kᵀ
+    scores = raw / math.sqrt(d)  # (Tq, Tk), before masking
     w_o = cap.module.out_proj.weight.detach()[:, cols].float()  # (D, d): this head's slice of W_O
     norms = (v @ w_o.T).norm(dim=-1)  # (Tk,) ‖v_j W_Oʰ‖
     contribution = weights * norms[None, :]  # (Tq, Tk) ‖α_ij v_j W_Oʰ‖, as α_ij ≥ 0
     out_norms = (out @ w_o.T).norm(dim=-1)  # (Tq,) ‖out_i W_Oʰ‖: the head's output in the model's space
-    return {"q": q, "k": k, "v": v, "scores": scores, "mask": mask.contiguous(), "weights": weights, "out": out,
-            "contribution": contribution, "value_norms": norms, "out_norms": out_norms}
+    return {"q": q, "k": k, "v": v, "raw": raw, "scores": scores, "mask": mask.contiguous(), "weights": weights,
+            "out": out, "contribution": contribution, "value_norms": norms, "out_norms": out_norms}
 
 
 def session_inside(session, kind: str, layer: int, head: int, norms: bool = False) -> HeadInside:

@@ -16,7 +16,7 @@ import numpy as np
 
 from transformer.attribution import METHOD_TITLES
 
-from .payload import decode_array, encode_array, encode_tril
+from .payload import encode_array, encode_tril
 
 ATTRIBUTION_VERSION = 1
 KEY_MAX = 200  # the browser's request name is echoed: at most this many characters of it
@@ -32,8 +32,3 @@ def attribution_payload(att, ids: list[int], key: str = "", elapsed_ms: float | 
     if elapsed_ms is not None:
         out["ms"] = round(float(elapsed_ms), 1)
     return out
-
-
-def decode_attribution(p: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(source (T, S), target (T, T)) float32 from a payload, as attribution.js decodes them (tests, clients)."""
-    return decode_array(p["source_rows"]), decode_array(p["target_rows"])

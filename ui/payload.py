@@ -157,19 +157,6 @@ def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "gr
     return out
 
 
-def decode_trajectory(p: dict) -> dict:
-    """A trajectory payload's per-step data as Python values (for tests and clients): maps as float32
-    arrays over all T positions, top-k as [(piece, p)] per step, greedy pieces, translations per step."""
-    s = p["steps"]
-    vocab = s["vocab"]
-    ids, probs = decode_ints(s["topk"]["ids"]), decode_array(s["topk"]["p"])
-    texts = [step_text(s, t) for t in range(s["n"])]
-    return {"maps": {k: decode_array(p["maps"][k]) for k in KINDS}, "pieces": s["pieces"], "ids": s["ids"],
-            "forced": [bool(f) for f in s["forced"]], "done": [bool(d) for d in s["done"]],
-            "greedy": [vocab[i] for i in s["greedy"]], "texts": texts,
-            "topk": [[(vocab[i], float(q)) for i, q in zip(ri, rp)] for ri, rp in zip(ids, probs)]}
-
-
 def session_payload(view, mode: str = "greedy") -> dict:
     """A `transformer.trajectory.StepView` (DecodingSession.view: one step, pieces or words) encoded; `ablated`
     lists the heads the session switches off (their weights are computed, their outputs zeroed)."""
