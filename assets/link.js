@@ -54,7 +54,10 @@ function parse(search) {                  // -> {want: the parameters kept, bad:
       else bad.push(`${k} ${quote(v)} (a whole number from ${min})`);
     }
   }
-  return {want, bad, any: KEYS.some(k => q.has(k)) || Object.keys(want.views).length > 0};
+  if (q.has("explain") && !["plain", "detail"].includes(q.get("explain"))) {  // assets/explain.js reads it itself
+    bad.push(`explain ${quote(q.get("explain"))} (one of plain, detail)`);
+  }
+  return {want, bad, any: KEYS.some(k => q.has(k)) || Object.keys(want.views).length > 0 || bad.length > 0};
 }
 function say(text, url) {                 // the line under the intro row; a URL goes in a box to select
   const root = window.__linkNote || document.getElementById("link_note");
@@ -206,6 +209,7 @@ function url() {                          // the view shown now as a link
   if (tab && tab !== "translate") q.set("tab", tab);
   const V = tab && window.__views && window.__views[tab], mine = V && V.ready() ? V.get() : null;
   for (const [k, v] of Object.entries(mine || {})) q.set(`${tab}_${k}`, String(v));
+  if (window.__explain && window.__explain.mode === "detail") q.set("explain", "detail");  // assets/explain.js
   const theme = new URLSearchParams(location.search).get("__theme");
   if (theme) q.set("__theme", theme);
   return {url: `${location.origin}${location.pathname}${q.toString() ? "?" + q : ""}`, extra};

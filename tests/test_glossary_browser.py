@@ -23,9 +23,16 @@ def test_the_words_are_explained_where_they_appear(page):
     page.get_by_role("tab", name="Translate").click()
     page.wait_for_selector("#inside .inside-help .gloss[data-term=contribution]", timeout=20000)
     span = page.locator("#inside .inside-help .gloss[data-term=contribution]")
+    plain = span.get_attribute("title")  # the plain meaning by default (issue 39 item 5), the paper in detail
+    assert plain.startswith("Contribution:") and "Kobayashi" not in plain and "‖" not in plain
+    span.click()
+    assert page.is_visible(".gloss-tip") and page.inner_text(".gloss-tip") == plain
+    page.click("#explain_detail")  # a click elsewhere closes the meaning; opened again it is the detailed one
     assert "Kobayashi" in span.get_attribute("title")
     span.click()
-    assert page.is_visible(".gloss-tip") and "Kobayashi" in page.inner_text(".gloss-tip")
+    assert "Kobayashi" in page.inner_text(".gloss-tip")
     page.keyboard.press("Escape")
     assert page.is_hidden(".gloss-tip")
+    page.click("#explain_plain")
+    assert span.get_attribute("title") == plain
     assert page.errors == []

@@ -240,8 +240,12 @@ def test_ablation_offers_whole_layers_kinds_suggestions_and_says_why_one_head_ra
     assert ticked(page, top["kind"]) == [f"L{top['layer'] + 1} H{top['head'] + 1}"]
     assert sum(len(ticked(page, k)) for k in GROUPS) == 1
     assert page.input_value("#intact_translation textarea") == tr.translate(DOG)
+    why = page.inner_text("#ablate_why")  # plain by default; the paper in detail (issue 39 item 5)
+    assert "share the work" in why and "Michel" not in why
+    page.click("#explain_detail")
     why = page.inner_text("#ablate_why")
     assert "Michel et al. 2019" in why and "redundan" in why
+    page.click("#explain_plain")
     assert page.is_visible("#ablate_why") and page.is_visible("#ablate_suggest_1")
     tab(page, "Translate")
     assert page.errors == []

@@ -13,14 +13,6 @@ KINDS = ("encoder_self", "decoder_self", "cross")
 KIND_WORDS = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 N_SUGGESTIONS = 3
 
-WHY = ("**Why switching off one head rarely changes a short sentence:** heads are redundant. Several heads learn "
-       "similar patterns, and the residual connection carries every piece's vector past each attention layer, so "
-       "the other heads and layers make up for one that is missing: Michel et al. 2019 (“Are Sixteen Heads Really "
-       "Better than One?”) switched off single heads of trained Transformers at test time and most cost almost "
-       "nothing. Read the *change* column of the probabilities, or switch off a whole layer or kind: with every "
-       "cross-attention head off, the decoder no longer sees the sentence at all.")
-
-
 def label(layer: int, head: int) -> str:
     """A head as the checkboxes name it (0-based in, 'L1 H1' out)."""
     return f"L{layer + 1} H{head + 1}"

@@ -11,6 +11,7 @@ from . import fresh
 from . import handlers as h
 from .components import CONC, api_only, Ctx, lens_view, live_position, started_sentence
 from .models import of_session
+from .texts import explained
 
 PRESS = "Press Compare for this sentence (or a suggestion above): its translations, tables and maps appear here."
 UNSTARTED = "Compare switches heads off on the sentence started there."
@@ -18,11 +19,7 @@ UNSTARTED = "Compare switches heads off on the sentence started there."
 
 def build(ctx: Ctx) -> None:
     tr = ctx.tr
-    gr.Markdown("Switch off heads (their outputs are zeroed for this request only; the shared model is "
-                "never edited) and compare with the intact model on the sentence of the Translate tab, "
-                "at the step it shows. A switched-off head still computes its attention weights (its maps below "
-                "are greyed out, marked off): only its output is zeroed, so what it attends to never reaches the "
-                "next layer.")
+    gr.Markdown(explained("ablation.intro"), elem_id="ablate_intro")
     started_sentence(ctx, "ablate_sentence")
     groups = {}
     with gr.Row():
@@ -39,7 +36,7 @@ def build(ctx: Ctx) -> None:
         b_suggest = [gr.Button(picks[i]["label"] if i < len(picks) else "", size="sm", visible=i < len(picks),
                                elem_id=f"ablate_suggest_{i + 1}") for i in range(A.N_SUGGESTIONS)]
     suggest_note = gr.Markdown(A.suggestions_note(tr), elem_id="ablate_suggest_note")
-    gr.Markdown(A.WHY, elem_id="ablate_why")
+    gr.Markdown(explained("ablation.why"), elem_id="ablate_why")
     b_ablate = gr.Button("Compare", variant="primary", elem_id="ablate_run")
     note = gr.Textbox(label="", show_label=False, interactive=False, elem_id="ablate_note")
     with gr.Row():

@@ -9,6 +9,7 @@ from . import handlers as h
 from .attribution_views import ALIGN_METHODS, alignment_headers
 from .components import CONC, Ctx
 from .panels import Panel
+from .texts import explained
 
 # the position of the whole trajectory the Translate view holds (not only up to its step): its last position
 WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attention, d = v && v.state && v.state.traj; "
@@ -19,10 +20,7 @@ WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attenti
 def build(ctx: Ctx, tab: Panel | None = None) -> None:
     """The section and its events: when the tab is selected and when the method changes (not on every step: it is
     of the whole sentence)."""
-    gr.Markdown("### Word alignment of the whole sentence, by three methods\n"
-                "Each target word is linked to the source word it draws most from: by cross-attention (mean of "
-                "all layers and heads), by ALTI+ (every layer, residuals and layer norms included; Ferrando et al. "
-                "2022) and by saliency (gradient × input). The table says where they agree.",
+    gr.Markdown(explained("align.intro"),
                 elem_id="word_align_intro")
     method = gr.Dropdown(ALIGN_METHODS, value="alti", label="method of the matrix", elem_id="word_align_method",
                          filterable=False)

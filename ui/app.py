@@ -7,22 +7,16 @@ from transformer.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from . import compare_tab, controls, link, panels
-from . import first_load, fresh
+from . import first_load, fresh, texts
 from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
-from .models import LOOK_FOR, Models
+from .models import Models
 
 # gr.HTML, not gr.Markdown: no Markdown on the first screen spares its code (7 files) until a Markdown is shown
 # (and no gr.Row, gr.Tabs, gr.Accordion, gr.Button or gr.Dropdown either: ui/panels.py, ui/controls.py)
 TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Head atlas",
         "Attention being learned", "Model"]
 TITLE = "<p><strong>attention-lens</strong> · Watch a Transformer translate, token by token, head by head.</p>"
-INTRO = ("**1.** Pick the model (German → English or English → German), type or pick a sentence in its language "
-         "and press **Start** (each example shows its translation). **2.** Press **Step ▶** (or ← / →, the "
-         "step slider, **Play**) to reveal the model's choices one piece at a time (or click another piece in "
-         "the top-k list to force it). "
-         "**3.** Read the heatmaps: each row is one token asking *where should I look?*, each column a "
-         "token it can look at; brighter means more attention. **What to look for in cross-attention:** "
-         + LOOK_FOR["en-de"])
+INTRO = texts.explained("howto", "look_for.title", "look_for.en-de")  # How to use it, both versions
 
 
 def build_demo(translators) -> gr.Blocks:
@@ -38,6 +32,7 @@ def build_demo(translators) -> gr.Blocks:
             picker = controls.select(models.choices(), models.default, elem_id="model", label="Model",
                                      interactive=len(models) > 1)  # 200 px wide: assets/layout.css
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
+            texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
             with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
                 with panels.fold("How to use it", elem_id="howto"):
                     gr.Markdown(INTRO)

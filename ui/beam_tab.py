@@ -7,6 +7,7 @@ from . import fresh
 from . import handlers as h
 from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .models import of_session
+from .texts import explained
 
 PRESS = "Press **Run beam search on the started sentence** to draw this sentence's tree."
 UNSTARTED = "beam search runs on the sentence started there."
@@ -14,12 +15,7 @@ UNSTARTED = "beam search runs on the sentence started there."
 
 def build(ctx: Ctx) -> None:
     models = ctx.models
-    gr.Markdown("Greedy decoding keeps one hypothesis; beam search keeps several. The tree shows every "
-                "kept piece per step (rank 1 at the top); pick a hypothesis to see its attention. A step keeps "
-                "*beam size* live pieces (blue); a piece that ends its sentence (`</s>`, green) is set aside as a "
-                "finished hypothesis and frees its slot, so a step can show more than the beam size. "
-                "Hypotheses are ranked by log-probability per piece (their summed log-probability divided by "
-                "their length), so a longer sentence is not ranked lower just for having more pieces.")
+    gr.Markdown(explained("beam.intro"), elem_id="beam_intro")
     started_sentence(ctx, "beam_sentence")
     with gr.Row():
         size = gr.Slider(1, 8, value=4, step=1, label="beam size", elem_id="beam_size")

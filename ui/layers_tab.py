@@ -10,6 +10,7 @@ from . import fresh
 from .components import CONC, Ctx, api_only, live_position, started_sentence
 from .models import of_session
 from .panels import Panel
+from .texts import explained
 
 UNSTARTED = "these plots are of the sentence started there, at the step its view shows."
 
@@ -19,11 +20,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     when it is selected, when the view's step changes while it is shown (lens_player.js fires the view's "select"
     event then), and when the layer or threshold changes."""
     L = layers_of(ctx.tr.model, "cross")
-    gr.Markdown("For the step shown in the Translate tab: attention rollout through the encoder "
-                "(Abnar & Zuidema 2020), and which source pieces each target piece attended to. "
-                "Rollout multiplies the encoder layers' maps (mean of heads), each first mixed as "
-                "0.5 · attention + 0.5 · identity (residual-aware: the skip connection carries every piece's own "
-                "vector past the attention), so a row says how much each input piece feeds that piece's output.")
+    gr.Markdown(explained("layers.intro"), elem_id="layers_intro")
     started_sentence(ctx, "layers_sentence")
     with gr.Row():
         layer = gr.Dropdown(["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers",

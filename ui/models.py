@@ -12,15 +12,10 @@ from transformer.decoding import Translator
 from transformer.language import name
 
 from .inputs import need_session
+from .texts import text
 
 
-LOOK_FOR = {  # what a direction's cross-attention teaches (the How to use it text and the Model tab)
-    "de-en": "German and English mostly share their word order, so cross-attention runs down the diagonal; it "
-             "leaves it where they differ, e.g. a German verb at the end ('… gesehen') read when English needs it.",
-    "en-de": "German puts the verb of a subordinate clause last ('dass er morgen kommt') and splits separable "
-             "verbs ('Ich rufe dich morgen an'): watch cross-attention leave the diagonal to fetch 'coming' and "
-             "'call' for the last German words.",
-}
+LOOK_FOR = {d: text(f"look_for.{d}", "detail") for d in ("de-en", "en-de")}  # the Model tab's "What to look for"
 
 
 def direction_label(tr: Translator) -> str:

@@ -1,0 +1,26 @@
+// attention-lens: "Explain: simply | in detail" (issue 39 item 5). Runs as the js_on_load of the gr.HTML
+// #explain_box (ui/texts.py explain_box), after `const TEXTS = {key: {plain, detail}}` (ui/texts/en.toml).
+// The mode is a class on <body> ("explain-detail"): the page's CSS shows each Markdown text's plain or detailed
+// version by it (ui/texts.py explained), so a switch needs no request. The views' own texts read
+// window.__explain.t(key) and redraw on the "lens-explain" event. A link's `explain=detail` opens in that mode
+// (assets/link.js writes it); anything else is plain.
+const MODES = ["plain", "detail"];
+const buttons = [...element.querySelectorAll("button[data-mode]")];
+const inst = window.__explain = {
+  mode: "plain",
+  t(key, mode) {                          // the text of `key` in the mode shown (or `mode`); the key when missing
+    const e = TEXTS[key];
+    return e ? e[mode || inst.mode] : key;
+  },
+  set(mode) {
+    if (!MODES.includes(mode)) return;
+    inst.mode = mode;
+    document.body.classList.toggle("explain-detail", mode === "detail");
+    for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
+    document.dispatchEvent(new CustomEvent("lens-explain", {detail: {mode}}));
+  },
+  keys: () => Object.keys(TEXTS),
+};
+for (const b of buttons) b.addEventListener("click", () => inst.set(b.dataset.mode));
+const asked = new URLSearchParams(location.search).get("explain");
+inst.set(asked === "detail" ? "detail" : "plain");

@@ -1,0 +1,81 @@
+"""'Explain: simply | in detail' in Chromium (issue 39 item 5): the plain version of every catalogue text shows by
+default, one click shows the detailed one everywhere (intros, the glossary), a link keeps the choice, and a hostile
+value is ignored with the allowed range."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import open_app, start
+from transformer.decoding import Translator
+from ui import texts
+
+pytestmark = pytest.mark.browser
+# an intro per tab: its key, words only its plain version has, words only its detailed one has
+INTROS = {"#beam_intro": ("beam.intro", "punished for its length", "log-probability per piece"),
+          "#layers_intro": ("layers.intro", "a rollout, follows attention", "Abnar & Zuidema 2020"),
+          "#ablate_why": ("ablation.why", "heads share the work", "Michel et al. 2019")}
+
+
+@pytest.fixture(scope="module")
+def served(tiny_trained):
+    from tests.browser import browser, require_chromium, serve
+    require_chromium()
+    with serve(Translator.load(tiny_trained, "cpu")) as url, browser() as b:
+        yield url, b
+
+
+def shown(page, elem) -> str:
+    """The text of `elem` a reader sees (inner_text leaves out what is hidden)."""
+    return " ".join(page.inner_text(elem).split())
+
+
+def opened(b, url):
+    """A page on `url` once its link was applied (the Translate view need not be shown first)."""
+    page = b.new_page(viewport={"width": 1280, "height": 800})
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function("window.__link && window.__link.opened === true && window.__explain", timeout=90000)
+    return page
+
+
+def test_plain_by_default_detail_one_click_away_everywhere(served):
+    url, b = served
+    page = open_app(b, url, 1280, 800)
+    assert page.get_attribute("#explain_plain", "aria-pressed") == "true"
+    tabs = (("Beam search", "#beam_intro"), ("Across layers", "#layers_intro"), ("Head ablation", "#ablate_why"))
+    for tab, elem in tabs:
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_selector(elem, state="visible")
+        said = shown(page, elem)
+        key, plain, detail = INTROS[elem]
+        assert plain in said and detail not in said and plain in texts.text(key) and detail in texts.text(key, "detail")
+    page.click("#explain_detail")
+    assert page.evaluate("document.body.classList.contains('explain-detail')")
+    assert page.get_attribute("#explain_detail", "aria-pressed") == "true"
+    for tab, elem in tabs:
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_selector(elem, state="visible")
+        said = shown(page, elem)
+        key, plain, detail = INTROS[elem]
+        assert detail in said and plain not in said
+    page.click("#explain_plain")
+    said = shown(page, "#ablate_why")
+    assert "heads share the work" in said and "Michel" not in said
+    assert page.errors == []
+
+
+def test_a_link_keeps_the_detailed_explanations_and_refuses_other_values(served):
+    url, b = served
+    page = open_app(b, url, 1280, 800)
+    start(page, "Ein Hund rennt.")
+    page.click("#explain_detail")
+    link = page.evaluate("window.__link.url()")
+    assert "explain=detail" in link
+    again = opened(b, link)
+    assert again.evaluate("window.__explain.mode") == "detail"
+    assert again.get_attribute("#explain_detail", "aria-pressed") == "true"
+    hostile = opened(b, url + "?explain=%3Cscript%3E")
+    assert hostile.evaluate("window.__explain.mode") == "plain"
+    assert "explain" in hostile.inner_text("#link_note") and "one of plain, detail" in hostile.inner_text("#link_note")
+    assert page.errors == again.errors == hostile.errors == []
