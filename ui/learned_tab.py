@@ -9,6 +9,7 @@ from transformer.history import HISTORY, AttentionHistory, describe_epoch
 
 from . import handlers as h
 from .components import CONC, Ctx
+from .texts import MODES, text, versions
 
 
 def load_history(tr) -> AttentionHistory | None:
@@ -23,15 +24,17 @@ def times(n: int) -> str:
 
 
 def intro(epochs: list) -> str:
-    """What the history holds, in words, from the points it recorded."""
-    parts = (["before training"] if epochs[0] == 0 else []) \
-        + ([f"{times(sum(0 < e < 1 for e in epochs))} inside epoch 1"] if any(0 < e < 1 for e in epochs) else []) \
-        + (["after every epoch"] if epochs[-1] >= 1 else [])
-    text = (f"Cross-attention of fixed example sentences, recorded {', '.join(parts[:-1])}"
-            f"{' and ' if len(parts) > 1 else ''}{parts[-1]}: move the slider to watch the alignment form.")
-    if epochs[0] >= 1:
-        text += " This checkpoint's history starts after epoch 1, so the untrained model is not in it."
-    return text
+    """What the history holds, in words, from the points it recorded (both versions: ui/texts.py)."""
+    out = []
+    for mode in MODES:
+        parts = ([text("learned.before", mode)] if epochs[0] == 0 else []) \
+            + ([text("learned.inside", mode).format(times=times(sum(0 < e < 1 for e in epochs)))]
+               if any(0 < e < 1 for e in epochs) else []) \
+            + ([text("learned.after", mode)] if epochs[-1] >= 1 else [])
+        said = f"{', '.join(parts[:-1])}{' and ' if len(parts) > 1 else ''}{parts[-1]}"
+        out.append(text("learned.intro", mode).format(parts=said)
+                   + (" " + text("learned.late", mode) if epochs[0] >= 1 else ""))
+    return versions(*out)
 
 
 MISSING = f"This checkpoint has no attention history (`{HISTORY}`)."

@@ -66,12 +66,14 @@ def text(key: str, mode: str = "plain", lang: str = "en") -> str:
 
 def explained(*keys: str, lang: str = "en") -> str:
     """Markdown holding the texts of `keys` (joined by a space, in order) in both versions; the page's mode shows
-    one (blank lines around each so Markdown inside the divs is rendered)."""
-    out = []
-    for mode in MODES:
-        body = " ".join(text(k, mode, lang) for k in keys)
-        out.append(f'<div class="x-{mode}">\n\n{body}\n\n</div>')
-    return "\n".join(out)
+    one."""
+    return versions(*(" ".join(text(k, mode, lang) for k in keys) for mode in MODES))
+
+
+def versions(plain: str, detail: str) -> str:
+    """Markdown of a plain and a detailed text, each in the div the page's mode shows or hides (blank lines around
+    each, so the Markdown inside the divs is rendered)."""
+    return "\n".join(f'<div class="x-{mode}">\n\n{body}\n\n</div>' for mode, body in zip(MODES, (plain, detail)))
 
 
 def flat(lang: str = "en") -> dict[str, dict]:
