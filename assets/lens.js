@@ -58,7 +58,7 @@ function empty(msg) {
   q("marks").textContent = ""; q("marks").dataset.key = "";
   q("player").hidden = true; q("ylabels").textContent = ""; q("xlabels").textContent = "";
   for (const c of [q("canvas"), q("grid-canvas")]) { c.width = c.height = 0; c.style.height = "0px"; }
-  q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("zmax"), ""); setText(q("note"), "");
+  q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("axes"), ""); setText(q("grid-axes"), ""); setText(q("zmax"), ""); setText(q("note"), "");
   if (MAIN && window.__topkView) window.__topkView.render({items: [], done: true});
   if (MAIN && window.__insideView) window.__insideView.update();  // no rows of a sentence gone (assets/inside.js)
   if (MAIN && window.__attributionView) window.__attributionView.update();
@@ -94,6 +94,7 @@ function draw() {
 // -- what window.__lens (window.__lensViews[id]) offers other views, tests and benchmarks ------------------------
 inst.ctl = ctl;                           // the player's controls (lens_player.js)
 inst.decode = decodeView;                 // a payload -> its decoded maps and steps (assets/compare.js)
+inst.axes = (kind, d) => axisLine(kind, languagesOf(d));  // what rows and columns are (assets/compare.js)
 // For Gradio events: [translation so far, the position shown] (js-only: sets #translation and #view_pos)
 inst.sync = () => st.traj ? [textAt(st.traj, st.t), inst.position()] : ["", ""];
 // The position the view shows, for the server: the step and the pieces that lead to it
@@ -198,8 +199,13 @@ q("grid-canvas").addEventListener("click", e => {
 });
 for (const c of [q("canvas"), q("grid-canvas")]) c.addEventListener("mouseleave", hideTip);
 const lensRoot = element.querySelector(".lens");
-lensRoot.addEventListener("keydown", e => {
-  if (!MAIN || !st.traj || ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName) && e.target.type !== "checkbox") return;
+// ← → Home End step whenever the Translate view is shown and the focus is not where those keys mean something else
+// (a text box, a select, a slider, a radio group, the tabs): no click on the map first (which also picks a row)
+const own = (t) => t instanceof Element && (t.isContentEditable || ["TEXTAREA", "SELECT"].includes(t.tagName) ||
+  (t.tagName === "INPUT" && !["checkbox", "button", "submit"].includes(t.type)) || !!t.closest("[role=tablist]"));
+if (MAIN) document.addEventListener("keydown", e => {
+  if (!st.traj || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || own(e.target)) return;
+  if (lensRoot.offsetParent === null) return;  // another tab is shown
   const act = {ArrowRight: ctl.step, ArrowLeft: ctl.back, Home: ctl.reset, End: ctl.run}[e.key];
   if (!act) return;
   e.preventDefault();
@@ -223,6 +229,39 @@ new ResizeObserver(() => {
   const w = q("big").clientWidth;
   if (w !== lastWidth) { lastWidth = w; if (st.doc && w > 0) { cv.big = null; draw(); } }
 }).observe(q("big"));
+// -- Gradio's toasts (gr.Info, gr.Warning) cover no control: placed where the viewport has none, else least ---------
+function placeToasts() {
+  const wrap = document.querySelector(".toast-wrap"), r = wrap && wrap.getBoundingClientRect();
+  if (!r || !wrap.children.length || !r.height) return;
+  const W = innerWidth, H = innerHeight, m = 8, sel = "button, input, select, textarea, a[href], [role=tab], canvas";
+  const boxes = [...document.querySelectorAll(sel)].filter(e => !wrap.contains(e) && e.offsetParent !== null)
+    .map(e => e.getBoundingClientRect()).filter(b => b.width && b.height && b.bottom > 0 && b.top < H);
+  const cover = (x, y) => boxes.reduce((s, b) => s + Math.max(0, Math.min(x + r.width, b.right) - Math.max(x, b.left)) *
+    Math.max(0, Math.min(y + r.height, b.bottom) - Math.max(y, b.top)), 0);
+  let best = null;
+  for (const x of [W - r.width - m, m, (W - r.width) / 2].map(v => Math.max(0, v))) {
+    for (let y = m; y === m || y + r.height <= H - m; y += 8) {
+      const c = cover(x, y);
+      if (!best || c < best.c) best = {x, y, c};
+      if (!c) break;
+    }
+    if (!best.c) break;
+  }
+  Object.assign(wrap.style, {left: `${best.x}px`, top: `${best.y}px`, right: "auto"});
+  wrap.dataset.cover = String(Math.round(best.c));
+}
+if (MAIN) {
+  let toasts = null, pending = false;
+  const later = () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; placeToasts(); }); } };
+  const watchToasts = (tries) => {
+    toasts = document.querySelector(".toast-wrap");
+    if (toasts) new MutationObserver(() => setTimeout(later, 50)).observe(toasts, {childList: true, subtree: true});
+    else if (tries > 0) setTimeout(() => watchToasts(tries - 1), 500);
+  };
+  watchToasts(60);
+  addEventListener("scroll", () => { if (toasts && toasts.children.length) later(); }, {passive: true});
+  addEventListener("resize", later);
+}
 colourBar();
 inst.ready = true;
 render();

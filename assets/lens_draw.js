@@ -155,6 +155,7 @@ function drawBig(kind, f, m) {
   const roles = st.doc.p.roles || {}, role = st.head === "mean" ? null : ((roles[kind] || [])[st.layer] || [])[st.head];
   setText(q("title"), `${TITLES[kind]} · layer ${st.layer + 1} · ${st.head === "mean" ? "mean of heads" : "head " + (st.head + 1)}` +
     (role ? ` · role: ${role}` : "") + offNote(kind) + (normsFor(kind) ? " · contribution ‖w·v·W_O‖, rows normalised" : ""));
+  setText(q("axes"), axisLine(kind, languagesOf(st.doc)));
   setText(q("zmax"), maxOf(p) > 0 ? zmax.toFixed(3) : "–");
   setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? `No keys in the row ${p.rows[none[0]]}` : `No keys in ${none.length} rows`) +
     ": every key it could attend to is a hidden <s> or </s>, so there is nothing to renormalise (grey).");
@@ -215,6 +216,7 @@ function drawGrid(kind, f, m) {
     ctx.strokeRect(left + h * (pw + gap) - 1, top + st.layer * (ph + gap) - 1, pw + 2, ph + 2);
   cv.grid = {L, H, left, top, gap, pw, ph, cell, res, panels, zmax, kind, off};
   setText(q("grid-title"), `${TITLES[kind]}: all ${L} layers × ${H} heads (click a panel)`);
+  setText(q("grid-axes"), axisLine(kind, languagesOf(st.doc)));
 }
 function colourBar() {                    // the colour bar beside the title: 0 .. the largest weight shown
   const c = q("colorbar"), g = c.getContext("2d"), img = g.createImageData(c.width, c.height);

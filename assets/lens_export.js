@@ -9,10 +9,14 @@ function figure() {                       // the big view as a Plotly figure (la
     z.push(Array.from(p.z.subarray(i * p.stride, i * p.stride + p.C)));
     text.push(z[i].map((w, j) => `query ${y[i]}<br>key ${x[j]}<br>weight ${w.toFixed(3)}`));
   }
-  const layout = {title: {text: esc(q("title").textContent), font: {size: 14}},
-    xaxis: {tickmode: "array", tickvals: [...x.keys()], ticktext: x, tickangle: -60, title: {text: "keys"}, showgrid: false, zeroline: false, automargin: true},
-    yaxis: {tickmode: "array", tickvals: [...y.keys()], ticktext: y, autorange: "reversed", title: {text: "queries"}, showgrid: false, zeroline: false, automargin: true},
-    margin: {l: 10, r: 10, t: 36, b: 10}, width: Math.max(500, 200 + 24 * p.C), height: Math.max(380, 140 + 22 * p.R), shapes: []};
+  const langs = languagesOf(st.doc), [rows, cols] = axisWords(st.kind, langs);  // what rows and columns are
+  const layout = {title: {text: `${esc(q("title").textContent)}<br><sup>${esc(axisLine(st.kind, langs))}</sup>`,
+                          font: {size: 14}},
+    xaxis: {tickmode: "array", tickvals: [...x.keys()], ticktext: x, tickangle: -60, title: {text: `keys: ${esc(cols)} \u2192`},
+            showgrid: false, zeroline: false, automargin: true},
+    yaxis: {tickmode: "array", tickvals: [...y.keys()], ticktext: y, autorange: "reversed",
+            title: {text: `queries: ${esc(rows)}`}, showgrid: false, zeroline: false, automargin: true},
+    margin: {l: 10, r: 10, t: 56, b: 10}, width: Math.max(500, 200 + 24 * p.C), height: Math.max(380, 140 + 22 * p.R), shapes: []};
   if (st.kind !== "encoder_self" && b.row >= 0)
     layout.shapes.push({type: "rect", x0: -0.5, x1: p.C - 0.5, y0: b.row - 0.5, y1: b.row + 0.5, line: {color: RED, width: 2}});
   return {data: [{type: "heatmap", z, x: [...x.keys()], y: [...y.keys()], text, hoverinfo: "text", colorscale: "Viridis", zmin: 0, zmax: b.zmax}], layout};

@@ -24,6 +24,22 @@ function wordLabels(pieces, spans, specials) {
   return spans.map(([a, b]) => b - a === 1 && specials.has(pieces[a]) ? pieces[a]
     : (pieces.slice(a, b).join("").replace(/\u2581/g, "") || "\u2581"));
 }
+// What the rows and the columns are, in the model's languages (the big map, the grid, Compare, the exports):
+// '↓ English being written · German it reads →' (ui/figures.py axis_line says the same for the .html export)
+const LANG_NAMES = {de: "German", en: "English", fr: "French", es: "Spanish", it: "Italian", nl: "Dutch"};
+function languagesOf(d) {                 // [source, target] names: the payload's, else the main view's sentence's
+  const main = window.__lens && window.__lens.state && window.__lens.state.traj;
+  const codes = (d && d.p && d.p.languages) || (main && main.p.languages);
+  return codes && codes.length === 2 ? codes.map(c => LANG_NAMES[c] || c) : ["the source", "the translation"];
+}
+function axisWords(kind, [s, t]) {       // [what the rows are, what the columns are]
+  return kind === "encoder_self" ? [`${s} reading`, `${s} it reads`]
+    : kind === "decoder_self" ? [`${t} being written`, `${t} written so far`] : [`${t} being written`, `${s} it reads`];
+}
+function axisLine(kind, langs) {
+  const [rows, cols] = axisWords(kind, langs);
+  return `\u2193 ${rows} \u00b7 ${cols} \u2192`;
+}
 // The last row once decoding has stopped: the model still reads that piece, but its prediction is not used
 const stopped = (x) => x === "</s>" ? "(finished)" : "(stopped)";
 function frame() {

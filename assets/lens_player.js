@@ -36,9 +36,17 @@ function play() {
   };
   st.timer = setTimeout(tick, st.speed);
 }
+const range = (d) => `this sentence's steps run 0\u2013${d.n - 1}`;
+function edge(moved, last) {              // a step that could not move says where the sentence's steps end
+  const d = st.traj;
+  if (!moved && d && st.doc === d) setText(q("status"), last
+    ? `Step ${st.t} is the last: ${range(d)} (Home: back to the first).`
+    : `Step 0 is the first (only <s> read): ${range(d)} (End: the last).`);
+  return moved;
+}
 const ctl = {
-  step: () => { pause(); return go(st.doc === st.traj ? st.t + 1 : st.t); },
-  back: () => { pause(); return go(st.doc === st.traj ? st.t - 1 : st.t); },
+  step: () => { pause(); return edge(go(st.doc === st.traj ? st.t + 1 : st.t), true); },
+  back: () => { pause(); return edge(go(st.doc === st.traj ? st.t - 1 : st.t), false); },
   run: () => { pause(); return go(Infinity); },
   reset: () => { pause(); return go(0, st.traj && st.greedy && st.traj.forced.some(Boolean) ? st.greedy : st.traj); },
   goto: (i) => {
@@ -46,7 +54,7 @@ const ctl = {
     const d = st.traj;
     if (!d) return go(0);
     if (typeof i !== "number" || !Number.isInteger(i) || i < 0 || i >= d.n) {
-      setText(q("status"), `step index must be an integer from 0 to ${d.n - 1}, got ${i}`); return false;
+      setText(q("status"), `No step ${i}: ${range(d)} (a whole number from 0 to ${d.n - 1}).`); return false;
     }
     return go(i);
   },
