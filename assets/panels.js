@@ -24,6 +24,20 @@ element.addEventListener("click", (e) => {
   trigger("click");
 });
 
+// A help fold (ui/panels.py fold_head closes=True) closes on Esc, on a click outside it and on a change of tab, the
+// way a reader leaves a help text; its body (#<id>_body) counts as inside.
+const closing = () => element.querySelector("button.al-fold[data-closes]");  // redrawn with the value: look it up
+if (closing()) {
+  const body = () => document.getElementById(closing().dataset.closes);
+  const close = () => { const b = closing(); if (b && b.getAttribute("aria-expanded") === "true") b.click(); };
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
+  document.addEventListener("click", (e) => {
+    const t = e.target;
+    if (!(t instanceof Node) || element.contains(t) || (body() && body().contains(t))) return;
+    close();
+  });
+}
+
 // the tab bar's keys, as WAI-ARIA's tabs pattern has them: ← / → move to the neighbouring tab, Home / End to the ends
 element.addEventListener("keydown", (e) => {
   const all = tabs(), i = all.indexOf(document.activeElement);

@@ -25,13 +25,35 @@ def test_picking_an_example_starts_it(page):
     assert page.errors == []
 
 
-def test_how_to_use_it_opens_without_moving_the_view(page):
-    y = page.locator("#sentence_row").bounding_box()["y"]
-    page.click("#howto button")
-    page.wait_for_selector("#howto_body", state="visible", timeout=20000)
-    page.locator("#howto_body", has_text="Pick the model").wait_for(state="attached", timeout=20000)
-    assert abs(page.locator("#sentence_row").bounding_box()["y"] - y) < 4
-    page.click("#howto button")
+def covered(page, elem) -> bool:
+    """Whether something else is on top of `elem`'s middle (a click there would land on it)."""
+    return not page.evaluate(f"""(() => {{ const e = document.querySelector({elem!r}), r = e.getBoundingClientRect();
+        const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        return !!top && (e === top || e.contains(top)); }})()""")
+
+
+def test_how_to_use_it_covers_nothing_and_closes_as_a_help_text_does(page):
+    """Issue 39 item 3: opened, it sat over Start and the examples, and stayed open on Esc, a click outside and a
+    change of tab. It opens under the intro row (the page moves down, Start stays reachable) and closes on each."""
+    def open_it():
+        page.click("#howto button")
+        page.wait_for_selector("#howto_body", state="visible", timeout=20000)
+        page.locator("#howto_body", has_text="Pick a model").wait_for(state="visible", timeout=20000)
+    open_it()
+    for elem in ("#start", "#examples", "#source textarea"):
+        assert page.is_visible(elem) and not covered(page, elem), elem
+    page.click("#howto_body p")  # reading it (a click inside) leaves it open
+    assert page.is_visible("#howto_body")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#howto_body", state="hidden", timeout=5000)
+    open_it()
+    page.click("#title")  # a click outside
+    page.wait_for_selector("#howto_body", state="hidden", timeout=5000)
+    open_it()
+    page.click("#tab_bar button[data-name='Compare']")  # a change of tab
+    page.wait_for_selector("#howto_body", state="hidden", timeout=5000)
+    page.click("#tab_bar button[data-name='Translate']")
+    assert page.get_attribute("#howto button", "aria-expanded") == "false" and page.errors == []
 
 
 def test_before_start_the_view_says_what_it_will_show(page):

@@ -34,8 +34,9 @@ def build_demo(translators) -> gr.Blocks:
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
             with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
-                with panels.fold("How to use it", elem_id="howto"):
-                    gr.Markdown(INTRO)
+                howto = panels.fold_head("How to use it", elem_id="howto", closes=True)
+        with panels.fold("How to use it", elem_id="howto", head=howto):  # under the intro row, pushing the page down: never over
+            gr.Markdown(INTRO)  # Start (issue 39 item 3); it closes on Esc, a click outside, a change of tab
         tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
         ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
                   model=picker)

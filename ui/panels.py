@@ -127,13 +127,23 @@ class Fold:
         return self.head.click(fn, inputs, outputs, **kw)
 
 
-@contextmanager
-def fold(label: str, elem_id: str | None = None):
-    """A header button (#elem_id) and the column under it (#elem_id_body), closed at first."""
-    head = gr.HTML("closed 0", html_template=(
+def fold_head(label: str, elem_id: str | None = None, closes: bool = False) -> gr.HTML:
+    """A fold's header button (#elem_id), made apart from its body where the two sit apart (fold's `head`).
+    closes=True: the open fold closes on Esc, on a click outside it and on a change of tab (assets/panels.js), as a
+    help text does that a reader opens, reads and leaves."""
+    closing = f' data-closes="{elem_id}_body"' if closes else ""  # the body's id: panels.js counts it as inside
+    return gr.HTML("closed 0", html_template=(
         '<button type="button" class="al-fold" aria-expanded="${String(value).startsWith(\'open\') ? \'true\' : '
-        f'\'false\'}}">{html.escape(label)}</button>'), js_on_load=asset("panels.js"), elem_id=elem_id,
-        elem_classes=["al-fold-head"], padding=False, apply_default_css=False)
+        f'\'false\'}}"{closing}>{html.escape(label)}</button>'),
+        js_on_load=asset("panels.js"), elem_id=elem_id, elem_classes=["al-fold-head"], padding=False,
+        apply_default_css=False)
+
+
+@contextmanager
+def fold(label: str, elem_id: str | None = None, head: gr.HTML | None = None):
+    """A header button (#elem_id) and the column under it (#elem_id_body), closed at first; `head`: the header
+    made by fold_head where it sits elsewhere on the page (the body is put where this is called)."""
+    head = head if head is not None else fold_head(label, elem_id)
     with gr.Column(visible=False, elem_id=f"{elem_id}_body" if elem_id else None,
                    elem_classes=["al-fold-body"]) as column:
         f = Fold(head, column)
