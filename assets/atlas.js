@@ -101,7 +101,12 @@ const LETTER = {encoder_self: "e", decoder_self: "d", cross: "c"};
     if (p.head === undefined) return;
     const m = /^([edc])(\d{1,2})\.(\d{1,2})$/.exec(p.head), kind = m && KINDS.find(k => LETTER[k] === m[1]);
     const h = m && props.value.heads.find(x => x.kind === kind && x.layer === +m[2] - 1 && x.head === +m[3] - 1);
-    if (!h) { notes.push(`atlas_head ${JSON.stringify(p.head.slice(0, 24))} (a head such as c2.3: e, d or c, a layer and a head of this model)`); return; }
+    if (!h) {
+      const top = (f) => 1 + Math.max(...props.value.heads.map(f));
+      notes.push(`atlas_head ${JSON.stringify(p.head.slice(0, 24))} (a head such as c2.3: e, d or c, ` +
+                 `layer 1 to ${top(x => x.layer)}, head 1 to ${top(x => x.head)})`);
+      return;
+    }
     inst.picked = {kind, layer: h.layer, head: h.head};
     render();
   },

@@ -79,6 +79,7 @@
   const boxes = (g) => [...document.querySelectorAll(`#${GROUPS[g]} label`)]
     .map(l => ({l, input: l.querySelector("input[type=checkbox]"), m: /^L(\d+) H(\d+)$/.exec(l.textContent.trim())}))
     .filter(b => b.input && b.m);
+  const top = (i) => Math.max(0, ...Object.keys(GROUPS).flatMap(g => boxes(g).map(b => +b.m[i])));
   views.ablation = {
     ready: () => !!$("#ablate_run") && boxes("e").length > 0,
     get() {
@@ -94,7 +95,7 @@
         const m = /^([edc])(\d{1,2})\.(\d{1,2})$/.exec(one);
         const found = m && boxes(m[1]).some(b => b.m[1] === m[2] && b.m[2] === m[3]);
         if (found) want.add(one);
-        else notes.push(`ablation_off ${short(one)} (heads such as e1.2: e, d or c, a layer and a head of this model)`);
+        else notes.push(`ablation_off ${short(one)} (heads such as e1.2: e, d or c, layer 1 to ${top(1)}, head 1 to ${top(2)})`);
       }
       for (const g of Object.keys(GROUPS)) for (const b of boxes(g)) {
         if (b.input.checked !== want.has(`${g}${b.m[1]}.${b.m[2]}`)) b.input.click();
@@ -143,12 +144,13 @@
 
   // -- Attention being learned: the snapshot ----------------------------------------------------------------
   views.learned = {
-    ready: () => !!$("#learned_epoch input[type=range]") && !!$("#learned_plot"),
+    ready: () => (!!$("#learned_epoch input[type=range]") && /Snapshot \d/.test(text("#learned_point")))
+      || /no attention history/.test(text("#learned_intro")),
     get: () => ({snapshot: +$("#learned_epoch input[type=range]").value}),
-    async set(p, notes) {
+    async set(p, notes) {                 // (ready once the model's history has come: its slider's range)
       kit.unknown(notes, "learned", p, ["snapshot"]);
       const r = $("#learned_epoch input[type=range]");
-      await until(() => +r.max > 1 || $("#learned_point") && text("#learned_point").trim(), 20000);
+      if (!r) { if (p.snapshot !== undefined) notes.push("learned_snapshot (this model has no attention history)"); return; }
       const v = kit.whole(notes, "learned_snapshot", p.snapshot, +r.min || 1, +r.max || 1);
       if (v === undefined) return;
       kit.slide("learned_epoch", v);
