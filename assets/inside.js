@@ -122,15 +122,11 @@ function titles(h, st, i) {
     (h.kind === "encoder_self" ? " (click a row of the map for another)" : " (the current step)")));
   q("follow").hidden = follows;
   setText(q("scaledhead"), `÷√${h.dk}`);
-  const notes = {
-    1: `① q·k: the query's ${h.dk} numbers times each key's, summed. Similar strips give a large score.`,
-    2: `② ÷√d_k = ÷${Math.sqrt(h.dk).toFixed(2)}: keeps scores in a range where softmax still spreads its weight.`,
-    3: h.kind === "decoder_self" ? "③ mask: keys after the query (the future) become −∞, so their weight is 0."
-                                 : "③ mask: nothing is masked here (one sentence, no padding).",
-    4: "④ softmax: e^score / Σ e^score over the unmasked keys; the weights of a row sum to 1.",
-    5: `⑤ out = Σ wᵢ·vᵢ (${h.dk} numbers). Contribution ‖wᵢ·vᵢ·W_O‖: how much each key adds to the output.`,
-    6: "Every stage at once; pick one to follow the code line by line."};
-  setText(q("note"), notes[ui.stage]);
+  // the stage's note from the page's catalogue (ui/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
+  // "Explanations" box says (assets/explain.js)
+  const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") : `inside.stage${ui.stage}`;
+  const said = window.__explain ? window.__explain.t(key) : key;
+  setText(q("note"), said.replace(/\{dk\}/g, String(h.dk)).replace(/\{root\}/g, Math.sqrt(h.dk).toFixed(2)));
 }
 
 // -- decoder self-attention's mask: the T×T causal triangle of training, the current row marked ---------------
@@ -207,7 +203,7 @@ function update() {
   const st = L.state, d = st.doc;
   if (!d || !d.traj || st.doc !== st.traj) {
     message(d ? "This map is not a decoding step (a reference, a beam hypothesis or an ablation): the panel follows the steps of Start."
-              : "Press Start: the panel opens up the head shown in the map, one query row at a time.");
+              : (window.__explain ? window.__explain.t("inside.msg") : "Press Start."));
     return done(t0);
   }
   const ids = d.ids.join(","), mean = st.head === "mean";
@@ -241,6 +237,7 @@ function stage(s) {
   update();
 }
 element.querySelectorAll(".inside-stages button").forEach(b => b.addEventListener("click", () => stage(+b.dataset.stage)));
+document.addEventListener("lens-explain", () => update());  // the notes in the other version (assets/explain.js)
 q("fold").addEventListener("click", () => {
   ui.open = !ui.open; q("body").hidden = !ui.open;
   q("fold").textContent = ui.open ? "▾" : "▸"; q("fold").setAttribute("aria-expanded", String(ui.open));

@@ -18,7 +18,7 @@ FORMULA = re.compile(r"[‖√Σ×ᵀ∑^=]|\w_\w|\bq·k|·v\b|\bsoftmax\b|\blog
 
 def strip_markup(text: str) -> str:
     """Markdown and HTML to their words: tags, emphasis, code marks and headings out."""
-    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"<[^>]+>|\{\w+\}", " ", text)  # tags, and a text's blanks ({dk}: filled in by the page)
     return re.sub(r"[*_`#]+", "", text)
 
 

@@ -65,6 +65,23 @@ def test_plain_by_default_detail_one_click_away_everywhere(served):
     assert page.errors == []
 
 
+def test_inside_this_head_explains_simply_then_in_detail(served):
+    """The panel's help and its stage notes (the Done-when screenshot of issue 39) in both versions."""
+    url, b = served
+    page = open_app(b, url, 1280, 800)
+    start(page, "Ein Hund rennt.")
+    page.wait_for_selector("#inside .inside-note", state="visible", timeout=30000)
+    page.click("#inside .inside-stages button[data-stage='2']")
+    plain = shown(page, "#inside .inside-help") + " " + shown(page, "#inside .inside-note")
+    assert "blue is below zero" in plain and "② Shrink" in plain and "Kobayashi" not in plain and "√" not in plain
+    page.click("#explain_detail")
+    page.wait_for_function("document.querySelector('#inside .inside-note').textContent.includes('√')", timeout=5000)
+    detail = shown(page, "#inside .inside-help") + " " + shown(page, "#inside .inside-note")
+    assert "Kobayashi et al. 2020" in detail and "② ÷√d_k" in detail and "Shrink" not in detail
+    page.click("#explain_plain")
+    assert page.errors == []
+
+
 def test_a_link_keeps_the_detailed_explanations_and_refuses_other_values(served):
     url, b = served
     page = open_app(b, url, 1280, 800)

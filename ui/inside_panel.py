@@ -3,10 +3,13 @@ map opened up for one query row, and the map's weight / contribution toggle. The
 payload (ui/inside_payload.py, decoded by assets/payload.js) once per head and trajectory; stepping asks nothing."""
 from __future__ import annotations
 
+import re
+
 import gradio as gr
 
 from . import handlers as h
 from .components import FAST, Ctx, asset
+from .texts import spans
 
 INSIDE_JS = ("payload.js", "inside.js")  # the panel's script: the payloads' decoders, then the panel
 
@@ -14,7 +17,8 @@ INSIDE_JS = ("payload.js", "inside.js")  # the panel's script: the payloads' dec
 def panel(ctx: Ctx) -> gr.HTML:
     """The panel (elem_id "inside") and its one event: the view fires "click" with {kind, layer, head, position}
     (the trajectory's last position) and the answer is the head's payload."""
-    view = gr.HTML(None, html_template=asset("inside.html"), css_template=asset("inside.css"),
+    template = re.sub(r"<!--text:([\w.]+)-->", lambda m: spans(m.group(1)), asset("inside.html"))  # ui/texts
+    view = gr.HTML(None, html_template=template, css_template=asset("inside.css"),
                    js_on_load=asset(*INSIDE_JS), elem_id="inside")
 
     def on_open(session, evt: gr.EventData):

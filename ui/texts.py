@@ -76,6 +76,12 @@ def versions(plain: str, detail: str) -> str:
     return "\n".join(f'<div class="x-{mode}">\n\n{body}\n\n</div>' for mode, body in zip(MODES, (plain, detail)))
 
 
+def spans(key: str, lang: str = "en") -> str:
+    """HTML of a text in both versions, as two spans the page's mode shows or hides (for HTML templates; the
+    catalogue's own markup, such as <sub>, is kept)."""
+    return "".join(f'<span class="x-{mode}">{text(key, mode, lang)}</span>' for mode in MODES)
+
+
 def flat(lang: str = "en") -> dict[str, dict]:
     """Every text of a catalogue by its dotted key, in the catalogue's order: {key: {"plain", "detail"}}."""
     out = {}
