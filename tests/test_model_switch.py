@@ -84,8 +84,10 @@ def test_the_clears_after_a_switch_with_no_sentence_say_nothing_of_a_sentence(de
 
 
 def test_on_new_checks_the_idle_values_too():
+    from ui.page_state import PageState
+
     class Ctx:
-        pass
+        page = PageState()  # the registry lives in the page's state (ui/page_state.py), not in ctx.__dict__
     ctx = Ctx()
     with pytest.raises(ValueError, match="2 outputs but 1 values"):
         fresh.on_new(ctx, [object(), object()], [1, 2], idle=[1])

@@ -1,14 +1,15 @@
 """What every tab shares: asset paths, queue settings, the attention view component, number checks."""
 from __future__ import annotations
 
-import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gradio as gr
 
 from transformer.decoding import Translator
+
+from .page_state import PageState, new_value
 
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"  # in a checkout, and in the wheel, which mirrors it
@@ -40,6 +41,9 @@ class Ctx:
     models: object = None  # ui.models.Models: every model served
     model: gr.Dropdown | None = None  # the picker: this user's model (its value lives in their page)
     api_trigger: gr.Button | None = None  # hidden, never clicked: the trigger of the endpoints for programs only
+    page: PageState = field(default_factory=PageState)  # the page's state: what owns what (ui/page_state.py)
+    translate: object = None  # the Translate tab's components (translate_tab.build)
+    model_outputs: tuple | None = None  # (outputs, values(key, text)) a choice of model sets (translate_tab.wire_model)
 
 
 def live_position(n_inputs: int, index: int) -> str:
@@ -102,9 +106,6 @@ def checked(component, what: str):
     return component
 
 
-_NOTES = itertools.count(1)
-
-
 def box_note(ctx: Ctx, elem_id: str, boxes: list[str]) -> gr.HTML:
     """The note under input boxes (assets/box_note.js): why the last request of a button started nothing (its
     value: box_note_value), said by the page while the boxes (their elem_ids) still hold what was sent; gone once
@@ -118,6 +119,6 @@ def box_note(ctx: Ctx, elem_id: str, boxes: list[str]) -> gr.HTML:
 
 def box_note_value(texts: dict, problem: str = "") -> str:
     """A box_note's value: the boxes' texts as sent ({elem_id: text}) and why nothing started ("": it started);
-    a JSON text, new at every call."""
-    return json.dumps({"n": next(_NOTES), "texts": {k: v if isinstance(v, str) else "" for k, v in texts.items()},
+    a JSON text, new at every call (ui/page_state.py G1: else a second identical note would not be shown)."""
+    return json.dumps({"n": new_value(), "texts": {k: v if isinstance(v, str) else "" for k, v in texts.items()},
                        "said": problem}, ensure_ascii=False)

@@ -6,8 +6,6 @@ endpoints stay for gradio_client users (/step /run /back /reset /goto /topk), on
 """
 from __future__ import annotations
 
-import itertools
-import json
 from functools import partial
 from types import SimpleNamespace
 
@@ -17,7 +15,7 @@ from transformer.data import examples_path, read_glossed_examples
 from transformer.language import hint as language_hint
 from transformer.language import name
 
-from . import arch, fresh, handlers as h
+from . import arch, handlers as h, page_state
 from . import attribution_panel, inside_panel, panels
 from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
 from .components import (CONC, FAST, Ctx, api_only, asset, box_note, box_note_value, checked, lens_view,
@@ -42,6 +40,7 @@ def build(ctx: Ctx) -> None:
     wire_hint(ctx, c)
     ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = c.source, c.k, c.words, c.bus, c.position
     ctx.translate = c
+    page_state.on_new(ctx, [c.files], [None])  # the exported files were of the sentence before
 
 
 def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -55,13 +54,9 @@ def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
                 gr.update(visible=other is not None, value=button))
 
     outs = [c.language_row, c.language_note, c.language_switch]
-    # the box's text reaches the server through a hidden copy, so no server event reads the box (the first message
-    # of a request clears its inputs' Gradio messages; the page's own notes do not depend on that)
-    text = gr.Textbox("", visible="hidden", elem_id="hint_text")
-    c.source.change(None, [c.source], [text], js="(v) => v")
-    text.change(show, [text, ctx.model], outs, api_visibility="private", trigger_mode="always_last",
-                show_progress="hidden", **CONC)
-    ctx.model.change(show, [text, ctx.model], outs, api_visibility="private", show_progress="hidden", **CONC)
+    c.source.change(show, [c.source, ctx.model], outs, api_visibility="private", trigger_mode="always_last",
+                    show_progress="hidden", **CONC)
+    ctx.model.change(show, [c.source, ctx.model], outs, api_visibility="private", show_progress="hidden", **CONC)
 
 
 def controls(ctx: Ctx) -> SimpleNamespace:
@@ -182,39 +177,12 @@ def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
     c.api = {name: c.b_force for name in ("start", "step", "run", "back", "reset", "goto", "topk", "reference",
                                           "export")}
     c.noop = drawn.button("no-op", "noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
-    c.boxes = boxes_relay(c.source, c.ref)
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
     # payload (megabytes for a long sentence) on every step
     c.bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
                     elem_id="lens_bus")
     c.glossary = gr.HTML("", html_template="", js_on_load=asset("glossary.js"), visible="hidden",
                          elem_id="glossary")  # the words' meanings where they appear (assets/glossary.js)
-
-
-_BOXES = itertools.count(1)
-BOXES_JS = ("(s) => { const u = s ? JSON.parse(s) : {}; return [u.source, u.ref].map((x) => "
-            "Object.assign({__type__: 'update'}, x || {})); }")
-
-
-def boxes(source: dict | None = None, ref: dict | None = None) -> str:
-    """What the server sets in the sentence box and the reference box (value, label, placeholder), as the relay's
-    value (boxes_relay): a JSON text, new at every call."""
-    return json.dumps({"n": next(_BOXES), "source": source, "ref": ref}, ensure_ascii=False)
-
-
-_STARTED = map(str, itertools.count(1))  # c.started's values
-
-
-def boxes_relay(source: gr.Textbox, ref: gr.Textbox) -> gr.Textbox:
-    """A hidden box the server writes instead of the sentence box and the reference box; a js-only event copies
-    what it says into them. Gradio keeps a loading status for every component some server event has written,
-    and any later server event's status replaces it, wiping a validator's message: a box the server had ever
-    written lost Start's "input is empty" whenever another request (the language hint's) finished after Start's
-    check. (Start now says that in the note under the box, components.box_note_value; the boxes stay written by the
-    browser alone.)"""
-    relay = gr.Textbox("", visible=False, elem_id="boxes_relay", label="boxes")
-    relay.change(None, [relay], [source, ref], js=BOXES_JS, show_progress="hidden")
-    return relay
 
 
 def wire_browser(c: SimpleNamespace) -> None:
@@ -239,14 +207,15 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     (outputs, content(translator) -> their values) of the tabs whose content is the model's own."""
     c, models = ctx.translate, ctx.models
     cleared = [ctx.state, c.translation, c.attention, c.topk]
-    words_out = [c.boxes, c.examples]  # the box and the reference box through their relay (boxes_relay)
+    words_out = [c.source, c.ref, c.examples]
     groups = [o for outputs, _ in followers for o in outputs]
+    busy = dict(show_progress_on=cleared[1:] + groups)  # no spinner over the boxes being relabelled
 
     def model_parts(key, text=None):
         tr = models.get(key)
         w = language_words(tr)
         source = {"label": w["label"], "placeholder": w["placeholder"]} | ({} if text is None else {"value": text})
-        return [boxes(source=source, ref={"label": w["reference"]}), gr.update(choices=w["examples"], value="")] + [
+        return [gr.update(**source), gr.update(label=w["reference"]), gr.update(choices=w["examples"], value="")] + [
             v for _, content in followers for v in content(tr)]
     ctx.model_outputs = (words_out + groups, model_parts)  # a link's model sets these too (ui/link.py)
 
@@ -254,17 +223,17 @@ def wire_model(ctx: Ctx, followers: list) -> None:
         gr.Info(f"Now using {models.label(key)}: start a sentence in {name(models.get(key).config.src_lang)}.")
         return [None, "", None, None] + model_parts(key)
 
-    c.switch_events = [ctx.model.input(picked, [ctx.model], cleared + words_out + groups,  # ui/fresh.py chains
-                                       api_visibility="private", **CONC)]
+    page_state.switch(ctx, ctx.model.input(picked, [ctx.model], cleared + words_out + groups,
+                                           api_visibility="private", **busy, **CONC))
 
     def switch(text, kk, ww, key):
         _, other = hint_for(models, key, text)
         other = other or key
         return [other] + list(h.start(models.get(other), text, kk, ww)) + model_parts(other)
 
-    c.switch_events += [c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
-                                                [ctx.model] + cleared + words_out + groups,
-                                                api_visibility="private", **CONC)]
+    page_state.switch(ctx, c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
+                                                   [ctx.model] + cleared + words_out + groups,
+                                                   api_visibility="private", **busy, **CONC))
 
 
 def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -281,12 +250,11 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         problem = h.source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
         if problem:
             return [gr.skip()] * len(outs) + [box_note_value({"source": text}, problem), gr.skip()]
-        return list(h.start(tr, text, kk, ww)) + [box_note_value({"source": text}), next(_STARTED)]
+        return list(h.start(tr, text, kk, ww)) + [box_note_value({"source": text}), page_state.new_value()]
 
-    # c.started: a hidden count, new with each sentence started and left as it was by a Start that started nothing;
-    # ui/fresh.py clears the other tabs when it changes (a clear of every output "skipped" would not do: Gradio loses
-    # the props of a gr.HTML not mounted yet, a tab never opened, when it gets an empty update)
-    c.started = gr.Textbox("0", visible=False, label="sentences started")
+    # the mark of a start: new with each sentence started, left as it was by a Start that started nothing; its change
+    # clears the other tabs' results (ui/page_state.py)
+    c.started = page_state.mark(ctx)
     quiet = dict(api_visibility="private", show_progress_on=outs, **CONC)  # no spinner on the note under the box
     c.b_start.click(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
     source.submit(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
@@ -299,9 +267,9 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
             return [gr.skip()] * (len(outs) + 3)
         started = h.start(models.get(key), example, kk, ww)
         note = box_note_value({"source": example})
-        return [boxes(source={"value": example})] + list(started) + [note, next(_STARTED)]
+        return [gr.update(value=example)] + list(started) + [note, page_state.new_value()]
 
-    c.examples.input(on_example, [c.examples, k, words, model], [c.boxes] + outs + [c.note, c.started],
+    c.examples.input(on_example, [c.examples, k, words, model], [source] + outs + [c.note, c.started],
                      api_visibility="private", show_progress_on=outs, **CONC)
     # every other event reads the started sentence, which carries its model (ui/models.py of_session)
     api["step"].click(of_session(h.step), [state, k, words], outs, api_name="step", **FAST)
@@ -335,8 +303,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     export = h.export_event()
 
     def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
-        if not fresh.started(session):
-            return [gr.skip(), box_note_value({}, fresh.unstarted("the files hold the maps of the started sentence, "
+        if not page_state.started(session):
+            return [gr.skip(), box_note_value({}, page_state.unstarted("the files hold the maps of the started sentence, "
                                                                   "at the step the view shows.", here=True))]
         return [export(session, position, request), box_note_value({})]
 

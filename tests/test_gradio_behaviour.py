@@ -1,0 +1,41 @@
+"""The Gradio 6.31 behaviours the page works around, without a browser: each test passes while Gradio behaves so and
+fails the day it stops, when its workaround can go (docs/design.md, "The page's state"; the browser ones:
+tests/test_gradio_behaviour_browser.py)."""
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+import pytest
+
+JS = "element.textContent = 'a view script of some length, the same for every copy of the view';"
+
+
+def test_the_config_holds_a_copy_of_each_views_script_and_style():
+    """ui/first_load.py bundle: Gradio puts every gr.HTML's js_on_load and css_template in the page's config, one
+    copy per component (three attention views were three copies of lens.js and lens.css)."""
+    with gr.Blocks() as demo:
+        for i in range(3):
+            gr.HTML("", js_on_load=JS, css_template=".x { color: red; }", elem_id=f"v{i}")
+    text = json.dumps(demo.config)
+    assert text.count(JS[:40]) == 3 and text.count(".x { color: red; }") == 3
+
+
+def test_the_config_holds_the_values_of_components_not_shown():
+    """ui/first_load.py defer: a component in a column not shown still has its whole value in the config (the head
+    atlas was sent with every first page)."""
+    big = {"cells": list(range(5000))}
+    with gr.Blocks() as demo:
+        with gr.Column(visible=False):
+            gr.JSON(big, elem_id="big")
+    value = next(c for c in demo.config["components"] if c["props"].get("elem_id") == "big")["props"]["value"]
+    assert value == big
+
+
+def test_a_bounded_number_given_text_raises_a_type_error_not_a_message():
+    """ui/components.py checked: Gradio's Slider (and a Number with bounds) compares what the browser sends with its
+    bounds as it is, so text is a TypeError (a traceback for the user), not a gr.Error saying what is wrong."""
+    for component in (gr.Slider(1, 20, step=1), gr.Number(minimum=0)):
+        with pytest.raises(TypeError) as e:
+            component.preprocess("two")
+        assert not isinstance(e.value, gr.Error)
