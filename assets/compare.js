@@ -29,7 +29,10 @@ function mapOf(d, t) {                    // one head (or the mean of heads) of 
     const base = (st.layer * H + h) * Tq * Tk;
     for (let i = 0; i < R; i++) for (let j = 0; j < C; j++) z[i * C + j] += m.data[base + i * Tk + j] / heads.length;
   }
-  return {rows, cols, z, R, C, row: st.kind === "encoder_self" ? -1 : t};
+  // a decoder row reads as in the Translate view: 'query → the piece it predicts' (the last: the greedy next piece)
+  const labels = st.kind === "encoder_self" ? rows : rows.map((x, i) => `${x} \u2192 ${i + 1 < n ? rows[i + 1]
+    : d.done[t] ? (x === "</s>" ? "(finished)" : "(stopped)") : d.greedy[t]}`);
+  return {rows, labels, cols, z, R, C, row: st.kind === "encoder_self" ? -1 : t};
 }
 const norm = (p) => p.replace(/^\u2581/, "").toLowerCase();
 function align(a, b) {                    // for each piece of a: the index of its partner in b, or -1
@@ -49,7 +52,7 @@ function difference(ma, mb) {             // A − B in A's rows and columns; Na
     z[i * ma.C + j] = v;
     if (ok && Math.abs(v) > Math.abs(big)) { big = v; where = [i, j]; }
   }
-  return {rows: ma.rows, cols: ma.cols, z, R: ma.R, C: ma.C, row: ma.row, big, where,
+  return {rows: ma.rows, labels: ma.labels, cols: ma.cols, z, R: ma.R, C: ma.C, row: ma.row, big, where,
           rowsAligned: ri.filter(x => x >= 0).length, colsAligned: cj.filter(x => x >= 0).length};
 }
 
@@ -69,7 +72,7 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   if (width <= 0) return;
   g.font = FONT;
   const lw = (xs) => Math.ceil(Math.max(0, ...xs.map(s => g.measureText(String(s)).width)));
-  const gutter = Math.min(110, lw(m.rows) + 8), bottom = Math.min(80, Math.ceil(lw(m.cols) * 0.87) + 14);
+  const gutter = Math.min(150, Math.floor(width * 0.45), lw(m.labels) + 8), bottom = Math.min(80, Math.ceil(lw(m.cols) * 0.87) + 14);
   const cw = Math.max(3, Math.min(28, Math.floor((width - gutter - 6) / Math.max(1, m.C))));
   const ch = Math.max(6, Math.min(cw, 24, Math.floor(MAX_ROWS_PX / Math.max(1, m.R))));
   const W = gutter + m.C * cw + 6, Hh = m.R * ch + bottom, dpr = window.devicePixelRatio || 1;
@@ -82,7 +85,7 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   }
   g.fillStyle = "#333"; g.textBaseline = "middle"; g.textAlign = "right";
   const every = Math.ceil(12 / ch);
-  m.rows.forEach((s, i) => { if (i % every === 0) g.fillText(String(s), gutter - 4, i * ch + ch / 2); });
+  m.labels.forEach((s, i) => { if (i % every === 0) g.fillText(String(s), gutter - 4, i * ch + ch / 2); });
   const everyC = Math.ceil(11 / cw);
   m.cols.forEach((s, j) => {
     if (j % everyC) return;
@@ -124,15 +127,16 @@ function render() {
   const zmax = Math.max(1e-6, ...ma.z, ...mb.z), dmax = Math.max(1e-6, Math.abs(md.big));
   draw("a", ma, v => viridis(v / zmax)); draw("b", mb, v => viridis(v / zmax)); draw("d", md, v => diverging(v / dmax));
   setText(q("scale"), `Colours 0 … ${zmax.toFixed(3)}, both maps on one scale. Rows are queries, columns keys; ` +
-    "a decoder row is a piece the model has read, the red box the current step's. " +
-    "Step with ← / → when the view has focus.");
+    "a decoder row reads “query → the piece it predicts”, the red box the current step's. " +
+    "Step with ← / → (Home / End) whenever the focus is not in a text box.");
   setText(q("dscale"), `blue: B attends more · red: A attends more · ±${dmax.toFixed(3)}`);
   const head = st.head === "mean" ? "mean of heads" : `head ${st.head + 1}`;
   setText(q("title"), `${{encoder_self: "Encoder self-attention", decoder_self: "Decoder self-attention",
     cross: "Cross-attention"}[st.kind]} · layer ${st.layer + 1} · ${head}`);
+  setText(q("axes"), window.__lens && window.__lens.axes ? window.__lens.axes(st.kind, a) : "");
   setText(q("align"), `${md.rowsAligned} of ${md.R} query pieces and ${md.colsAligned} of ${md.C} key pieces of A ` +
     "line up with B" + (md.where ? `; the largest difference: ${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)} at ` +
-    `query ${md.rows[md.where[0]]}, key ${md.cols[md.where[1]]}` : "; nothing to compare yet"));
+    `query ${md.labels[md.where[0]]}, key ${md.cols[md.where[1]]}` : "; nothing to compare yet"));
   inst.shown = {t: st.t, ta, tb, kind: st.kind, layer: st.layer, head: st.head,
                 a: plain(ma), b: plain(mb), diff: plain(md),
                 aligned: {rows: md.rowsAligned, cols: md.colsAligned}, big: md.big};
@@ -143,7 +147,7 @@ function plain(m) {
   for (let i = 0; i < m.R; i++) {
     z.push(Array.from(m.z.subarray(i * m.C, (i + 1) * m.C), v => (Number.isNaN(v) ? null : v)));
   }
-  return {rows: m.rows.slice(), cols: m.cols.slice(), z};
+  return {rows: m.rows.slice(), labels: m.labels.slice(), cols: m.cols.slice(), z};
 }
 
 // -- the player and the head (one for both sides) -----------------------------------------------------------------
@@ -165,9 +169,14 @@ q("layer").addEventListener("change", e => { st.layer = +e.target.value - 1; ren
 q("head").addEventListener("change", e => {
   st.head = e.target.value === "mean" ? "mean" : +e.target.value - 1; render();
 });
-element.querySelector(".cmp").addEventListener("keydown", e => {
-  if (["INPUT", "SELECT"].includes(e.target.tagName)) return;
-  const act = {ArrowRight: ctl.step, ArrowLeft: ctl.back}[e.key];
+// ← → Home End step both whenever the tab is shown and the focus is not where those keys mean something else
+// (a text box, a select, a slider, a radio group, the tabs): no click on the view first
+const own = (t) => t instanceof Element && (t.isContentEditable || ["TEXTAREA", "SELECT"].includes(t.tagName) ||
+  (t.tagName === "INPUT" && !["checkbox", "button", "submit"].includes(t.type)) || !!t.closest("[role=tablist]"));
+document.addEventListener("keydown", e => {
+  if (!st.a || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || own(e.target)) return;
+  if (element.querySelector(".cmp").offsetParent === null) return;  // the Compare tab is not shown
+  const act = {ArrowRight: ctl.step, ArrowLeft: ctl.back, Home: () => go(0), End: () => go(Infinity)}[e.key];
   if (act) { e.preventDefault(); act(); }
 });
 const tip = q("tip");
@@ -179,7 +188,7 @@ for (const which of ["a", "b", "d"]) {
     const i = Math.floor(e.offsetY / g.ch), j = Math.floor((e.offsetX - g.gutter) / g.cw);
     if (i < 0 || j < 0 || i >= g.m.R || j >= g.m.C) { tip.hidden = true; return; }
     const v = g.m.z[i * g.m.C + j];
-    tip.textContent = `query ${g.m.rows[i]}\nkey ${g.m.cols[j]}\n` + (which === "d"
+    tip.textContent = `query ${g.m.labels[i]}\nkey ${g.m.cols[j]}\n` + (which === "d"
       ? (Number.isNaN(v) ? "no partner in B: not compared" : `A − B ${v >= 0 ? "+" : ""}${v.toFixed(3)}`)
       : `weight ${v.toFixed(3)}`);
     tip.hidden = false;
@@ -187,19 +196,30 @@ for (const which of ["a", "b", "d"]) {
   });
 }
 
+// -- the boxes: do they still hold the pair whose maps are shown? ---------------------------------------------------
+const boxOf = (s) => document.querySelector(`#compare_${s} textarea`);
+function stale() {                        // the hint shows while the boxes hold another pair than the maps
+  const ea = boxOf("a"), eb = boxOf("b");
+  const same = !st.a || !st.b || !ea || !eb || (ea.value === st.a.p.input && eb.value === st.b.p.input);
+  if (q("stale").hidden !== same) q("stale").hidden = same;
+}
+document.addEventListener("input", e => {
+  if (e.target instanceof Element && e.target.closest("#compare_a, #compare_b")) stale();
+});
+
 // -- the two trajectories from the server ---------------------------------------------------------------------------
 function received() {
   const v = props.value, decode = window.__lens && window.__lens.decode;
   if (!v || !v.a || !v.b) {
-    st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true;
-    setText(q("status"), "Pick a pair (or type two sentences) and press Start both."); return;
+    st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true; stale();
+    setText(q("status"), "Pick a pair (it starts at once), or type two sentences and press Start both."); return;
   }
   if (!decode) { setText(q("status"), "The Translate view has not loaded yet: press Start both again."); return; }
   st.a = decode(v.a); st.b = decode(v.b); st.t = 0;
   q("bar").hidden = false; q("panels").hidden = false;
   setText(q("status"), `Two sentences, ${v.model_label || "one model"}: one step moves both; ` +
     "each stops at its own end.");
-  render();
+  stale(); render();
 }
 let lastWidth = -1;
 new ResizeObserver(() => {

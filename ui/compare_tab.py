@@ -18,13 +18,27 @@ PAIRS = {"de": [("Der Hund beißt den Mann.", "Den Mann beißt der Hund.", "word
                 ("Ich rufe dich an.", "Ich rufe dich morgen an.", "a separable verb: an moves further away")],
          "en": [("The dog bites the man.", "The man bites the dog.", "word order: who bites whom")]}
 PICK = "Example pairs: pick one…"
-INTRO = ("Two sentences that differ in one thing (a *minimal pair*), decoded by the same model and stepped together: "
-         "one step moves both. The third map is **A − B** where the pieces line up: a piece of A lines up with a "
-         "piece of B when it is the same piece, ignoring capitals and the ▁ word mark, and the same occurrence of it "
-         "(the 2nd *the* of A with the 2nd *the* of B). Red: A attends more; blue: B does; grey: no partner. Try: "
-         "step both to the end and see whether *dog* looks at *Hund* in both, wherever *Hund* stands.")
+# The word to watch in the first pair, per language: cross-attention's rows are the translation being written,
+# its columns the source read, so a target word looks at a source word (never the other way round)
+DOG = {"de": "Hund", "en": "dog"}
+
+
+def intro(tr) -> str:
+    """What the tab shows, and what to try, in the model's languages (rows: the target; columns: the source)."""
+    src, tgt = tr.config.src_lang, tr.config.tgt_lang
+    seen, looks = DOG.get(src, "Hund"), DOG.get(tgt, "dog")
+    return ("Two sentences that differ in one thing (a *minimal pair*), decoded by the same model and stepped "
+            "together: one step moves both. The third map is **A − B** where the pieces line up: a piece of A lines "
+            "up with a piece of B when it is the same piece, ignoring capitals and the ▁ word mark, and the same "
+            "occurrence of it (the 2nd *the* of A with the 2nd *the* of B). Red: A attends more; blue: B does; grey: "
+            f"no partner. In cross-attention each row is a piece of the {name(tgt)} being written and each column a "
+            f"piece of the {name(src)} it reads. Try: step both to the end and see whether *{looks}* looks at "
+            f"*{seen}* in both, wherever *{seen}* stands.")
 TEMPLATE = """<div class="cmp" tabindex="0" aria-label="two sentences side by side: ← → step both">
-  <div class="cmp-status" data-role="status">Pick a pair (or type two sentences) and press Start both.</div>
+  <div class="cmp-status" data-role="status">Pick a pair (it starts at once), or type two sentences and press Start
+    both.</div>
+  <div class="cmp-stale" data-role="stale" hidden>The boxes hold another pair than the maps below: press
+    <b>Start both</b> to see its maps.</div>
   <div class="cmp-bar" data-role="bar" hidden>
     <button type="button" data-role="back">◀ Back</button><button type="button" data-role="step">Step ▶</button>
     <input type="range" data-role="scrub" min="0" max="0" step="1" value="0" aria-label="step of both">
@@ -32,7 +46,7 @@ TEMPLATE = """<div class="cmp" tabindex="0" aria-label="two sentences side by si
     <span class="cmp-kinds"><button type="button" data-kind="encoder_self">Encoder self</button><button type="button"
       data-kind="decoder_self">Decoder self</button><button type="button" data-kind="cross">Cross</button></span>
     <label>Layer <select data-role="layer"></select></label> <label>Head <select data-role="head"></select></label>
-    <span class="cmp-title" data-role="title"></span>
+    <span class="cmp-title" data-role="title"></span> <span class="cmp-axes" data-role="axes"></span>
   </div>
   <div class="cmp-panels" data-role="panels" hidden>
     <div class="cmp-panel"><div class="cmp-name">A</div><div class="cmp-src" data-role="src-a"></div>
@@ -68,7 +82,7 @@ def start_both(models, a, b, k, key):
 
 def build(ctx: Ctx) -> None:
     models, tr = ctx.models, ctx.tr
-    gr.Markdown(INTRO, elem_id="compare_intro")
+    about = gr.Markdown(intro(tr), elem_id="compare_intro")
     a0, b0 = first_pair(tr)
     src = name(tr.config.src_lang)
     with gr.Row(equal_height=True, elem_id="compare_row"):
@@ -82,9 +96,6 @@ def build(ctx: Ctx) -> None:
     note = box_note(ctx, "compare_note", ["compare_a", "compare_b"])  # under the boxes: why Start both started nothing
     view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare.css"), js_on_load=asset("compare.js"),
                    elem_id="compare")
-    pairs.input(None, [pairs, a, b], [a, b, note],
-                js="(v, a, b) => { try { const p = JSON.parse(v); return [p[0], p[1], '']; } "
-                   "catch (e) { return [a, b, '']; } }")
 
     def on_start(ta, tb, kk, key=""):  # a sentence the model cannot read: said under the boxes, nothing else
         tr_, sent = models.get(key), {"compare_a": ta, "compare_b": tb}
@@ -96,12 +107,21 @@ def build(ctx: Ctx) -> None:
     go.click(on_start, [a, b, ctx.k, ctx.model], [view, note], show_progress_on=[view], api_visibility="private",
              **CONC)
 
+    def on_pick(v, ta, tb, kk, key=""):  # an example pair starts at once, as Translate's examples do
+        return on_start(ta, tb, kk, key) if v else [gr.skip(), gr.skip()]
+
+    pairs.input(None, [pairs, a, b], [a, b, note],
+                js="(v, a, b) => { try { const p = JSON.parse(v); return [p[0], p[1], '']; } "
+                   "catch (e) { return [a, b, '']; } }").then(
+        on_pick, [pairs, a, b, ctx.k, ctx.model], [view, note], show_progress_on=[view], api_visibility="private",
+        **CONC)
+
     def on_model(key):  # another model: its example pairs, the first in the boxes, the view cleared
         m = models.get(key)
         a1, b1 = first_pair(m)
         return gr.update(value=a1, placeholder=f"{name(m.config.src_lang)} sentence A"), gr.update(
             value=b1, placeholder=f"{name(m.config.src_lang)} sentence B"), gr.update(
-            choices=pair_choices(m), value=""), None
+            choices=pair_choices(m), value=""), None, intro(m)
 
-    ctx.model.change(on_model, [ctx.model], [a, b, pairs, view], api_visibility="private", show_progress="hidden",
-                     **CONC)
+    ctx.model.change(on_model, [ctx.model], [a, b, pairs, view, about], api_visibility="private",
+                     show_progress="hidden", **CONC)
