@@ -33,39 +33,46 @@ const STOPS = [
   {id: "step", el: "#step", title: "One step, one row",
    text: "Press <b>Step ▶</b> (or → on the map). Each step reveals the next piece. In the big map each row is a " +
      "<i>query</i>; the red box is the current one and reads <i>query → the piece it predicts</i>.",
+   shows: "#attention [data-role=big]",
    begin: () => st().t, done: (b) => !!traj() && st().t > 0 && st().t !== b},
-  {id: "cross", el: "#attention .lens-kinds", title: "Cross-attention and its diagonal",
+  {id: "cross", el: "#attention .lens-kinds", title: "Cross-attention: look for the crossing",
    text: "With <b>Cross</b> chosen, each piece of the translation (a row) looks at the source pieces (columns). " +
      "Press <b>Run ▶▶</b> to reach the end: bright cells often run along a diagonal, as both languages keep " +
-     "roughly the same word order.",
+     "roughly the same word order, and cross it where they don't.",
+   shows: "#attention [data-role=big], #run", arrive: () => openCrossing(),
    done: () => !!traj() && st().kind === "cross" && st().doc === traj() && st().t === traj().n - 1},
   {id: "decoder", el: "#attention [data-kind=decoder_self]", title: "Decoder self-attention: a triangle",
    text: "Press <b>Decoder self</b>: the translation looks at itself. Only the lower-left triangle has colour: " +
      "a piece may look at itself and the pieces before it, never at later ones (the mask).",
-   done: () => st().kind === "decoder_self"},
+   shows: "#attention [data-role=big]", done: () => st().kind === "decoder_self"},
   {id: "inside", el: "#attention [data-role=canvas]", title: "Inside this head",
    text: "Click any row of the big map. <b>Inside this head</b>, on the right, opens that query: its numbers for " +
      "every key, the dashed row on the map.",
+   shows: "#inside",
    begin: () => ins().ui.pick,            // a click on a row sets a new pick, even the same row again
    done: (b) => { const p = ins().ui.pick; return !!(p && p !== b && traj() && p.ids === traj().ids.join(",")); }},
   {id: "stages", el: "#inside [data-role=stages]", side: "left", title: "q·k → ÷√d_k → mask → softmax → Σ wᵢvᵢ",
    text: "Click ① q·k, ② ÷√d<sub>k</sub>, ③ mask, ④ softmax and ⑤ Σ wᵢvᵢ in turn: each shows one stage of the " +
      "table and lights its line of code. The weights of a row sum to 1; the output is their mix of the values.",
+   shows: "#inside [data-role=table], #inside [data-role=code]",
    begin: () => new Set(),
    click: (t, b) => { const s = t.closest("#inside [data-stage]"); if (s) b.add(+s.dataset.stage); },
    done: (b) => { b.add(ins().ui.stage); return [1, 2, 3, 4, 5].every(s => b.has(s)); }},
   {id: "measure", el: "#attention .lens-measure", title: "Weight is not contribution",
    text: "Choose <b>contribution ‖w·v·W_O‖</b>: the map shows how much each key adds to the output instead of " +
      "where the head looks. A key with a large weight but a short value vector adds little, so bright cells move.",
+   shows: "#attention [data-role=big]",
    done: () => !!ins().ui.measure},
   {id: "force", el: "#topk", title: "What if? Force a piece",
    text: "Step back (◀ Back) and click another piece in this top-k list: the model continues from your piece, " +
      "and the rest of the translation changes (your piece is marked).",
+   shows: "#back",
    done: () => !!(traj() && traj().forced.some(Boolean))},
   {id: "ablation", el: "#ablate_cross", tab: {name: "Head ablation", shown: () => seen($("#tab_ablation"))},
    title: "Switch heads off",
    text: "Tick a few heads (say all of one layer) and press <b>Compare</b> below: both translations, and how " +
      "much each piece's probability changed. A switched-off head still looks; its output is zeroed.",
+   shows: "#ablate_run",
    done: () => { const v = window.__lensViews && window.__lensViews.attention_ablated;
      return !!(v && v.state.doc && v.state.doc.off && v.state.doc.off.size); }},
   {id: "atlas", el: () => visible("#atlas"), tab: {name: "Head atlas", shown: () => !!visible("#atlas")},
@@ -79,8 +86,91 @@ const END = {title: "That's the tour", text: "Two more things: the <b>Compare</b
   "side, and <b>Copy link</b> (top right) gives a link that opens exactly the view you see. " +
   "The Tour button brings this back."};
 
+// -- what a stop does to the view: the crossing it opens, the settings it gives back at the end -------------------
+// The cross-attention head whose strongest links cross most clearly in this sentence: for each head, each row's
+// strongest source word piece; a pair of rows whose pieces come in the other order crosses, weighted by the weaker
+// of the two links. No crossing anywhere: the head with the sharpest links (its diagonal).
+function crossing(d) {
+  const m = d.maps.cross, [L, H, Tq, Tk] = m.shape, word = (p) => /\p{L}/u.test(p) && !d.specials.has(p);
+  const keys = d.source.map((p, j) => j).filter(j => word(d.source[j]));
+  const rows = [...Array(Math.min(d.n, Tq)).keys()].filter(i => i + 1 < d.n && word(d.pieces[i + 1]));
+  let best = null;
+  for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) {
+    const links = rows.map(i => {
+      let bj = -1, bw = 0;
+      for (const j of keys) { const w = m.data[((l * H + h) * Tq + i) * Tk + j]; if (w > bw) { bw = w; bj = j; } }
+      return [bj, bw];
+    });
+    let score = 0, sharp = 0;
+    for (let a = 0; a < links.length; a++) {
+      sharp += links[a][1];
+      for (let b = a + 1; b < links.length; b++) if (links[a][0] > links[b][0]) score += Math.min(links[a][1], links[b][1]);
+    }
+    if (!best || score > best.score + 1e-9 || (Math.abs(score - best.score) <= 1e-9 && sharp > best.sharp))
+      best = {layer: l, head: h, score, sharp};
+  }
+  return best;
+}
+function openCrossing() {                 // the stop "look for the crossing" opens that head in the view
+  const d = traj(), lens = window.__lens;
+  T.note = "";
+  if (!d || !d.maps.cross || !lens || !lens.select) return;
+  const c = crossing(d);
+  if (!c) return;
+  lens.select("cross", c.layer, c.head);
+  T.note = c.score > 0 ? `The tour opened layer ${c.layer + 1} · head ${c.head + 1}: this sentence's crossing is ` +
+    "clearest there." : `This sentence keeps one word order: the tour opened layer ${c.layer + 1} · head ` +
+    `${c.head + 1}, its sharpest diagonal.`;
+}
+function found() {                        // the view's settings when the tour starts: given back when it ends
+  const s = st(), m = document.querySelector("#attention .lens-measure input:checked");
+  return {kind: s.kind, layer: s.layer, head: s.head, hide: !!s.hide, measure: m ? m.value : "weight"};
+}
+function giveBack(f) {
+  const lens = window.__lens;
+  if (!f || !lens || !lens.select) return;
+  const m = [...document.querySelectorAll("#attention .lens-measure input")].find(r => r.value === f.measure);
+  if (m && !m.checked) m.click();
+  const hide = document.querySelector("#attention [data-role=hide]");
+  if (hide && !!st().hide !== f.hide) hide.click();
+  lens.select(f.kind, f.layer, f.head);
+}
+
+// -- where the popover goes: beside the stop's element, leaving what the stop describes (`shows`) in sight and, as far
+// as it can, every other control (Start above all: a press meant for it must not land on the popover) ---------------
+const CONTROLS = "button, input, select, textarea, a[href], [role=tab], canvas";
+function fit() {
+  const pop = document.querySelector(".driver-popover.lens-tour");
+  if (!pop || !T.drv || T.i >= N) return;
+  const s = STOPS[T.i], W = innerWidth, H = innerHeight, m = 8, inView = (r) => r.width && r.height && r.bottom > 0 && r.top < H;
+  // and never over the Start row's buttons: a press on Start there would hit the popover (its ✕), not Start
+  const keep = [T.el, ...[...document.querySelectorAll((s.shows ? s.shows + ", " : "") + "#sentence_row .al-btn-box")]
+    .filter(seen)].filter(Boolean)
+    .map(e => e.getBoundingClientRect()).filter(inView);
+  const others = [...document.querySelectorAll(CONTROLS)].filter(e => seen(e) && !pop.contains(e) &&
+    !(T.el && T.el.contains(e))).map(e => e.getBoundingClientRect()).filter(inView);
+  const p = pop.getBoundingClientRect();
+  const area = (rs, x, y) => rs.reduce((a, r) => a + Math.max(0, Math.min(x + p.width, r.right) - Math.max(x, r.left)) *
+    Math.max(0, Math.min(y + p.height, r.bottom) - Math.max(y, r.top)), 0);
+  if (!area(keep, p.left, p.top) && !area(others, p.left, p.top)) return;
+  const el = keep[0] || {left: W / 2, right: W / 2, top: H / 2, bottom: H / 2};
+  const cx = (el.left + el.right) / 2, cy = (el.top + el.bottom) / 2;
+  const key = [T.i, Math.round(el.left), Math.round(el.top), Math.round(p.width), Math.round(p.height), W, H].join();
+  let best = T.placed && T.placed.key === key ? T.placed : null;  // the same page as last time: the same place
+  if (!best) {
+    for (let x = m; x <= Math.max(m, W - p.width - m); x += 12) for (let y = m; y <= Math.max(m, H - p.height - m); y += 12) {
+      const score = area(keep, x, y) * 1000 + area(others, x, y) + 20 * Math.hypot(x + p.width / 2 - cx, y + p.height / 2 - cy);
+      if (!best || score < best.score) best = {x, y, score, key};
+    }
+    T.placed = best;
+  }
+  Object.assign(pop.style, {left: `${best.x}px`, top: `${best.y}px`, right: "auto", bottom: "auto"});
+  pop.classList.add("tour-placed");       // its arrow would point at nothing
+}
+
 // -- the tour ----------------------------------------------------------------------------------------------------
-const T = {drv: null, i: 0, base: null, el: null, ok: false, armed: false, timer: null, loading: null};
+const T = {drv: null, i: 0, base: null, el: null, ok: false, armed: false, timer: null, loading: null, note: "",
+           found: null, arrived: null, placed: null};
 function target(i) {
   const s = STOPS[i];
   if (!s) return null;
@@ -98,6 +188,10 @@ function statusText(i) {
                          : "Do it on the page, or press Next to read on.");
 }
 function paint() {                        // the popover's status line and dots follow the stop's state
+  const extra = document.querySelector(".lens-tour .tour-note");
+  if (extra && extra.textContent !== (T.i < N && STOPS[T.i].arrive ? T.note : "")) {
+    extra.textContent = T.i < N && STOPS[T.i].arrive ? T.note : "";
+  }
   const note = document.querySelector(".lens-tour .tour-status");
   if (note) { note.textContent = statusText(T.i); note.classList.toggle("ok", T.ok); }
   document.querySelectorAll(".lens-tour .tour-dots button").forEach((d, k) => {
@@ -108,7 +202,7 @@ function step(i) {
   const s = i < N ? STOPS[i] : END;
   return {element: i < N ? () => target(i) || undefined : undefined,
           popover: {title: i < N ? `${i + 1} / ${N} · ${s.title}` : s.title, side: s.side, align: s.side && "start",
-                    description: s.text + '<div class="tour-status"></div>'}};
+                    description: s.text + '<div class="tour-note"></div><div class="tour-status"></div>'}};
 }
 function dots(pop) {                      // the stops as numbered dots: done, here; any one can be jumped to
   const row = document.createElement("div");
@@ -136,6 +230,12 @@ function go(i) {
   save(); label();
   if (T.drv.isActive()) T.drv.moveTo(T.i); else T.drv.drive(T.i);
   unblock();
+  T.arrived = null; T.note = ""; arrive(); fit(); requestAnimationFrame(fit);
+}
+function arrive() {                       // a stop that acts on the view: on arriving, and again for a new sentence
+  const s = STOPS[T.i];
+  if (!s || !s.arrive || T.arrived === seq()) return;
+  T.arrived = seq(); s.arrive(); paint();
 }
 function complete() {
   const i = T.i;
@@ -149,6 +249,7 @@ function tick() {
   const el = target(T.i);
   if (el !== T.el) { T.el = el; T.drv.moveTo(T.i); unblock(); }  // a tab opened, an element came: highlight anew
   else T.drv.refresh();
+  arrive(); fit(); requestAnimationFrame(fit);  // driver.js may place the popover again in the next frame
   const now = STOPS[T.i].done(T.base);
   if (!T.armed) T.armed = !now;
   else if (!T.ok && now) { complete(); return; }
@@ -163,11 +264,17 @@ function onKey(e) {                       // driver.js keeps Tab inside its popo
 }
 function ended() {
   clearInterval(T.timer); T.timer = null; T.drv = null;
+  giveBack(T.found); T.found = null;      // the view as the tour found it (kind, layer, head, measure, <s>/</s>)
+  removeEventListener("scroll", onScroll, true);
   document.removeEventListener("click", onClick, true);
   document.removeEventListener("keydown", onKey);
   label();
 }
 function close() { if (T.drv) T.drv.destroy(); ended(); }
+let scrolled = false;
+function onScroll() {                     // driver.js places the popover again on a scroll: keep it beside
+  if (!scrolled) { scrolled = true; requestAnimationFrame(() => { scrolled = false; fit(); }); }
+}
 
 const CSS = `.driver-overlay, .driver-overlay * { pointer-events: none !important; }
 .driver-active-element { outline: 3px solid #f97316 !important; outline-offset: 2px; }
@@ -180,7 +287,10 @@ const CSS = `.driver-overlay, .driver-overlay * { pointer-events: none !importan
 .lens-tour .tour-dots button.done { background: #16a34a; border-color: #16a34a; color: #fff; }
 .lens-tour .tour-dots button.now { outline: 2px solid #f97316; outline-offset: 1px; }
 .lens-tour .tour-status { margin-top: 8px; font-size: 13px; color: #666; }
-.lens-tour .tour-status.ok { color: #15803d; font-weight: 600; }`;
+.lens-tour .tour-status.ok { color: #15803d; font-weight: 600; }
+.lens-tour .tour-note { margin-top: 6px; font-size: 13px; color: #1d4ed8; }
+.lens-tour .tour-note:empty { display: none; }
+.driver-popover.lens-tour.tour-placed .driver-popover-arrow { display: none; }`;
 function lib() {                          // driver.js and its CSS, fetched once, on the first start
   if (window.driver && window.driver.js) return Promise.resolve(window.driver.js.driver);
   if (!T.loading) T.loading = new Promise((ok, fail) => {
@@ -197,6 +307,7 @@ async function start(i) {
   offer(false);
   if (T.drv) { go(i ?? T.i); return; }
   const driver = await lib();
+  T.found = found();
   T.drv = driver({steps: [...Array(N + 1).keys()].map(step), animate: false, overlayOpacity: 0,
     allowKeyboardControl: false, allowClose: true, stagePadding: 4,
     popoverClass: "lens-tour", nextBtnText: "Next ›", prevBtnText: "‹ Prev", smoothScroll: true,
@@ -205,6 +316,7 @@ async function start(i) {
     onDestroyed: () => { if (T.drv) ended(); }});
   document.addEventListener("click", onClick, true);
   document.addEventListener("keydown", onKey);
+  addEventListener("scroll", onScroll, true);
   T.timer = setInterval(tick, 250);
   go(i ?? (S.finished ? 0 : S.stop));
 }
