@@ -110,18 +110,14 @@ function show(kind, layer, head) {
   if (g) g.classList.add("arch-on");
   q("qkv").textContent = where(kind, layer + 1, head);
 }
-function where(kind, l, head) {
+function where(kind, l, head) {           // the block's text from the page's catalogue (ui/texts/en.toml "arch.<kind>")
   const a = props.value || {}, h = head === "mean" ? "the mean of its heads" : `head ${head + 1} of ${a.heads}`;
-  const from = (stack, pieces) => l === 1 ? `the ${pieces} pieces' embeddings (+ positions)` : `${stack} layer ${l - 1}'s output`;
-  if (kind === "encoder_self")
-    return `Encoder self-attention, layer ${l} (${h}): queries, keys and values all from ${from("encoder", "source")}; ` +
-      "every source piece may look at every other. Computed once per sentence.";
-  if (kind === "decoder_self")
-    return `Masked decoder self-attention, layer ${l} (${h}): queries, keys and values from ${from("decoder", "target")}; ` +
-      "a position sees only itself and earlier ones. One new row per step (earlier keys and values are cached).";
-  return `Cross-attention, layer ${l} (${h}): queries from the decoder (after this layer's self-attention), ` +
-    "keys and values from the encoder's output, computed once per sentence and reused at every step.";
+  const [stack, pieces] = kind === "encoder_self" ? ["encoder", "source"] : ["decoder", "target"];
+  const from = l === 1 ? `the ${pieces} pieces' embeddings (+ positions)` : `${stack} layer ${l - 1}'s output`;
+  const said = window.__explain ? window.__explain.t(`arch.${kind}`) : kind;
+  return said.replace("{l}", String(l)).replace("{h}", h).replace("{from}", from);
 }
+document.addEventListener("lens-explain", () => { inst.shown = null; follow(); });  // the other version (explain.js)
 function follow() {
   const v = lens(); if (!v || !v.state) return;
   show(v.state.kind, v.state.layer, v.state.head);

@@ -117,6 +117,10 @@ def test_arch_strip_follows_and_selects(page, translator):
     page.wait_for_function(f"document.querySelector('#arch .arch-on').dataset.layer === '{L_dec - 1}'")
     a = arch_state(page)
     assert a["kind"] == "decoder_self" and a["layer"] == L_dec - 1
+    assert "written before it, never ahead" in a["qkv"]  # plain by default (issue 39 item 5)
+    page.click("#explain_detail")
+    page.wait_for_function("document.querySelector('#arch [data-role=qkv]').textContent.includes('Masked')")
+    a = arch_state(page)
     assert "masked" in a["qkv"].lower() and "earlier" in a["qkv"]
     n = renders(page)
     page.click("#arch [data-kind=encoder_self][data-layer='0']")  # a click on a block opens it in the view
@@ -131,6 +135,9 @@ def test_arch_strip_follows_and_selects(page, translator):
     assert (page.evaluate("window.__lens.state.kind"), page.evaluate("window.__lens.state.layer")) == ("cross", L_dec - 1)
     qkv = arch_state(page)["qkv"]
     assert "queries from the decoder" in qkv and "keys and values from the encoder" in qkv and "once per sentence" in qkv
+    page.click("#explain_plain")
+    page.wait_for_function("document.querySelector('#arch [data-role=qkv]').textContent.includes('looks at your sentence')")
+    assert "used at every step" in arch_state(page)["qkv"] and page.errors == []
 
 
 # -- 11: switched-off heads: their weights are computed, their outputs zeroed --------------------------------

@@ -7,11 +7,11 @@ import gradio as gr
 from transformer.decoding import Translator
 
 from .components import Ctx, asset
+from .texts import spans
 
 TEMPLATE = ('<div class="arch"><svg class="arch-svg" data-role="svg" role="img" '
             'aria-label="the model: encoder and decoder layers and their sublayers"></svg>'
-            '<div class="arch-legend">LN layer norm, + residual: every sublayer computes x + f(LN(x)). '
-            'Click an attention block to open it.</div>'
+            f'<div class="arch-legend">{spans("arch.legend")}</div>'
             '<div class="arch-qkv" data-role="qkv"></div></div>')
 
 
