@@ -26,65 +26,41 @@ const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].f
 const TRANSLATE = {name: "Translate", shown: () => seen($("#attention"))};
 const atlasOpened = () => [...document.querySelectorAll("#atlas")].length && (window.__atlas || {}).opened;
 const STOPS = [
-  {id: "start", el: "#sentence_row", title: "A sentence",
-   text: "Type a sentence in the model's language and press <b>Start</b>, or pick one under <b>Examples</b> " +
-     "(it starts at once). The model translates it whole; the view then replays it one piece at a time.",
-   begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
-  {id: "step", el: "#step", title: "One step, one row",
-   text: "Press <b>Step ▶</b> (or → on the map). Each step reveals the next piece. In the big map each row is a " +
-     "<i>query</i>; the red box is the current one and reads <i>query → the piece it predicts</i>.",
-   shows: "#attention [data-role=big]",
+  {id: "start", el: "#sentence_row", begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
+  {id: "step", el: "#step", shows: "#attention [data-role=big]",
    begin: () => st().t, done: (b) => !!traj() && st().t > 0 && st().t !== b},
-  {id: "cross", el: "#attention .lens-kinds", title: "Cross-attention: look for the crossing",
-   text: "With <b>Cross</b> chosen, each piece of the translation (a row) looks at the source pieces (columns). " +
-     "Press <b>Run ▶▶</b> to reach the end: bright cells often run along a diagonal, as both languages keep " +
-     "roughly the same word order, and cross it where they don't.",
-   shows: "#attention [data-role=big], #run", arrive: () => openCrossing(),
+  {id: "cross", el: "#attention .lens-kinds", shows: "#attention [data-role=big], #run", arrive: () => openCrossing(),
    done: () => !!traj() && st().kind === "cross" && st().doc === traj() && st().t === traj().n - 1},
-  {id: "decoder", el: "#attention [data-kind=decoder_self]", title: "Decoder self-attention: a triangle",
-   text: "Press <b>Decoder self</b>: the translation looks at itself. Only the lower-left triangle has colour: " +
-     "a piece may look at itself and the pieces before it, never at later ones (the mask).",
-   shows: "#attention [data-role=big]", done: () => st().kind === "decoder_self"},
-  {id: "inside", el: "#attention [data-role=canvas]", title: "Inside this head",
-   text: "Click any row of the big map. <b>Inside this head</b>, on the right, opens that query: its numbers for " +
-     "every key, the dashed row on the map.",
-   shows: "#inside",
+  {id: "decoder", el: "#attention [data-kind=decoder_self]", shows: "#attention [data-role=big]",
+   done: () => st().kind === "decoder_self"},
+  {id: "inside", el: "#attention [data-role=canvas]", shows: "#inside",
    begin: () => ins().ui.pick,            // a click on a row sets a new pick, even the same row again
    done: (b) => { const p = ins().ui.pick; return !!(p && p !== b && traj() && p.ids === traj().ids.join(",")); }},
-  {id: "stages", el: "#inside [data-role=stages]", side: "left", title: "q·k → ÷√d_k → mask → softmax → Σ wᵢvᵢ",
-   text: "Click ① q·k, ② ÷√d<sub>k</sub>, ③ mask, ④ softmax and ⑤ Σ wᵢvᵢ in turn: each shows one stage of the " +
-     "table and lights its line of code. The weights of a row sum to 1; the output is their mix of the values.",
+  {id: "stages", el: "#inside [data-role=stages]", side: "left",
    shows: "#inside [data-role=table], #inside [data-role=code]",
    begin: () => new Set(),
    click: (t, b) => { const s = t.closest("#inside [data-stage]"); if (s) b.add(+s.dataset.stage); },
    done: (b) => { b.add(ins().ui.stage); return [1, 2, 3, 4, 5].every(s => b.has(s)); }},
-  {id: "measure", el: "#attention .lens-measure", title: "Weight is not contribution",
-   text: "Choose <b>contribution ‖w·v·W_O‖</b>: the map shows how much each key adds to the output instead of " +
-     "where the head looks. A key with a large weight but a short value vector adds little, so bright cells move.",
-   shows: "#attention [data-role=big]",
+  {id: "measure", el: "#attention .lens-measure", shows: "#attention [data-role=big]",
    done: () => !!ins().ui.measure},
-  {id: "force", el: "#topk", title: "What if? Force a piece",
-   text: "Step back (◀ Back) and click another piece in this top-k list: the model continues from your piece, " +
-     "and the rest of the translation changes (your piece is marked).",
-   shows: "#back",
+  {id: "force", el: "#topk", shows: "#back",
    done: () => !!(traj() && traj().forced.some(Boolean))},
   {id: "ablation", el: "#ablate_cross", tab: {name: "Head ablation", shown: () => seen($("#tab_ablation"))},
-   title: "Switch heads off",
-   text: "Tick a few heads (say all of one layer) and press <b>Compare</b> below: both translations, and how " +
-     "much each piece's probability changed. A switched-off head still looks; its output is zeroed.",
    shows: "#ablate_run",
    done: () => { const v = window.__lensViews && window.__lensViews.attention_ablated;
      return !!(v && v.state.doc && v.state.doc.off && v.state.doc.off.size); }},
   {id: "atlas", el: () => visible("#atlas"), tab: {name: "Head atlas", shown: () => !!visible("#atlas")},
-   title: "The head atlas",
-   text: "Every head, coloured by the BLEU lost when it alone is switched off and labelled with a role. " +
-     "Click a head: it opens in the Translate view.",
    begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
 ];
 const N = STOPS.length;
-const END = {title: "That's the tour", text: "Two more things: the <b>Compare</b> tab steps two sentences side by " +
-  "side, and <b>Copy link</b> (top right) gives a link that opens exactly the view you see. " +
-  "The Tour button brings this back."};
+const END = {id: "end"};
+// each stop's title and text from the page's catalogue (ui/texts/en.toml "tour.<id>.title" / ".text"), plain or
+// detailed as the page's "Explanations" box says when the stop is shown (assets/explain.js)
+const said = (key) => (window.__explain ? window.__explain.t(key) : key);
+for (const s of [...STOPS, END]) {
+  Object.defineProperty(s, "title", {get: () => said(`tour.${s.id}.title`)});
+  Object.defineProperty(s, "text", {get: () => said(`tour.${s.id}.text`)});
+}
 
 // -- what a stop does to the view: the crossing it opens, the settings it gives back at the end -------------------
 // The cross-attention head whose strongest links cross most clearly in this sentence: for each head, each row's

@@ -82,6 +82,30 @@ def test_inside_this_head_explains_simply_then_in_detail(served):
     assert page.errors == []
 
 
+def test_the_tour_speaks_plainly_unless_asked_for_detail(served):
+    """The tour's stops come from the catalogue in the mode shown when a stop opens."""
+    url, b = served
+    page = open_app(b, url, 1280, 800)
+    start(page, "Ein Hund rennt.")
+
+    def stop_said(n):
+        page.click("#tour")
+        page.wait_for_selector(".driver-popover", timeout=20000)
+        page.click(f".lens-tour .tour-dots button:nth-child({n})")
+        page.wait_for_function(f"window.__tour.state().stop === {n - 1}", timeout=10000)
+        said = page.inner_text(".driver-popover-title") + " " + page.inner_text(".driver-popover-description")
+        page.click("#tour")  # the button ends it
+        page.wait_for_function("!window.__tour.state().active", timeout=10000)
+        return " ".join(said.split())
+    plain = stop_said(6)  # the five stages inside a head
+    assert "Five steps inside a head" in plain and "softmax" not in plain and "√" not in plain
+    page.click("#explain_detail")
+    detail = stop_said(6)
+    assert "softmax" in detail and "Five steps" not in detail
+    page.click("#explain_plain")
+    assert page.errors == []
+
+
 def test_a_link_keeps_the_detailed_explanations_and_refuses_other_values(served):
     url, b = served
     page = open_app(b, url, 1280, 800)
