@@ -22,9 +22,11 @@ The Gradio behaviours this state is shaped by (each worked around here once, eac
 Gradio stops behaving so: tests/test_gradio_behaviour*.py):
 - G1 `new_value`: Gradio runs a component's change event (and a gr.HTML's watch) only when its value differs from
   the one before; a mark, a note, must be new at every call to be seen again.
-- G2 the clears hang on the mark's change, not on Start's own success: an event that answers a gr.HTML not mounted
-  yet (a tab never opened) with an empty update (gr.skip) loses that component's props, so a Start that started
-  nothing must run no clear at all, and only a change of the mark runs one.
+
+The clears hang on the mark's change, not on Start's own success, for a reason of the page's own: Start, Enter, an
+example and a link all start a sentence and write the mark, and a Start that started nothing (its note says why)
+must clear nothing. (The reason once given, that an empty update loses the props of a gr.HTML not mounted yet, does
+not hold in Gradio 6.31: gr.skip() and gr.update() to a gr.HTML in a column never shown keep its value.)
 """
 from __future__ import annotations
 
@@ -104,7 +106,7 @@ def cleared(ctx, key, sentence: bool = True) -> list:
 
 
 def wire(ctx) -> None:
-    """Chain the clears after every start (the mark's change, G2) and every switch of model (once, after all tabs
+    """Chain the clears after every start (the mark's change) and every switch of model (once, after all tabs
     are built)."""
     outputs = [o for outs, _, _ in ctx.page.results for o in outs]
 
