@@ -13,14 +13,11 @@ from transformer.roles import ATLAS, head_roles, load_atlas as load_atlas_file  
 
 from . import eval_sets
 from .components import Ctx, asset
+from .texts import spans
 
 TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"></div><div class="atlas-views">'
             '<div class="atlas-grid" data-role="grid"></div><div class="atlas-curve" data-role="curve"></div></div>'
-            '<div class="atlas-help">Each cell is one head, coloured by the BLEU lost when it alone is switched off '
-            '(greedy, on the sentences named above) and labelled with its role; hover for the rule behind the role '
-            'and every statistic, click to open the head in the Translate tab. The curve switches heads off '
-            'cumulatively, '
-            'least important first; the dotted line is 1 BLEU below the intact model.</div>'
+            f'<div class="atlas-help">{spans("atlas.help")}</div>'
             '<div class="atlas-help" data-role="note"></div>'
             '<div class="atlas-legend" data-role="legend"></div></div>')
 KIND_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
