@@ -8,6 +8,7 @@ from transformer.capture import layers_of
 from transformer.roles import load_atlas
 
 from . import eval_sets
+from .texts import MODES, text, versions
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 KIND_WORDS = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
@@ -70,10 +71,9 @@ def suggestions_note(tr) -> str:
     heads = ranked(atlas)[:tr.config.n_heads]
     listed = ", ".join(f"{KIND_WORDS[h['kind']]} {label(h['layer'], h['head'])} −{h['bleu_drop']:.2f}" for h in heads)
     layer = picks[-1]
-    return (f"**Try the head atlas's picks** (BLEU lost when one head alone is switched off, measured on "
-            f"{eval_sets.atlas_words(atlas, tr)}): the most important heads are {listed}; the most important "
-            f"layer is {layer['label'].split(': ', 1)[1]} (its heads lose {layer['total']:.2f} BLEU in all, each "
-            f"alone). A click ticks them and compares.")
+    fill = dict(on=eval_sets.atlas_words(atlas, tr), n=(atlas or {}).get("sentences", "some"), heads=listed, layer=layer["label"].split(": ", 1)[1],
+                total=f"{layer['total']:.2f}")
+    return versions(*(text("ablation.picks", mode).format(**fill) for mode in MODES))
 
 
 def ticks(tr, picked: int) -> tuple[list[str], list[str], list[str]]:
