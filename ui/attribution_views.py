@@ -17,6 +17,7 @@ from .attribution_payload import attribution_payload
 from .decoding_views import at_position
 from .inputs import fail
 from .models import of_session
+from .texts import text, versions
 
 ALIGN_METHODS = [(METHOD_TITLES[m], m) for m in METHODS]  # the Across layers tab's dropdown: (label, value)
 
@@ -69,10 +70,10 @@ def alignment_summary(wa, method: str) -> str:
     n, total = len(wa.methods), len(agree)
     words = lambda c: f"{c} word{'' if c == 1 else 's'}"  # noqa: E731
     counts = ", ".join(f"{words(sum(a == k for a in agree))} {k}/{n}" for k in range(n, 0, -1))
-    return (f"**{total} target {words(total).split(' ', 1)[1]}.** The methods link a target word to the same "
-            f"source word: {counts}. "
-            f"The matrix shows {METHOD_TITLES[method]}: rows are the target words, columns the source words "
-            f"(a word's share is the sum over its pieces, averaged over the rows that predict it).")
+    fill = dict(counts=counts, method=METHOD_TITLES[method])
+    return versions(text("align.summary", "plain").format(total=f"{words(total)} in the translation", **fill),
+                    text("align.summary", "detail").format(total=f"{total} target {words(total).split(' ', 1)[1]}",
+                                                           **fill))
 
 
 def word_alignment_at(tr: Translator, session, method, position=None):
