@@ -64,6 +64,7 @@ async function show(i) {
     bar.querySelector("#lesson_back").disabled = i === 0;
     bar.querySelector("#lesson_next").disabled = i === views.length - 1;
     lesson.shown = i;
+    bar.scrollIntoView({block: "nearest"});  // a view's restoring may scroll the page (a list opened): the bar in sight
   }
 }
 bar.querySelector("#lesson_back").addEventListener("click", () => show(lesson.at - 1));

@@ -147,7 +147,7 @@ HOSTILE = [  # (the lesson parameter, what the message says)
 ]
 
 
-@pytest.mark.parametrize("param, said", HOSTILE, ids=[h[1][:30] for h in HOSTILE])
+@pytest.mark.parametrize("param, said", HOSTILE, ids=[h[1][:30].replace(" ", "_") for h in HOSTILE])
 def test_hostile_lesson_links_are_ignored_with_a_message(served_browser, param, said):
     url, b = served_browser
     page = fresh(b, f"{url}?lesson={param}")

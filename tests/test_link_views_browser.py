@@ -24,6 +24,17 @@ def fresh(b, url):
     return page
 
 
+def plain(b, url):
+    """The app without a link, in a fresh context, ready (tests/browser.py open_app with a longer wait: this machine
+    may be busy)."""
+    page = b.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true", timeout=90000)
+    return page
+
+
 def copied(page) -> str:
     page.evaluate("window.__link.last = null")
     page.click("#copy_link")
@@ -165,7 +176,7 @@ def test_each_tabs_view_is_in_its_link_and_opens_started(served_browser):
 
 def test_the_model_is_in_the_link_with_no_sentence_started(served_browser):
     url, b = served_browser
-    page = open_app(b, url, 1280, 800)
+    page = plain(b, url)
     page.get_by_role("tab", name="Model").click()
     link = copied(page)
     assert "model=de-en" in link and "tab=model" in link and "text=" not in link, link
@@ -213,7 +224,7 @@ def test_hostile_view_values_are_ignored_with_the_allowed_range(served_browser, 
 
 def test_the_link_banner_closes_on_a_tab_change_and_by_itself(served_browser):
     url, b = served_browser
-    page = open_app(b, url, 1280, 800)
+    page = plain(b, url)
     copied(page)
     assert "Link copied" in note(page)
     page.get_by_role("tab", name="Compare").click()
