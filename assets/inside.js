@@ -98,12 +98,11 @@ function render(h, st, i, nk) {
   }
   strip(q("qstrip"), h.q, i * h.dk, h.dk, h.qk);
   strip(q("outstrip"), n.out, 0, h.dk, h.vmax);
-  const outNorm = Math.sqrt(n.out.reduce((a, x) => a + x * x, 0)), sumC = n.contribution.reduce((a, x) => a + x, 0);
-  // ‖out‖ lives in the head's d_k numbers; the contributions in the model's: compare ‖out·W_Oʰ‖ with their sum
-  const model = h.on ? `; in the model's space ‖out·W_Oʰ‖ = ${h.on[i].toFixed(3)} ≤ Σ contributions = ${sumC.toFixed(3)} ` +
-    "(the norm of a sum is at most the sum of the norms: keys whose vectors point apart cancel)" : "";
-  setText(q("outnote"), `‖out‖ = ${outNorm.toFixed(3)} (its ${h.dk} numbers)${model}; highest weight: ${h.keys[jw]}, ` +
-    `highest contribution: ${h.keys[jc]}` + (jw !== jc ? " (not the same key)" : ""));
+  // ‖out‖ lives in the head's d_k numbers; the contributions in the model's: ‖out·W_Oʰ‖ beside their sum (library's)
+  const t = (k) => (window.__explain ? window.__explain.t(k) : k), fill = {dk: h.dk, norm: h.outLength[i].toFixed(3),
+    on: h.on[i].toFixed(3), sum: h.contributionTotal[i].toFixed(3), w: h.keys[jw], c: h.keys[jc],
+    differ: jw !== jc ? t("inside.differ") : ""};
+  setText(q("outnote"), t("inside.out").replace(/\{(\w+)\}/g, (m, k) => (k in fill ? String(fill[k]) : m)));
   drawMask(h, i);
   inst.row = {kind: h.kind, layer: h.layer, head: h.head, step: st.t, row: i, query: h.queries[i], keys: h.keys.slice(0, nk), ...n,
               q: Array.from(h.q.subarray(i * h.dk, (i + 1) * h.dk)), top_weight: jw, top_contribution: jc};
@@ -269,8 +268,9 @@ for (const [value, text] of [["weight", "weight"], ["contribution", "contributio
 }
 const toggleNote = document.createElement("div");
 toggleNote.className = "lens-measure-note"; toggleNote.hidden = true;
-toggleNote.textContent = "Contribution: each key's share of ‖w·v·W_O‖, the length of what it adds through this head; " +
-  "a key with a large weight but a short value vector adds little, so the bright cells can move.";
+const sayToggle = () => { toggleNote.textContent = window.__explain ? window.__explain.t("inside.measure_note") : ""; };
+sayToggle();
+document.addEventListener("lens-explain", sayToggle);  // ui/texts/en.toml "inside.measure_note", in the mode shown
 function placeToggle() {
   if (toggle.isConnected) return true;
   const box = document.querySelector("#attention .lens-controls");
@@ -279,7 +279,7 @@ function placeToggle() {
   return true;
 }
 function setMeasure(on) {
-  ui.measure = on; toggleNote.hidden = !on;
+  ui.measure = on; toggleNote.hidden = !on; sayToggle();
   toggle.querySelectorAll("input").forEach(r => { r.checked = r.value === (on ? "contribution" : "weight"); });
   const L = lens();
   if (L && L.contribution) L.contribution.on = on;

@@ -96,6 +96,7 @@ function decodeHead(p) {
   // the library's numbers (transformer.inside): the panel reads them, it computes none of them
   h.raw = f32(p.raw).data; h.scores = f32(p.scores).data; h.out = f32(p.out).data;
   h.weights = visible(p.weights, h.mask); h.contribution = visible(p.contribution, h.mask);
+  h.outLength = f32(p.out_lengths).data; h.contributionTotal = f32(p.contribution_totals).data;
   for (const kind of Object.keys(p.norms)) h.norms[kind] = unit16(p.norms[kind]);
   return h;
 }

@@ -20,6 +20,7 @@ def page(tiny_page):
 def test_out_norm_is_set_on_the_contributions_scale(page, tiny_trained):
     from transformer.decoding import Translator
     start(page, SENTENCE)
+    page.click("#explain_detail")  # the numbers are in the detailed note (plain: what the head passes on)
     page.wait_for_function("document.querySelector('#inside [data-role=outnote]').textContent.includes('W_O')",
                            timeout=30000)
     note = page.inner_text("#inside [data-role=outnote]")
@@ -30,6 +31,9 @@ def test_out_norm_is_set_on_the_contributions_scale(page, tiny_trained):
     assert got == pytest.approx(float(ins.out_norms[0]), abs=2e-3) and got <= total + 1e-3
     assert total == pytest.approx(float(ins.contribution[0].sum()), abs=5e-3)
     assert "norm of a sum" in note
+    page.click("#explain_plain")
+    page.wait_for_function("document.querySelector('#inside [data-role=outnote]').textContent.includes('passes on')")
+    assert "W_O" not in page.inner_text("#inside [data-role=outnote]")
 
 
 def test_decoder_self_attention_shows_the_causal_triangle(page):

@@ -72,6 +72,16 @@ class HeadInside:
     def d_k(self) -> int:
         return self.q.shape[-1]
 
+    @property
+    def out_lengths(self) -> np.ndarray:
+        """‖out_i‖ in the head's own d_k numbers, (Tq,)."""
+        return np.linalg.norm(self.out.astype(np.float64), axis=-1).astype(np.float32)
+
+    @property
+    def contribution_totals(self) -> np.ndarray:
+        """Σ_j contribution_ij, what ‖out_i W_Oʰ‖ (out_norms) is at most, (Tq,)."""
+        return self.contribution.astype(np.float64).sum(-1).astype(np.float32)
+
     def contribution_share(self) -> np.ndarray:
         """contribution with each row normalised to sum to 1 (comparable with the weights), (Tq, Tk)."""
         s = self.contribution.sum(-1, keepdims=True)

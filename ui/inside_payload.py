@@ -93,4 +93,5 @@ def inside_payload(ins, ids: list[int]) -> dict:
             "raw": encode_floats(ins.raw), "scores": encode_floats(ins.scores), "out": encode_floats(ins.out),
             "weights": encode_visible(ins.weights, ins.mask), "contribution": encode_visible(ins.contribution, ins.mask),
             "value_norms": encode_floats(ins.value_norms), "out_norms": encode_floats(ins.out_norms),
+            "out_lengths": encode_floats(ins.out_lengths), "contribution_totals": encode_floats(ins.contribution_totals),
             "mask": encode_mask(ins.mask), "norms": {k: encode_unit16(ins.norms[k]) for k in KINDS}}
