@@ -12,7 +12,7 @@ from transformer.capture import KINDS
 from transformer.decoding import Translator
 from ui import api as ui_api, handlers
 from tests.decoders import decode_inside, decode_mask, decode_rows16, decode_unit16, decode_visible
-from ui.inside_payload import encode_mask, encode_rows16, encode_unit16, encode_visible
+from ui.inside_payload import INSIDE_VERSION, encode_mask, encode_rows16, encode_unit16, encode_visible
 from ui.serving import serving
 
 TEXT = "Ein Hund rennt durch den Schnee."
@@ -38,6 +38,7 @@ def test_the_payload_is_session_inside_over_the_whole_trajectory(tr):
         p = handlers.inside_at(tr, state, position_of(full), kind, layer, head)
         got, want = decode_inside(p), full.inside(kind, layer, head, norms=True)
         assert (p["kind"], p["layer"], p["head"], p["d_k"]) == (kind, layer, head, tr.config.d_head)
+        assert p["version"] == INSIDE_VERSION  # its own key: "v" is the values (it once overwrote the version)
         assert p["ids"] == full.target_ids and p["queries"] == want.query_tokens and p["keys"] == want.key_tokens
         np.testing.assert_array_equal(got["q"], want.q)  # float32, exact
         np.testing.assert_array_equal(got["k"], want.k)

@@ -7,7 +7,7 @@ row with no request: a decoder row never changes once computed (KV cache), and a
 rows 0..t (and decoder keys 0..t). Keep this file and payload.js `decodeHead` in step: every key written here is
 read there.
 
-Keys: v, kind, layer, head, d_k, ids (the trajectory's token ids: the view matches them with what it shows),
+Keys: version, kind, layer, head, d_k, ids (the trajectory's token ids: the view matches them with what it shows),
 queries / keys (pieces), ablated; the library's numbers (transformer.inside.HeadInside), nothing computed here or
 in the browser: raw (q·kᵀ) and scores (raw/√d_k, before masking), (Tq, Tk), out (Tq, d_k) = weights·v, q (Tq, d_k),
 k (Tk, d_k), value_norms (Tk,) = ‖v_j W_Oʰ‖ and out_norms (Tq,) as {"shape", "b64"} little-endian float32
@@ -86,7 +86,7 @@ def inside_payload(ins, ids: list[int]) -> dict:
     (DecodingSession.inside(..., norms=True)) must be there: the map's contribution toggle reads it."""
     if ins.norms is None:
         raise ValueError("inside_payload needs the norms of every head: session.inside(..., norms=True)")
-    return {"v": INSIDE_VERSION, "kind": ins.kind, "layer": int(ins.layer), "head": int(ins.head),
+    return {"version": INSIDE_VERSION, "kind": ins.kind, "layer": int(ins.layer), "head": int(ins.head),
             "d_k": int(ins.d_k), "ids": [int(i) for i in ids], "ablated": bool(ins.ablated),
             "queries": list(ins.query_tokens), "keys": list(ins.key_tokens),
             "q": encode_floats(ins.q), "k": encode_floats(ins.k), "v": encode_rows16(ins.v),
