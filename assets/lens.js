@@ -95,6 +95,7 @@ function draw() {
 inst.ctl = ctl;                           // the player's controls (lens_player.js)
 inst.decode = decodeView;                 // a payload -> its decoded maps and steps (assets/compare.js)
 inst.axes = (kind, d) => axisLine(kind, languagesOf(d));  // what rows and columns are (assets/compare.js)
+inst.crossing = (d) => crossingHead(d || st.traj);  // the clearest crossing of cross-attention (assets/tour.js)
 // For Gradio events: [translation so far, the position shown] (js-only: sets #translation and #view_pos)
 inst.sync = () => st.traj ? [textAt(st.traj, st.t), inst.position()] : ["", ""];
 // The position the view shows, for the server: the step and the pieces that lead to it

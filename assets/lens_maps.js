@@ -181,3 +181,30 @@ function maxOf(p) {                       // the largest weight shown
   for (let i = 0; i < p.R; i++) for (let j = 0; j < p.C; j++) if (p.z[i * p.stride + j] > m) m = p.z[i * p.stride + j];
   return m;
 }
+
+// -- the crossing ---------------------------------------------------------------------------------------------------
+// The cross-attention head whose strongest links cross most clearly in a trajectory (the tour's 'look for the
+// crossing' opens it, assets/tour.js): for each head, each row's strongest source word piece; a pair of rows whose
+// pieces come in the other order crosses, weighted by the weaker of the two links. No crossing anywhere: the head
+// with the sharpest links (its diagonal).
+function crossingHead(d) {
+  const m = d.maps.cross, [L, H, Tq, Tk] = m.shape, word = (p) => /\p{L}/u.test(p) && !d.specials.has(p);
+  const keys = d.source.map((p, j) => j).filter(j => word(d.source[j]));
+  const rows = [...Array(Math.min(d.n, Tq)).keys()].filter(i => i + 1 < d.n && word(d.pieces[i + 1]));
+  let best = null;
+  for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) {
+    const links = rows.map(i => {
+      let bj = -1, bw = 0;
+      for (const j of keys) { const w = m.data[((l * H + h) * Tq + i) * Tk + j]; if (w > bw) { bw = w; bj = j; } }
+      return [bj, bw];
+    });
+    let score = 0, sharp = 0;
+    for (let a = 0; a < links.length; a++) {
+      sharp += links[a][1];
+      for (let b = a + 1; b < links.length; b++) if (links[a][0] > links[b][0]) score += Math.min(links[a][1], links[b][1]);
+    }
+    if (!best || score > best.score + 1e-9 || (Math.abs(score - best.score) <= 1e-9 && sharp > best.sharp))
+      best = {layer: l, head: h, score, sharp};
+  }
+  return best;
+}
