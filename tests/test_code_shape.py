@@ -132,7 +132,7 @@ PY_LIMIT = 400  # app.py, transformer/*.py, ui/*.py, benchmarks/*.py
 JS_LIMIT = 300  # assets/*.js
 # over the limit today, each held at its size until it is split (the test fails when one grows, and when one is
 # back under the limit: then drop it from here)
-LONG_FILES = {"assets/attribution.js": 324, "assets/inside.js": 308}
+LONG_FILES = {"assets/attribution.js": 324}
 
 
 def file_lines(root: Path = ROOT) -> dict[str, tuple[int, int]]:

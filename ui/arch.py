@@ -9,7 +9,7 @@ from transformer.decoding import Translator
 from .components import Ctx, asset
 from .texts import spans
 
-TEMPLATE = ('<div class="arch"><svg class="arch-svg" data-role="svg" role="img" '
+TEMPLATE = ('<div class="arch"><svg class="arch-svg" data-role="svg" role="group" '
             'aria-label="the model: encoder and decoder layers and their sublayers"></svg>'
             f'<div class="arch-legend">{spans("arch.legend")}</div>'
             '<div class="arch-qkv" data-role="qkv"></div></div>')

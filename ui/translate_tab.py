@@ -100,7 +100,8 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
     note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
     # what the translation of the sentence started should be read with (transformer.caveats; assets/caveats.js):
     # right under the box, where a Start's answer is first looked for, shown only when there is one
-    caveats = gr.HTML(None, html_template='<ul class="caveats" role="status" aria-live="polite" hidden></ul>',
+    caveats = gr.HTML(None, html_template=('<div role="status" aria-live="polite">'  # a <ul> keeps its list role
+                                           '<ul class="caveats" hidden></ul></div>'),
                       css_template=CAVEATS_CSS, js_on_load=asset("caveats.js"), elem_id="caveats", padding=False)
     with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
         language_note = gr.HTML("", html_template="<p>{{value}}</p>", elem_id="language_hint", visible=False,
