@@ -120,9 +120,10 @@
       if (!sentenceOn() || !await press("#beam_run", "attention_beam", () => hypothesis() !== null)) return;
       const labels = await kit.options("beam_choice"), n = labels.length;
       const h = kit.whole(notes, "beam_hypothesis", p.hypothesis, 1, Math.max(1, n));
-      if (h !== undefined && h !== hypothesis()) {
-        const views_ = window.__lensViews && window.__lensViews.attention_beam, r = views_ ? views_.renders : 0;
-        if (await kit.pick("beam_choice", labels[h - 1])) await until(() => views_ && views_.renders > r, 30000);
+      if (h !== undefined && h !== hypothesis()) {  // its map drawn: the view's pieces are the hypothesis's own
+        const pieces = () => [...document.querySelectorAll("#attention_beam .lens-tok")].map(e => e.textContent).join(" ");
+        const before = pieces();
+        if (await kit.pick("beam_choice", labels[h - 1])) await until(() => pieces() !== before, 30000);
       }
     },
   };
@@ -153,8 +154,12 @@
       if (!r) { if (p.snapshot !== undefined) notes.push("learned_snapshot (this model has no attention history)"); return; }
       const v = kit.whole(notes, "learned_snapshot", p.snapshot, +r.min || 1, +r.max || 1);
       if (v === undefined) return;
-      kit.slide("learned_epoch", v);
-      await until(() => text("#learned_point").includes(`Snapshot ${v} `), 30000);
+      for (let i = 0; i < 4; i++) {       // the tab's content may come once more when first opened: set until it stays
+        kit.slide("learned_epoch", v);
+        await until(() => text("#learned_point").includes(`Snapshot ${v} `), 15000);
+        await sleep(1000);
+        if (+$("#learned_epoch input[type=range]").value === v && text("#learned_point").includes(`Snapshot ${v} `)) break;
+      }
     },
   };
 

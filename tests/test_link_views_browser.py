@@ -5,6 +5,8 @@ with a line naming the allowed range (assets/views.js, assets/link.js); the link
 a tab change (item 9)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.browser import go, open_app, pick, start
@@ -124,10 +126,13 @@ def test_each_tabs_view_is_in_its_link_and_opens_started(served_browser):
     page.press("#beam_size input[type=number]", "Enter")
     page.click("#beam_run")
     page.wait_for_function("window.__views.beam.get().hypothesis === 1", timeout=60000)
+    page.wait_for_function("document.querySelectorAll('#attention_beam .lens-tok').length > 0", timeout=30000)
+    best = chips(page, "attention_beam")
     page.click("#beam_choice input")
     page.click("#beam_choice li[role=option] >> nth=1")
     page.wait_for_function("window.__views.beam.get().hypothesis === 2", timeout=30000)
-    page.wait_for_timeout(1500)  # the hypothesis's map drawn
+    page.wait_for_function(f"[...document.querySelectorAll('#attention_beam .lens-tok')].map(e => e.textContent)"
+                           f".join(' ') !== {json.dumps(' '.join(best))}", timeout=30000)  # its map drawn
     link = copied(page)
     assert "beam_size=3" in link and "beam_hypothesis=2" in link
     other = fresh(b, link)
