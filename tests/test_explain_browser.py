@@ -196,7 +196,10 @@ def visible_text(page, selector: str, *phrases) -> None:
 def test_beam_tab_explains_ranks_and_scores(page):
     start(page, SENTENCE)
     open_tab(page, "Beam search")
-    visible_text(page, "#tab_beam .prose", "more than the beam size", "per piece")
+    visible_text(page, "#tab_beam .prose .x-plain", "so a step can show more", "average score per piece")
+    page.click("#explain_detail")  # the precise version one click away (issue 39 item 5)
+    visible_text(page, "#tab_beam .prose .x-detail", "more than the beam size", "log-probability per piece")
+    page.click("#explain_plain")
     views = "window.__lensViews['attention_beam']"
     n = page.evaluate(f"{views} ? {views}.renders : 0")
     page.click("#beam_run")
@@ -213,5 +216,8 @@ def test_model_and_layers_tabs_explain(page):
     open_tab(page, "Model")
     visible_text(page, "#curves_note", "dropout", "label smoothing")
     open_tab(page, "Across layers")
-    visible_text(page, "#tab_layers .prose", "residual", "0.5")
+    visible_text(page, "#tab_layers .prose .x-plain", "a rollout, follows attention")
+    page.click("#explain_detail")
+    visible_text(page, "#tab_layers .prose .x-detail", "residual", "0.5")
+    page.click("#explain_plain")
     open_tab(page, "Translate")
