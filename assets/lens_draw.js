@@ -8,7 +8,7 @@ const TITLES = {encoder_self: "Encoder self-attention", decoder_self: "Decoder s
                 cross: "Cross-attention"};
 const BG = [243, 244, 246];  // cells not revealed yet
 const RED = "#ff4136";
-const MAP_H = 220;                        // the big map's rows take at most this height (px): it fits 1280x800
+const MAP_H = 200;                        // the big map's rows take at most this height (px): it fits 1280x800 with its axis line
 const NOKEY = "#c8c8c8";                  // a row with no key left once <s>/</s> are hidden
 
 // Viridis as Plotly defines it, as a 256-entry lookup table
