@@ -159,8 +159,12 @@ def test_switched_off_heads_are_greyed_and_said_so(page, translator):
     off = [(L - 1, 0), (L - 1, H - 1)]
     open_tab(page, "Head ablation")
     page.locator("#tab_ablation", has_text="zeroed").wait_for(state="attached", timeout=30000)
+    intro = page.inner_text("#tab_ablation")  # plain by default (issue 39 item 5), the precise words in detail
+    assert "still looks at the words" in intro and "thrown away" in intro, intro[:600]
+    page.click("#explain_detail")
     intro = page.inner_text("#tab_ablation")
     assert "computes its attention weights" in intro and "zeroed" in intro, intro[:600]
+    page.click("#explain_plain")
     for l, h in off:
         page.locator("#ablate_cross").get_by_label(f"L{l + 1} H{h + 1}").check()
     views = "window.__lensViews['attention_ablated']"
