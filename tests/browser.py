@@ -46,6 +46,18 @@ def open_app(b, url, width=1400, height=1000):
     return page
 
 
+def open_link(b, url, ready="true", width=1280, height=800):
+    """`url` (a link) opened in a fresh browser context, as another person's browser, once the link has been
+    applied (assets/link.js) and the JS condition `ready` holds; collects page errors and dialogs."""
+    page = b.new_context(viewport={"width": width, "height": height}).new_page()
+    page.errors, page.dialogs = [], []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.goto(url)
+    page.wait_for_function(f"window.__link && window.__link.opened === true && ({ready})", timeout=120000)
+    return page
+
+
 def click(page, elem):
     """Click and wait until the attention view has redrawn."""
     n = renders(page)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser import go, open_app, pick, serve, start, view
+from tests.browser import go, open_app, open_link, pick, serve, start, view
 
 pytestmark = pytest.mark.browser
 NOTE = "Look how *kommt* goes back to *coming*"
@@ -17,14 +17,7 @@ NOTE = "Look how *kommt* goes back to *coming*"
 
 def fresh(b, url):
     """`url` opened in a fresh browser context, once its lesson's first view (or its refusal) is shown."""
-    page = b.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.errors, page.dialogs = [], []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    page.goto(url)
-    page.wait_for_function("window.__link && window.__link.opened === true && window.__lesson"
-                           " && !window.__lesson.busy", timeout=120000)
-    return page
+    return open_link(b, url, "window.__lesson && !window.__lesson.busy")
 
 
 def note(page) -> str:

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser import go, open_app, pick, start
+from tests.browser import go, open_app, open_link, pick, start
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ein Hund rennt durch den Schnee."
@@ -17,13 +17,7 @@ SENTENCE = "Ein Hund rennt durch den Schnee."
 
 def fresh(b, url):
     """`url` opened in a fresh browser context (as another person's browser), once the link has been applied."""
-    page = b.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.errors, page.dialogs = [], []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    page.goto(url)
-    page.wait_for_function("window.__link && window.__link.opened === true", timeout=120000)
-    return page
+    return open_link(b, url)
 
 
 def plain(b, url):

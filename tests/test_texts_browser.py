@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import open_app, start
+from tests.browser import open_app, open_link, start
 from transformer.decoding import Translator
 from ui import texts
 
@@ -31,12 +31,7 @@ def shown(page, elem) -> str:
 
 def opened(b, url):
     """A page on `url` once its link was applied (the Translate view need not be shown first)."""
-    page = b.new_page(viewport={"width": 1280, "height": 800})
-    page.errors = []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.goto(url)
-    page.wait_for_function("window.__link && window.__link.opened === true && window.__explain", timeout=90000)
-    return page
+    return open_link(b, url, "window.__explain")
 
 
 def test_plain_by_default_detail_one_click_away_everywhere(served):
