@@ -19,7 +19,6 @@ const inst = window.__explain = {
     for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
     document.dispatchEvent(new CustomEvent("lens-explain", {detail: {mode}}));
   },
-  keys: () => Object.keys(TEXTS),
 };
 for (const b of buttons) b.addEventListener("click", () => inst.set(b.dataset.mode));
 const asked = new URLSearchParams(location.search).get("explain");

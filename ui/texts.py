@@ -20,7 +20,6 @@ from .components import asset
 
 TEXTS_DIR = Path(__file__).parent / "texts"
 MODES = ("plain", "detail")
-LANGUAGES = ("en",)
 EXPLAIN_CSS = ("body:not(.explain-detail) .x-detail, body.explain-detail .x-plain { display: none !important; }"
                "#intro #explain_box { flex: 0 0 auto !important; width: auto !important; }"
                "#intro #explain_box .html-container { padding: 0 !important; }")
