@@ -44,3 +44,16 @@ def test_the_ablation_top_k_lists_no_row_reading_p_0_on_both_sides(translator):
     assert [row[0] for row in topk] == list(range(1, len(topk) + 1))  # ranks in order, none skipped
     if len(topk) < 20:
         assert f"Top-k lists {len(topk)} of the 20 pieces asked for" in note
+
+
+def test_across_layers_figures_say_what_rows_and_columns_are(tiny_translator, tiny_en_de):
+    for tr, languages in ((tiny_translator, ("de", "en")), (tiny_en_de, ("en", "de"))):
+        text = {"de": "Ein Hund rennt.", "en": "A dog runs."}[tr.config.src_lang]
+        s = handlers.run(tr, handlers.start(tr, text)[0])[0]
+        roll, lines, matrix = handlers.across_layers(tr, s)
+        for fig, kind in ((roll, "encoder_self"), (matrix, "cross")):
+            rows, cols = LINES[languages][kind][2:-2].split(" · ")
+            assert LINES[languages][kind] in fig.layout.title.text
+            assert fig.layout.yaxis.title.text == f"↓ {rows}" and fig.layout.xaxis.title.text == f"{cols} →"
+        rows, cols = LINES[languages]["cross"][2:-2].split(" · ")
+        assert list(lines.layout.yaxis.ticktext) == [rows, cols]  # the target's row, then the source's

@@ -22,7 +22,7 @@ from . import learned_help
 from .models import LOOK_FOR, direction_label
 from . import payload as P
 from .decoding_views import at_position
-from .figures import alignment_figure, beam_tree_figure, figure
+from .figures import alignment_figure, axis_words, beam_tree_figure, figure, with_axes
 from .inputs import TOPK, check_k, choice_index, fail, need_session, parse_head_labels
 
 
@@ -135,16 +135,26 @@ def across_layers(tr: Translator, session, layer_choice: str = "all layers", thr
         raise gr.Error("threshold must be in (0, 1]", print_exception=False)
     roll = analysis.rollout(maps.encoder_self)[-1]  # (S, S) through all encoder layers
     src = [figures.label(p) for p in maps.source_tokens]
-    fig_roll = figures.heatmap(roll, src, src, "Encoder attention rollout (all layers, residual-aware)")
+    languages = (tr.config.src_lang, tr.config.tgt_lang)  # each figure says what its rows and columns are
+    fig_roll = with_axes(figures.heatmap(roll, src, src, "Encoder attention rollout (all layers, residual-aware)"),
+                         "encoder_self", languages)
     # row t of cross-attention is the query at target token t: it predicts token t+1
     predicted = list(maps.target_tokens[1:]) + ([] if s.done else [tr.tokenizer.piece(s.positions[s.cursor].greedy)])
     align = analysis.alignment(maps.cross, layer)[:len(predicted)]  # (T', S)
     which = "all layers" if layer is None else f"layer {layer + 1}"
     fig_lines = alignment_figure(align, maps.source_tokens, predicted, threshold=float(threshold))
+    rows_words, cols_words = axis_words("cross", languages)
     fig_lines["layout"]["title"] = {"text": f"Source pieces each target piece attended to while being predicted "
                                             f"({which}, mean of heads)"}
+    fig_lines["layout"]["yaxis"]["ticktext"] = [rows_words, cols_words]  # the target's row below, the source's on top
+    fig_lines["layout"]["margin"]["l"] = 150
     rows = [f"{figures.label(q)} → {figures.label(p)}" for q, p in zip(maps.target_tokens, predicted)]  # as Translate
-    fig_mat = figures.heatmap(align, src, rows, f"Alignment matrix ({which}): rows read query → the piece it predicts")
+    fig_mat = with_axes(figures.heatmap(align, src, rows,
+                                        f"Alignment matrix ({which}): rows read query → the piece it predicts"),
+                        "cross", languages)
+    for fig, kind in ((fig_roll, "encoder_self"), (fig_mat, "cross")):  # "queries"/"keys" said in the languages
+        rows_words, cols_words = axis_words(kind, languages)
+        fig.update_layout(xaxis_title_text=f"{cols_words} →", yaxis_title_text=f"↓ {rows_words}")
     return fig_roll, figure(fig_lines), fig_mat
 
 
