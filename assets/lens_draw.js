@@ -8,6 +8,7 @@ const TITLES = {encoder_self: "Encoder self-attention", decoder_self: "Decoder s
                 cross: "Cross-attention"};
 const BG = [243, 244, 246];  // cells not revealed yet
 const RED = "#ff4136";
+const NARROW = window.matchMedia("(max-width: 599px)");  // a phone's layout (assets/layout.css)
 const MAP_H = 200;                        // the big map's rows take at most this height (px): it fits 1280x800 with its axis line
 const NOKEY = "#c8c8c8";                  // a row with no key left once <s>/</s> are hidden
 
@@ -90,12 +91,15 @@ function labelSet(box, n) {                // n reusable label spans in box
 
 // The big map: one canvas; row and column labels are spans laid out once per shape (not per step)
 function layoutBig(kind, res) {
-  const plot = q("plot"), width = plot.clientWidth || q("big").clientWidth;
-  const key = [st.doc.seq, kind, st.words, st.hide, res.R, res.C, width].join("|");
+  const plot = q("plot"), frame = plot.clientWidth || q("big").clientWidth;
+  const key = [st.doc.seq, kind, st.words, st.hide, res.R, res.C, frame].join("|");
   if (cv.big && cv.big.key === key) return cv.big;
   const full = reservedLabels(kind);
-  const gutter = Math.min(240, textWidth(full.rows) + 10);
-  const cw = Math.max(1, Math.min(40, Math.floor((width - gutter - 8) / Math.max(1, res.C))));
+  const gutter = Math.min(NARROW.matches ? 110 : 240, textWidth(full.rows) + 10);
+  let cw = Math.max(1, Math.min(40, Math.floor((frame - gutter - 8) / Math.max(1, res.C))));
+  if (NARROW.matches) cw = Math.max(cw, 16);  // a phone: cells a finger can tell apart, the frame scrolls (layout.css)
+  const width = Math.max(frame, gutter + Math.max(1, res.C) * cw + 8);
+  q("xlabels").style.width = q("ylabels").style.width = `${width}px`;
   const ch = Math.max(10, Math.min(26, cw, Math.floor(MAP_H / Math.max(1, res.R))));  // the map fits a laptop screen
   const bottom = Math.min(150, Math.ceil(textWidth(full.cols) * 0.87) + 16);
   plot.style.height = `${res.R * ch + bottom}px`;
