@@ -1,0 +1,233 @@
+"""A class pressing Start at once: N gradio_client users (each its own session) against the app on the shipped
+checkpoints, half German -> English and half English -> German, each with its own 10-12-word sentence.
+
+    python -m benchmarks.classroom [--students 30] [--think 1.0] [--mode alone|batched|both] [--seed 0]
+
+Each student, after all have connected: /start, /attribution (ALTI+), a think time, /ablate (one head off),
+a think time, /beam (size 3). The app runs as a subprocess (`app.py`, its own GIL and allocator, as served),
+once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH_MS=0: today's serving, its queue
+settings), "batched" with cross-user batching (transformer/batching.py, settings in ui/components.py). Prints per
+endpoint p50/p95/max, throughput, errors, answers that differ from the same request made alone (translation,
+the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after, and the batched/alone ratio;
+with the machine and what else ran on it. Prints, never asserts.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .common import pct, rss_mb
+
+ROOT = Path(__file__).resolve().parent.parent
+ENDPOINTS = ("/start", "/attribution", "/ablate", "/beam")
+FALLBACK = {"de-en": ["Ein Mann mit einem roten Hut sitzt auf einer Bank vor dem alten Haus.",
+                      "Zwei kleine Kinder spielen am Strand mit einem großen bunten Ball."],
+            "en-de": ["A man in a red hat is sitting on a bench in front of the house.",
+                      "Two little children are playing on the beach with a big ball."]}
+
+
+def sentences(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """n (model, sentence) pairs, alternating de-en and en-de, each a different 10-12-word sentence (Multi30k's
+    test set when it is there, else a few fixed ones with a number)."""
+    from transformer import data as D
+    try:
+        pairs = D.load_pairs(D.DEFAULT_DATA_DIR, "test_2016_flickr")
+    except (D.DataError, OSError):
+        pairs = []
+    rng = random.Random(seed)
+    pools = {"de-en": [de for de, _ in pairs if 10 <= len(de.split()) <= 12],
+             "en-de": [en for _, en in pairs if 10 <= len(en.split()) <= 12]}
+    for key, pool in pools.items():
+        rng.shuffle(pool)
+        while len(pool) < (n + 1) // 2:
+            pool.append(f"{FALLBACK[key][len(pool) % 2][:-1]} {len(pool)}.")
+    return [("de-en" if i % 2 == 0 else "en-de", pools["de-en" if i % 2 == 0 else "en-de"][i // 2]) for i in range(n)]
+
+
+def answers(start_out, attribution) -> dict:
+    """What a student's answers are compared on: translation, /start's maps and top-k, ALTI+'s rows."""
+    _, payload, topk = start_out
+    return {"translation": start_out[0], "maps": payload.get("maps"), "topk": payload.get("topk"),
+            "items": topk.get("items"), "alti": [attribution["source"], attribution["target"]]}
+
+
+def expected(work: list[tuple[str, str]]) -> list[dict]:
+    """Each student's answers computed alone in this process, one request at a time, by the same handlers."""
+    import torch
+    from transformer.decoding import Translator
+    from ui import handlers as h
+    torch.set_num_threads(1)
+    trs = {key: Translator.load(ROOT / "checkpoints" / key) for key in {k for k, _ in work}}
+    out = []
+    for key, text in work:
+        _, translation, payload, topk = h.start(trs[key], text, 8)
+        got = answers((translation, payload, topk), h.api_attribution(trs[key], text, "alti"))
+        out.append(json.loads(json.dumps(got)))  # as it reaches a client: tuples are lists
+    return out
+
+
+def student(url, key, text, think, barrier, rng, out):
+    from gradio_client import Client
+    out.update(latency={e: None for e in ENDPOINTS}, errors=[], got=None)
+    try:
+        client = Client(url, verbose=False)
+    except Exception as e:  # noqa: BLE001 - counted and reported
+        out["errors"].append(f"connect: {type(e).__name__}: {e}")
+        client = None
+    try:
+        barrier.wait(timeout=600)
+    except threading.BrokenBarrierError:
+        pass
+    if client is None:
+        return
+    calls = [("/start", (text, 8, False, key)), ("/attribution", (text, "alti", key)),
+             ("/ablate", (["L1 H1"], [], [], 8, None)), ("/beam", (text, 3, key))]
+    results = {}
+    for name, args in calls:
+        if name in ("/ablate", "/beam"):
+            time.sleep(think * rng.uniform(0.5, 1.5))
+        t0 = time.perf_counter()
+        try:
+            results[name] = client.predict(*args, api_name=name)
+            out["latency"][name] = time.perf_counter() - t0
+        except Exception as e:  # noqa: BLE001 - counted and reported
+            out["errors"].append(f"{name}: {type(e).__name__}: {str(e)[:120]}")
+            if name == "/start":
+                break
+    if "/start" in results and "/attribution" in results:
+        out["got"] = answers(results["/start"], results["/attribution"])
+    client.close()
+
+
+def launch(mode: str, port: int) -> subprocess.Popen:
+    env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False")
+    if mode == "alone":
+        env["ATTENTION_LENS_BATCH_MS"] = "0"
+    return subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def ready(url: str, proc: subprocess.Popen, timeout: float = 240):
+    from gradio_client import Client
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the app exited: {proc.stderr.read()[-2000:]}")
+        try:
+            return Client(url, verbose=False)
+        except Exception:  # noqa: BLE001 - not up yet
+            time.sleep(1)
+    raise RuntimeError("the app did not start")
+
+
+def run_mode(mode: str, work, want, think: float, seed: int) -> dict:
+    from ui.serving import free_port
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    proc = launch(mode, port)
+    try:
+        warm = ready(url, proc)
+        for key, text in work[:2]:  # every endpoint once per direction: nothing first-time in the measure
+            warm.predict(text, 8, False, key, api_name="/start")
+            warm.predict(text, "alti", key, api_name="/attribution")
+            warm.predict(["L1 H1"], [], [], 8, None, api_name="/ablate")
+            warm.predict(text, 3, key, api_name="/beam")
+        warm.close()
+        idle = rss_mb(proc.pid)
+        outs = [dict() for _ in work]
+        barrier = threading.Barrier(len(work) + 1)
+        threads = [threading.Thread(target=student, daemon=True,
+                                    args=(url, key, text, think, barrier, random.Random(seed + i), outs[i]))
+                   for i, (key, text) in enumerate(work)]
+        for t in threads:
+            t.start()
+        barrier.wait(timeout=600)
+        t0 = time.perf_counter()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        after = rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    lat = {e: [o["latency"][e] for o in outs if o.get("latency", {}).get(e) is not None] for e in ENDPOINTS}
+    differ = [(i, [k for k in w if o["got"][k] != w[k]]) for i, (o, w) in enumerate(zip(outs, want))
+              if o.get("got") is not None and o["got"] != w]
+    return {"mode": mode, "lat": lat, "wall": wall, "requests": sum(len(v) for v in lat.values()),
+            "errors": [f"student {i}: {e}" for i, o in enumerate(outs) for e in o.get("errors", [])],
+            "compared": sum(o.get("got") is not None for o in outs), "differ": differ, "idle": idle, "after": after}
+
+
+def machine() -> str:
+    import torch
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    others = subprocess.run(["pgrep", "-f", "transformer.train"], capture_output=True, text=True).stdout.split()
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, torch {torch.__version__}; "
+            f"load average {load}; a training process (transformer.train) running: {'yes' if others else 'no'}")
+
+
+def report(reps: list[dict], n: int, think: float) -> None:
+    print(f"\n{n} students, think {think:g} s; {machine()}")
+    print(f"{'mode':8} {'endpoint':13} {'n':>3} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
+    for r in reps:
+        for e in ENDPOINTS:
+            xs = r["lat"][e]
+            print(f"{r['mode']:8} {e:13} {len(xs):3d} {pct(xs, 50):7.2f} {pct(xs, 95):7.2f} "
+                  f"{max(xs) if xs else float('nan'):7.2f}")
+    for r in reps:
+        fmt = lambda x: "n/a" if x is None else f"{x:.0f} MB"
+        grow = f" (+{r['after'] - r['idle']:.0f} MB)" if r["idle"] and r["after"] else ""
+        print(f"{r['mode']:8} wall {r['wall']:.1f} s, {r['requests'] / r['wall']:.2f} requests/s, "
+              f"errors {len(r['errors'])}, answers differing from alone {len(r['differ'])} of {r['compared']}, "
+              f"RSS idle {fmt(r['idle'])} -> after {fmt(r['after'])}{grow}")
+        for line in r["errors"][:10] + [f"student {i} differs in {keys}" for i, keys in r["differ"][:10]]:
+            print("   ", line)
+    if len(reps) == 2:
+        a, b = reps
+        print("batched / alone:", ", ".join(f"{e} p50 {pct(b['lat'][e], 50) / pct(a['lat'][e], 50):.2f} "
+                                            f"p95 {pct(b['lat'][e], 95) / pct(a['lat'][e], 95):.2f}" for e in ENDPOINTS))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.classroom", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--students", type=int, default=30)
+    p.add_argument("--think", type=float, default=1.0, help="seconds between a student's requests (±50%%)")
+    p.add_argument("--mode", choices=("alone", "batched", "both"), default="both")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    if a.students < 1:
+        p.error("--students must be at least 1")
+    work = sentences(a.students, a.seed)
+    print(f"{a.students} students: {sum(k == 'de-en' for k, _ in work)} German -> English, "
+          f"{sum(k == 'en-de' for k, _ in work)} English -> German; computing each answer alone first", flush=True)
+    want = expected(work)
+    reps = []
+    for mode in (("alone", "batched") if a.mode == "both" else (a.mode,)):
+        print(f"mode {mode}: launching app.py", flush=True)
+        reps.append(run_mode(mode, work, want, a.think, a.seed))
+    report(reps, a.students, a.think)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
