@@ -1,0 +1,135 @@
+"""The German catalogue of the page's explanations (issue 44): ui/texts/de.toml holds the keys of ui/texts/en.toml
+and no others (a key it lacks falls back to English, and test_no_english_key_is_missing_from_german lists it), every
+text with the English one's placeholders and markup, every formula, symbol, paper and number of the English detail
+version, every text of 4+ words detected as German (transformer.language.detect), and plain sentences of at most
+25 words."""
+from __future__ import annotations
+
+import re
+import tomllib
+import unicodedata
+from collections import Counter
+
+import pytest
+from wordfreq import tokenize
+
+from tests.plain import FORMULA, MAX_WORDS, sentences, strip_markup
+from transformer import language
+from ui import texts
+
+PLACEHOLDER = re.compile(r"\{\w+\}")
+TAG = re.compile(r"<[^>]+>")
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+SYMBOLS = set("‖√Σ∑×ᵀ·÷≤≥−∞ᵢʰ→←▶◀①②③④⑤^=")  # besides FORMULA's matches: what a formula is written with
+WORD = re.compile(r"[A-Za-zÄÖÜäöüß]{2,}(?:-[A-Za-zÄÖÜäöüß]+)*")  # a word of two letters or more (d_k, q·k, wᵢ: none)
+
+
+def read(lang: str) -> dict:
+    with open(texts.TEXTS_DIR / f"{lang}.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def leaves(node: dict, path: tuple = ()) -> set[str]:
+    """Every value's dotted path, the [taught] table aside (its terms differ by language)."""
+    out = set()
+    for k, v in node.items():
+        if not path and k == "taught":
+            continue
+        out |= leaves(v, path + (k,)) if isinstance(v, dict) else {".".join(path + (k,))}
+    return out
+
+
+@pytest.fixture(scope="module")
+def en() -> dict[str, dict]:
+    return texts.flat("en")
+
+
+@pytest.fixture(scope="module")
+def de() -> dict[str, dict]:
+    read("de")  # parses, or this fixture's tests fail with the TOML error
+    return texts.flat("de")
+
+
+def pairs(en, de):
+    """(key, mode, English, German) of every text both catalogues hold."""
+    return [(k, m, en[k][m], de[k][m]) for k in en if k in de for m in texts.MODES]
+
+
+def test_german_has_no_key_english_lacks():
+    assert sorted(leaves(read("de")) - leaves(read("en"))) == []
+
+
+def test_no_english_key_is_missing_from_german():
+    missing = sorted(leaves(read("en")) - leaves(read("de")))
+    assert missing == [], f"{len(missing)} English texts have no German version (shown in English): {missing}"
+
+
+def test_every_text_has_both_versions_and_nothing_else(en, de):
+    assert len(de) >= 15 and all(v["plain"].strip() and v["detail"].strip() for v in de.values())
+    assert all(set(node) == set(texts.MODES) for node in (texts.entry(k, "de") for k in de))
+
+
+def test_placeholders_are_the_english_ones(en, de):
+    odd = {(k, m): (sorted(set(PLACEHOLDER.findall(e))), sorted(set(PLACEHOLDER.findall(g))))
+           for k, m, e, g in pairs(en, de) if set(PLACEHOLDER.findall(e)) != set(PLACEHOLDER.findall(g))}
+    assert odd == {}
+
+
+def markup(t: str) -> tuple:
+    """Tags, bold, italics, code marks, headings and line breaks: what must survive translation unchanged."""
+    bold = t.count("**")
+    return (sorted(TAG.findall(t)), bold, t.replace("**", "").count("*"), t.count("`"),
+            len(re.findall(r"^#+ ", t, re.M)), t.count("\n"), t[:1] == " ")
+
+
+def test_markup_is_the_english_one(en, de):
+    assert {(k, m): (markup(e), markup(g)) for k, m, e, g in pairs(en, de) if markup(e) != markup(g)} == {}
+
+
+def formula_tokens(t: str) -> set[str]:
+    return (set(FORMULA.findall(t)) | {ch for ch in t if ch in SYMBOLS or unicodedata.category(ch) in ("Sm", "Lm")}
+            | set(NUMBER.findall(strip_markup(t))))
+
+
+def test_detail_versions_keep_every_formula_symbol_paper_and_number(en, de):
+    lost = {k: sorted(t for t in formula_tokens(en[k]["detail"]) if t not in de[k]["detail"]) for k in en if k in de}
+    assert {k: v for k, v in lost.items() if v} == {}
+    assert "softmax(q·kᵀ/√d_k)" in de["howto"]["detail"]
+    assert "0.5 · attention + 0.5 · identity" in de["layers.intro"]["detail"]
+    assert "‖w·v·W_O‖ (Kobayashi et al. 2020)" in de["glossary.contribution"]["detail"]
+
+
+def test_plain_versions_hold_no_formula_or_paper(de):
+    assert {k: FORMULA.findall(v["plain"]) for k, v in de.items() if FORMULA.search(v["plain"])} == {}
+
+
+def word_count(t: str) -> int:
+    """Words outside tags and placeholders; a token holding a formula's letters (d_k, wᵢvᵢ, q·k) is none."""
+    bare = PLACEHOLDER.sub(" ", TAG.sub(" ", t)).replace("*", " ")
+    return sum(1 for tok in bare.split() if WORD.fullmatch(tok.strip(".,;:!?()[]'„“”\"…")))
+
+
+def test_every_text_of_four_words_or_more_is_german(de):
+    checked, odd = 0, {}
+    for k, v in de.items():
+        for m in texts.MODES:
+            plain = strip_markup(v[m])
+            if word_count(v[m]) >= 4:
+                checked += 1
+                code, p = language.detect(plain)
+                if code != "de":
+                    odd[(k, m)] = (code, round(p, 3), plain[:80])
+    assert checked >= 80 and odd == {}
+
+
+def test_plain_sentences_are_at_most_25_words(de):
+    long = {k: s for k, v in de.items() for s in sentences(v["plain"]) if len(s.split()) > MAX_WORDS}
+    assert long == {}
+
+
+def test_taught_terms_are_german_words_explained_where_they_first_appear(de):
+    taught = read("de")["taught"]
+    assert set(taught) >= {"encoder", "decoder"} and all(k in de for k in taught.values())
+    for term, key in taught.items():
+        assert tokenize(term, "de") == [term], term  # lower case, one word as wordfreq splits it
+        assert term in tokenize(strip_markup(de[key]["plain"]), "de"), (term, key)
