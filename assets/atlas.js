@@ -10,6 +10,14 @@ const TITLES = {encoder_self: "Encoder self", decoder_self: "Decoder self", cros
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const inst = {renders: 0};
+const mode = () => (window.__explain ? window.__explain.mode : "plain");
+function both(el, said) {                 // {plain, detail} as two spans; the page's CSS shows the one asked for
+  el.textContent = "";
+  for (const m of ["plain", "detail"]) {
+    const s = document.createElement("span");
+    s.className = `x-${m}`; s.textContent = said[m]; el.append(s);
+  }
+}
 window.__atlas = inst;
 
 function gridFigure(a) {
@@ -51,7 +59,8 @@ function curveFigure(a) {
   return {data: [{type: "scatter", mode: "lines+markers", x: p.map(r => r.heads_off), y: p.map(r => r.bleu),
                   text: labels, hovertemplate: "heads off: %{x} (last: %{text})<br>BLEU %{y:.2f}<extra></extra>"}],
           layout: {margin: {l: 50, r: 10, t: 30, b: 40}, height: 300,
-                   title: {text: "Pruning: least important heads first", font: {size: 13}},
+                   title: {text: a.texts ? a.texts.curve_title[mode()] : "Pruning: least important heads first",
+                           font: {size: 13}},
                    xaxis: {title: {text: "heads switched off"}},
                    yaxis: {title: {text: `BLEU (${esc(a.eval_short || a.split || "val")})`}},
                    shapes: a.bleu !== undefined ? [{type: "line", xref: "paper", x0: 0, x1: 1, y0: a.bleu - 1, y1: a.bleu - 1,
@@ -59,9 +68,13 @@ function curveFigure(a) {
 }
 function legendHtml(a) {
   const kinds = (ks) => ks.length === KINDS.length ? "all kinds" : ks.map(k => TITLES[k].toLowerCase()).join(", ");
-  return "<b>Roles</b> (after Voita et al. 2019; a head takes the rule it passes by most):<table>" +
+  const title = a.texts ? a.texts.legend : {detail: "<b>Roles</b> (after Voita et al. 2019; a head takes the rule it passes by most):"};
+  const detail = `<div class="x-detail">${title.detail}<table>` +
     (a.legend || []).map(r => `<tr><td><b>${esc(r.label)}</b></td><td>${esc(r.role)}</td><td>${esc(r.description)}</td>` +
-                             `<td>${esc(r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table>";
+                             `<td>${esc(r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table></div>";
+  if (!a.texts) return detail;            // the plain one: what each label in the grid means
+  return `<div class="x-plain">${title.plain}<table>` + (a.legend || []).map(r =>
+    `<tr><td><b>${esc(r.label)}</b></td><td>${esc(r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;
 }
 function openHead(kind, layer, head) {
   const lens = window.__lensViews && window.__lensViews.attention;
@@ -75,10 +88,11 @@ function render() {
   const a = props.value;
   if (!a || !a.heads || !window.Plotly) return;
   const n = a.prunable_within_1_bleu, on = a.eval_set || `${a.split}, ${a.sentences} sentences`;
-  q("summary").textContent = `${a.heads.length} heads · intact BLEU ${a.bleu} (greedy) on ${on}` +
+  const d = `${a.heads.length} heads · intact BLEU ${a.bleu} (greedy) on ${on}` +
     (n !== undefined ? ` · ${n} head${n === 1 ? "" : "s"} can go for ≤ 1 BLEU` : "");
-  if (a.rules_note) q("summary").textContent += " · " + a.rules_note;
-  q("note").textContent = a.pruning_note || "";
+  const said = a.texts ? a.texts.summary : {plain: d, detail: d};
+  both(q("summary"), a.rules_note ? {plain: said.plain + " " + a.rules_note, detail: said.detail + " · " + a.rules_note} : said);
+  both(q("note"), a.texts ? a.texts.note : {plain: a.pruning_note || "", detail: a.pruning_note || ""});
   q("legend").innerHTML = legendHtml(a);
   const g = gridFigure(a), c = curveFigure(a), cfg = {displaylogo: false, responsive: true};
   Promise.all([Plotly.react(q("grid"), g.data, g.layout, cfg), Plotly.react(q("curve"), c.data, c.layout, cfg)]).then(() => {
@@ -113,3 +127,4 @@ const LETTER = {encoder_self: "e", decoder_self: "d", cross: "c"};
 };
 if (window.Plotly) render(); else { const t = setInterval(() => { if (window.Plotly) { clearInterval(t); render(); } }, 30); }
 watch("value", render);
+document.addEventListener("lens-explain", render);  // the curve's title in the mode asked for

@@ -11,9 +11,7 @@
 // attribution_at); the answers are kept per trajectory and method, and all of them go with a new Start, a new
 // model (the view empties) or a page reload. Tokens are set with textContent only.
 const METHODS = {alti: "ALTI+", saliency: "saliency"};
-const NOTE = "ALTI+: each piece's share of the prediction through every layer, residuals and layer norms included " +
-  "(Ferrando et al. 2022), one pass · saliency: gradient × input of the predicted piece's log-probability, one " +
-  "backward pass per step.";
+const NOTE = () => (window.__explain ? window.__explain.t("attribution.note") : "");  // ui/texts/en.toml, plain or not
 const KEEP = 12;                          // payloads kept: trajectories × methods
 const RETRY_MS = 30000;                   // a request with no answer by then may be sent again
 const BG = "#f3f4f6", CHIP = [255, 133, 27];  // cells not shown; the chips' colour (alpha = share / row's largest)
@@ -46,7 +44,9 @@ let bigWidth = 0;                         // the width of the view's big map (a 
 const div = () => document.createElement("div");
 const caption = div(), srcRow = div(), note = div();
 caption.className = "attr-caption"; srcRow.className = "attr-source"; note.className = "attr-note";
-note.textContent = NOTE; note.hidden = true;
+note.textContent = NOTE(); note.hidden = true;
+document.addEventListener("lens-explain", () => {  // the note and the labels' tooltips follow "Explain"
+  note.textContent = NOTE(); for (const r of Object.values(radios)) r.parentElement.title = NOTE(); });
 const map = document.createElement("div");
 map.className = "attr-map";
 const mapTitle = document.createElement("div"), mapCanvas = document.createElement("canvas");
@@ -63,7 +63,7 @@ function place() {                        // into #attention, beside the toggle 
       const l = document.createElement("label"), r = document.createElement("input");
       r.type = "radio"; r.name = "lens-measure"; r.value = value;
       r.addEventListener("change", () => { if (r.checked) setMethod(value); });
-      l.title = NOTE; l.append(r, document.createTextNode(` ${text}`)); toggle.appendChild(l); radios[value] = r;
+      l.title = NOTE(); l.append(r, document.createTextNode(` ${text}`)); toggle.appendChild(l); radios[value] = r;
     }
     toggle.addEventListener("change", (e) => { if (!(e.target.value in METHODS)) setMethod(null); });
   }

@@ -98,6 +98,8 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   st.geo[which] = {gutter, cw, ch, m};
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
+// an explanation in both versions (ui/texts/en.toml, assets/explain.js), the key itself before the catalogue loads
+function say(el, key, vars) { if (window.__explain) window.__explain.put(el, key, vars); else setText(el, key); }
 function fill(sel, n, value, mean) {      // option values are the labels shown: 1..n (and "mean")
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(mean ? ["mean"] : []);
   if ([...sel.options].map(o => o.value).join() !== want.join()) {
@@ -126,17 +128,16 @@ function render() {
   }
   const zmax = Math.max(1e-6, ...ma.z, ...mb.z), dmax = Math.max(1e-6, Math.abs(md.big));
   draw("a", ma, v => viridis(v / zmax)); draw("b", mb, v => viridis(v / zmax)); draw("d", md, v => diverging(v / dmax));
-  setText(q("scale"), `Colours 0 … ${zmax.toFixed(3)}, both maps on one scale. Rows are queries, columns keys; ` +
-    "a decoder row reads “query → the piece it predicts”, the red box the current step's. " +
-    "Step with ← / → (Home / End) whenever the focus is not in a text box.");
-  setText(q("dscale"), `blue: B attends more · red: A attends more · ±${dmax.toFixed(3)}`);
+  say(q("scale"), "compare.scale", {zmax: zmax.toFixed(3)});
+  say(q("dscale"), "compare.dscale", {dmax: dmax.toFixed(3)});
   const head = st.head === "mean" ? "mean of heads" : `head ${st.head + 1}`;
   setText(q("title"), `${{encoder_self: "Encoder self-attention", decoder_self: "Decoder self-attention",
     cross: "Cross-attention"}[st.kind]} · layer ${st.layer + 1} · ${head}`);
   setText(q("axes"), window.__lens && window.__lens.axes ? window.__lens.axes(st.kind, a) : "");
-  setText(q("align"), `${md.rowsAligned} of ${md.R} query pieces and ${md.colsAligned} of ${md.C} key pieces of A ` +
-    "line up with B" + (md.where ? `; the largest difference: ${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)} at ` +
-    `query ${md.labels[md.where[0]]}, key ${md.cols[md.where[1]]}` : "; nothing to compare yet"));
+  const big = md.where && `${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)}`;
+  say(q("align"), "compare.align", {rows: md.rowsAligned, R: md.R, cols: md.colsAligned, C: md.C,
+    diff: (m) => window.__explain.fill(md.where ? "compare.diff" : "compare.nodiff",
+                                       md.where && {big, q: md.labels[md.where[0]], k: md.cols[md.where[1]]}, m)});
   inst.shown = {t: st.t, ta, tb, kind: st.kind, layer: st.layer, head: st.head,
                 a: plain(ma), b: plain(mb), diff: plain(md),
                 aligned: {rows: md.rowsAligned, cols: md.colsAligned}, big: md.big};

@@ -12,6 +12,17 @@ const inst = window.__explain = {
     const e = TEXTS[key];
     return e ? e[mode || inst.mode] : key;
   },
+  fill(key, vars, mode) {                 // t(key) with its {blanks} filled; a blank may be a function of the mode
+    const m = mode || inst.mode;
+    return inst.t(key, m).replace(/\{(\w+)\}/g, (all, k) => (vars && k in vars ?
+      (typeof vars[k] === "function" ? vars[k](m) : vars[k]) : all));
+  },
+  put(el, key, vars) {                    // both versions into `el` as spans the page's CSS shows by the mode
+    const said = MODES.map(m => inst.fill(key, vars, m));
+    if (el.dataset.said === said.join("\n")) return;
+    el.dataset.said = said.join("\n"); el.textContent = "";
+    MODES.forEach((m, i) => { const s = document.createElement("span"); s.className = `x-${m}`; s.textContent = said[i]; el.append(s); });
+  },
   set(mode) {
     if (!MODES.includes(mode)) return;
     inst.mode = mode;

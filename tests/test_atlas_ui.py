@@ -54,11 +54,22 @@ def test_atlas_hover_legend_and_curve_note_are_words(page):
     assert len(hovers) == len(ATLAS["heads"])
     for text in hovers:
         assert "_" not in text and "BLEU with this head switched off" in text and "largest weight of a row" in text
-    rows = page.eval_on_selector_all("#atlas [data-role=legend] tr", "rs => rs.map(r => r.innerText)")
+    from ui import texts
     legend = A.legend()
-    assert len(rows) == len(legend)
+    rows = page.eval_on_selector_all("#atlas [data-role=legend] .x-plain tr", "rs => rs.map(r => r.innerText)")
+    assert len(rows) == len(legend)  # plainly (issue 39 item 5): each label and what it does in everyday words
     for row, r in zip(rows, legend):
-        assert r["role"] in row and r["rule"] in row and r["description"] in row
-    note = page.inner_text("#atlas [data-role=note]")
-    assert note == (A.pruning_stop_text(ATLAS) or "")
+        assert r["label"] in row and texts.text(f"role.{r['role']}") in row and r["rule"] not in row
+    assert "stops at" in page.inner_text("#atlas [data-role=note]")
+    page.click("#explain_detail")
+    try:
+        rows = page.eval_on_selector_all("#atlas [data-role=legend] .x-detail tr", "rs => rs.map(r => r.innerText)")
+        assert len(rows) == len(legend)  # in detail: the rule table
+        for row, r in zip(rows, legend):
+            assert r["role"] in row and r["rule"] in row and r["description"] in row
+        note = page.inner_text("#atlas [data-role=note]")
+        assert note == (A.pruning_stop_text(ATLAS) or "")
+        page.wait_for_function("document.querySelector('#atlas [data-role=curve]').layout.title.text.startsWith('Pruning')")
+    finally:
+        page.click("#explain_plain")
     assert page.errors == []

@@ -218,7 +218,10 @@ def test_beam_tab_explains_ranks_and_scores(page):
 
 def test_model_and_layers_tabs_explain(page):
     open_tab(page, "Model")
-    visible_text(page, "#curves_note", "dropout", "label smoothing")
+    visible_text(page, "#curves_note .x-plain", "on purpose", "at random")
+    page.click("#explain_detail")
+    visible_text(page, "#curves_note .x-detail", "dropout", "label smoothing")
+    page.click("#explain_plain")
     open_tab(page, "Across layers")
     visible_text(page, "#tab_layers .prose .x-plain", "a rollout, follows attention")
     page.click("#explain_detail")

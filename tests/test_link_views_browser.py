@@ -137,7 +137,7 @@ def test_each_tabs_view_is_in_its_link_and_opens_started(served_browser):
     # Across layers: the word alignment's method (and the step, the Translate view's)
     open_tab(page, "Across layers", "layers")
     page.click("#word_align_method input")
-    page.click("#word_align_method li[aria-label='Gradient × input']")
+    page.click("#word_align_method li[aria-label='Saliency']")
     page.wait_for_function("window.__views.layers.get().method === 'saliency'", timeout=30000)
     link = copied(page)
     assert "layers_method=saliency" in link and "tab=layers" in link

@@ -54,3 +54,11 @@ def test_explained_markdown_holds_both_versions_the_page_switches_between():
         assert "no.such.key" in str(e)
     else:
         raise AssertionError("a missing key must be an error")
+
+
+def test_the_role_legends_detailed_words_are_the_rule_tables():
+    """The Head atlas legend's detailed descriptions are transformer/roles.py's (one table), each with a plain one."""
+    from transformer import roles
+    for row in roles.legend():
+        assert texts.text(f"role.{row['role']}", "detail") == row["description"], row["role"]
+        assert texts.text(f"role.{row['role']}") != row["description"]

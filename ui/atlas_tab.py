@@ -8,12 +8,13 @@ import gradio as gr
 
 from transformer import atlas_stats as S
 from transformer import roles as R
-from transformer.importance import pruning_stop_text
+from transformer.importance import pruning_stop, pruning_stop_text
+from transformer.metrics import read_metrics
 from transformer.roles import ATLAS, head_roles, load_atlas as load_atlas_file  # noqa: F401 (ui.decoding_views)
 
 from . import eval_sets
 from .components import Ctx, asset
-from .texts import spans
+from .texts import MODES, spans, text
 
 TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"></div><div class="atlas-views">'
             '<div class="atlas-grid" data-role="grid"></div><div class="atlas-curve" data-role="curve"></div></div>'
@@ -40,7 +41,7 @@ def atlas_view(atlas: dict) -> dict:
     same = atlas.get("role_rules") == current
     n = len(atlas["heads"])
     view = {**atlas, "heads": [{**h, "hover": hover_text(h, atlas.get("chance"), n, same)} for h in atlas["heads"]],
-            "legend": R.legend(), "labels": {r["role"]: r["label"] for r in R.legend()},
+            "legend": [{**r, "plain": text(f"role.{r['role']}")} for r in R.legend()], "labels": {r["role"]: r["label"] for r in R.legend()},
             "pruning_note": pruning_stop_text(atlas), "rules_note": None}
     if not same:
         view["rules_note"] = ("This atlas's roles were assigned by an earlier rule table than the one below; "
@@ -78,6 +79,33 @@ def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True) -> 
     return "<br>".join([wrapped[0], f"role <b>{html.escape(str(h.get('role')))}</b>"] + wrapped[1:])
 
 
+def plain_on(atlas: dict, tr) -> str:
+    """The atlas's sentences in everyday words: '400 sentences it never learned from: 116 picture descriptions and
+    284 everyday sentences' (eval_sets.atlas_words names the sets)."""
+    metrics = read_metrics(tr.checkpoint_dir) if tr is not None and tr.checkpoint_dir else {}
+    counts = eval_sets.mixed_counts(atlas, metrics) if atlas.get("split") == "mixed_val" else None
+    parts = f": {counts[0]} picture descriptions and {counts[1]} everyday sentences" if counts else ""
+    return text("atlas.on").format(n=atlas.get("sentences", "the"), parts=parts)
+
+
+def atlas_texts(atlas: dict, words: str, tr) -> dict:
+    """The summary over the grid, the note under it, the curve's title and the legend's title, each {plain,
+    detail} (assets/atlas.js shows the one the page's "Explain" box asks for)."""
+    n, st = atlas.get("prunable_within_1_bleu"), pruning_stop(atlas)
+    out = {}
+    for mode in MODES:
+        prunable = "" if n is None else text("atlas.prunable", mode).format(n=n, s="" if n == 1 else "s")
+        on = words if mode == "detail" else plain_on(atlas, tr)
+        said = {"summary": text("atlas.summary", mode).format(heads=len(atlas["heads"]), bleu=atlas.get("bleu"), on=on,
+                                                              prunable=prunable),
+                "note": "" if st is None else text(f"atlas.stop_{st['reason']}", mode).format(
+                    text=pruning_stop_text(atlas), n=st["heads_off"], pct=f"{100 * st['fraction']:.0f}"),
+                "curve_title": text("atlas.curve_title", mode), "legend": text("atlas.legend", mode)}
+        for k, v in said.items():
+            out.setdefault(k, {})[mode] = v
+    return out
+
+
 MISSING = (f"This checkpoint has no head atlas (`{ATLAS}`): make one with "
            "`python -m transformer.atlas --checkpoint DIR --split val`.")
 
@@ -89,7 +117,8 @@ def content(tr) -> list:
     if atlas is None:
         return [gr.update(value=MISSING, visible=True), None]
     words = eval_sets.atlas_words(atlas, tr)  # the sentences its BLEU is of, named (issue 26, item 5)
-    return [gr.update(value="", visible=False), {**atlas_view(atlas), "eval_set": words, "eval_short": words.split(":")[0]}]
+    return [gr.update(value="", visible=False), {**atlas_view(atlas), "eval_set": words, "eval_short": words.split(":")[0],
+                                                 "texts": atlas_texts(atlas, words, tr)}]
 
 
 def build(ctx: Ctx) -> tuple[list, object]:

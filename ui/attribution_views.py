@@ -19,7 +19,10 @@ from .inputs import fail
 from .models import of_session
 from .texts import text, versions
 
-ALIGN_METHODS = [(METHOD_TITLES[m], m) for m in METHODS]  # the Across layers tab's dropdown: (label, value)
+# the methods' names where the page shows them (dropdown, table, matrix): no formula ("Gradient × input" is the
+# detailed name, in the word alignment's summary; issue 39 item 5)
+LABELS = {**METHOD_TITLES, "saliency": "Saliency"}
+ALIGN_METHODS = [(LABELS[m], m) for m in METHODS]  # the Across layers tab's dropdown: (label, value)
 
 
 def check_method(method) -> str:
@@ -62,7 +65,7 @@ def alignment_table(wa) -> list[list[str]]:
 
 
 def alignment_headers(methods=METHODS) -> list[str]:
-    return ["target word"] + [METHOD_TITLES[m] for m in methods] + ["agree"]
+    return ["target word"] + [LABELS[m] for m in methods] + ["agree"]
 
 
 def alignment_summary(wa, method: str) -> str:
@@ -70,10 +73,10 @@ def alignment_summary(wa, method: str) -> str:
     n, total = len(wa.methods), len(agree)
     words = lambda c: f"{c} word{'' if c == 1 else 's'}"  # noqa: E731
     counts = ", ".join(f"{words(sum(a == k for a in agree))} {k}/{n}" for k in range(n, 0, -1))
-    fill = dict(counts=counts, method=METHOD_TITLES[method])
-    return versions(text("align.summary", "plain").format(total=f"{words(total)} in the translation", **fill),
+    return versions(text("align.summary", "plain").format(total=f"{words(total)} in the translation", counts=counts,
+                                                          method=LABELS[method]),
                     text("align.summary", "detail").format(total=f"{total} target {words(total).split(' ', 1)[1]}",
-                                                           **fill))
+                                                           counts=counts, method=METHOD_TITLES[method]))
 
 
 def word_alignment_at(tr: Translator, session, method, position=None):
@@ -87,7 +90,7 @@ def word_alignment_at(tr: Translator, session, method, position=None):
         fail(e)
     fig = figures.heatmap(wa.scores[method], [figures.label(w) for w in wa.source_words],
                           [figures.label(w) for w in wa.target_words],
-                          f"Word alignment, {METHOD_TITLES[method]}: rows are target words, columns source words")
+                          f"Word alignment, {LABELS[method]}: rows are target words, columns source words")
     fig.update_xaxes(title={"text": "source words"})
     fig.update_yaxes(title={"text": "target words"})
     return fig, alignment_table(wa), alignment_summary(wa, method)

@@ -12,6 +12,7 @@ from transformer.language import name
 
 from . import handlers as h
 from .components import CONC, Ctx, asset, box_note, box_note_value
+from .texts import MODES, text, versions
 
 # Example pairs per source language: (A, B, what differs)
 PAIRS = {"de": [("Der Hund beißt den Mann.", "Den Mann beißt der Hund.", "word order, with case saying who bites"),
@@ -24,16 +25,14 @@ DOG = {"de": "Hund", "en": "dog"}
 
 
 def intro(tr) -> str:
-    """What the tab shows, and what to try, in the model's languages (rows: the target; columns: the source)."""
+    """What the tab shows, and what to try, in the model's languages (rows: the target; columns: the source), in both
+    versions (ui/texts/en.toml "compare.intro")."""
     src, tgt = tr.config.src_lang, tr.config.tgt_lang
     seen, looks = DOG.get(src, "Hund"), DOG.get(tgt, "dog")
-    return ("Two sentences that differ in one thing (a *minimal pair*), decoded by the same model and stepped "
-            "together: one step moves both. The third map is **A − B** where the pieces line up: a piece of A lines "
-            "up with a piece of B when it is the same piece, ignoring capitals and the ▁ word mark, and the same "
-            "occurrence of it (the 2nd *the* of A with the 2nd *the* of B). Red: A attends more; blue: B does; grey: "
-            f"no partner. In cross-attention each row is a piece of the {name(tgt)} being written and each column a "
-            f"piece of the {name(src)} it reads. Try: step both to the end and see whether *{looks}* looks at "
-            f"*{seen}* in both, wherever *{seen}* stands.")
+    return versions(*(text("compare.intro", mode).format(tgt=name(tgt), src=name(src), looks=looks, seen=seen)
+                      for mode in MODES))
+
+
 TEMPLATE = """<div class="cmp" tabindex="0" aria-label="two sentences side by side: ← → step both">
   <div class="cmp-status" data-role="status">Pick a pair (it starts at once), or type two sentences and press Start
     both.</div>

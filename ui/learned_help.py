@@ -29,9 +29,24 @@ def longest_run(pieces: list[str]) -> tuple[str, int]:
     return best, n
 
 
-def explain(history, example, epoch, cross: np.ndarray | None = None) -> tuple[str, str] | None:
-    """(the text box's words, sentences for the snapshot's line) when the output is one piece repeated or nothing
-    at all; None when it is a translation to read. `cross`: the map drawn (T, S), to say how spread its rows are."""
+def plain_epoch(epoch) -> str:
+    """A recorded point in everyday words: 'before training', '2 % into the first pass over the data', 'after 3
+    passes over the data' (transformer.history.describe_epoch says it with epochs)."""
+    e = float(epoch)
+    if e == 0:
+        return "before training"
+    if e.is_integer():
+        return f"after {int(e)} pass{'es' if e > 1 else ''} over the data"
+    whole = int(e)
+    return f"{round((e - whole) * 100, 1):g} % into pass {whole + 1} over the data"
+
+
+def explain(history, example, epoch, cross: np.ndarray | None = None,
+            mode: str = "detail") -> tuple[str, str] | None:
+    """(the text box's words, sentences for the snapshot's line, plainly or in detail) when the output is one piece
+    repeated or nothing at all; None when it is a translation to read. `cross`: the map drawn (T, S), to say how
+    spread its rows are."""
+    plain = mode == "plain"
     pieces, ended = output_of(history.target(example, epoch))
     p, n = longest_run(pieces)
     rest = pieces[next(i for i in range(len(pieces)) if pieces[i:i + n] == [p] * n) + n:] if n else []
@@ -41,7 +56,14 @@ def explain(history, example, epoch, cross: np.ndarray | None = None) -> tuple[s
     if n >= 3 and 2 * n >= len(pieces):
         said = words(pieces)
         text = f"{said + ' ' if said else ''}(no translation yet: {p} repeated {n} times, {end})"
-        if float(epoch) == 0:
+        if plain and float(epoch) == 0:
+            why = [f"The untrained model writes the piece it has just read: `{p}` after `{p}`, {n} times, "
+                   f"{code(end)}. Its numbers are random, but reading a piece and writing one share the same "
+                   "list of numbers, so that piece wins; fed back in, it repeats"]
+        elif plain:
+            why = [f"The same piece over and over (`{p}`, {n} times, {code(end)}): the model has learned that it is "
+                   "a common piece, not yet how to follow the sentence"]
+        elif float(epoch) == 0:
             why = [f"The untrained model predicts the piece it has just read: `{p}` after `{p}`, {n} times, "
                    f"{code(end)}. Its weights are random, but its output and input embeddings are the same matrix "
                    "(tied) and the residual connections carry the piece read up to the output, so that piece scores "
@@ -49,14 +71,18 @@ def explain(history, example, epoch, cross: np.ndarray | None = None) -> tuple[s
         else:
             why = [f"The same piece over and over (`{p}`, {n} times, {code(end)}): the model has learned that it is "
                    "a common piece, not yet how to follow the sentence"]
-        why.append("Each row of the map is one of those steps (a row reads “query → the piece it predicts”)")
+        why.append("Each row of the map is one of those steps" + ("" if plain else
+                                                                   " (a row reads “query → the piece it predicts”)"))
     elif not pieces:
         text = "(no translation yet: its first prediction is already </s>, the end of the sentence)"
-        why = ["It ends at once: the only row is `<s>` → `</s>`, the model reading the start and predicting the end"]
+        why = ["It ends at once: the only row is `<s>` → `</s>`, the model reading the start and "
+               + ("writing the end" if plain else "predicting the end")]
     else:
         return None
     if cross is not None and cross.size and float(cross.max(axis=-1).mean()) < 2.0 / cross.shape[-1]:
-        why[-1] += ", and its attention is spread almost evenly over the source: no alignment yet"
+        why[-1] += (", and it looks at every word of the sentence about the same: it does not yet know which words "
+                    "go together" if plain else ", and its attention is spread almost evenly over the source: no "
+                                                  "alignment yet")
     out = ". ".join(why) + "."
     last = history.epochs[-1]
     final = words(history.target(example, last)) if float(last) != float(epoch) else ""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import gradio as gr
 
 from transformer.capture import layers_of
-from transformer.history import HISTORY, AttentionHistory, describe_epoch
+from transformer.history import HISTORY, AttentionHistory
 
 from . import handlers as h
 from .components import CONC, Ctx
+from .learned_help import plain_epoch
 from .texts import MODES, text, versions
 
 
@@ -51,7 +52,7 @@ def content(tr) -> list:
     return [intro(history.epochs),
             gr.update(choices=[(t, i) for i, t in enumerate(history.sentences)], value=0, visible=True),
             gr.update(minimum=1, maximum=max(2, n), value=n, visible=n > 1,
-                      info=f"{n} snapshots: {describe_epoch(history.epochs[0])} … {describe_epoch(history.epochs[-1])}"),
+                      info=f"{n} points in training: {plain_epoch(history.epochs[0])} … {plain_epoch(history.epochs[-1])}"),
             gr.update(choices=["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers", visible=True),
             gr.update(choices=["mean of heads"] + [f"head {i + 1}" for i in range(H)], value="mean of heads",
                       visible=True),

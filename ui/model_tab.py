@@ -9,33 +9,37 @@ from transformer.metrics import read_metrics
 from . import handlers as h
 from .components import Ctx
 from .figures import epoch_points, figure, training_curves
+from .texts import MODES, text, versions
 
 
-def curves_note(log: dict) -> str:
+def curves_note(log: dict, mode: str = "detail") -> str:
     """One line under the curves: why training loss sits above validation loss (the numbers from the log)."""
     args = log.get("args") or {}
     d, ls = args.get("dropout"), args.get("label_smoothing")
-    return ("Training loss sits above validation loss by design: it is measured with dropout on"
-            + (f" ({d})" if d is not None else "") + " and with label smoothing" + (f" (ε = {ls})" if ls is not None else "")
-            + ", which asks for less than all of the probability on the right piece, so even a perfect prediction "
-              "costs some loss; validation loss is plain cross-entropy without dropout.")
+    return text("card.curves", mode).format(dropout=f" ({d})" if d is not None else "",
+                                            smoothing=f" (ε = {ls})" if ls is not None else "")
 
 
-def pauses_note(log: dict) -> str:
+def pauses_note(log: dict, mode: str = "detail") -> str:
     """Where training was paused and resumed (the dotted lines), and how the curves count such an epoch."""
     pauses = epoch_points(log)[1]
     if not pauses:
         return ""
-    where = "; ".join(f"in epoch {p['epoch']} after {p['step']:,}" + (f" of its {p['of']:,} steps" if p["of"] else
-                                                                      " steps (still paused)") for p in pauses)
+    epoch = "epoch" if mode == "detail" else "pass"
+    where = "; ".join(f"in {epoch} {p['epoch']} after {p['step']:,}" + (f" of its {p['of']:,} steps" if p["of"] else
+                                                                         " steps (still paused)") for p in pauses)
     times = {1: "once", 2: "twice"}.get(len(pauses), f"{len(pauses)} times")
-    return (f" Training was paused and resumed {times} (the dotted "
-            f"lines: {where}). Each epoch is drawn once, when it completed: its validation scores are those at its "
-            "end, its train loss the mean over its parts.")
+    return text("card.pauses", mode).format(times=times, where=where)
 
 
 def card(tr) -> str:
-    return h.model_card(tr, read_metrics(tr.checkpoint_dir) if tr.checkpoint_dir else {})
+    """The card in both versions; the page's "Explain" box shows one (ui/texts.py)."""
+    metrics = read_metrics(tr.checkpoint_dir) if tr.checkpoint_dir else {}
+    return versions(*(h.model_card(tr, metrics, mode) for mode in MODES))
+
+
+def note(log: dict) -> str:
+    return versions(*(curves_note(log, mode) + pauses_note(log, mode) for mode in MODES))
 
 
 def content(tr) -> list:
@@ -44,7 +48,7 @@ def content(tr) -> list:
     log = read_json(tr.checkpoint_dir / LOG, None) if tr.checkpoint_dir else None
     has = bool(log and log.get("epochs"))
     return [card(tr), gr.update(value=figure(training_curves(log)) if has else None, visible=has),
-            gr.update(value=curves_note(log) + pauses_note(log) if has else "", visible=has)]
+            gr.update(value=note(log) if has else "", visible=has)]
 
 
 def build(ctx: Ctx) -> tuple[list, object]:

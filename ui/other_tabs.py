@@ -20,6 +20,7 @@ from . import ablation_help as A
 from . import eval_sets as E
 from . import learned_help
 from .models import LOOK_FOR, direction_label
+from .texts import text, versions
 from . import payload as P
 from .decoding_views import at_position
 from .figures import alignment_figure, axis_words, beam_tree_figure, figure, with_axes
@@ -217,26 +218,47 @@ def learned_at(history: AttentionHistory | None, example, point, layer: str = "a
     what = ("the random initial weights, before any training step" if e == 0 else
             f"{int(e)} full pass{'es' if e > 1 else ''} over the training data" if e.is_integer() else
             f"partway through pass {int(e) + 1} over the training data")
-    said = learned_help.explain(history, int(example) if isinstance(example, float) else example, epoch,
-                                np.asarray(fig.data[0].z, dtype=float))  # not yet a translation: say what it is
-    text, why = said if said else (text, "")
-    return fig, text, f"**Snapshot {point} of {n}: {describe_epoch(epoch)}** ({what}).{' ' + why if why else ''}"
+    z = np.asarray(fig.data[0].z, dtype=float)
+    lines = []
+    for mode in ("plain", "detail"):  # not yet a translation: say what it is
+        said = learned_help.explain(history, int(example) if isinstance(example, float) else example, epoch, z, mode)
+        shown, why = said if said else (text, "")
+        head = (f"**Snapshot {point} of {n}: {learned_help.plain_epoch(epoch)}.**" if mode == "plain" else
+                f"**Snapshot {point} of {n}: {describe_epoch(epoch)}** ({what}).")
+        lines.append(head + (" " + why if why else ""))
+    return fig, shown, versions(*lines)
 
 
 # -- Model card --------------------------------------------------------------------------------------
+# The card in either version (ui/texts/en.toml "card.*"): "detail" as it always read, "plain" in everyday words
 
 VAL_ROWS = (("multi30k", "val", "Validation BLEU, Multi30k"), ("tatoeba", "tatoeba_val", "Validation BLEU, Tatoeba"))
+PLAIN_SETS = {"picture captions": "picture descriptions"}  # the sets' words, plainly (eval_sets.SETS)
 
 
-def validation_rows(metrics: dict) -> list[tuple[str, str]]:
+def _row(key: str, mode: str, **fill) -> tuple[str, str]:
+    """A row of the card: its label and value from the catalogue, filled."""
+    return text(f"card.{key}", mode).format(**fill), text(f"card.{key}_value", mode).format(**fill)
+
+
+def plain_set(metrics: dict, split: str) -> str:
+    """'1,014 picture descriptions': a set's size and what it holds, without its file name."""
+    what = E.SETS.get(split, (split, "sentences"))[1]
+    n = E.size(metrics, split)
+    return f"{n:,} {PLAIN_SETS.get(what, what)}" if n else PLAIN_SETS.get(what, what)
+
+
+def validation_rows(metrics: dict, mode: str = "detail") -> list[tuple[str, str]]:
     """Validation BLEU, saying of which weights: `val_bleu` was scored in fp32 when training or averaging chose
     the weights, before they were saved in fp16; `evaluate --split val --save` scores the weights as shipped.
     A model trained on both corpora gets a row per domain (`val_by_domain`; its `val_bleu` is their mean)."""
     by_domain = metrics.get("val_by_domain") or {}
     if len(by_domain) < 2:
-        return _validation_row("Validation BLEU", metrics, "val", metrics.get("val_bleu"))
+        return _validation_row("Validation BLEU", metrics, "val", metrics.get("val_bleu"), mode)
     rows = [r for domain, split, label in VAL_ROWS
-            for r in _validation_row(label, metrics, split, by_domain.get(f"bleu_{domain}"))]
+            for r in _validation_row(label, metrics, split, by_domain.get(f"bleu_{domain}"), mode)]
+    if mode == "plain":  # the mean of the two rows above says nothing new
+        return rows
     return rows + [("Validation BLEU, mean of the domains", f"{metrics.get('val_bleu')} in fp32: what chose the "
                                                             f"weights ({weights_words(metrics)}) — the mean of the "
                                                             "two rows above, each set scored alone")]
@@ -249,49 +271,68 @@ def weights_words(metrics: dict) -> str:
     return f"epoch {one.group(1)}" if one and one.group(1) == one.group(2) else w
 
 
-def _validation_row(label: str, metrics: dict, split: str, chosen) -> list[tuple[str, str]]:
+def _validation_row(label: str, metrics: dict, split: str, chosen, mode: str = "detail") -> list[tuple[str, str]]:
     shipped = metrics.get("test", {}).get(f"{split}/greedy", {}).get("bleu")
+    if mode == "plain":
+        bleu = shipped if shipped is not None else chosen
+        what = E.SETS.get(split, (split, "sentences"))[1]
+        return [] if bleu is None else [_row("val", mode, what=PLAIN_SETS.get(what, what), bleu=bleu,
+                                             on=plain_set(metrics, split))]
     parts = [f"{shipped} greedy, the weights as shipped (fp16)"] if shipped is not None else []
     if chosen is not None:
         parts.append(f"{chosen} in fp32 when the weights ({weights_words(metrics)}) were chosen, before saving")
     return [(label, "; ".join(parts) + f" — on {E.words(metrics, split)}")] if parts else []
 
 
-def model_card(tr: Translator, metrics: dict) -> str:
+def _atlas_rows(tr, mode: str) -> list[tuple[str, str]]:
+    atlas = load_atlas(tr.checkpoint_dir) if tr.checkpoint_dir else None
+    rows = E.atlas_row(atlas, tr)
+    if mode == "plain" and rows:
+        return [_row("atlas", mode, bleu=atlas["bleu"], n=atlas.get("sentences") or "its")]
+    return rows
+
+
+def model_card(tr: Translator, metrics: dict, mode: str = "detail") -> str:
+    """The Model tab's card, a Markdown table, in either version ("plain" or "detail")."""
     c = tr.config
-    rows = [("Translates", direction_label(tr)),
-            *([("What to look for", LOOK_FOR[c.direction])] if c.direction in LOOK_FOR else []),
-            ("Architecture", f"encoder-decoder Transformer, pre-LN, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
-                             f"{c.n_heads} heads, d_model {c.d_model}, FFN {c.d_ff}, sinusoidal positions"),
-            ("Parameters", f"{tr.model.num_parameters():,}"),
-            ("Vocabulary", f"{c.vocab_size} joint SentencePiece pieces of both languages, tied embeddings"),
-            ("Device", describe(tr.device))]
-    for split, label in TEST_ROWS:
+    look = [(text("card.look_for", mode), text(f"look_for.{c.direction}", mode))] if c.direction in LOOK_FOR else []
+    rows = [("Translates", direction_label(tr)), *look,
+            _row("built", mode, enc=c.n_encoder_layers, dec=c.n_decoder_layers, heads=c.n_heads, d_model=c.d_model,
+                 d_ff=c.d_ff),
+            _row("size", mode, n=f"{tr.model.num_parameters():,}"),
+            _row("vocabulary", mode, n=c.vocab_size),
+            (text("card.device", mode), describe(tr.device))]
+    for split, name, what in TEST_ROWS:
         test = metrics.get("test", {}).get(f"{split}/greedy", {})
         if test:
-            rows.append((label, f"BLEU {test.get('bleu')} cased, {test.get('bleu_lc')} lowercased, "
-                                f"chrF {test.get('chrf')} — on {E.words(metrics, split)}"))
-    rows += validation_rows(metrics) + E.atlas_row(load_atlas(tr.checkpoint_dir) if tr.checkpoint_dir else None, tr)
+            rows.append(_row("test", mode, name=name, what=PLAIN_SETS.get(what, what), bleu=test.get("bleu"),
+                             bleu_lc=test.get("bleu_lc"), chrf=test.get("chrf"),
+                             on=E.words(metrics, split) if mode == "detail" else plain_set(metrics, split)))
+    rows += validation_rows(metrics, mode) + _atlas_rows(tr, mode)
     if metrics.get("train_seconds"):
         device = re.sub(r"\b1 threads\b", "1 thread", str(metrics.get("device", "?")))  # as older runs wrote it
-        rows.append(("Training", f"{metrics.get('epochs')} epoch{'' if metrics.get('epochs') == 1 else 's'}, "
-                                 f"{metrics['train_seconds'] / 60:.0f} min on "
-                                 f"{device}" + (f"; still in training: these are the weights after epoch "
-                                                f"{metrics.get('epochs')} of {metrics.get('epochs_planned')}"
-                                                if metrics.get("in_training") else "")))
-    rows += data_rows(metrics)
+        minutes = f"{metrics['train_seconds'] / 60:.0f}"
+        value = (f"{metrics.get('epochs')} epoch{'' if metrics.get('epochs') == 1 else 's'}, {minutes} min on "
+                 f"{device}" + (f"; still in training: these are the weights after epoch "
+                                f"{metrics.get('epochs')} of {metrics.get('epochs_planned')}"
+                                if metrics.get("in_training") else ""))
+        rows.append(_row("training", mode, value=value, epochs=metrics.get("epochs"), minutes=minutes, device=device))
+    rows += data_rows(metrics, mode)
     return "| Property | Value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
 
-TEST_ROWS = (("test_2016_flickr", "Multi30k test_2016_flickr (greedy)"),
-             ("tatoeba_test", "Tatoeba test, held out (greedy)"))
+TEST_ROWS = (("test_2016_flickr", "Multi30k test_2016_flickr", "picture captions"),
+             ("tatoeba_test", "Tatoeba test, held out", "everyday sentences"))
 
 
-def data_rows(metrics: dict) -> list[tuple[str, str]]:
+def data_rows(metrics: dict, mode: str = "detail") -> list[tuple[str, str]]:
     """What the model was trained on, with the attribution Tatoeba's licence asks for wherever a model trained on
     it is shown. Checkpoints from before the Tatoeba recipe record no "data": they saw Multi30k only."""
     data = str(metrics.get("data") or "Multi30k task 1 training captions")
-    rows = [("Training data", data.replace("|", "/"))]
-    if "tatoeba" in data.lower():
+    tatoeba = "tatoeba" in data.lower()
+    rows = [_row("data", mode, value=data.replace("|", "/"))]
+    if not tatoeba and mode == "plain":
+        rows = [(rows[0][0], "picture descriptions (Multi30k), in pairs")]
+    if tatoeba:
         rows.append(("Attribution", ATTRIBUTION))
     return rows

@@ -37,7 +37,7 @@ EXPLAIN_HTML = ('<div class="explain-box" role="group" aria-labelledby="explain_
                 '<button type="button" id="explain_plain" data-mode="plain" aria-pressed="true"'
                 ' title="Explanations in everyday words">simply</button>'
                 '<button type="button" id="explain_detail" data-mode="detail" aria-pressed="false"'
-                ' title="Explanations with the formulas and the papers they come from">in detail</button></span></div>')
+                ' title="Explanations with the maths and the papers they come from">in detail</button></span></div>')
 
 
 @functools.lru_cache(maxsize=None)
