@@ -164,8 +164,16 @@ function drawBig(kind, f, m) {
   setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? `No keys in the row ${p.rows[none[0]]}` : `No keys in ${none.length} rows`) +
     ": every key it could attend to is a hidden <s> or </s>, so there is nothing to renormalise (grey).");
   insideMark(ctx, kind, f, p, g);
+  sayRow(p, f.row >= 0 ? f.row : p.R - 1);
   cv.big = Object.assign(g, {p, zmax, row: f.row, spans: f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null,
                              measure: normsFor(kind) ? "contribution share" : "weight"});
+}
+function sayRow(p, r) {                   // the map in words (issue 41 item 4): the row's strongest keys, for a
+  const z = r >= 0 && r < p.R ? p.z.subarray(r * p.stride, r * p.stride + p.C) : [];  // screen reader (a live line)
+  const top = [...z.keys()].sort((a, b) => z[b] - z[a]).slice(0, 2).filter(j => z[j] > 0);
+  const at = (j) => `${p.cols[j]} (${z[j].toFixed(2)})`;
+  const text = top.length ? `${p.rows[r]} looks mostly at ${at(top[0])}` + (top[1] === undefined ? "" : `, then ${at(top[1])}`) : "";
+  setText(q("said"), text); q("canvas").setAttribute("aria-label", text || "the attention map");
 }
 function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel opens (assets/inside.js), dashed
   const r = MAIN && window.__insideView ? window.__insideView.row() : -1;

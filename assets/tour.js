@@ -56,7 +56,14 @@ const N = STOPS.length;
 const END = {id: "end"};
 // each stop's title and text from the page's catalogue (ui/texts/en.toml "tour.<id>.title" / ".text"), plain or
 // detailed as the page's "Explanations" box says when the stop is shown (assets/explain.js)
-const said = (key) => (window.__explain ? window.__explain.t(key) : key);
+const NARROW = matchMedia("(max-width: 599px)"), TOUCH = matchMedia("(pointer: coarse)");
+const PHONE = [[/<b>Inside this head<\/b>(, on the right,)?/g, "<b>Inside this head</b> (below the map)"],
+  [/\(top right\)/g, "(at the top)"]], FINGER = [[/\bClick\b/g, "Tap"], [/\bclick\b/g, "tap"]];
+const said = (key) => {                   // on a phone the words say where things are there (issue 41 item 3)
+  let t = window.__explain ? window.__explain.t(key) : key;
+  for (const [a, b] of [...(NARROW.matches ? PHONE : []), ...(TOUCH.matches ? FINGER : [])]) t = t.replace(a, b);
+  return t;
+};
 for (const s of [...STOPS, END]) {
   Object.defineProperty(s, "title", {get: () => said(`tour.${s.id}.title`)});
   Object.defineProperty(s, "text", {get: () => said(`tour.${s.id}.text`)});
@@ -123,7 +130,7 @@ function fit() {
 
 // -- the tour ----------------------------------------------------------------------------------------------------
 const T = {drv: null, i: 0, base: null, el: null, ok: false, armed: false, timer: null, loading: null, note: "",
-           found: null, arrived: null, placed: null};
+           found: null, arrived: null, placed: null, sx: 0};
 function target(i) {
   const s = STOPS[i];
   if (!s) return null;
@@ -181,8 +188,9 @@ function go(i) {
   T.armed = T.i < N && !STOPS[T.i].done(T.base);  // already so when the stop opens: it waits to see it done
   if (T.i < N) S.stop = T.i; else { S.finished = true; S.stop = 0; }
   save(); label();
+  bring(T.el);
   if (T.drv.isActive()) T.drv.moveTo(T.i); else T.drv.drive(T.i);
-  unblock();
+  unblock(); unshift();
   T.arrived = null; T.note = ""; arrive(); fit(); requestAnimationFrame(fit);
 }
 function arrive() {                       // a stop that acts on the view: on arriving, and again for a new sentence
@@ -200,13 +208,26 @@ function tick() {
   if (!T.drv.isActive()) { ended(); return; }
   if (T.i >= N) return;
   const el = target(T.i);
-  if (el !== T.el) { T.el = el; T.drv.moveTo(T.i); unblock(); }  // a tab opened, an element came: highlight anew
+  if (el !== T.el) { T.el = el; bring(el); T.drv.moveTo(T.i); unblock(); }  // a tab opened, an element came: anew
   else T.drv.refresh();
+  unshift();
   arrive(); fit(); requestAnimationFrame(fit);  // driver.js may place the popover again in the next frame
   const now = STOPS[T.i].done(T.base);
   if (!T.armed) T.armed = !now;
   else if (!T.ok && now) { complete(); return; }
   paint();
+}
+function bring(el) {                      // the stop's element scrolled into view by the page, up or down only:
+  const r = el && el.getBoundingClientRect ? el.getBoundingClientRect() : null;  // driver.js's own scrollIntoView
+  const top = NARROW.matches ? 8 : Math.max(8, (innerHeight - (r ? r.height : 0)) / 2);  // a phone: at the top, the
+  if (r && r.height && (r.top < 0 || r.bottom > innerHeight || (NARROW.matches && r.top > innerHeight / 3)) &&  // popover
+      getComputedStyle(el).position !== "fixed")  // under it; centred sideways too by driver.js (issue 41 item 3)
+    scrollTo({left: T.sx, top: scrollY + r.top - top, behavior: "instant"});
+}
+function unshift() {                      // whatever moved sideways all the same goes back where it was
+  if (scrollX !== T.sx) scrollTo({left: T.sx, top: scrollY, behavior: "instant"});
+  for (let p = T.el && T.el.parentElement; p; p = p.parentElement)
+    if (p.scrollLeft && /hidden|clip/.test(getComputedStyle(p).overflowX)) p.scrollLeft = 0;
 }
 function onClick(e) {                     // clicks a stop watches (quicker than polling: every one counts)
   const s = T.drv && STOPS[T.i];
@@ -216,7 +237,7 @@ function onKey(e) {                       // driver.js keeps Tab inside its popo
   if (T.drv && e.key === "Tab") e.stopPropagation();
 }
 function ended() {
-  clearInterval(T.timer); T.timer = null; T.drv = null;
+  clearInterval(T.timer); T.timer = null; T.drv = null; unshift();
   giveBack(T.found); T.found = null;      // the view as the tour found it (kind, layer, head, measure, <s>/</s>)
   removeEventListener("scroll", onScroll, true);
   document.removeEventListener("click", onClick, true);
@@ -229,30 +250,14 @@ function onScroll() {                     // driver.js places the popover again 
   if (!scrolled) { scrolled = true; requestAnimationFrame(() => { scrolled = false; fit(); }); }
 }
 
-const CSS = `.driver-overlay, .driver-overlay * { pointer-events: none !important; }
-.driver-active-element { outline: 3px solid #f97316 !important; outline-offset: 2px; }
-.driver-popover.lens-tour { max-width: 340px; min-width: 280px; font-size: 14px; }
-.driver-popover.lens-tour .driver-popover-title { font-size: 16px; }
-.lens-tour .driver-popover-footer { flex-wrap: wrap; gap: 6px; }
-.lens-tour .tour-dots { display: flex; gap: 3px; flex-basis: 100%; }
-.lens-tour .tour-dots button { all: unset; box-sizing: border-box; width: 20px; height: 20px; border-radius: 50%;
-  border: 1px solid #aaa; font-size: 11px; text-align: center; line-height: 18px; cursor: pointer; color: #333; }
-.lens-tour .tour-dots button.done { background: #16a34a; border-color: #16a34a; color: #fff; }
-.lens-tour .tour-dots button.now { outline: 2px solid #f97316; outline-offset: 1px; }
-.lens-tour .tour-status { margin-top: 8px; font-size: 13px; color: #666; }
-.lens-tour .tour-status.ok { color: #15803d; font-weight: 600; }
-.lens-tour .tour-note { margin-top: 6px; font-size: 13px; color: #1d4ed8; }
-.lens-tour .tour-note:empty { display: none; }
-.driver-popover.lens-tour.tour-placed .driver-popover-arrow { display: none; }`;
 function lib() {                          // driver.js and its CSS, fetched once, on the first start
   if (window.driver && window.driver.js) return Promise.resolve(window.driver.js.driver);
   if (!T.loading) T.loading = new Promise((ok, fail) => {
     const css = document.createElement("link"); css.rel = "stylesheet"; css.href = box.dataset.css;
-    const style = document.createElement("style"); style.textContent = CSS;
     const js = document.createElement("script"); js.src = box.dataset.js;
     js.onload = () => ok(window.driver.js.driver);
     js.onerror = () => { T.loading = null; js.remove(); fail(new Error("could not load the tour's driver.js")); };
-    document.head.append(css, style, js);
+    document.head.append(css, js);
   });
   return T.loading;
 }
@@ -260,10 +265,10 @@ async function start(i) {
   offer(false);
   if (T.drv) { go(i ?? T.i); return; }
   const driver = await lib();
-  T.found = found();
+  T.found = found(); T.sx = scrollX;
   T.drv = driver({steps: [...Array(N + 1).keys()].map(step), animate: false, overlayOpacity: 0,
     allowKeyboardControl: false, allowClose: true, stagePadding: 4,
-    popoverClass: "lens-tour", nextBtnText: "Next ›", prevBtnText: "‹ Prev", smoothScroll: true,
+    popoverClass: "lens-tour", nextBtnText: "Next ›", prevBtnText: "‹ Prev", smoothScroll: !NARROW.matches,
     onPopoverRender: (pop) => dots(pop), onHighlightStarted: unblock, onHighlighted: unblock,
     onNextClick: () => go(T.i + 1), onPrevClick: () => go(T.i - 1), onCloseClick: close,
     onDestroyed: () => { if (T.drv) ended(); }});

@@ -90,6 +90,8 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
     with panels.row(equal_height=True, elem_id="sentence_row"):
         source = gr.Textbox(label=words["label"], show_label=False, container=False, elem_id="source", lines=1,
                             max_lines=4, max_length=2000, scale=6, min_width=280, placeholder=words["placeholder"])
+        # from the box, Tab then Enter reaches the map or the inside panel (issue 41 item 4; shown when focused)
+        skip = gr.HTML(SKIP, elem_id="skip", js_on_load=SKIP_JS, padding=False, apply_default_css=False)
         # their widths: assets/layout.css (.al-row > .al-btn-box, .al-select-box); gr.HTML applies no scale
         examples = drawn.select(words["examples"], "", elem_id="examples", label="Examples")
         b_start = drawn.button("Start", "start", "primary")
@@ -108,6 +110,13 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
                                 padding=False)
         language_switch = drawn.button("", "language_switch", "small")
     return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
+
+
+SKIP = ('<nav class="al-skip" aria-label="skip to a part of the view"><a href="#attention" data-to="#attention .lens">'
+        'Skip to the map</a><a href="#inside" data-to="#inside .inside-fold">Skip to Inside this head</a></nav>')
+SKIP_JS = ("element.addEventListener('click', (e) => { const a = e.target.closest('a[data-to]'), "
+           "t = a && document.querySelector(a.dataset.to); if (!t) return; e.preventDefault(); "
+           "t.focus({preventScroll: true}); scrollTo({top: scrollY + t.getBoundingClientRect().top - 8}); });")
 
 
 def language_words(tr) -> dict:
