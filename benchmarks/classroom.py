@@ -5,7 +5,7 @@ checkpoints, half German -> English and half English -> German, each with its ow
 
 Each student, after all have connected: /start, /attribution (ALTI+), a think time, /ablate (one head off),
 a think time, /beam (size 3). The app runs as a subprocess (`app.py`, its own GIL and allocator, as served),
-once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH_MS=0: today's serving, its queue
+once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: today's serving, its queue
 settings), "batched" with cross-user batching (transformer/batching.py, settings in ui/components.py). Prints per
 endpoint p50/p95/max, throughput, errors, answers that differ from the same request made alone (translation,
 the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after, and the batched/alone ratio;
@@ -110,7 +110,7 @@ def student(url, key, text, think, barrier, rng, out):
 def launch(mode: str, port: int) -> subprocess.Popen:
     env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False")
     if mode == "alone":
-        env["ATTENTION_LENS_BATCH_MS"] = "0"
+        env["ATTENTION_LENS_BATCH"] = "0"
     return subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .batching import Batcher
 from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 from .checkpoint import load_checkpoint
 from .device import resolve_device
@@ -90,6 +91,9 @@ class Translator:
         self.checkpoint_dir = checkpoint_dir
         from .lengths import read_source_lengths  # (lazily: transformer.lengths is also a CLI, python -m)
         self.source_lengths = read_source_lengths(checkpoint_dir)  # what it learned from (None: not recorded)
+        # decodes sessions of concurrent callers together, each bit for bit as alone; off until turned on (the app
+        # does: ui/components.py BATCHING), so a library user's decoding is the session's own
+        self.batcher = Batcher()
 
     @classmethod
     def load(cls, path=None, device="auto") -> "Translator":
@@ -134,11 +138,16 @@ class Translator:
     def trajectory(self, text: str, ablate=None, at: int = 0, k: int = 20):
         """Decode `text` greedily to the end and return every step at once, shown at step `at`: a
         `transformer.trajectory.Trajectory` whose `.session` is the DecodingSession (for stepping on)."""
-        session = self.start(text, ablate).run()
+        session = self.decode(text, ablate)
         session.goto(min(at, len(session.positions) - 1))
         traj = session.trajectory(k)
         traj.caveats = self.caveats(text, traj.source_ids, traj.ids)
         return traj
+
+    def decode(self, text: str, ablate=None) -> "DecodingSession":
+        """`start(text, ablate).run()`: the session decoded greedily to its end, in one batch with other threads'
+        sentences when `self.batcher` is on (transformer/batching.py: the same bits as alone)."""
+        return self.batcher.run(self.start(text, ablate))
 
     def caveats(self, text: str, source_ids: list[int], output_ids: list[int]) -> list[dict]:
         """What to say beside this translation (transformer.caveats): too long, repeating, another language,

@@ -260,8 +260,13 @@ class DecodingSession:
         return self
 
     def _append(self, token: int, forced: bool) -> None:
+        self._put(self.feed(token, forced))
+
+    def _put(self, position: Position) -> None:
+        """Append a position computed for this session (by `feed`, or by transformer.batching.feed_rows, which
+        computes the same bits for several sessions at once) after the cursor; the old future is dropped."""
         del self.positions[self.cursor + 1:]
-        self.positions.append(self.feed(token, forced))
+        self.positions.append(position)
         self.cursor += 1
 
     @torch.inference_mode()

@@ -25,7 +25,7 @@ def api_translate(tr: Translator, text: str) -> str:
 def decoded(tr: Translator, text: str) -> DecodingSession:
     """`text` greedily decoded to the end, with its maps; gr.Error for unusable text."""
     try:
-        return tr.start(text).run()
+        return tr.decode(text)  # batched with other users' sentences when the app batches (transformer/batching.py)
     except ValueError as e:
         fail(e)
 

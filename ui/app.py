@@ -8,7 +8,8 @@ from transformer.decoding import Translator
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from . import compare_tab, controls, link, panels
 from . import first_load, fresh, texts
-from .components import CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR, Ctx, asset
+from .components import (BATCH_ROWS, BATCH_WINDOW_S, BATCHING, CONC, CONCURRENCY, QUEUE_MAX, SESSION_TTL_S, VENDOR,
+                         Ctx, asset)
 from .models import Models
 
 # gr.HTML, not gr.Markdown: no Markdown on the first screen spares its code (7 files) until a Markdown is shown
@@ -67,6 +68,8 @@ def build_demo(translators) -> gr.Blocks:
         api(models)
         demo.unload(handlers.end_session)  # the user closed the page: their exports go
         page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened
+    for _, t in models:  # decodings of one model that arrive together run in one batch (ui/components.py)
+        t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     return demo
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,12 @@ SESSION_TTL_S = 3600
 # first" (stepping in their browser goes on: it needs no server). Memory at the cap: benchmarks.sessions.
 SESSIONS_MAX = 200
 QUEUE_MAX = 256
-CONCURRENCY = 4
+# Batching across users (transformer/batching.py): Start's and the API's decodings that reach one model together run
+# in one batch, each bit for bit as alone. ATTENTION_LENS_BATCH=0 turns it off (benchmarks.classroom's "alone").
+BATCHING = os.environ.get("ATTENTION_LENS_BATCH", "1") != "0"
+BATCH_WINDOW_S = float(os.environ.get("ATTENTION_LENS_BATCH_MS", "0")) / 1000
+BATCH_ROWS = 32
+CONCURRENCY = 32 if BATCHING else 4
 CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit
 FAST = dict(CONC, show_progress="hidden", trigger_mode="multiple")  # a step must not flash a spinner
 

@@ -1,0 +1,164 @@
+"""Batching across users (transformer/batching.py): every session decoded in a batch is bit for bit the session
+decoded alone, ablated heads and forced pieces included; a long or broken request in a batch harms no other."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from transformer.batching import Batcher, feed_rows, run_rows
+from ui import handlers as h
+
+TEXTS = ["Ein Boston Terrier läuft über saftig-grünes Gras vor einem weißen Zaun.",
+         "Ein Mädchen in einem Karateanzug bricht ein Brett mit einem Tritt.",
+         "Hallo.",
+         "Zwei Kinder spielen am Strand mit einem großen Ball und lachen laut.",
+         "Der alte Mann ging gestern Abend mit seinem kleinen Hund durch den Park.",
+         "Ein Hund rennt durch den Schnee."]
+ABLATED = [None, [("cross", 1, 2)], None, [("decoder_self", 0, 1), ("cross", 2, 0), ("encoder_self", 1, 3)], None,
+           [("cross", 0, 0)]]
+
+
+def differences(a, b) -> list[str]:
+    """Where two sessions differ, to the bit (empty: identical)."""
+    if [p.token for p in a.positions] != [p.token for p in b.positions]:
+        return [f"tokens {[p.token for p in a.positions]} != {[p.token for p in b.positions]}"]
+    out = []
+    for t, (p, q) in enumerate(zip(a.positions, b.positions)):
+        for f in ("self_row", "cross_row"):
+            x, y = getattr(p, f), getattr(q, f)
+            if x.shape != y.shape or x.dtype != y.dtype or x.tobytes() != y.tobytes():
+                out.append(f"position {t}: {f}")
+        for f in ("k", "v", "hidden"):
+            if not torch.equal(getattr(p, f), getattr(q, f)):
+                out.append(f"position {t}: {f}")
+        if (p.greedy, p.forced) != (q.greedy, q.forced):
+            out.append(f"position {t}: greedy/forced")
+    return out + ([] if a.cursor == b.cursor and a.ablated == b.ablated else ["cursor or heads"])
+
+
+def started(tr, i):
+    """Session i of the mix: its own sentence and heads switched off; every third one with a forced piece after
+    two steps (so the batch holds rows at different positions)."""
+    s = tr.start(TEXTS[i % len(TEXTS)], ABLATED[i % len(ABLATED)])
+    if i % 3 == 2:
+        s.step()
+        s.step()
+        s.force("▁the" if tr.config.src_lang == "de" else "▁der")
+    return s
+
+
+@pytest.mark.parametrize("n", [1, 2, 6, 13])
+def test_a_batch_gives_each_session_what_it_gets_alone(translator, n):
+    alone = [started(translator, i).run() for i in range(n)]
+    batched = [started(translator, i) for i in range(n)]
+    run_rows(batched)
+    for i, (a, b) in enumerate(zip(alone, batched)):
+        assert differences(a, b) == [], (i, differences(a, b))
+        assert a.translation == b.translation and a.done and b.done
+
+
+def test_en_de_too(tiny_en_de):
+    texts = ["A dog runs.", "Two children play on the beach with a big ball.", "Hello."]
+    alone = [tiny_en_de.start(t).run() for t in texts]
+    batched = [tiny_en_de.start(t) for t in texts]
+    run_rows(batched)
+    assert all(differences(a, b) == [] for a, b in zip(alone, batched))
+
+
+def test_feed_rows_needs_one_position_and_one_translator(translator):
+    a, b = translator.start(TEXTS[0]), translator.start(TEXTS[1])
+    b.step()
+    with pytest.raises(ValueError, match="same position"):
+        feed_rows([a, b], [5, 5])
+
+
+def concurrently(translator, texts, batcher, go=None):
+    """Each text decoded by translator.decode on its own thread at once; -> (sessions or errors, in order)."""
+    translator.batcher = batcher
+    out = [None] * len(texts)
+    barrier = threading.Barrier(len(texts))
+
+    def one(i):
+        barrier.wait()
+        try:
+            out[i] = (go or translator.decode)(texts[i])
+        except Exception as e:  # noqa: BLE001 - what this request got
+            out[i] = e
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    return out
+
+
+def test_concurrent_callers_are_batched_and_get_their_own_sessions(translator):
+    batcher = Batcher(window_s=0.2, max_rows=8, enabled=True)  # a wide window: the threads surely meet in it
+    texts = TEXTS * 2
+    got = concurrently(translator, texts, batcher)
+    translator.batcher = Batcher()
+    assert max(batcher.batches) > 1 and sum(batcher.batches) == len(texts) and max(batcher.batches) <= 8
+    for text, s in zip(texts, got):
+        assert differences(translator.start(text).run(), s) == []
+
+
+def test_a_huge_input_is_decoded_apart_and_a_broken_one_fails_alone(translator):
+    batcher = Batcher(window_s=0.2, max_rows=16, enabled=True)
+    huge = "Ein Hund rennt durch den Schnee und " * 60  # 2,000 characters cut to the model's limit: apart
+
+    def go(text):
+        s = translator.start(text)
+        if text == "broken":
+            s.cross_k = s.cross_k[..., :7]  # a row that cannot be computed: the batch fails, then each alone
+        return translator.batcher.run(s)
+
+    texts = [TEXTS[0], huge, "broken", TEXTS[3], TEXTS[5]]
+    got = concurrently(translator, texts, batcher, go)
+    translator.batcher = Batcher()
+    assert isinstance(got[2], RuntimeError)
+    assert sum(batcher.batches) == len(texts) - 1  # the huge one never joined a batch
+    for i in (0, 1, 3, 4):
+        assert differences(translator.start(texts[i]).run(), got[i]) == [], i
+
+
+def test_start_and_attribution_handlers_answer_as_alone(translator):
+    """The app's Start and /attribution with batching on (as ui/app.py sets it) give what they give alone."""
+    texts = TEXTS[:4]
+    alone = [(h.start(translator, t, 8), h.api_attribution(translator, t, "alti")) for t in texts]
+
+    def both(t):
+        return h.start(translator, t, 8), h.api_attribution(translator, t, "alti")
+    got = concurrently(translator, texts, Batcher(window_s=0.1, enabled=True), both)
+    batches = translator.batcher.batches
+    translator.batcher = Batcher()
+    assert max(batches) > 1
+    for (s0, a0), (s1, a1) in zip(alone, got):
+        p0, p1 = dict(s0[2]), dict(s1[2])
+        [p.pop(key, None) for p in (p0, p1) for key in ("ms", "seq")]  # time taken, a counter
+        assert p0 == p1 and s0[1] == s1[1] and s0[3] == s1[3] and a0 == a1
+        assert differences(s0[0], s1[0]) == []
+
+
+def test_batching_is_off_unless_turned_on(translator):
+    assert not Batcher().enabled and translator.batcher.run(translator.start("Hallo.")).done
+    assert translator.batcher.batches == [] and np.isfinite(translator.start("Hallo.").run().history_probs()).all()
+
+
+def test_rows_near_a_tie_are_projected_alone(translator, monkeypatch):
+    """Every row taken as a near tie (an error bound of 1e30): each projected alone, still bit for bit."""
+    import transformer.batching as batching
+
+    class Huge(dict):
+        def __contains__(self, key):
+            return True
+
+        def __getitem__(self, key):
+            return 1e30
+    monkeypatch.setattr(batching, "_norms", Huge())
+    alone = [started(translator, i).run() for i in range(4)]
+    batched = [started(translator, i) for i in range(4)]
+    run_rows(batched)
+    assert all(differences(a, b) == [] for a, b in zip(alone, batched))
