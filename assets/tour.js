@@ -20,7 +20,7 @@ const st = () => (window.__lens && window.__lens.state) || {};
 const traj = () => st().traj || null;
 const seq = () => (traj() ? traj().seq : null);
 const ins = () => window.__inside || {ui: {}};
-const seen = (e) => !!(e && e.offsetParent !== null);
+const seen = (e) => !!(e && (e.offsetParent !== null || (e.getClientRects().length && getComputedStyle(e).position === "fixed")));
 const visible = (s) => [...document.querySelectorAll(s)].find(seen) || null;
 const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === name);
 const TRANSLATE = {name: "Translate", shown: () => seen($("#attention"))};
