@@ -27,7 +27,7 @@ def test_beam_tree_ranks_count_from_one():
     nodes = [t for t in fig["data"] if t["mode"] == "markers+text"]
     ys = [y for t in nodes for y in t["y"]]
     assert min(ys) == 1 and max(ys) == max(len(n) for n in result.tree)  # 1 = best, up to the most kept at a step
-    assert "1 = best" in fig["layout"]["yaxis"]["title"]["text"]
+    assert "1 is the best" in fig["layout"]["yaxis"]["title"]["text"]
     assert all(f"rank {y}<br>" in h for t in nodes for y, h in zip(t["y"], t["hovertext"]))
     assert fig["data"][1]["y"][0] == 1  # the chosen path starts at the root, rank 1
 

@@ -211,7 +211,7 @@ def test_beam_tab_explains_ranks_and_scores(page):
     page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=20000)
     tree = page.evaluate("""() => { const d = document.querySelector('#beam_tree .js-plotly-plot');
         return {title: d.layout.yaxis.title.text, ys: d.data.filter(t => t.mode === 'markers+text').flatMap(t => t.y)}; }""")
-    assert "1 = best" in tree["title"] and min(tree["ys"]) == 1
+    assert "1 is the best" in tree["title"] and min(tree["ys"]) == 1
     assert "per piece" in page.input_value("#beam_choice input")
     open_tab(page, "Translate")
 

@@ -24,7 +24,6 @@ PENDING = ((r"^Attention\(Q, K, V\)", "assets/inside.html: the formula over the 
            (r"^[①②④⑤] |^q·k|^out = Σ|^‖weight · v · W_O‖", "assets/inside.html: the stages' buttons, the table's heads"),
            (r"^Weight: where the head looks\. Contribution ‖", "assets/inside.js: the measure's legend"),
            (r": all \d+ layers × \d+ heads", "assets/lens*.js: the grid's title"),
-           (r"^rank at this step \(1 = best\)", "ui/figures.py: the beam tree's axis title"),
            (r"^Rows are queries, columns are keys", "assets/lens.html: the map's help, a sentence of 30 words"))
 SENTENCE = "Das Wetter war gestern sehr schlecht."
 TABS = ("Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Head atlas",

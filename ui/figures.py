@@ -134,7 +134,7 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
     return {"data": data,
             "layout": {"xaxis": {"tickmode": "array", "tickvals": steps, "ticktext": [str(s) for s in steps],
                                  "title": {"text": "step"}, "zeroline": False},
-                       "yaxis": {"title": {"text": "rank at this step (1 = best)"}, "autorange": "reversed", "dtick": 1,
+                       "yaxis": {"title": {"text": "place at this step (1 is the best)"}, "autorange": "reversed", "dtick": 1,
                                  "zeroline": False},
                        "legend": {"orientation": "h", "y": -0.2}, "margin": {"l": 60, "r": 20, "t": 30, "b": 60}}}
 
