@@ -2,6 +2,7 @@
 checkpoints, half German -> English and half English -> German, each with its own 10-12-word sentence.
 
     python -m benchmarks.classroom [--students 30] [--think 1.0] [--mode alone|batched|both] [--seed 0]
+    python -m benchmarks.classroom --students 30 --limits 4,8,16,32
 
 Each student, after all have connected: /start, /attribution (ALTI+), a think time, /ablate (one head off),
 a think time, /beam (size 3). The app runs as a subprocess (`app.py`, its own GIL and allocator, as served),
@@ -9,7 +10,8 @@ once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: t
 settings), "batched" with cross-user batching (transformer/batching.py, settings in ui/components.py). Prints per
 endpoint p50/p95/max, throughput, errors, answers that differ from the same request made alone (translation,
 the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after, and the batched/alone ratio;
-with the machine and what else ran on it. Prints, never asserts.
+with the machine and what else ran on it. --limits: in this process, without HTTP, /start then /attribution through
+the handlers under each concurrency limit, batched, beside today's 4 unbatched. Prints, never asserts.
 """
 from __future__ import annotations
 
@@ -74,16 +76,21 @@ def expected(work: list[tuple[str, str]]) -> list[dict]:
     return out
 
 
+CONNECTING = threading.Lock()  # students open the page one after another, before the class presses Start
+TIMEOUT_S = 600  # gradio_client's own is 20 s: a loaded machine's answers would count as errors of the client
+
+
 def student(url, key, text, think, barrier, rng, out):
     from gradio_client import Client
     out.update(latency={e: None for e in ENDPOINTS}, errors=[], got=None)
     try:
-        client = Client(url, verbose=False)
+        with CONNECTING:
+            client = Client(url, verbose=False, httpx_kwargs={"timeout": TIMEOUT_S})
     except Exception as e:  # noqa: BLE001 - counted and reported
         out["errors"].append(f"connect: {type(e).__name__}: {e}")
         client = None
     try:
-        barrier.wait(timeout=600)
+        barrier.wait(timeout=1800)
     except threading.BrokenBarrierError:
         pass
     if client is None:
@@ -149,7 +156,7 @@ def run_mode(mode: str, work, want, think: float, seed: int) -> dict:
                    for i, (key, text) in enumerate(work)]
         for t in threads:
             t.start()
-        barrier.wait(timeout=600)
+        barrier.wait(timeout=1800)
         t0 = time.perf_counter()
         for t in threads:
             t.join()
@@ -167,6 +174,44 @@ def run_mode(mode: str, work, want, think: float, seed: int) -> dict:
     return {"mode": mode, "lat": lat, "wall": wall, "requests": sum(len(v) for v in lat.values()),
             "errors": [f"student {i}: {e}" for i, o in enumerate(outs) for e in o.get("errors", [])],
             "compared": sum(o.get("got") is not None for o in outs), "differ": differ, "idle": idle, "after": after}
+
+
+def limits(work, values: list[int], rounds: int = 2) -> None:
+    """In this process, no HTTP: the students' /start then /attribution through the handlers, at most C at once
+    (a semaphore, as Gradio's concurrency limit), for each C with batching and at 4 without; rounds interleaved."""
+    import torch
+    from transformer.decoding import Translator
+    from ui import handlers as h
+    torch.set_num_threads(1)
+    trs = {key: Translator.load(ROOT / "checkpoints" / key) for key in {k for k, _ in work}}
+    for key, text in work[:2]:
+        h.start(trs[key], text, 8)
+
+    def one(batching: bool, c: int):
+        for tr in trs.values():
+            tr.batcher.configure(batching, 0.05, 32)
+        gate, lat, barrier = threading.Semaphore(c), {"/start": [], "/attribution": []}, threading.Barrier(len(work))
+
+        def go(key, text):
+            barrier.wait()
+            for name, f in (("/start", lambda: h.start(trs[key], text, 8)),
+                            ("/attribution", lambda: h.api_attribution(trs[key], text, "alti"))):
+                t0 = time.perf_counter()
+                with gate:
+                    f()
+                lat[name].append(time.perf_counter() - t0)
+        threads = [threading.Thread(target=go, args=w) for w in work]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return time.perf_counter() - t0, lat
+    for r in range(rounds):
+        for batching, c in [(False, 4)] + [(True, c) for c in values]:
+            wall, lat = one(batching, c)
+            print(f"round {r + 1}: {'batched' if batching else 'alone':8} concurrency {c:2d}: wall {wall:5.2f} s, " +
+                  ", ".join(f"{e} p50 {pct(x, 50):.2f} p95 {pct(x, 95):.2f}" for e, x in lat.items()), flush=True)
 
 
 def machine() -> str:
@@ -214,12 +259,16 @@ def main(argv=None):
     p.add_argument("--think", type=float, default=1.0, help="seconds between a student's requests (±50%%)")
     p.add_argument("--mode", choices=("alone", "batched", "both"), default="both")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limits", help="instead: concurrency limits to compare in this process, e.g. 4,8,16,32")
     a = p.parse_args(argv)
     if a.students < 1:
         p.error("--students must be at least 1")
     work = sentences(a.students, a.seed)
     print(f"{a.students} students: {sum(k == 'de-en' for k, _ in work)} German -> English, "
           f"{sum(k == 'en-de' for k, _ in work)} English -> German; computing each answer alone first", flush=True)
+    if a.limits:
+        limits(work, [int(x) for x in a.limits.split(",")])
+        return 0
     want = expected(work)
     reps = []
     for mode in (("alone", "batched") if a.mode == "both" else (a.mode,)):

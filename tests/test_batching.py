@@ -110,17 +110,21 @@ def test_a_huge_input_is_decoded_apart_and_a_broken_one_fails_alone(translator):
     huge = "Ein Hund rennt durch den Schnee und " * 60  # 2,000 characters cut to the model's limit: apart
 
     def go(text):
-        s = translator.start(text)
-        if text == "broken":
-            s.cross_k = s.cross_k[..., :7]  # a row that cannot be computed: the batch fails, then each alone
-        return translator.batcher.run(s)
+        def begin():
+            s = translator.start(text)
+            if text == "broken":
+                s.cross_k = s.cross_k[..., :7]  # a row that cannot be computed: the batch fails, then each alone
+            return s
+        if text == "unreadable":  # fails while it is encoded, on the batch's thread
+            return translator.batcher.run(lambda: translator.start(""), 3)
+        return translator.batcher.run(begin, len(translator.source_ids(text)))
 
-    texts = [TEXTS[0], huge, "broken", TEXTS[3], TEXTS[5]]
+    texts = [TEXTS[0], huge, "broken", TEXTS[3], "unreadable", TEXTS[5]]
     got = concurrently(translator, texts, batcher, go)
     translator.batcher = Batcher()
-    assert isinstance(got[2], RuntimeError)
+    assert isinstance(got[2], RuntimeError) and isinstance(got[4], ValueError)
     assert sum(batcher.batches) == len(texts) - 1  # the huge one never joined a batch
-    for i in (0, 1, 3, 4):
+    for i in (0, 1, 3, 5):
         assert differences(translator.start(texts[i]).run(), got[i]) == [], i
 
 
@@ -143,7 +147,7 @@ def test_start_and_attribution_handlers_answer_as_alone(translator):
 
 
 def test_batching_is_off_unless_turned_on(translator):
-    assert not Batcher().enabled and translator.batcher.run(translator.start("Hallo.")).done
+    assert not Batcher().enabled and translator.batcher.run(lambda: translator.start("Hallo."), 3).done
     assert translator.batcher.batches == [] and np.isfinite(translator.start("Hallo.").run().history_probs()).all()
 
 

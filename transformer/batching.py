@@ -18,8 +18,8 @@ Head ablation is applied per row (each row's own heads zeroed before its output 
 does), and the attention rows are read from the weights computed here rather than by hooks. A step copies to the
 host once for the whole batch (the greedy choices and every row's attention), like a single step.
 
-`Batcher` collects the sessions that reach one model within a short window (its `window_s`, and at most
-`max_rows` of them) and runs them to the end together on one worker thread; each caller gets its own session back
+`Batcher` collects the sessions that reach one model together (a new batch waits, at most `window_s`, for the
+callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and runs them to the end together on one worker thread; each caller gets its own session back
 the moment its row is done (a row that ends early does not wait for the others). A session whose source is longer
 than `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its
 sessions alone, so it reaches only the request that caused it.
@@ -39,7 +39,7 @@ from .attention import scaled_dot_product_attention
 from .capture import host_arrays
 from .session import Position
 
-WINDOW_S = 0.0  # how long a new batch waits for more rows once one is there (0: it starts at once; see below)
+WINDOW_S = 0.05  # the longest a new batch waits for callers still encoding (arrive()); none others: it starts at once
 MAX_ROWS = 32  # rows decoded together at most
 MAX_PIECES = 64  # a source longer than this is decoded apart (its steps are dearer and it may decode for long)
 
@@ -171,10 +171,10 @@ def run_rows(sessions, done=None) -> None:
 
 
 class _Item:
-    __slots__ = ("session", "error", "event")
+    __slots__ = ("begin", "session", "error", "event")
 
-    def __init__(self, session):
-        self.session, self.error, self.event = session, None, threading.Event()
+    def __init__(self, begin):
+        self.begin, self.session, self.error, self.event = begin, None, None, threading.Event()
 
 
 class Batcher:
@@ -187,6 +187,7 @@ class Batcher:
         self.window_s, self.max_rows, self.max_pieces, self.enabled = window_s, max_rows, max_pieces, enabled
         self._cond = threading.Condition()
         self._pending: list[_Item] = []
+        self._arriving = 0  # callers between arrive() and run(): encoding their sentences
         self._worker = None
         self.batches: list[int] = []  # the size of each batch run (the last 1000), for benchmarks and tests
 
@@ -198,21 +199,35 @@ class Batcher:
         self.max_pieces = self.max_pieces if max_pieces is None else max_pieces
         return self
 
-    def run(self, session):
-        """`session.run()`, in a batch with the sessions of other callers when batching is on. Returns it."""
-        if not self.enabled or self.max_rows < 2 or len(session.source_ids) > self.max_pieces or session.done:
-            return session.run()
-        item = _Item(session)
+    def arrive(self, n: int = 1) -> None:
+        """A caller is on its way (encoding its sentence; n=-1: it gave up): a new batch waits for it, up to
+        `window_s`, so that callers of one burst meet in one batch while a lone caller never waits."""
         with self._cond:
-            self._pending.append(item)
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._loop, name="attention-lens-batcher", daemon=True)
-                self._worker.start()
+            self._arriving += n
             self._cond.notify_all()
+
+    def run(self, begin, pieces: int, arrived: bool = False):
+        """`begin().run()`: the session `begin()` starts (encoding its sentence), decoded to its end, in a batch with
+        the sessions of other callers when batching is on; `begin` is then called on the worker thread, so that the
+        encodings of a batch, each alone and under its own hooks, follow one another instead of all registering hooks
+        on the shared model at once. `pieces`: the source's length (a longer one than max_pieces is decoded apart, by
+        its caller). `arrived`: this caller announced itself with `arrive()`. Returns the session."""
+        batched = self.enabled and self.max_rows >= 2 and pieces <= self.max_pieces
+        item = _Item(begin) if batched else None
+        with self._cond:
+            self._arriving -= 1 if arrived else 0
+            if item is not None:
+                self._pending.append(item)
+                if self._worker is None or not self._worker.is_alive():
+                    self._worker = threading.Thread(target=self._loop, name="attention-lens-batcher", daemon=True)
+                    self._worker.start()
+            self._cond.notify_all()
+        if item is None:
+            return begin().run()
         item.event.wait()
         if item.error is not None:
             raise item.error
-        return session
+        return item.session
 
     def _loop(self) -> None:
         torch.set_grad_enabled(False)
@@ -221,7 +236,8 @@ class Batcher:
                 while not self._pending:
                     self._cond.wait()
                 deadline = time.monotonic() + self.window_s
-                while len(self._pending) < self.max_rows and (left := deadline - time.monotonic()) > 0:
+                while (len(self._pending) < self.max_rows and self._arriving > 0
+                       and (left := deadline - time.monotonic()) > 0):
                     self._cond.wait(left)
                 batch, self._pending = self._pending[:self.max_rows], self._pending[self.max_rows:]
             self.batches = (self.batches + [len(batch)])[-1000:]
@@ -229,6 +245,13 @@ class Batcher:
 
     @staticmethod
     def _decode(batch: list[_Item]) -> None:
+        for it in batch:  # encoded one after the other; an input that cannot be encoded fails its own request
+            try:
+                it.session = it.begin()
+            except Exception as e:  # noqa: BLE001 - handed to its caller
+                it.error = e
+                it.event.set()
+        batch = [it for it in batch if it.error is None]
         by_session = {id(it.session): it for it in batch}
         try:
             run_rows([it.session for it in batch], lambda s: by_session[id(s)].event.set())

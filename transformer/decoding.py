@@ -147,7 +147,19 @@ class Translator:
     def decode(self, text: str, ablate=None) -> "DecodingSession":
         """`start(text, ablate).run()`: the session decoded greedily to its end, in one batch with other threads'
         sentences when `self.batcher` is on (transformer/batching.py: the same bits as alone)."""
-        return self.batcher.run(self.start(text, ablate))
+        self.batcher.arrive()  # a batch starting now waits (briefly) for this sentence
+        try:
+            notes: list[str] = []
+            ids, heads = self.source_ids(text, notes), parse_heads(self.model, ablate)  # bad input fails here, alone
+        except BaseException:
+            self.batcher.arrive(-1)
+            raise
+
+        def begin() -> "DecodingSession":  # what start(text, ablate) does, on the batch's thread when batched
+            session = self.start_ids(ids, heads)
+            session.notes = notes
+            return session
+        return self.batcher.run(begin, len(ids), arrived=True)
 
     def caveats(self, text: str, source_ids: list[int], output_ids: list[int]) -> list[dict]:
         """What to say beside this translation (transformer.caveats): too long, repeating, another language,
