@@ -3,6 +3,7 @@ checkpoints, half German -> English and half English -> German, each with its ow
 
     python -m benchmarks.classroom [--students 30] [--think 1.0] [--mode alone|batched|both] [--seed 0]
     python -m benchmarks.classroom --students 30 --limits 4,8,16,32
+    python -m benchmarks.classroom --lone 8
 
 Each student, after all have connected: /start, /attribution (ALTI+), a think time, /ablate (one head off),
 a think time, /beam (size 3). The app runs as a subprocess (`app.py`, its own GIL and allocator, as served),
@@ -214,6 +215,28 @@ def limits(work, values: list[int], rounds: int = 2) -> None:
                   ", ".join(f"{e} p50 {pct(x, 50):.2f} p95 {pct(x, 95):.2f}" for e, x in lat.items()), flush=True)
 
 
+def lone(rounds: int) -> None:
+    """One user alone, in this process: the Start handler with batching off and on, rounds interleaved."""
+    import statistics
+    import torch
+    from transformer.decoding import Translator
+    from ui import handlers as h
+    from .decode import SENTENCE
+    torch.set_num_threads(1)
+    tr = Translator.load(ROOT / "checkpoints" / "de-en")
+    h.start(tr, SENTENCE, 8)
+    took = {False: [], True: []}
+    for _ in range(rounds):
+        for on in (False, True):
+            tr.batcher.configure(on, 0.05, 32)
+            t0 = time.perf_counter()
+            h.start(tr, SENTENCE, 8)
+            took[on].append(time.perf_counter() - t0)
+    for on in (False, True):
+        print(f"one user's Start, batching {'on ' if on else 'off'}: median {statistics.median(took[on]) * 1e3:.1f} ms, "
+              f"min {min(took[on]) * 1e3:.1f} ms ({rounds} rounds)")
+
+
 def machine() -> str:
     import torch
     cpu = platform.processor() or platform.machine()
@@ -260,9 +283,13 @@ def main(argv=None):
     p.add_argument("--mode", choices=("alone", "batched", "both"), default="both")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limits", help="instead: concurrency limits to compare in this process, e.g. 4,8,16,32")
+    p.add_argument("--lone", type=int, default=0, help="instead: N rounds of one user's Start, batching off and on")
     a = p.parse_args(argv)
     if a.students < 1:
         p.error("--students must be at least 1")
+    if a.lone:
+        lone(a.lone)
+        return 0
     work = sentences(a.students, a.seed)
     print(f"{a.students} students: {sum(k == 'de-en' for k, _ in work)} German -> English, "
           f"{sum(k == 'en-de' for k, _ in work)} English -> German; computing each answer alone first", flush=True)
