@@ -23,9 +23,19 @@ const inst = window.__explain = {
     el.dataset.said = said.join("\n"); el.textContent = "";
     MODES.forEach((m, i) => { const s = document.createElement("span"); s.className = `x-${m}`; s.textContent = said[i]; el.append(s); });
   },
+  apply(root) {                           // fixed labels of a view's HTML: data-text="key" gets both versions (the
+    for (const el of (root || document).querySelectorAll("[data-text]")) {  // catalogue's own markup, <sub> and all)
+      const said = MODES.map(m => inst.fill(el.dataset.text, el.dataset.vars ? JSON.parse(el.dataset.vars) : null, m));
+      if (el.dataset.said === said.join("\n")) continue;
+      el.dataset.said = said.join("\n");
+      el.innerHTML = MODES.map((m, i) => `<span class="x-${m}">${said[i]}</span>`).join("");
+    }
+    for (const el of (root || document).querySelectorAll("[data-tip]")) el.title = inst.t(el.dataset.tip);
+  },
   set(mode) {
     if (!MODES.includes(mode)) return;
     inst.mode = mode;
+    inst.apply();
     document.body.classList.toggle("explain-detail", mode === "detail");
     for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
     document.dispatchEvent(new CustomEvent("lens-explain", {detail: {mode}}));

@@ -120,7 +120,8 @@ function titles(h, st, i) {
   setText(q("qlabel"), `query row ${i}: ${label}` + (!follows ? " (picked on the map)" :
     (h.kind === "encoder_self" ? " (click a row of the map for another)" : " (the current step)")));
   q("follow").hidden = follows;
-  setText(q("scaledhead"), `÷√${h.dk}`);
+  if (window.__explain) window.__explain.put(q("scaledhead"), "inside.th_scaled", {dk: h.dk});  // "shrunk" / "÷√64"
+  else setText(q("scaledhead"), `÷√${h.dk}`);
   // the stage's note from the page's catalogue (ui/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
   // "Explanations" box says (assets/explain.js)
   const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") : `inside.stage${ui.stage}`;
@@ -259,7 +260,7 @@ function row() {                          // the query row the panel shows (lens
 // The toggle on the map: attention weight or contribution (placed in the view's controls; styled by lens.css)
 const toggle = document.createElement("span");
 toggle.className = "lens-measure"; toggle.setAttribute("role", "radiogroup");
-toggle.title = "Weight: where the head looks. Contribution ‖w·v·W_O‖: how much each key adds to the output (each row normalised).";
+toggle.dataset.tip = "inside.toggle_tip";  // its title, in the mode shown (assets/explain.js apply)
 for (const [value, text] of [["weight", "weight"], ["contribution", "contribution"]]) {
   const l = document.createElement("label"), r = document.createElement("input");
   r.type = "radio"; r.name = "lens-measure"; r.value = value; r.checked = value === "weight";
@@ -268,7 +269,10 @@ for (const [value, text] of [["weight", "weight"], ["contribution", "contributio
 }
 const toggleNote = document.createElement("div");
 toggleNote.className = "lens-measure-note"; toggleNote.hidden = true;
-const sayToggle = () => { toggleNote.textContent = window.__explain ? window.__explain.t("inside.measure_note") : ""; };
+const sayToggle = () => {  // the toggle's note and title, and the panel's fixed labels (data-tip), in the mode shown
+  const x = window.__explain; if (!x) return;
+  toggleNote.textContent = x.t("inside.measure_note"); toggle.title = x.t("inside.toggle_tip"); x.apply(element);
+};
 sayToggle();
 document.addEventListener("lens-explain", sayToggle);  // ui/texts/en.toml "inside.measure_note", in the mode shown
 function placeToggle() {

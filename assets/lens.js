@@ -264,6 +264,7 @@ if (MAIN) {
   addEventListener("resize", later);
 }
 colourBar();
+if (window.__explain) window.__explain.apply(element);  // the help (data-text), in the mode shown (assets/explain.js)
 inst.ready = true;
 render();
 watch("value", render);

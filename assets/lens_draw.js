@@ -9,7 +9,7 @@ const TITLES = {encoder_self: "Encoder self-attention", decoder_self: "Decoder s
 const BG = [243, 244, 246];  // cells not revealed yet
 const RED = "#ff4136";
 const NARROW = window.matchMedia("(max-width: 599px)");  // a phone's layout (assets/layout.css)
-const MAP_H = 200;                        // the big map's rows take at most this height (px): it fits 1280x800 with its axis line
+const MAP_H = 190;                        // the big map's rows take at most this height (px): it fits 1280x800 with its axis line
 const NOKEY = "#c8c8c8";                  // a row with no key left once <s>/</s> are hidden
 
 // Viridis as Plotly defines it, as a 256-entry lookup table
@@ -227,7 +227,9 @@ function drawGrid(kind, f, m) {
   for (const h of st.head === "mean" ? [...Array(H).keys()] : [st.head])
     ctx.strokeRect(left + h * (pw + gap) - 1, top + st.layer * (ph + gap) - 1, pw + 2, ph + 2);
   cv.grid = {L, H, left, top, gap, pw, ph, cell, res, panels, zmax, kind, off};
-  setText(q("grid-title"), `${TITLES[kind]}: all ${L} layers × ${H} heads (click a panel)`);
+  const gt = q("grid-title"), vars = {kind: TITLES[kind], L, H};  // ui/texts/en.toml lens.grid_title, both versions
+  if (window.__explain) window.__explain.put(gt, "lens.grid_title", vars);
+  else setText(gt, `${TITLES[kind]}: all ${L} layers × ${H} heads (click a panel)`);
   setText(q("grid-axes"), axisLine(kind, languagesOf(st.doc)));
 }
 function colourBar() {                    // the colour bar beside the title: 0 .. the largest weight shown
