@@ -50,7 +50,8 @@ def test_no_critical_or_serious_violation_on_any_tab(served, width, height):
     axe, left = Axe(), {}
     for tab in TABS:
         page.get_by_role("tab", name=tab).click()
-        page.wait_for_timeout(800)
+        page.wait_for_timeout(800)  # then every output the tab asked for is in: Gradio fades a pending one (opacity
+        page.wait_for_function("!document.querySelector('.pending')", timeout=60000)  # .2, a contrast fault of its own)
         bad = [(r, e) for r, e in serious(page, axe) if not gradios(r, e)]
         if bad:
             left[tab] = bad

@@ -191,7 +191,8 @@ def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
     after = atlas_tab.atlas_view(atlas)
     assert after["legend"][0] == {"role": "looks-back", "label": "back", "kinds": ["encoder_self"],
                                   "rule": "strongest key is the previous piece: ≥ 90% of queries",
-                                  "description": "looks one piece back"}
+                                  "description": "looks one piece back", "plain": "looks one piece back"}  # no
+    # plain text in the catalogue for a role it has not met: its own description
     assert [r["role"] for r in after["legend"]] == ["looks-back", A.MIXED] and after["labels"]["looks-back"] == "back"
     assert A.assign_role("encoder_self", {"argmax_previous": 0.95}) == "looks-back"  # the same table
     assert A.role_rules_json()[0]["threshold"] == 0.9

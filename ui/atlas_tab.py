@@ -32,6 +32,15 @@ def load_atlas(tr) -> dict | None:
 roles = head_roles  # {kind: [[role of head h] per layer]} for the attention view's titles (transformer.roles)
 
 
+def plain_role(rule: dict) -> str:
+    """A role's plain description from the catalogue (ui/texts/en.toml role.<name>); a role the table gained since
+    (transformer/roles.py) reads its own description until the catalogue has it."""
+    try:
+        return text(f"role.{rule['role']}")
+    except KeyError:
+        return rule["description"]
+
+
 def atlas_view(atlas: dict) -> dict:
     """What the atlas view draws: the atlas with each head's hover text, the legend and cell labels generated
     from the rule table (`transformer.roles.ROLE_RULES`), why the pruning curve ends where it does, and a
@@ -41,7 +50,7 @@ def atlas_view(atlas: dict) -> dict:
     same = atlas.get("role_rules") == current
     n = len(atlas["heads"])
     view = {**atlas, "heads": [{**h, "hover": hover_text(h, atlas.get("chance"), n, same)} for h in atlas["heads"]],
-            "legend": [{**r, "plain": text(f"role.{r['role']}")} for r in R.legend()], "labels": {r["role"]: r["label"] for r in R.legend()},
+            "legend": [{**r, "plain": plain_role(r)} for r in R.legend()], "labels": {r["role"]: r["label"] for r in R.legend()},
             "pruning_note": pruning_stop_text(atlas), "rules_note": None}
     if not same:
         view["rules_note"] = ("This atlas's roles were assigned by an earlier rule table than the one below; "
