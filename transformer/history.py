@@ -28,15 +28,18 @@ def as_epoch(epoch):
     return int(epoch) if epoch.is_integer() else epoch
 
 
+def epoch_point(epoch) -> tuple[int, float | None]:
+    """A recorded point as (whole epochs done, % into the next or None): 0.02 -> (0, 2.0), 3 -> (3, None)."""
+    e = float(epoch)
+    return int(e), (None if e.is_integer() else round((e - int(e)) * 100, 1))
+
+
 def describe_epoch(epoch) -> str:
     """A recorded point in words: 'before training' (0), '2 % into epoch 1' (0.02), 'after epoch 3' (3)."""
-    e = float(epoch)
-    if e == 0:
-        return "before training"
-    if e.is_integer():
-        return f"after epoch {int(e)}"
-    whole = int(e)
-    return f"{round((e - whole) * 100, 1):g} % into epoch {whole + 1}"
+    whole, percent = epoch_point(epoch)
+    if percent is None:
+        return f"after epoch {whole}" if whole else "before training"
+    return f"{percent:g} % into epoch {whole + 1}"
 
 
 def save_history(path, sentences: list[str], tokenizer, history: list[dict]) -> None:

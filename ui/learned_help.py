@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from transformer.history import epoch_point
+
 SPECIAL = ("<s>", "</s>")
 
 
@@ -32,13 +34,10 @@ def longest_run(pieces: list[str]) -> tuple[str, int]:
 def plain_epoch(epoch) -> str:
     """A recorded point in everyday words: 'before training', '2 % into the first pass over the data', 'after 3
     passes over the data' (transformer.history.describe_epoch says it with epochs)."""
-    e = float(epoch)
-    if e == 0:
-        return "before training"
-    if e.is_integer():
-        return f"after {int(e)} pass{'es' if e > 1 else ''} over the data"
-    whole = int(e)
-    return f"{round((e - whole) * 100, 1):g} % into pass {whole + 1} over the data"
+    whole, percent = epoch_point(epoch)
+    if percent is None:
+        return f"after {whole} pass{'es' if whole > 1 else ''} over the data" if whole else "before training"
+    return f"{percent:g} % into pass {whole + 1} over the data"
 
 
 def explain(history, example, epoch, cross: np.ndarray | None = None,
