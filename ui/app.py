@@ -8,8 +8,8 @@ from transformer.decoding import Translator
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from . import compare_tab, controls, link, panels
 from . import first_load, fresh, texts
-from .components import (BATCH_ROWS, BATCH_WINDOW_S, BATCHING, CONC, CONCURRENCY, DECODE_CONCURRENCY, QUEUE_MAX,
-                         SESSION_TTL_S, VENDOR, Ctx, asset)
+from .components import (BATCH_ROWS, BATCH_WINDOW_S, BATCHING, CONC, CONCURRENCY, DECODE, QUEUE_MAX, SESSION_TTL_S,
+                         VENDOR, Ctx, asset)
 from .models import Models
 
 # gr.HTML, not gr.Markdown: no Markdown on the first screen spares its code (7 files) until a Markdown is shown
@@ -70,16 +70,8 @@ def build_demo(translators) -> gr.Blocks:
         page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened
     for _, t in models:  # decodings of one model that arrive together run in one batch (ui/components.py)
         t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
-    for fn in demo.fns.values():  # those events under a limit of their own, read by Gradio's queue at the first event
-        if fn.name in BATCHED and fn.concurrency_id == "model":
-            fn.concurrency_id, fn.concurrency_limit = "decode", DECODE_CONCURRENCY
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     return demo
-
-
-# the events whose decoding is batched (Translator.decode): the page's Start (a button, Enter, an example) and /start
-# (ui/translate_tab.py), and the API's decodings below
-BATCHED = {"on_start", "on_example", "start", "attention", "attention_compact", "inside", "attribution"}
 
 
 def api(models: Models) -> None:
@@ -104,13 +96,13 @@ def api(models: Models) -> None:
         return handlers.api_inside(models.get(model), text, kind, layer, head, step)
 
     gr.api(translate, api_name="translate", **CONC)
-    gr.api(attention, api_name="attention", **CONC)
-    gr.api(attention_compact, api_name="attention_compact", **CONC)
-    gr.api(inside, api_name="inside", **CONC)
+    gr.api(attention, api_name="attention", **DECODE)
+    gr.api(attention_compact, api_name="attention_compact", **DECODE)
+    gr.api(inside, api_name="inside", **DECODE)
 
     def attribution(text: str, method: str = "alti", model: str = "") -> dict:
         """Text -> where each piece of its greedy translation comes from: method "alti" (ALTI+), "saliency" or
         "attention"; rows source + target sum to 1; at most 60 rows x (200 source + 60 target), 4 decimals."""
         return handlers.api_attribution(models.get(model), text, method)
 
-    gr.api(attribution, api_name="attribution", **CONC)
+    gr.api(attribution, api_name="attribution", **DECODE)

@@ -27,7 +27,7 @@ BATCHING = os.environ.get("ATTENTION_LENS_BATCH", "1") != "0"
 BATCH_WINDOW_S = float(os.environ.get("ATTENTION_LENS_BATCH_MS", "50")) / 1000  # the most a batch waits for arrivals
 BATCH_ROWS = 32
 # Model events in flight at once, one limit shared by every model event (concurrency_id "model"): 4, one torch thread
-# per request (a few cores busy, the rest waiting in order). The events that decode in a batch (ui/app.py BATCHED:
+# per request (a few cores busy, the rest waiting in order). The events that decode in a batch (DECODE below:
 # Start and the API's decodings) share a limit of their own, DECODE_CONCURRENCY: a batch holds only what is in
 # flight. `python -m benchmarks.classroom --students 30 --limits 4,8,16,32` (2026-12-02, 2 loaded cores): Start then
 # ALTI+ of 30 students, wall 4.9-5.7 s unbatched at 4; batched at 4, 8, 16, 32: 4.0-4.6, 3.2-3.6, 3.2-3.3, 2.2-2.7 s
@@ -36,6 +36,7 @@ BATCH_ROWS = 32
 CONCURRENCY = int(os.environ.get("ATTENTION_LENS_CONCURRENCY", "4"))
 DECODE_CONCURRENCY = 32 if BATCHING else CONCURRENCY
 CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit
+DECODE = dict(concurrency_limit=DECODE_CONCURRENCY, concurrency_id="decode")  # the events whose decoding is batched
 FAST = dict(CONC, show_progress="hidden", trigger_mode="multiple")  # a step must not flash a spinner
 
 

@@ -18,7 +18,7 @@ from transformer.language import name
 from . import arch, handlers as h, page_state
 from . import attribution_panel, inside_panel, panels
 from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
-from .components import (CONC, FAST, Ctx, api_only, asset, box_note, box_note_value, checked, lens_view,
+from .components import (CONC, DECODE, FAST, Ctx, api_only, asset, box_note, box_note_value, checked, lens_view,
                          live_position, started_sentence)
 from .models import of_session
 
@@ -265,12 +265,12 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     # the mark of a start: new with each sentence started, left as it was by a Start that started nothing; its change
     # clears the other tabs' results (ui/page_state.py)
     c.started = page_state.mark(ctx)
-    quiet = dict(api_visibility="private", show_progress_on=outs, **CONC)  # no spinner on the note under the box
+    quiet = dict(api_visibility="private", show_progress_on=outs, **DECODE)  # no spinner on the note under the box
     c.b_start.click(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
     source.submit(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
     # the API's /start: a bad sentence or top-k is answered by the handler with its reason; the model comes last,
     # optional
-    api["start"].click(start, [source, k, words, model], outs, api_name="start", **CONC)
+    api["start"].click(start, [source, k, words, model], outs, api_name="start", **DECODE)  # Start: batched decoding
 
     def on_example(example, kk, ww, key=""):  # picking an example puts it in the box and starts it
         if not example:
@@ -280,7 +280,7 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         return [gr.update(value=example)] + list(started) + [note, page_state.new_value()]
 
     c.examples.input(on_example, [c.examples, k, words, model], [source] + outs + [c.note, c.started],
-                     api_visibility="private", show_progress_on=outs, **CONC)
+                     api_visibility="private", show_progress_on=outs, **DECODE)
     # every other event reads the started sentence, which carries its model (ui/models.py of_session)
     api["step"].click(of_session(h.step), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(of_session(h.run), [state, k, words], outs, api_name="run", **FAST)
