@@ -20,13 +20,16 @@ function both(el, said) {                 // {plain, detail} as two spans; the p
 }
 window.__atlas = inst;
 
+// A phone (issue 41 item 2): the three kinds one under the other, each the screen's width, the cells' words 12 px
+const NARROW = window.matchMedia("(max-width: 599px)");
 function gridFigure(a) {
-  const heads = a.heads, data = [], layout = {margin: {l: 40, r: 10, t: 30, b: 30}, height: 300, annotations: [],
-    showlegend: false};
-  const H = 1 + Math.max(...heads.map(h => h.head)), gap = 0.04, w = (1 - 2 * gap) / 3;
-  const zmax = Math.max(1e-6, ...heads.map(h => h.bleu_drop));
+  const heads = a.heads, data = [], narrow = NARROW.matches,
+    layout = {margin: {l: 40, r: 10, t: 30, b: 30}, height: 300, annotations: [], showlegend: false};
+  const H = 1 + Math.max(...heads.map(h => h.head)), gap = narrow ? 0.09 : 0.04, w = (1 - 2 * gap) / 3;
+  const zmax = Math.max(1e-6, ...heads.map(h => h.bleu_drop)), Ls = KINDS.map(k => 1 + Math.max(...heads.filter(h => h.kind === k).map(h => h.layer)));
+  if (narrow) Object.assign(layout, {margin: {l: 34, r: 54, t: 44, b: 24}, height: 50 + KINDS.length * 30 + Ls.reduce((x, y) => x + y) * 40});
   KINDS.forEach((kind, i) => {
-    const mine = heads.filter(h => h.kind === kind), L = 1 + Math.max(...mine.map(h => h.layer));
+    const mine = heads.filter(h => h.kind === kind), L = Ls[i];
     const z = [...Array(L)].map(() => Array(H).fill(null)), text = z.map(r => r.map(() => "")),
           hover = z.map(r => r.map(() => "")), custom = z.map(r => r.map(() => null));
     for (const h of mine) {
@@ -34,16 +37,26 @@ function gridFigure(a) {
       custom[h.layer][h.head] = [kind, h.layer, h.head];
       hover[h.layer][h.head] = h.hover || `${TITLES[kind]} · layer ${h.layer + 1} · head ${h.head + 1}<br>role <b>${esc(h.role)}</b>`;
     }
-    const ax = i ? String(i + 1) : "";
+    const ax = i ? String(i + 1) : "", dom = [i * (w + gap), i * (w + gap) + w];
     data.push({type: "heatmap", z, text, texttemplate: "%{text}", hovertext: hover, hoverinfo: "text", customdata: custom,
                hoverlabel: {align: "left"}, colorscale: "Reds", zmin: 0, zmax, showscale: i === 2, xaxis: "x" + ax, yaxis: "y" + ax, xgap: 2, ygap: 2,
-               colorbar: {title: {text: "BLEU drop"}, thickness: 10}});
-    layout["xaxis" + ax] = {domain: [i * (w + gap), i * (w + gap) + w], tickmode: "array", tickvals: [...Array(H).keys()],
-                            ticktext: [...Array(H).keys()].map(h => "H" + (h + 1)), fixedrange: true};
-    layout["yaxis" + ax] = {tickmode: "array", tickvals: [...Array(L).keys()], ticktext: [...Array(L).keys()].map(l => "L" + (l + 1)),
-                            autorange: "reversed", fixedrange: true, anchor: "x" + ax};
-    layout.annotations.push({text: TITLES[kind], x: i * (w + gap) + w / 2, y: 1.08, xref: "paper", yref: "paper",
-                             showarrow: false, font: {size: 13}});
+               colorbar: {title: {text: "BLEU drop"}, thickness: 10}, ...(narrow ? {textfont: {size: 12}} : {})});
+    const xa = {tickmode: "array", tickvals: [...Array(H).keys()], ticktext: [...Array(H).keys()].map(h => "H" + (h + 1)), fixedrange: true};
+    const ya = {tickmode: "array", tickvals: [...Array(L).keys()], ticktext: [...Array(L).keys()].map(l => "L" + (l + 1)),
+                autorange: "reversed", fixedrange: true, anchor: "x" + ax};
+    if (narrow) {                         // stacked: x across the whole width, y a band of its own, the title above it
+      const top = 1 - dom[0], bottom = 1 - dom[1];
+      Object.assign(xa, {anchor: "y" + ax, side: "top", tickfont: {size: 11}});
+      Object.assign(ya, {domain: [bottom, top], tickfont: {size: 11}});
+      data[i].colorbar = {title: {text: "BLEU drop", side: "right", font: {size: 12}}, thickness: 10, tickfont: {size: 11}};
+      layout.annotations.push({text: TITLES[kind], x: 0, xanchor: "left", y: top, yanchor: "bottom", yshift: 18, xref: "paper",
+                               yref: "paper", showarrow: false, font: {size: 13}});
+    } else {
+      xa.domain = dom;
+      layout.annotations.push({text: TITLES[kind], x: i * (w + gap) + w / 2, y: 1.08, xref: "paper", yref: "paper",
+                               showarrow: false, font: {size: 13}});
+    }
+    layout["xaxis" + ax] = xa; layout["yaxis" + ax] = ya;
   });
   const pk = inst.picked, pi = pk ? KINDS.indexOf(pk.kind) : -1;
   if (pi >= 0) {                          // the head picked (clicked, or a link's atlas_head): outlined
@@ -94,7 +107,7 @@ function render() {
   both(q("summary"), a.rules_note ? {plain: said.plain + " " + a.rules_note, detail: said.detail + " · " + a.rules_note} : said);
   both(q("note"), a.texts ? a.texts.note : {plain: a.pruning_note || "", detail: a.pruning_note || ""});
   q("legend").innerHTML = legendHtml(a);
-  const g = gridFigure(a), c = curveFigure(a), cfg = {displaylogo: false, responsive: true};
+  const g = gridFigure(a), c = curveFigure(a), cfg = {displaylogo: false, responsive: true, displayModeBar: !NARROW.matches};
   Promise.all([Plotly.react(q("grid"), g.data, g.layout, cfg), Plotly.react(q("curve"), c.data, c.layout, cfg)]).then(() => {
     const grid = q("grid");
     if (!grid.__bound) {
@@ -125,6 +138,7 @@ const LETTER = {encoder_self: "e", decoder_self: "d", cross: "c"};
     render();
   },
 };
+NARROW.addEventListener("change", render);  // a phone turned, a window narrowed: drawn again for its width
 if (window.Plotly) render(); else { const t = setInterval(() => { if (window.Plotly) { clearInterval(t); render(); } }, 30); }
 watch("value", render);
 document.addEventListener("lens-explain", render);  // the curve's title in the mode asked for

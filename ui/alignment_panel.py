@@ -8,6 +8,7 @@ from . import fresh
 from . import handlers as h
 from .attribution_views import ALIGN_METHODS, alignment_headers
 from .components import CONC, Ctx
+from .figures import for_width, width_input, with_width
 from .panels import Panel
 from .texts import explained
 
@@ -30,8 +31,15 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
         table = gr.Dataframe(headers=alignment_headers(), interactive=False, wrap=True, elem_id="word_align_table",
                              label="Top source word of each target word, by method", max_height=900,
                              column_widths=["18%", "20%", "22%", "24%", "16%"])
-    inputs, outs = [ctx.state, method, ctx.position], [matrix, table, summary]
-    follow = dict(CONC, js=WHOLE, api_visibility="private", show_progress="minimal", trigger_mode="always_last")
+    width = width_input()  # the page's width: on a phone the matrix is drawn for it (ui/figures.py for_width)
+    inputs, outs = [ctx.state, method, ctx.position, width], [matrix, table, summary]
+    follow = dict(CONC, js=with_width(WHOLE, 4), api_visibility="private", show_progress="minimal",
+                  trigger_mode="always_last")
+
+    def word_alignment_follow(session, chosen, position, page_width):
+        fig, *rest = h.word_alignment_follow(session, chosen, position)
+        return [for_width(fig, page_width), *rest]
+
     for event in ([tab.select] if tab is not None else []) + [method.input]:
-        event(h.word_alignment_follow, inputs, outs, **follow)
+        event(word_alignment_follow, inputs, outs, **follow)
     fresh.on_new(ctx, outs, [None, None, ""])  # of the sentence before: recomputed when the tab is opened

@@ -6,6 +6,7 @@ import gradio as gr
 from . import fresh
 from . import handlers as h
 from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
+from .figures import for_width, width_input, with_width
 from .models import of_session
 from .texts import explained
 
@@ -27,15 +28,18 @@ def build(ctx: Ctx) -> None:
     with gr.Column() as view_box:  # hidden while it would show another sentence's hypothesis (ui/fresh.py)
         view = lens_view(ctx, "attention_beam")
 
+    width = width_input()  # the page's width: on a phone the tree is drawn upright (ui/figures.py for_width)
     outs = [state, tree, choice, view]
     started = of_session(h.beam_started)
 
-    def run(session, n):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
+    def run(session, n, page_width=0):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
         if not fresh.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
             return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED), gr.skip()]
-        return (*started(session, n), "", fresh.hidden(False))
+        beams, fig, *rest = started(session, n)
+        return (beams, for_width(fig, page_width), *rest, "", fresh.hidden(False))
 
-    b_beam.click(run, [ctx.state, size], outs + [note, view_box], api_visibility="private", **CONC)
+    b_beam.click(run, [ctx.state, size, width], outs + [note, view_box], js=with_width(None, 3),
+                 api_visibility="private", **CONC)
     empty = [None, None, gr.update(choices=[], value=None), None]
     fresh.on_new(ctx, outs + [note, view_box], empty + [PRESS, fresh.hidden()], idle=empty + ["", fresh.hidden()])
 
@@ -45,5 +49,11 @@ def build(ctx: Ctx) -> None:
     def pick(beams, picked):  # the beam's own model (its state names it)
         return h.beam_pick(models.get(beams.get("model") if isinstance(beams, dict) else ""), beams, picked)
 
+    def pick_here(beams, picked, page_width):  # the page's: the tree drawn for its width
+        fig, shown = pick(beams, picked)
+        return for_width(fig, page_width), shown
+
     api_only(ctx).click(beam, [ctx.source, size, ctx.model], outs, api_name="beam", **CONC)
-    choice.input(pick, [state, choice], [tree, view], api_name="beam_pick", **CONC)
+    api_only(ctx).click(pick, [state, choice], [tree, view], api_name="beam_pick", **CONC)
+    choice.input(pick_here, [state, choice, width], [tree, view], js=with_width(None, 3), api_visibility="private",
+                 **CONC)

@@ -5,6 +5,8 @@ the live Translate view draws in the browser from ui.payload.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from transformer.figures import label
@@ -88,7 +90,7 @@ def training_curves(log: dict) -> dict:
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": p["x"], "x1": p["x"], "y0": 0, "y1": 1,
                "line": {"dash": "dot", "color": "#999", "width": 1}} for p in pauses]
     notes = [{"x": p["x"], "y": 0, "xref": "x", "yref": "paper", "xanchor": "left", "yanchor": "bottom",
-              "showarrow": False, "text": " paused, resumed", "font": {"size": 10, "color": "#777"}} for p in pauses]
+              "showarrow": False, "text": " paused, resumed", "font": {"size": 11, "color": "#777"}} for p in pauses]
     return {"data": [
         {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("train_loss"), "name": "train loss (smoothed)"},
         {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_loss"), "name": "validation loss"},
@@ -170,3 +172,161 @@ def alignment_figure(align: np.ndarray, source_tokens: list[str], target_tokens:
                        "yaxis": {"tickmode": "array", "tickvals": [0, 1], "ticktext": ["target", "source"],
                                  "range": [-0.6, 1.6], "showgrid": False, "zeroline": False},
                        "margin": {"l": 60, "r": 20, "t": 20, "b": 20}}}
+
+
+# -- A phone (issue 41 item 2): a figure drawn for the width the page gives it ----------------------------------------
+
+NARROW = 600  # px: below it the page is a phone's (assets/layout.css) and a figure is drawn for the width it gets
+CHAR = 7.0  # px of a character of the 12 px labels, about
+WIDTH_JS = "innerWidth"  # what a tab's js= puts into its hidden width input (see width_input)
+
+
+def width_input():
+    """A hidden number the browser fills with the page's width before an event runs (its js=, with_width)."""
+    import gradio as gr
+    return gr.Number(0, visible="hidden", label="page width", precision=0)
+
+
+def with_width(js: str | None, n_inputs: int) -> str:
+    """A js= for an event whose last input (of n_inputs) is a width_input: `js` (a function of the inputs, or
+    None) first, then the page's width put last."""
+    first = f"({js})(...a)" if js else "a"
+    return (f"(...a) => {{ const b = {first}; const out = Array.isArray(b) ? b.slice(0, {n_inputs}) : [b]; "
+            f"out[{n_inputs - 1}] = {WIDTH_JS}; return out; }}")
+
+
+def for_width(fig, width):
+    """`fig` (a plotly Figure or its dict; anything else passes) as drawn for a page `width` px wide: unchanged on a
+    wide page. On a phone: the title wrapped to the width in lines of its own, left; labels of 11 px at least,
+    thinned where their cells are too small; the alignment lines and the beam tree turned upright (their tokens
+    down the screen, each label with the width of a column)."""
+    import plotly.graph_objects as go
+    if not isinstance(width, (int, float)) or not 0 < width < NARROW or not hasattr(fig, "to_dict") and \
+            not isinstance(fig, dict):
+        return fig
+    d = fig.to_dict() if hasattr(fig, "to_dict") else {k: v for k, v in fig.items()}
+    lay, w = d.setdefault("layout", {}), float(width) - 42  # the plot's box inside Gradio's frame
+    names = {t.get("name") for t in d.get("data", [])}
+    top = _narrow_title(lay, w)
+    if {"source", "target"} <= names:
+        _upright_alignment(d, w, top)
+    elif "beam" in names:
+        _upright_beam(d, w, top)
+    else:
+        _narrow_heatmap(d, w, top)
+    lay["font"] = {**lay.get("font", {}), "size": 12}
+    return go.Figure(d)
+
+
+def _narrow_title(lay: dict, w: float) -> int:
+    """The title in lines that fit `w`, left, under Gradio's label of the plot and Plotly's tool bar (36 px); the
+    axis line (with_axes' <sup>) a line of 12 px. The height it takes, in px."""
+    import re
+    import textwrap
+    title = lay.get("title") or {}
+    text = title.get("text", "") if isinstance(title, dict) else str(title)
+    if not text:
+        return 36
+    main, _, sub = text.partition("<br><sup>")
+    sub = re.sub(r"</sup>$", "", sub)
+    lines = textwrap.wrap(main, max(12, int(w / 8.4)))
+    subs = textwrap.wrap(sub, max(12, int(w / CHAR)))
+    text = "<br>".join(lines + [f'<span style="font-size:12px;color:#444">{s}</span>' for s in subs])
+    lay["title"] = {"text": text, "x": 0.02, "xref": "container", "xanchor": "left", "yref": "container",
+                    "yanchor": "top", "y": 1, "pad": {"t": 38}, "font": {"size": 15}}
+    return 44 + 20 * len(lines) + 16 * len(subs)
+
+
+def _thin(axis: dict, room: float, per: float) -> None:
+    """Every k-th tick label of `axis` (ticktext) so that each has `per` px; the others left blank."""
+    text = axis.get("ticktext")
+    if not text:
+        return
+    k = max(1, math.ceil(per / max(room / len(text), 1e-6)))
+    axis["ticktext"] = [t if i % k == 0 else "" for i, t in enumerate(text)]
+    axis["tickfont"] = {**axis.get("tickfont", {}), "size": 11}
+
+
+def _longest(labels) -> int:
+    import re
+    return max([len(re.sub(r"&\w+;", "x", str(t))) for t in labels or []] + [1])
+
+
+def _narrow_heatmap(d: dict, w: float, top: int) -> None:
+    """A heatmap with its column labels upright, thinned to 13 px each, its rows at least 18 px, margins for the
+    labels, the colour bar slim."""
+    lay = d["layout"]
+    xs, ys = lay.get("xaxis", {}), lay.get("yaxis", {})
+    left = min(w * 0.45, _longest(ys.get("ticktext")) * CHAR + 34)
+    bottom = min(110, _longest(xs.get("ticktext")) * CHAR + 40)
+    room = w - left - 60
+    cols, rows = max(1, len(xs.get("ticktext") or [1])), max(1, len(ys.get("ticktext") or [1]))
+    cell = min(28.0, max(18.0, room / cols))
+    _thin(xs, room, 13)
+    xs.update(tickangle=-90, automargin=True)
+    ys.update(automargin=True)
+    for ax in (xs, ys):
+        if isinstance(ax.get("title"), dict):
+            ax["title"] = {**ax["title"], "font": {"size": 12}}
+    lay["xaxis"], lay["yaxis"] = xs, ys
+    for t in d.get("data", []):
+        if t.get("type") == "heatmap":
+            t["colorbar"] = {**t.get("colorbar", {}), "thickness": 10, "tickfont": {"size": 11}}
+    lay["margin"] = {"l": left, "r": 10, "t": top + 8, "b": bottom}
+    lay["height"] = int(top + 8 + bottom + rows * cell)
+
+
+def _swap(d: dict) -> None:
+    """Every trace's x and y swapped, y = 1 turned into x = 0 (the alignment's rows become its columns)."""
+    for t in d.get("data", []):
+        t["x"], t["y"] = t.get("y"), t.get("x")
+
+
+def _upright_alignment(d: dict, w: float, top: int) -> None:
+    """alignment_figure turned upright: the source down the left, the translation down the right, a line from
+    each to each; the labels beside their dots; the two rows' names above them."""
+    lay, data = d["layout"], d["data"]
+    names = (lay.get("yaxis", {}).get("ticktext") or ["target", "source"])[:2]
+    _swap(d)
+    for t in data:
+        t["x"] = [None if v is None else 1 - v for v in t["x"]]
+        if t.get("name") in ("source", "target"):
+            t["textposition"] = "middle left" if t["name"] == "source" else "middle right"
+            t["textfont"] = {"size": 12}
+    src, tgt = (next(t for t in data if t.get("name") == n) for n in ("source", "target"))
+    lw, rw = (_longest(t.get("text")) * CHAR + 12 for t in (src, tgt))
+    scale = min(1.0, 0.72 * w / (lw + rw))
+    lw, rw = lw * scale, rw * scale
+    span = 1 / (1 - (lw + rw) / w)
+    n = max(len(src["y"]), len(tgt["y"]), 2)
+    end = max([v for t in data for v in t["y"] if v is not None] + [1])
+    lay["xaxis"] = {"visible": False, "range": [-lw / w * span, 1 + rw / w * span], "fixedrange": True}
+    lay["yaxis"] = {"visible": False, "range": [end + 0.5, -0.7], "fixedrange": True}
+    lay["annotations"] = [{"text": names[1], "x": 0, "xanchor": "left", "xref": "paper", "y": 1, "yref": "paper",
+                           "yanchor": "bottom", "showarrow": False, "font": {"size": 12, "color": "#444"}},
+                          {"text": names[0], "x": 1, "xanchor": "right", "xref": "paper", "y": 1, "yref": "paper",
+                           "yanchor": "bottom", "showarrow": False, "font": {"size": 12, "color": "#444"}}]
+    lay["margin"] = {"l": 4, "r": 4, "t": top + 24, "b": 8}
+    lay["height"] = int(top + 32 + 30 * n)
+
+
+def _upright_beam(d: dict, w: float, top: int) -> None:
+    """beam_tree_figure turned upright: the steps down the screen, the places across (1, the best, on the left);
+    each piece above its dot in odd places and below it in even ones (neighbours never share a line), a step 50 px
+    below the one before."""
+    lay = d["layout"]
+    x_old, y_old = lay.get("xaxis", {}), lay.get("yaxis", {})
+    _swap(d)
+    places = max([v for t in d["data"] for v in t["x"] if v is not None] + [1])
+    for t in d["data"]:
+        if "text" in t:
+            t["textfont"] = {"size": 12}
+            t["textposition"] = ["top center" if round(x) % 2 else "bottom center" for x in t["x"]]
+    lay["xaxis"] = {"title": {**y_old.get("title", {}), "font": {"size": 12}}, "side": "top", "dtick": 1,
+                    "range": [0.5, places + 0.5], "zeroline": False, "tickfont": {"size": 12}, "fixedrange": True}
+    lay["yaxis"] = {**{k: v for k, v in x_old.items() if k in ("tickmode", "tickvals", "ticktext", "title")},
+                    "autorange": "reversed", "zeroline": False, "tickfont": {"size": 12}, "fixedrange": True}
+    lay["legend"] = {"orientation": "h", "y": 0, "yanchor": "top", "font": {"size": 12}}
+    steps = len(x_old.get("tickvals") or []) or 1
+    lay["margin"] = {"l": 44, "r": 12, "t": top + 50, "b": 60}
+    lay["height"] = int(top + 110 + 50 * steps)

@@ -8,6 +8,7 @@ from transformer.capture import layers_of
 from . import alignment_panel, handlers as h
 from . import fresh
 from .components import CONC, Ctx, api_only, live_position, started_sentence
+from .figures import for_width, width_input, with_width
 from .models import of_session
 from .panels import Panel
 from .texts import explained
@@ -34,24 +35,27 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
         matrix = gr.Plot(label="Alignment matrix", elem_id="align_matrix")
         rollout = gr.Plot(label="Encoder rollout", elem_id="rollout")
 
+    width = width_input()  # the page's width: on a phone the figures are drawn for it (ui/figures.py for_width)
     inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
     at = of_session(h.across_layers_at)
 
     def show(session, *rest):  # the page's Show: without a started sentence it says so in its note
         if not fresh.started(session):
             return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED)]
-        return [*at(session, *rest), ""]
+        return [*(for_width(f, rest[-1]) for f in at(session, *rest[:-1])), ""]
 
-    b_show.click(show, inputs, outs + [note], js=live_position(4, 3), api_visibility="private", **CONC)
+    page_js = with_width(live_position(4, 3), 5)
+    b_show.click(show, inputs + [width], outs + [note], js=page_js, api_visibility="private", **CONC)
     api_only(ctx).click(at, inputs, outs, js=live_position(4, 3), api_name="layers", **CONC)  # gr.Error for programs
-    follow = dict(CONC, js=live_position(4, 3), api_visibility="private", show_progress="hidden",
-                  trigger_mode="always_last")
+    follow = dict(CONC, js=page_js, api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     follow_at = of_session(h.across_layers_follow)
 
     def across_layers_follow(session, *rest):  # quietly nothing before Start (of_session alone says gr.Error)
-        return follow_at(session, *rest) if fresh.started(session) else [gr.skip()] * len(outs)
+        if not fresh.started(session):
+            return [gr.skip()] * len(outs)
+        return [for_width(f, rest[-1]) for f in follow_at(session, *rest[:-1])]
 
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
-        event(across_layers_follow, inputs, outs, **follow)
+        event(across_layers_follow, inputs + [width], outs, **follow)
     fresh.on_new(ctx, outs + [note], [None, None, None, ""])  # a new sentence or model: recomputed when opened
     alignment_panel.build(ctx, tab)  # the whole sentence's word alignment by each method, and their agreement
