@@ -68,12 +68,18 @@ function stack(svg, col, title, input, L, kinds, h, fs, out) {
   return {rows, bottom: y + h};
 }
 
+// Every block a target of 24 px at least (WCAG 2.5.8), 44 px where the pointer is a finger (2.5.5; assets/layout.css
+// does the same for the page's other controls): its height in the viewBox from the width the SVG is drawn at.
+const COARSE = window.matchMedia("(pointer: coarse)");
+const scaleNow = (svg) => (svg.clientWidth || Math.min(420, innerWidth - 24)) / W;
 function render() {
   const a = props.value, svg = q("svg");
   if (!a || !a.encoder_layers || !a.decoder_layers) return;
   svg.textContent = "";
   const Le = a.encoder_layers, Ld = a.decoder_layers;
-  const h = Math.max(9, Math.min(15, Math.floor(190 / (3 * Ld + 1.5 * Ld)))), fs = Math.max(7, Math.min(10, h - 4));
+  inst.scale = scaleNow(svg);
+  const h = Math.max(9, Math.min(15, Math.floor(190 / (3 * Ld + 1.5 * Ld))), Math.ceil((COARSE.matches ? 44 : 24) / inst.scale)),
+        fs = Math.max(7, Math.min(10, h - 4));
   const enc = stack(svg, COL.enc, "Encoder", "source pieces \u2193", Le, ["encoder_self"], h, fs, "LN \u2192 encoder output");
   const dec = stack(svg, COL.dec, "Decoder", "target so far \u2193", Ld, ["decoder_self", "cross"], h, fs,
                     "LN \u2192 next-piece softmax");
@@ -133,6 +139,10 @@ function watchView() {                    // lens.js writes data-kind/-layer/-he
   follow();
 }
 inst.where = where;
+// drawn again when its width changes enough to change a block's height in px (a phone turned, the column resized)
+new ResizeObserver(() => { const svg = q("svg"); if (svg.clientWidth && Math.abs(scaleNow(svg) - inst.scale) > 0.02) render(); })
+  .observe(q("svg"));
+COARSE.addEventListener("change", render);
 render();
 watchView();
 watch("value", render);

@@ -274,3 +274,31 @@ def test_the_map_is_reached_from_the_box_in_at_most_10_tab_presses_and_says_its_
     assert page.get_attribute("#attention [data-role=canvas]", "aria-label") == said
     assert page.get_attribute("#attention [data-role=said]", "aria-live") == "polite"
     page.close()
+
+
+@pytest.mark.parametrize("size,finger,least", [((1280, 800), False, 24), (PHONE, True, 44)],
+                         ids=["1280x800-mouse-24px", "390x844-touch-44px"])
+def test_the_architecture_strips_blocks_are_targets_of_24_px_and_44_by_a_finger(served_browser, translator, size,
+                                                                                  finger, least):
+    """Each attention block of the architecture strip (assets/arch.js) is at least 24 x 24 px (WCAG 2.5.8), 44 x 44
+    px on a touch screen (2.5.5), and a tap (a click) on one opens it in the view."""
+    url, b = served_browser
+    require_chromium()
+    context = b.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=finger, has_touch=finger)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_function("window.__lens && window.__lens.ready === true && window.__arch && window.__arch.renders > 0",
+                           timeout=60000)
+    page.wait_for_timeout(300)  # a resize after the first draw draws it again
+    blocks = page.eval_on_selector_all("#arch [data-kind]", "gs => gs.map(g => { const r = g.getBoundingClientRect(); "
+                                                             "return [g.dataset.kind + g.dataset.layer, r.width, r.height]; })")
+    c = translator.config
+    assert len(blocks) == c.n_encoder_layers + 2 * c.n_decoder_layers
+    small = [(k, round(w), round(h)) for k, w, h in blocks if w < least or h < least]
+    assert small == []
+    block = page.locator("#arch [data-kind=decoder_self][data-layer='1']")
+    block.scroll_into_view_if_needed()
+    block.tap() if finger else block.click()
+    page.wait_for_function("window.__lens.state.kind === 'decoder_self' && window.__lens.state.layer === 1",
+                           timeout=10000)
+    context.close()
