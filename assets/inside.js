@@ -3,15 +3,13 @@
 // each key's contribution ‖w·v·W_O‖. Also the map's toggle between attention weight and contribution.
 // Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given, and so are the
 // decoders of assets/payload.js, put in front of this file (ui/inside_panel.py).
-//
 // One payload (ui/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
 // so Step / Back / Play / the slider only redraw here (lens.js calls window.__insideView.update after each draw):
 // no request. Choosing another head, or a new trajectory (Start, a forced piece), asks the server once
 // (trigger("click") -> ui/decoding_views.py inside_at). The panel computes the numbers as the lesson's
 // scaled_dot_product_attention does; tokens are set with textContent only.
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
-const KEEP = 12;                          // payloads kept: heads × trajectories
-const RETRY_MS = 15000;                   // a request with no answer by then may be sent again
+const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectories); a request unanswered by then is sent again
 const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
 const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
 const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null};
@@ -19,11 +17,7 @@ window.__inside = inst;
 const lens = () => window.__lensViews && window.__lensViews.attention;
 
 // -- a head's payload, decoded by payload.js (decodeHead), with the scales of its colour strips -----------------
-function load(p) {
-  const h = decodeHead(p);
-  h.qk = absMax(h.q, h.k); h.vmax = absMax(h.v);
-  return h;
-}
+function load(p) { const h = decodeHead(p); h.qk = absMax(h.q, h.k); h.vmax = absMax(h.v); return h; }
 function absMax(...arrays) { let m = 1e-9; for (const a of arrays) for (const x of a) m = Math.max(m, Math.abs(x)); return m; }
 
 // -- the numbers of one row, in the order scaled_dot_product_attention computes them: the library's (payload.js) --
@@ -108,17 +102,15 @@ function render(h, st, i, nk) {
               q: Array.from(h.q.subarray(i * h.dk, (i + 1) * h.dk)), top_weight: jw, top_contribution: jc};
   return n;
 }
-function titles(h, st, i) {
-  const kinds = {encoder_self: "Encoder self-attention", decoder_self: "Decoder self-attention (masked)", cross: "Cross-attention"};
-  setText(q("title"), `${kinds[h.kind]} · layer ${h.layer + 1} · head ${h.head + 1} · step ${st.t}` +
-    (h.ablated ? " · this head is switched off" : "") +
-    (st.words ? " · in pieces: the model attends over pieces; the map's words are sums (keys) and means (queries) " +
-      "of these rows" : ""));
-  const d = st.doc, next = i + 1 < d.n ? d.pieces[i + 1] : (h.queries[i] === "</s>" ? "(finished)" : "?");
+function titles(h, st, i) {                 // the words: ui/texts [label], in the page's language
+  const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);
+  setText(q("title"), `${w(`inside_${h.kind}`)} · ${w("layer")} ${h.layer + 1} · ${w("head")} ${h.head + 1} · ${w("step_word")} ${st.t}` +
+    (h.ablated ? ` · ${w("inside_off")}` : "") + (st.words ? ` · ${w("inside_pieces")}` : ""));
+  const d = st.doc, next = i + 1 < d.n ? d.pieces[i + 1] : (h.queries[i] === "</s>" ? `(${w("finished")})` : "?");
   const label = h.kind === "encoder_self" ? h.queries[i] : `${h.queries[i]} → ${next}`;
   const follows = following(st);
-  setText(q("qlabel"), `query row ${i}: ${label}` + (!follows ? " (picked on the map)" :
-    (h.kind === "encoder_self" ? " (click a row of the map for another)" : " (the current step)")));
+  setText(q("qlabel"), w("query_row", {i, label}) + " " + w(!follows ? "row_picked" :
+    (h.kind === "encoder_self" ? "row_click" : "row_current")));
   q("follow").hidden = follows;
   if (window.__explain) window.__explain.put(q("scaledhead"), "inside.th_scaled", {dk: h.dk});  // "shrunk" / "÷√64"
   else setText(q("scaledhead"), `÷√${h.dk}`);
@@ -168,8 +160,7 @@ function received() {
   const p = props.value;
   if (p && p.error) return refused(p);
   if (!p || !p.q || !Array.isArray(p.ids)) return;
-  pending.delete(headKey(p));
-  const h = load(p);
+  pending.delete(headKey(p)); const h = load(p);
   cache.delete(h.key); cache.set(h.key, h);
   while (cache.size > KEEP) cache.delete(cache.keys().next().value);
   giveNorms(h, true);
@@ -177,8 +168,7 @@ function received() {
 }
 function refused(p) {                      // the server said no: say why, and offer to ask again
   const r = p.request || {};
-  let ids = null;
-  try { ids = JSON.parse(r.position).ids.join(","); } catch (e) { /* no position: every request in flight failed */ }
+  let ids = null; try { ids = JSON.parse(r.position).ids.join(","); } catch (e) { /* no position: every request in flight failed */ }
   const keys = ids === null ? [...pending.keys()] : [`${ids}|${r.kind}|${r.layer}|${r.head}`];
   for (const key of keys) { pending.delete(key); failed.set(key, String(p.error)); }
   update();
@@ -193,8 +183,7 @@ function giveNorms(h, redraw) {           // the map's contribution toggle: ‖v
 // -- the update lens.js calls after every draw ---------------------------------------------------------------
 function message(s) {
   setText(q("msg"), s); q("msg").hidden = false; q("main").hidden = true; q("retry").hidden = true;
-  if (s) setText(q("title"), "");
-  inst.row = null;
+  if (s) setText(q("title"), ""); inst.row = null;
 }
 function update() {
   const t0 = performance.now(), L = lens();
@@ -220,8 +209,7 @@ function update() {
   if (!h) { request(d, st.kind, st.layer, st.head); message("Loading this head's q, k and v…"); return done(t0); }
   const i = Math.min(rowOf(st), h.Tq - 1);
   q("msg").hidden = true; q("main").hidden = false;
-  render(h, st, i, keysAt(h, st));
-  titles(h, st, i);
+  render(h, st, i, keysAt(h, st)); titles(h, st, i);
   return done(t0);
 }
 function done(t0) { inst.updateMs = performance.now() - t0; inst.updates++; element.dataset.updates = String(inst.updates); }
@@ -251,7 +239,19 @@ function pick(row) {
   const L = lens(); if (!L || !L.state.traj) return;
   ui.pick = {ids: L.state.traj.ids.join(","), kind: L.state.kind === "encoder_self" ? "src" : "tgt", row};
   redrawLens();
+  if (PHONE.matches) sheet(true);
 }
+// A phone (issue 41 item 1): a row tapped on the map opens the panel as a sheet over the page, its table's key, weight
+// and contribution first (inside.css); ✕ or Escape closes it, the focus goes into it and back to the map
+const PHONE = window.matchMedia("(max-width: 599px)"), box = element.querySelector(".inside");
+function sheet(open) {
+  if (box.classList.contains("inside-sheet") === open) return;
+  box.classList.toggle("inside-sheet", open); q("close").hidden = !open; inst.sheet = open;
+  if (open && !ui.open) q("fold").click();
+  (open ? q("close") : document.querySelector("#attention .lens") || document.body).focus({preventScroll: !open});
+}
+q("close").addEventListener("click", () => sheet(false));
+box.addEventListener("keydown", e => { if (e.key === "Escape" && inst.sheet) { e.stopPropagation(); sheet(false); } });
 function row() {                          // the query row the panel shows (lens_draw.js marks it on the map), or -1
   const L = lens(); if (!L || !L.state.traj || L.state.doc !== L.state.traj) return -1;
   return ui.open && L.state.head !== "mean" ? rowOf(L.state) : -1;

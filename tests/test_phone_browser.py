@@ -203,6 +203,7 @@ def test_the_tour_is_completed_by_taps_and_leaves_the_page_unshifted(served_brow
     for s in range(1, 6):
         page.tap(f"#inside [data-stage='{s}']")
     stop(6)
+    page.tap("#inside [data-role=close]")  # the row's sheet closed: the map's toggle is under it
     page.tap("#attention .lens-measure label:has(input[value=contribution])")
     stop(7)
     page.tap("#back")
@@ -302,3 +303,59 @@ def test_the_architecture_strips_blocks_are_targets_of_24_px_and_44_by_a_finger(
     page.wait_for_function("window.__lens.state.kind === 'decoder_self' && window.__lens.state.layer === 1",
                            timeout=10000)
     context.close()
+
+
+def test_a_tapped_row_opens_inside_this_head_as_a_sheet_a_phone_can_read(served_browser):
+    """On a phone a row tapped on the map opens the panel as a sheet over the page: its ✕ thumb-sized, the focus in it
+    and back on the map when ✕ or Escape closes it; the table's key, weight and contribution on screen without sideways
+    scrolling. On a desktop a click on a row leaves the panel where it is."""
+    url, b = served_browser
+    page = phone(b, url)
+    tap_start(page)
+    n = page.evaluate("window.__lens.state.traj.n")
+    for i in range(1, n // 2 + 1):  # a decoding stepped to its middle
+        page.tap("#step")
+        page.wait_for_function(f"window.__lens.state.t === {i}", timeout=10000)
+    sheet = "document.querySelector('#inside .inside').classList.contains('inside-sheet')"
+    assert not page.evaluate(sheet)
+    for close in ("tap", "Escape"):
+        page.locator("#attention [data-role=canvas]").tap(position={"x": 4, "y": 4})
+        page.wait_for_function(sheet, timeout=10000)
+        page.wait_for_function("window.__inside.ready() && !document.querySelector('#inside [data-role=main]').hidden",
+                               timeout=60000)
+        panel = box(page, "#inside .inside")
+        assert page.evaluate("getComputedStyle(document.querySelector('#inside .inside')).position") == "fixed"
+        assert panel["x"] >= 0 and panel["x"] + panel["w"] <= 390 and abs(panel["y"] + panel["h"] - 844) < 2, panel
+        x = box(page, "#inside [data-role=close]")
+        assert x["w"] >= 44 and x["h"] >= 44 and on_top(page, "#inside [data-role=close]"), x
+        assert page.evaluate("document.activeElement === document.querySelector('#inside [data-role=close]')")
+        # key, weight, contribution: on screen inside the sheet, no sideways scroll needed
+        heads = page.eval_on_selector_all("#inside .inside-table thead th", "hs => hs.map(h => { const r = "
+                                          "h.getBoundingClientRect(); return [h.textContent.trim(), r.left, r.right]; })")
+        seen = {t.replace("\u00ad", ""): (left, right) for t, left, right in heads}
+        for name in ("key", "weight", "contribution"):
+            left, right = seen[name]
+            assert left >= panel["x"] - 1 and right <= panel["x"] + panel["w"] + 1, (name, left, right, panel)
+        first = page.eval_on_selector("#inside .inside-table tbody tr", "r => { const c = [...r.children]; "
+                                      "return [c[0], c[5], c[7]].map(e => e.getBoundingClientRect().right); }")
+        assert max(first) <= panel["x"] + panel["w"] + 1
+        if close == "tap":
+            page.tap("#inside [data-role=close]")
+        else:
+            page.keyboard.press("Escape")
+        page.wait_for_function("!" + sheet, timeout=10000)
+        assert page.evaluate("document.activeElement === document.querySelector('#attention .lens')"), close
+    assert page.errors == []
+    page.context.close()
+    desk = b.new_page(viewport={"width": 1280, "height": 800})
+    desk.goto(url)
+    desk.wait_for_function("window.__lens && window.__lens.ready === true", timeout=60000)
+    desk.fill("#source textarea", SENTENCE)
+    desk.click("#start")
+    desk.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
+                           timeout=60000)
+    desk.click("#attention [data-role=canvas]", position={"x": 4, "y": 4})
+    desk.wait_for_function("!window.__inside.ready || window.__inside.ready()", timeout=60000)
+    assert not desk.evaluate(sheet)
+    assert desk.evaluate("getComputedStyle(document.querySelector('#inside .inside')).position") != "fixed"
+    desk.close()
