@@ -246,7 +246,7 @@ function pick(row) {
 const PHONE = window.matchMedia("(max-width: 599px)"), box = element.querySelector(".inside");
 function sheet(open) {
   if (box.classList.contains("inside-sheet") === open) return;
-  box.classList.toggle("inside-sheet", open); q("close").hidden = !open; inst.sheet = open;
+  box.classList.toggle("inside-sheet", open); q("close").hidden = !open; inst.sheet = open; const tip = document.querySelector("#attention [data-role=tip]"); if (tip) tip.hidden = true;
   if (open && !ui.open) q("fold").click();
   (open ? q("close") : document.querySelector("#attention .lens") || document.body).focus({preventScroll: !open});
 }
