@@ -273,7 +273,7 @@ def _narrow_heatmap(d: dict, w: float, top: int) -> None:
         if t.get("type") == "heatmap":
             t["colorbar"] = {**t.get("colorbar", {}), "thickness": 10, "tickfont": {"size": 11}}
     lay["margin"] = {"l": left, "r": 10, "t": top + 8, "b": bottom}
-    lay["height"] = int(top + 8 + bottom + rows * cell)
+    lay["height"] = max(300, int(top + 48 + bottom + rows * cell))  # room left when automargin widens a margin
 
 
 def _swap(d: dict) -> None:
