@@ -27,23 +27,23 @@ const TRANSLATE = {name: "Translate", shown: () => seen($("#attention"))};
 const atlasOpened = () => [...document.querySelectorAll("#atlas")].length && (window.__atlas || {}).opened;
 const STOPS = [
   {id: "start", el: "#sentence_row", begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
-  {id: "step", el: "#step", shows: "#attention [data-role=big]",
+  {id: "step", el: "#step", shows: "#attention [data-role=big]", map: true,
    begin: () => st().t, done: (b) => !!traj() && st().t > 0 && st().t !== b},
-  {id: "cross", el: "#attention .lens-kinds", shows: "#attention [data-role=big], #run", arrive: () => openCrossing(),
+  {id: "cross", el: "#attention .lens-kinds", shows: "#attention [data-role=big], #run", arrive: () => openCrossing(), map: true,
    done: () => !!traj() && st().kind === "cross" && st().doc === traj() && st().t === traj().n - 1},
-  {id: "decoder", el: "#attention [data-kind=decoder_self]", shows: "#attention [data-role=big]",
+  {id: "decoder", el: "#attention [data-kind=decoder_self]", shows: "#attention [data-role=big]", map: true,
    done: () => st().kind === "decoder_self"},
-  {id: "inside", el: "#attention [data-role=canvas]", shows: "#inside",
+  {id: "inside", el: "#attention [data-role=canvas]", shows: "#inside", map: true,
    begin: () => ins().ui.pick,            // a click on a row sets a new pick, even the same row again
    done: (b) => { const p = ins().ui.pick; return !!(p && p !== b && traj() && p.ids === traj().ids.join(",")); }},
-  {id: "stages", el: "#inside [data-role=stages]", side: "left",
+  {id: "stages", el: "#inside [data-role=stages]", side: "left", map: true,
    shows: "#inside [data-role=table], #inside [data-role=code]",
    begin: () => new Set(),
    click: (t, b) => { const s = t.closest("#inside [data-stage]"); if (s) b.add(+s.dataset.stage); },
    done: (b) => { b.add(ins().ui.stage); return [1, 2, 3, 4, 5].every(s => b.has(s)); }},
-  {id: "measure", el: "#attention .lens-measure", shows: "#attention [data-role=big]",
+  {id: "measure", el: "#attention .lens-measure", shows: "#attention [data-role=big]", map: true,
    done: () => !!ins().ui.measure},
-  {id: "force", el: "#topk", shows: "#back",
+  {id: "force", el: "#topk", shows: "#back", map: true,
    done: () => !!(traj() && traj().forced.some(Boolean))},
   {id: "ablation", el: "#ablate_cross", tab: {name: "Head ablation", shown: () => seen($("#tab_ablation"))},
    shows: "#ablate_run",
@@ -128,15 +128,31 @@ function fit() {
   pop.classList.add("tour-placed");       // its arrow would point at nothing
 }
 
+// -- a stop that shows the sentence's map, with no sentence started: the tour starts the box's sentence, or else the
+// first example, as Start does, says so in the stop, and highlights the Start row until the map is drawn (issue 41)
+function autoStart() {
+  const sel = $("#examples select"), ex = sel && [...sel.options].find(o => o.value), typed = $("#source textarea");
+  if (traj() || T.auto || !(STOPS[T.i] || {}).map) return;
+  T.auto = {i: T.i, s: typed && typed.value.trim() ? typed.value.trim() : ex ? ex.value : ""};
+  if (typed && typed.value.trim()) $("#start").click();  // (the box of the button: controls.js)
+  else if (ex) { sel.value = ex.value; sel.dispatchEvent(new Event("change", {bubbles: true})); }
+}
+function autoNote() {                     // "starting … for you", "started … for you", or "Start a sentence first"
+  const a = T.auto, k = traj() ? "started" : (window.__sentence || {}).refused ? "first" : "starting";
+  if (T.i >= N || !STOPS[T.i].map || !a || (traj() && a.i !== T.i) || !window.__explain) return "";
+  return window.__explain.fill(`tour.${k}.text`, {s: a.s});
+}
+
 // -- the tour ----------------------------------------------------------------------------------------------------
 const T = {drv: null, i: 0, base: null, el: null, ok: false, armed: false, timer: null, loading: null, note: "",
-           found: null, arrived: null, placed: null, sx: 0};
+           found: null, arrived: null, placed: null, sx: 0, auto: null};
 function target(i) {
   const s = STOPS[i];
   if (!s) return null;
   const tab = s.tab || TRANSLATE;
   if (!tab.shown()) return tabButton(tab.name) || null;  // on another tab: first the tab to open
-  return (typeof s.el === "function" ? s.el() : visible(s.el)) || null;
+  const e = (typeof s.el === "function" ? s.el() : visible(s.el)) || null, r = e && e.getBoundingClientRect();
+  return s.map && !(traj() && r && r.width && r.height) ? visible("#sentence_row") : e;  // a map not drawn yet
 }
 function statusText(i) {
   if (i >= N) return "";
@@ -149,9 +165,8 @@ function statusText(i) {
 }
 function paint() {                        // the popover's status line and dots follow the stop's state
   const extra = document.querySelector(".lens-tour .tour-note");
-  if (extra && extra.textContent !== (T.i < N && STOPS[T.i].arrive ? T.note : "")) {
-    extra.textContent = T.i < N && STOPS[T.i].arrive ? T.note : "";
-  }
+  const line = [autoNote(), T.i < N && STOPS[T.i].arrive ? T.note : ""].filter(Boolean).join(" ");
+  if (extra && extra.textContent !== line) extra.textContent = line;
   const note = document.querySelector(".lens-tour .tour-status");
   if (note) { note.textContent = statusText(T.i); note.classList.toggle("ok", T.ok); }
   document.querySelectorAll(".lens-tour .tour-dots button").forEach((d, k) => {
@@ -165,26 +180,20 @@ function step(i) {
                     description: s.text + '<div class="tour-note"></div><div class="tour-status"></div>'}};
 }
 function dots(pop) {                      // the stops as numbered dots: done, here; any one can be jumped to
-  const row = document.createElement("div");
-  row.className = "tour-dots";
+  const row = Object.assign(document.createElement("div"), {className: "tour-dots"});
   STOPS.forEach((s, k) => {
-    const d = document.createElement("button");
-    d.type = "button"; d.textContent = String(k + 1); d.title = s.title;
-    d.addEventListener("click", () => go(k));
-    row.appendChild(d);
+    const d = Object.assign(document.createElement("button"), {type: "button", textContent: String(k + 1), title: s.title});
+    d.addEventListener("click", () => go(k)); row.appendChild(d);
   });
-  pop.footer.prepend(row);
-  paint();
+  pop.footer.prepend(row); paint();
 }
-function unblock() {                      // driver.js makes everything but the highlight ignore the mouse: undo it
-  document.body.classList.remove("driver-active");
-}
+function unblock() { document.body.classList.remove("driver-active"); }  // driver.js: all but the highlight deaf
 function go(i) {
   if (!T.drv) return;
   if (i > N) { close(); return; }
   T.i = Math.max(0, i); T.ok = false;
   T.base = T.i < N && STOPS[T.i].begin ? STOPS[T.i].begin() : null;
-  T.el = target(T.i);
+  autoStart(); T.el = target(T.i);
   T.armed = T.i < N && !STOPS[T.i].done(T.base);  // already so when the stop opens: it waits to see it done
   if (T.i < N) S.stop = T.i; else { S.finished = true; S.stop = 0; }
   save(); label();
@@ -199,14 +208,12 @@ function arrive() {                       // a stop that acts on the view: on ar
   T.arrived = seq(); s.arrive(); paint();
 }
 function complete() {
-  const i = T.i;
-  T.ok = true; S.done[STOPS[i].id] = true; save(); paint();
+  const i = T.i; T.ok = true; S.done[STOPS[i].id] = true; save(); paint();
   setTimeout(() => { if (T.drv && T.i === i && T.ok) go(i + 1); }, 900);
 }
 function tick() {
   if (!T.drv) return;
-  if (!T.drv.isActive()) { ended(); return; }
-  if (T.i >= N) return;
+  if (!T.drv.isActive()) { ended(); return; } else if (T.i >= N) return;
   const el = target(T.i);
   if (el !== T.el) { T.el = el; bring(el); T.drv.moveTo(T.i); unblock(); }  // a tab opened, an element came: anew
   else T.drv.refresh();
@@ -233,22 +240,16 @@ function onClick(e) {                     // clicks a stop watches (quicker than
   const s = T.drv && STOPS[T.i];
   if (s && s.click && e.target instanceof Element) s.click(e.target, T.base);
 }
-function onKey(e) {                       // driver.js keeps Tab inside its popover: let it move through the page
-  if (T.drv && e.key === "Tab") e.stopPropagation();
-}
+function onKey(e) { if (T.drv && e.key === "Tab") e.stopPropagation(); }  // driver.js keeps Tab in its popover
 function ended() {
-  clearInterval(T.timer); T.timer = null; T.drv = null; unshift();
+  clearInterval(T.timer); T.timer = null; T.drv = null; T.auto = null; unshift();
   giveBack(T.found); T.found = null;      // the view as the tour found it (kind, layer, head, measure, <s>/</s>)
-  removeEventListener("scroll", onScroll, true);
-  document.removeEventListener("click", onClick, true);
-  document.removeEventListener("keydown", onKey);
-  label();
+  removeEventListener("scroll", onScroll, true); document.removeEventListener("click", onClick, true);
+  document.removeEventListener("keydown", onKey); label();
 }
 function close() { if (T.drv) T.drv.destroy(); ended(); }
-let scrolled = false;
-function onScroll() {                     // driver.js places the popover again on a scroll: keep it beside
-  if (!scrolled) { scrolled = true; requestAnimationFrame(() => { scrolled = false; fit(); }); }
-}
+let scrolled = false;                     // driver.js places the popover again on a scroll: keep it beside
+function onScroll() { if (!scrolled) { scrolled = true; requestAnimationFrame(() => { scrolled = false; fit(); }); } }
 
 function lib() {                          // driver.js and its CSS, fetched once, on the first start
   if (window.driver && window.driver.js) return Promise.resolve(window.driver.js.driver);
@@ -272,10 +273,8 @@ async function start(i) {
     onPopoverRender: (pop) => dots(pop), onHighlightStarted: unblock, onHighlighted: unblock,
     onNextClick: () => go(T.i + 1), onPrevClick: () => go(T.i - 1), onCloseClick: close,
     onDestroyed: () => { if (T.drv) ended(); }});
-  document.addEventListener("click", onClick, true);
-  document.addEventListener("keydown", onKey);
-  addEventListener("scroll", onScroll, true);
-  T.timer = setInterval(tick, 250);
+  document.addEventListener("click", onClick, true); document.addEventListener("keydown", onKey);
+  addEventListener("scroll", onScroll, true); T.timer = setInterval(tick, 250);
   go(i ?? (S.finished ? 0 : S.stop));
 }
 function label() {

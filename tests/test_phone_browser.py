@@ -234,6 +234,42 @@ def test_the_tour_is_completed_by_taps_and_leaves_the_page_unshifted(served_brow
     page.context.close()
 
 
+def test_every_tour_stop_on_a_fresh_phone_page_is_on_screen_by_taps_on_next(served_browser):
+    """No sentence started, Next tapped through the tour: every stop highlights its own element (the map's stops
+    start the example themselves, as Start does), drawn and wholly on screen, the popover on screen and off it;
+    nothing moves sideways, and the box is back where it was after the tour (issue 41 item 3)."""
+    url, b = served_browser
+    page = phone(b, url)
+    x0 = box(page, "#source textarea")["x"]
+    own = ["#sentence_row", "#step", "#attention .lens-kinds", "#attention [data-kind=decoder_self]",
+           "#attention [data-role=canvas]", "#inside [data-role=stages]", "#attention .lens-measure", "#topk",
+           "button[role=tab]", "button[role=tab]"]  # (the last two on other tabs: first the tab to open)
+    page.tap("#tour")
+    for i, sel in enumerate(own):
+        if i:
+            page.tap(".driver-popover-next-btn")
+        page.wait_for_function("([i, sel]) => window.__tour.state().stop === i && (document.querySelector("
+                               "'.driver-active-element') || {matches: () => false}).matches(sel)", arg=[i, sel],
+                               timeout=60000)
+        page.wait_for_timeout(400)
+        e, p = box(page, ".driver-active-element"), box(page, ".driver-popover")
+        assert e["w"] > 0 and e["h"] > 0 and e["x"] >= -1 and e["x"] + e["w"] <= 391, (i, e)
+        assert e["y"] >= -1 and e["y"] + e["h"] <= 845, (i, e)
+        assert p["x"] >= 0 and p["x"] + p["w"] <= 390 and p["y"] >= 0 and p["y"] + p["h"] <= 844, (i, p)
+        assert p["y"] >= e["y"] + e["h"] - 1 or p["y"] + p["h"] <= e["y"] + 1, (i, e, p)  # above or below it
+        assert page.evaluate("scrollX") == 0, i
+        if i == 1:  # the map's first stop started the example in the box and says so
+            assert f"started “{page.input_value('#source textarea')}” for you" in page.inner_text(".tour-note")
+    page.tap(".driver-popover-next-btn")
+    page.wait_for_function("window.__tour.state().stop === 10", timeout=10000)
+    page.tap(".driver-popover-next-btn")  # Done
+    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.get_by_role("tab", name="Translate").tap()
+    assert page.evaluate("scrollX") == 0 and box(page, "#source textarea")["x"] >= 0
+    assert abs(box(page, "#source textarea")["x"] - x0) < 1 and page.errors == []
+    page.context.close()
+
+
 @pytest.mark.parametrize("size", [(1280, 800), PHONE], ids=["1280x800", "390x844"])
 def test_the_map_is_reached_from_the_box_in_at_most_10_tab_presses_and_says_its_row(served_browser, size):
     url, b = served_browser

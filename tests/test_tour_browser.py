@@ -1,9 +1,11 @@
 """The guided tour in Chromium (issue 28, item 1): it loads nothing and asks nothing before it starts, is offered once
 on a first visit, and a student completes every stop by doing what it asks (never pressing Next), with the page
-usable throughout."""
+usable throughout. From a fresh page with no sentence, Next through every stop highlights each stop's own element,
+drawn and on screen (issue 41 item 3)."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser import require_chromium, start
 
@@ -145,5 +147,59 @@ def test_a_student_completes_the_tour_by_doing_each_stop(served_browser):
     assert state["finished"] is True and next_clicks == []
     page.click(".driver-popover-next-btn")  # the last popover's Done ends it
     page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    assert page.errors == []
+    context.close()
+
+
+# each stop's own element (assets/tour.js STOPS) once the tour has started a sentence and its map is drawn; the
+# last two are on other tabs: pressing Next there highlights the tab to open first
+OWN = ["#sentence_row", "#step", "#attention .lens-kinds", "#attention [data-kind=decoder_self]",
+       "#attention [data-role=canvas]", "#inside [data-role=stages]", "#attention .lens-measure", "#topk",
+       "button[role=tab]", "button[role=tab]"]
+HIGHLIGHTED = """(sel) => { const e = document.querySelector('.driver-active-element'), p = document.querySelector(
+  '.driver-popover').getBoundingClientRect(), r = e.getBoundingClientRect();
+  return {own: e.matches(sel), what: e.id || e.className, l: r.left, r: r.right, t: r.top, b: r.bottom, w: r.width,
+          h: r.height, W: innerWidth, H: innerHeight, sx: scrollX, pop: [p.left, p.right, p.top, p.bottom],
+          note: document.querySelector('.lens-tour .tour-note').textContent}; }"""
+
+
+def test_every_stop_of_a_tour_on_a_fresh_page_highlights_its_element_on_screen(served_browser):
+    """A first-time student opens the tour with no sentence started and presses Next through it: at every stop the
+    highlighted element is the stop's own, drawn (no 0x0 box: the map's stops start the example the tour names, as
+    Start does) and wholly on screen, the popover beside it; nothing moves sideways, during or after (issue 41 item 3)."""
+    url, b = served_browser
+    context = b.new_context(viewport={"width": 1280, "height": 800})
+    page = opened(context, url)
+    x0 = page.eval_on_selector("#source textarea", "e => e.getBoundingClientRect().x")
+    first = page.evaluate("[...document.querySelectorAll('#examples option')].find(o => o.value).value")
+    assert page.evaluate("window.__lens.state.traj") is None and page.input_value("#source textarea") == ""
+    page.click("#tour")
+    page.wait_for_selector(".driver-popover", timeout=20000)
+    for i, own in enumerate(OWN):
+        if i:
+            page.click(".driver-popover-next-btn")
+        try:
+            page.wait_for_function("([i, sel]) => window.__tour.state().stop === i && (document.querySelector("
+                                   "'.driver-active-element') || {matches: () => false}).matches(sel)",
+                                   arg=[i, own], timeout=60000)
+        except PlaywrightTimeout:
+            pytest.fail(f"stop {i + 1} highlights {page.evaluate(HIGHLIGHTED, own)['what']!r}, not {own}")
+        page.wait_for_timeout(400)
+        h = page.evaluate(HIGHLIGHTED, own)
+        assert h["own"] and h["w"] > 0 and h["h"] > 0, (i, h)
+        assert h["l"] >= -1 and h["r"] <= h["W"] + 1 and h["t"] >= -1 and h["b"] <= h["H"] + 1, (i, h)
+        left, right, top, bottom = h["pop"]
+        assert left >= 0 and right <= h["W"] and top >= 0 and bottom <= h["H"], (i, h)  # the popover on screen,
+        assert min(right, h["r"]) - max(left, h["l"]) <= 1 or min(bottom, h["b"]) - max(top, h["t"]) <= 1, (i, h)
+        assert h["sx"] == 0, (i, h)
+        if i == 1:  # the first stop that needs the map started the example itself, and says so
+            assert page.input_value("#source textarea") == first and f"started “{first}” for you" in h["note"], h
+    page.click(".driver-popover-next-btn")  # the last stop's popover, then Done
+    page.wait_for_function("window.__tour.state().stop === 10", timeout=10000)
+    page.click(".driver-popover-next-btn")
+    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.get_by_role("tab", name="Translate").click()
+    assert page.evaluate("scrollX") == 0
+    assert abs(page.eval_on_selector("#source textarea", "e => e.getBoundingClientRect().x") - x0) < 1
     assert page.errors == []
     context.close()
