@@ -11,6 +11,8 @@ const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const inst = {renders: 0};
 const mode = () => (window.__explain ? window.__explain.mode : "plain");
+const lang = () => (window.__explain ? window.__explain.lang : "en");  // the page's language (assets/i18n.js)
+const tx = (a) => (a.texts_by_lang && a.texts_by_lang[lang()]) || a.texts;  // ui/atlas_tab.py: in each language
 function both(el, said) {                 // {plain, detail} as two spans; the page's CSS shows the one asked for
   el.textContent = "";
   for (const m of ["plain", "detail"]) {
@@ -72,7 +74,7 @@ function curveFigure(a) {
   return {data: [{type: "scatter", mode: "lines+markers", x: p.map(r => r.heads_off), y: p.map(r => r.bleu),
                   text: labels, hovertemplate: "heads off: %{x} (last: %{text})<br>BLEU %{y:.2f}<extra></extra>"}],
           layout: {margin: {l: 50, r: 10, t: 30, b: 40}, height: 300,
-                   title: {text: a.texts ? a.texts.curve_title[mode()] : "Pruning: least important heads first",
+                   title: {text: a.texts ? tx(a).curve_title[mode()] : "Pruning: least important heads first",
                            font: {size: 13}},
                    xaxis: {title: {text: "heads switched off"}},
                    yaxis: {title: {text: `BLEU (${esc(a.eval_short || a.split || "val")})`}},
@@ -81,18 +83,18 @@ function curveFigure(a) {
 }
 function legendHtml(a) {
   const kinds = (ks) => ks.length === KINDS.length ? "all kinds" : ks.map(k => TITLES[k].toLowerCase()).join(", ");
-  const title = a.texts ? a.texts.legend : {detail: "<b>Roles</b> (after Voita et al. 2019; a head takes the rule it passes by most):"};
+  const title = a.texts ? tx(a).legend : {detail: "<b>Roles</b> (after Voita et al. 2019; a head takes the rule it passes by most):"};
   const detail = `<div class="x-detail">${title.detail}<table>` +
     (a.legend || []).map(r => `<tr><td><b>${esc(r.label)}</b></td><td>${esc(r.role)}</td><td>${esc(r.description)}</td>` +
                              `<td>${esc(r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table></div>";
   if (!a.texts) return detail;            // the plain one: what each label in the grid means
   return `<div class="x-plain">${title.plain}<table>` + (a.legend || []).map(r =>
-    `<tr><td><b>${esc(r.label)}</b></td><td>${esc(r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;
+    `<tr><td><b>${esc(r.label)}</b></td><td>${esc(tx(a).roles ? tx(a).roles.plain[r.role] : r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;
 }
 function openHead(kind, layer, head) {
   const lens = window.__lensViews && window.__lensViews.attention;
   if (lens && lens.select) lens.select(kind, layer, head);
-  const tab = [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === "Translate");
+  const tab = [...document.querySelectorAll("button[role=tab]")].find(b => b.dataset.name === "Translate");
   if (tab) tab.click();
   if (lens && lens.reveal) lens.reveal();  // the Translate view scrolled so that the opened head is in sight
   inst.opened = inst.picked = {kind, layer, head};
@@ -103,9 +105,9 @@ function render() {
   const n = a.prunable_within_1_bleu, on = a.eval_set || `${a.split}, ${a.sentences} sentences`;
   const d = `${a.heads.length} heads · intact BLEU ${a.bleu} (greedy) on ${on}` +
     (n !== undefined ? ` · ${n} head${n === 1 ? "" : "s"} can go for ≤ 1 BLEU` : "");
-  const said = a.texts ? a.texts.summary : {plain: d, detail: d};
+  const said = a.texts ? tx(a).summary : {plain: d, detail: d};
   both(q("summary"), a.rules_note ? {plain: said.plain + " " + a.rules_note, detail: said.detail + " · " + a.rules_note} : said);
-  both(q("note"), a.texts ? a.texts.note : {plain: a.pruning_note || "", detail: a.pruning_note || ""});
+  both(q("note"), a.texts ? tx(a).note : {plain: a.pruning_note || "", detail: a.pruning_note || ""});
   q("legend").innerHTML = legendHtml(a);
   const g = gridFigure(a), c = curveFigure(a), cfg = {displaylogo: false, responsive: true, displayModeBar: !NARROW.matches};
   Promise.all([Plotly.react(q("grid"), g.data, g.layout, cfg), Plotly.react(q("curve"), c.data, c.layout, cfg)]).then(() => {

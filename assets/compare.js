@@ -98,6 +98,7 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   st.geo[which] = {gutter, cw, ch, m};
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
+const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 // an explanation in both versions (ui/texts/en.toml, assets/explain.js), the key itself before the catalogue loads
 function say(el, key, vars) { if (window.__explain) window.__explain.put(el, key, vars); else setText(el, key); }
 function fill(sel, n, value, mean) {      // option values are the labels shown: 1..n (and "mean")
@@ -105,7 +106,7 @@ function fill(sel, n, value, mean) {      // option values are the labels shown:
   if ([...sel.options].map(o => o.value).join() !== want.join()) {
     sel.textContent = "";
     for (const v of want) {
-      const o = document.createElement("option"); o.value = v; o.textContent = v === "mean" ? "mean of heads" : v;
+      const o = document.createElement("option"); o.value = v; o.textContent = v === "mean" ? w("mean_heads") : v;
       sel.appendChild(o);
     }
   }
@@ -120,19 +121,18 @@ function render() {
   fill(q("layer"), L, st.layer, false); fill(q("head"), H, st.head, true);
   element.querySelectorAll("[data-kind]").forEach(x => x.classList.toggle("active", x.dataset.kind === st.kind));
   q("scrub").max = String(max); q("scrub").value = String(st.t);
-  setText(q("stepno"), `step ${st.t} / ${max}`);
+  setText(q("stepno"), `${w("step_word")} ${st.t} / ${max}`);
   const ta = at(a), tb = at(b), ma = mapOf(a, ta), mb = mapOf(b, tb), md = difference(ma, mb);
   for (const [side, d, t] of [["a", a, ta], ["b", b, tb]]) {
     setText(q(`src-${side}`), d.p.input || d.source.join(" "));
-    setText(q(`tr-${side}`), `→ ${text(d, t) || "…"}` + (d.done[t] ? "  (finished)" : `  (step ${t})`));
+    setText(q(`tr-${side}`), `→ ${text(d, t) || "…"}` + (d.done[t] ? `  (${w("finished")})` : `  (${w("step_word")} ${t})`));
   }
   const zmax = Math.max(1e-6, ...ma.z, ...mb.z), dmax = Math.max(1e-6, Math.abs(md.big));
   draw("a", ma, v => viridis(v / zmax)); draw("b", mb, v => viridis(v / zmax)); draw("d", md, v => diverging(v / dmax));
   say(q("scale"), "compare.scale", {zmax: zmax.toFixed(3)});
   say(q("dscale"), "compare.dscale", {dmax: dmax.toFixed(3)});
-  const head = st.head === "mean" ? "mean of heads" : `head ${st.head + 1}`;
-  setText(q("title"), `${{encoder_self: "Encoder self-attention", decoder_self: "Decoder self-attention",
-    cross: "Cross-attention"}[st.kind]} · layer ${st.layer + 1} · ${head}`);
+  const head = st.head === "mean" ? w("mean_heads") : `${w("head")} ${st.head + 1}`;
+  setText(q("title"), `${w(`kind_${st.kind}`)} · ${w("layer")} ${st.layer + 1} · ${head}`);
   setText(q("axes"), window.__lens && window.__lens.axes ? window.__lens.axes(st.kind, a) : "");
   const big = md.where && `${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)}`;
   say(q("align"), "compare.align", {rows: md.rowsAligned, R: md.R, cols: md.colsAligned, C: md.C,
@@ -213,15 +213,19 @@ function received() {
   const v = props.value, decode = window.__lens && window.__lens.decode;
   if (!v || !v.a || !v.b) {
     st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true; stale();
-    setText(q("status"), "Pick a pair (it starts at once), or type two sentences and press Start both."); return;
+    setText(q("status"), w("cmp_pick")); return;
   }
-  if (!decode) { setText(q("status"), "The Translate view has not loaded yet: press Start both again."); return; }
+  if (!decode) { setText(q("status"), w("cmp_not_loaded")); return; }
   st.a = decode(v.a); st.b = decode(v.b); st.t = 0;
   q("bar").hidden = false; q("panels").hidden = false;
-  setText(q("status"), `Two sentences, ${v.model_label || "one model"}: one step moves both; ` +
-    "each stops at its own end.");
+  status();
   stale(); render();
 }
+function status() {                       // the languages' names from the catalogue: "German → English"
+  const v = props.value, langs = v && v.model ? v.model.split("-") : null;
+  if (v && v.a) setText(q("status"), w("cmp_two", {model: langs ? langs.map(l => w(`lang_${l}`)).join(" → ") : ""}));
+}
+document.addEventListener("lens-explain", () => { q("head").textContent = ""; status(); render(); });
 let lastWidth = -1;
 new ResizeObserver(() => {
   const w = q("panels").clientWidth;

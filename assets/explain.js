@@ -1,5 +1,6 @@
 // attention-lens: "Explain: simply | in detail" (issue 39 item 5). Runs as the js_on_load of the gr.HTML
-// #explain_box (ui/texts.py explain_box), after `const TEXTS = {key: {plain, detail}}` (ui/texts/en.toml).
+// #explain_box (ui/texts.py explain_box), after `const TEXTS = {lang: {key: {plain, detail} or a label}}`
+// (ui/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, run after this, sets the language.
 // The mode is a class on <body> ("explain-detail"): the page's CSS shows each Markdown text's plain or detailed
 // version by it (ui/texts.py explained), so a switch needs no request. The views' own texts read
 // window.__explain.t(key) and redraw on the "lens-explain" event. A link's `explain=detail` opens in that mode
@@ -8,9 +9,14 @@ const MODES = ["plain", "detail"];
 const buttons = [...element.querySelectorAll("button[data-mode]")];
 const inst = window.__explain = {
   mode: "plain",
-  t(key, mode) {                          // the text of `key` in the mode shown (or `mode`); the key when missing
-    const e = TEXTS[key];
-    return e ? e[mode || inst.mode] : key;
+  lang: "en",
+  t(key, mode, lang) {                    // the text of `key` in the language and mode shown (or `lang`, `mode`);
+    const l = TEXTS[lang || inst.lang] || TEXTS.en;  // English when the language lacks it; the key when both do
+    const e = key in l ? l[key] : TEXTS.en[key];
+    return e === undefined ? key : typeof e === "string" ? e : e[mode || inst.mode];
+  },
+  every(key) {                            // a label's text in every language (the glossary's words)
+    return [...new Set(Object.values(TEXTS).map(l => l[key]).filter(v => typeof v === "string"))];
   },
   fill(key, vars, mode) {                 // t(key) with its {blanks} filled; a blank may be a function of the mode
     const m = mode || inst.mode;
@@ -31,6 +37,8 @@ const inst = window.__explain = {
       el.innerHTML = MODES.map((m, i) => `<span class="x-${m}">${said[i]}</span>`).join("");
     }
     for (const el of (root || document).querySelectorAll("[data-tip]")) el.title = inst.t(el.dataset.tip);
+    for (const el of (root || document).querySelectorAll("[data-label]")) el.setAttribute("aria-label", inst.t(el.dataset.label));
+    for (const el of (root || document).querySelectorAll("[data-placeholder]")) el.placeholder = inst.t(el.dataset.placeholder);
   },
   set(mode) {
     if (!MODES.includes(mode)) return;
@@ -38,9 +46,9 @@ const inst = window.__explain = {
     inst.apply();
     document.body.classList.toggle("explain-detail", mode === "detail");
     for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
-    document.dispatchEvent(new CustomEvent("lens-explain", {detail: {mode}}));
+    document.dispatchEvent(new CustomEvent("lens-explain", {detail: {mode, lang: inst.lang}}));
   },
 };
 for (const b of buttons) b.addEventListener("click", () => inst.set(b.dataset.mode));
 const asked = new URLSearchParams(location.search).get("explain");
-inst.set(asked === "detail" ? "detail" : "plain");
+inst.mode = asked === "detail" ? "detail" : "plain";   // set (and the page filled) by assets/i18n.js's first setLang

@@ -2,21 +2,29 @@
 // page; hovering or clicking one shows its one-line meaning. Only text that is rendered as HTML is touched (the
 // Markdown of the tabs, the views' help lines, notes and titles), never a component's own text, inputs, code,
 // canvases or plots; scanned again (at most every 300 ms) when the page changes.
-// The meanings live in the page's catalogue (ui/texts/en.toml, "glossary.<term>"), plain or detailed as the page's
-// "Explain" box says (assets/explain.js); the terms are these.
+// The meanings live in the page's catalogue (ui/texts/<lang>.toml, "glossary.<term>"), plain or detailed and in the
+// language the page shows (assets/explain.js, i18n.js); the terms are these, found in every language's words.
 const NAMES = ["teacher-forced", "rollout", "contribution", "mixed", "role", "ALTI+", "saliency", "cross-attention",
                "ablation"];
 const meaning = (term) => (window.__explain ? window.__explain.t(`glossary.${term}`) : term);
 const SKIP = "input, textarea, select, button, label, code, pre, canvas, svg, script, style, .gloss, .js-plotly-plot, " +
   ".lens-tok, .topk-list, [contenteditable]";
-const pattern = new RegExp(`(^|[^\\w-])(${NAMES.map(t => t.replace(/[+]/g, "\\+")).join("|")})(?![\\w-])`,
-  "i");
+// each term's word in every language of the page (ui/texts/<lang>.toml [label] gloss_<term>: "Kreuz-Aufmerksamkeit")
+const slot = (t) => `label.gloss_${t.replace(/\W/g, "_")}`;
+const WORDS = () => new Map(NAMES.flatMap(t => [t, ...(window.__explain ? window.__explain.every(slot(t)) : [])]
+  .map(w => [w.toLowerCase(), t])));
+let words = null, pattern = null;
+function ready() {                        // the pattern of every word, built once the catalogue is there
+  if (pattern && words.size > NAMES.length) return;
+  words = WORDS();
+  pattern = new RegExp(`(^|[^\\p{L}\\w-])(${[...words.keys()].map(t => t.replace(/[+]/g, "\\+")).join("|")})(?![\\p{L}\\w-])`, "iu");
+}
 
 function gloss(node) {                  // wrap the first term of one text node
   const m = pattern.exec(node.nodeValue);
   if (!m) return false;
   const start = m.index + m[1].length, word = m[2];
-  const key = NAMES.find(t => t.toLowerCase() === word.toLowerCase());
+  const key = words.get(word.toLowerCase());
   const rest = node.splitText(start), after = rest.splitText(word.length);
   const span = document.createElement("span");
   span.className = "gloss"; span.tabIndex = 0; span.textContent = word; span.title = meaning(key);
@@ -50,7 +58,7 @@ document.addEventListener("lens-explain", () => {   // the other version of ever
   if (!tip.hidden && tip.dataset.term) tip.textContent = meaning(tip.dataset.term);
 });
 const ROOTS = ".prose, [class*='-help'], [class*='-note'], [class*='-title'], .lens-status";
-function scanAll() { for (const root of document.querySelectorAll(ROOTS)) scan(root); }
+function scanAll() { ready(); for (const root of document.querySelectorAll(ROOTS)) scan(root); }
 let timer = null;
 const observer = new MutationObserver(() => {
   if (timer) return;

@@ -134,7 +134,7 @@ function render() {
   inst.recvAt = performance.now();
   const p = props.value;
   if (!p || !p.source) {
-    pause(); st.traj = st.greedy = null; empty("Type a sentence and press Start.");
+    pause(); st.traj = st.greedy = null; empty(tl("lens_empty"));
     // the server empties the main view when the sentence ends (another model picked: a new start with no
     // sentence yet): every tab stops naming it (assets/sentence.js), the notes of its buttons go (box_note.js)
     if (MAIN) { caveats([]); window.dispatchEvent(new CustomEvent("lens-started", {detail: null})); }

@@ -131,8 +131,8 @@ function offHeads(kind, l) {
 }
 function offNote(kind) {
   const off = offHeads(kind, st.layer), H = st.doc.maps[kind].shape[1];
-  if (st.head === "mean") return off.length ? ` · ${off.length} of ${H} heads switched off (weights computed, outputs zeroed)` : "";
-  return off.includes(st.head) ? " · switched off: its weights are still computed, its output is zeroed" : "";
+  if (st.head === "mean") return off.length ? ` · ${tl("off_mean", {n: off.length, H})}` : "";
+  return off.includes(st.head) ? ` · ${tl("off_head")}` : "";
 }
 function drawBig(kind, f, m) {
   const res = m.res, p = m.panel(st.layer, st.head), g = layoutBig(kind, res);
@@ -157,8 +157,8 @@ function drawBig(kind, f, m) {
   for (let i = 0; i < ys.length; i++) setText(ys[i], i < p.R ? String(p.rows[i]) : "");
   for (let j = 0; j < xs.length; j++) setText(xs[j], j < p.C ? String(p.cols[j]) : "");
   const roles = st.doc.p.roles || {}, role = st.head === "mean" ? null : ((roles[kind] || [])[st.layer] || [])[st.head];
-  setText(q("title"), `${TITLES[kind]} · layer ${st.layer + 1} · ${st.head === "mean" ? "mean of heads" : "head " + (st.head + 1)}` +
-    (role ? ` · role: ${role}` : "") + offNote(kind) + (normsFor(kind) ? " · contribution ‖w·v·W_O‖, rows normalised" : ""));
+  setText(q("title"), `${tl(`kind_${kind}`)} · ${tl("layer")} ${st.layer + 1} · ${st.head === "mean" ? tl("mean_heads") : tl("head") + " " + (st.head + 1)}` +
+    (role ? ` · ${tl("role")}: ${role}` : "") + offNote(kind) + (normsFor(kind) ? ` · ${tl("title_contribution")}` : ""));
   setText(q("axes"), axisLine(kind, languagesOf(st.doc)));
   setText(q("zmax"), maxOf(p) > 0 ? zmax.toFixed(3) : "–");
   setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? `No keys in the row ${p.rows[none[0]]}` : `No keys in ${none.length} rows`) +
@@ -172,7 +172,7 @@ function sayRow(p, r) {                   // the map in words (issue 41 item 4):
   const z = r >= 0 && r < p.R ? p.z.subarray(r * p.stride, r * p.stride + p.C) : [];  // screen reader (a live line)
   const top = [...z.keys()].sort((a, b) => z[b] - z[a]).slice(0, 2).filter(j => z[j] > 0);
   const at = (j) => `${p.cols[j]} (${z[j].toFixed(2)})`;
-  const text = top.length ? `${p.rows[r]} looks mostly at ${at(top[0])}` + (top[1] === undefined ? "" : `, then ${at(top[1])}`) : "";
+  const text = top.length ? tl("row_looks", {q: p.rows[r], a: at(top[0])}) + (top[1] === undefined ? "" : tl("row_then", {b: at(top[1])})) : "";
   setText(q("said"), text); q("canvas").setAttribute("aria-label", text || "the attention map");
 }
 function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel opens (assets/inside.js), dashed
@@ -227,7 +227,7 @@ function drawGrid(kind, f, m) {
   for (const h of st.head === "mean" ? [...Array(H).keys()] : [st.head])
     ctx.strokeRect(left + h * (pw + gap) - 1, top + st.layer * (ph + gap) - 1, pw + 2, ph + 2);
   cv.grid = {L, H, left, top, gap, pw, ph, cell, res, panels, zmax, kind, off};
-  const gt = q("grid-title"), vars = {kind: TITLES[kind], L, H};  // ui/texts/en.toml lens.grid_title, both versions
+  const gt = q("grid-title"), vars = {kind: tl(`kind_${kind}`), L, H};  // ui/texts/en.toml lens.grid_title, both versions
   if (window.__explain) window.__explain.put(gt, "lens.grid_title", vars);
   else setText(gt, `${TITLES[kind]}: all ${L} layers × ${H} heads (click a panel)`);
   setText(q("grid-axes"), axisLine(kind, languagesOf(st.doc)));

@@ -21,19 +21,24 @@ function drawChips(f) {
   drawMarks(f);
 }
 // What the chips' markers mean, for those shown: forced (a user's what-if) and differs (given, not chosen)
+const tl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+document.addEventListener("lens-explain", () => {  // the view's own words in the language (and mode) shown
+  for (const r of ["legend", "marks"]) q(r).dataset.key = "";
+  q("layer").textContent = ""; q("head").textContent = "";
+  if (st.doc) draw(); else if (!props.value || !props.value.source) setText(q("status"), tl("lens_empty"));
+});
 function drawMarks(f) {
   const forced = f.chipForced.some(Boolean), differs = f.chipDiffers.some((x, i) => x && !f.chipForced[i]);
   const box = q("marks"), key = `${forced}|${differs}|${st.doc.mode}`;
   if (box.dataset.key === key) return;
   box.dataset.key = key; box.textContent = "";
-  const who = {ablated: "the model with these heads switched off", reference: "the model"}[st.doc.mode] || "the model";
-  const given = {ablated: "it follows the intact model's pieces", reference: "the reference's pieces are given"}[st.doc.mode]
-    || "the pieces were given";
-  for (const [on, cls, text] of [[forced, "forced", "forced by you: the top-k piece you clicked instead of the greedy one"],
-                                 [differs, "differs", `${who} would have chosen another piece here (${given})`]]) {
+  const who = tl(st.doc.mode === "ablated" ? "mark_who_ablated" : "mark_who");
+  const given = tl({ablated: "mark_given_ablated", reference: "mark_given_reference"}[st.doc.mode] || "mark_given");
+  for (const [on, cls, text] of [[forced, "forced", tl("mark_forced")],
+                                 [differs, "differs", tl("mark_differs", {who, given})]]) {
     if (!on) continue;
     const item = document.createElement("span"), chip = document.createElement("span");
-    item.className = "lens-mark"; chip.className = `lens-swatch ${cls}`; chip.textContent = "piece";
+    item.className = "lens-mark"; chip.className = `lens-swatch ${cls}`; chip.textContent = tl("piece");
     item.append(chip, ` ${text}`); box.appendChild(item);
   }
 }
@@ -50,19 +55,19 @@ function drawLegend() {                  // what ▁ means, with a word of this 
     }
     if (ex) break;
   }
-  box.textContent = "\u2581 starts a word \u00b7 a word the model's vocabulary lacks is split into pieces" +
+  box.textContent = tl("lens_legend") +
     (ex ? `: ${ex[0]} \u2192 ${ex[1].join(" ")}` : "");
 }
 function drawStatus(f) {
-  const d = st.doc, unit = f.words || d.merged ? "word" : "piece", count = (n, side) => `${n} ${side} ${unit}${n === 1 ? "" : "s"}`;
-  const mode = d.traj ? (d.mode === "reference" ? `Reference translation, teacher-forced · step ${st.t}` : `Step ${st.t}`)
-    : ({reference: "Teacher-forced reference", beam: "Beam hypothesis (teacher-forced)",
-        ablated: "Heads switched off"}[d.mode] || `Step ${d.step ?? d.cursor}`);
+  const d = st.doc, unit = f.words || d.merged ? "words" : "pieces", count = (n, side) =>
+    tl(`count_${side}_${unit}${n === 1 ? "_1" : ""}`, {n});
+  const mode = d.traj ? (d.mode === "reference" ? tl("status_reference_step", {t: st.t}) : tl("status_step", {t: st.t}))
+    : (d.mode in {reference: 1, beam: 1, ablated: 1} ? tl(`status_${d.mode}`) : tl("status_step", {t: d.step ?? d.cursor}));
   const nt = f.words ? f.tgt.length : (d.merged ? d.n : f.n), ns = f.words ? f.src.length : d.S;
   setText(q("status"), `${mode} · ${count(ns, "source")} · ${count(nt, "target")}` +
-    (f.done ? " · finished" + (st.kind !== "encoder_self" && f.tp[f.n - 1] === "</s>" && !f.words
-      ? " (the last row reads </s>; what it predicts then is not used)" : "")
-      : (f.next ? ` · next (greedy): ${f.next}` : "")));
+    (f.done ? ` · ${tl("finished")}` + (st.kind !== "encoder_self" && f.tp[f.n - 1] === "</s>" && !f.words
+      ? ` ${tl("status_last_row")}` : "")
+      : (f.next ? ` · ${tl("status_next")}: ${f.next}` : "")));
   const player = q("player"), show = MAIN && d.traj, leave = q("leave"), back = !!(show && d.mode === "reference" && st.back);
   if (player.hidden === show) player.hidden = !show;
   if (leave.hidden === back) leave.hidden = !back;
@@ -70,7 +75,7 @@ function drawStatus(f) {
     const scrub = q("scrub");
     if (scrub.max !== String(d.n - 1)) scrub.max = String(d.n - 1);
     if (scrub.value !== String(st.t)) scrub.value = String(st.t);
-    setText(q("stepno"), `step ${st.t} / ${d.n - 1}`);
+    setText(q("stepno"), `${tl("step_word")} ${st.t} / ${d.n - 1}`);
   }
 }
 function pushTopk(f) {                    // the top-k list (#topk, assets/topk.js) follows the main view
@@ -80,15 +85,14 @@ function pushTopk(f) {                    // the top-k list (#topk, assets/topk.
   const K = d.topk.k, items = [];
   for (let r = 0; r < Math.min(st.k, K); r++) items.push([d.vocab[d.topk.ids[st.t * K + r]], d.topk.p[st.t * K + r]]);
   window.__topkView.render({items, done: d.done[st.t], step: st.t, note: d.mode === "reference" && !d.done[st.t]
-    ? "Teacher-forced: the model's most probable next pieces after the reference's prefix; click one to continue " +
-      "from there with it." : null});
+    ? tl("topk_reference") : null});
 }
 function fillSelect(sel, n, withMean, value) {  // option values are the labels shown: 1..n (and "mean")
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(withMean ? ["mean"] : []);
   if ([...sel.options].map(o => o.value).join() !== want.join()) {
     sel.textContent = "";
     for (const v of want) { const o = document.createElement("option"); o.value = v;
-      o.textContent = v === "mean" ? "mean of heads" : v; sel.appendChild(o); }
+      o.textContent = v === "mean" ? tl("mean_heads") : v; sel.appendChild(o); }
   }
   const v = value === "mean" ? "mean" : String(value + 1);
   if (sel.value !== v) sel.value = v;

@@ -30,18 +30,19 @@ const LANG_NAMES = {de: "German", en: "English", fr: "French", es: "Spanish", it
 function languagesOf(d) {                 // [source, target] names: the payload's, else the main view's sentence's
   const main = window.__lens && window.__lens.state && window.__lens.state.traj;
   const codes = (d && d.p && d.p.languages) || (main && main.p.languages);
-  return codes && codes.length === 2 ? codes.map(c => LANG_NAMES[c] || c) : ["the source", "the translation"];
+  const named = (c) => (window.__explain && window.__explain.t(`label.lang_${c}`) !== `label.lang_${c}` ? tl(`lang_${c}`) : LANG_NAMES[c] || c);
+  return codes && codes.length === 2 ? codes.map(named) : [tl("the_source"), tl("the_translation")];
 }
 function axisWords(kind, [s, t]) {       // [what the rows are, what the columns are]
-  return kind === "encoder_self" ? [`${s} reading`, `${s} it reads`]
-    : kind === "decoder_self" ? [`${t} being written`, `${t} written so far`] : [`${t} being written`, `${s} it reads`];
+  return kind === "encoder_self" ? [tl("axis_reading", {s}), tl("axis_reads", {s})]
+    : kind === "decoder_self" ? [tl("axis_written", {t}), tl("axis_so_far", {t})] : [tl("axis_written", {t}), tl("axis_reads", {s})];
 }
 function axisLine(kind, langs) {
   const [rows, cols] = axisWords(kind, langs);
   return `\u2193 ${rows} \u00b7 ${cols} \u2192`;
 }
 // The last row once decoding has stopped: the model still reads that piece, but its prediction is not used
-const stopped = (x) => x === "</s>" ? "(finished)" : "(stopped)";
+const stopped = (x) => `(${tl(x === "</s>" ? "finished" : "stopped")})`;
 function frame() {
   const d = st.doc, traj = d.traj, t = st.t;
   const n = traj ? t + 1 : d.n, cursor = traj ? t : d.cursor, tp = d.pieces.slice(0, n);

@@ -22,13 +22,13 @@ function go(t, doc) {
 }
 function pause() {
   if (st.timer) { clearTimeout(st.timer); st.timer = null; }
-  const b = q("play"); b.textContent = "▶ Play"; b.classList.remove("playing");
+  const b = q("play"); b.textContent = tl("play"); b.classList.remove("playing");
 }
 function play() {
   if (!st.traj) return;
   if (st.timer) { pause(); return; }
   if (st.doc !== st.traj || st.t >= st.traj.n - 1) go(0);
-  const b = q("play"); b.textContent = "❚❚ Pause"; b.classList.add("playing");
+  const b = q("play"); b.textContent = tl("pause"); b.classList.add("playing");
   const tick = () => {
     if (!st.traj || st.t >= st.traj.n - 1) { pause(); return; }
     go(st.t + 1);

@@ -76,12 +76,15 @@ function count() {
   role(make, "count").textContent = n ? `${n} view${n === 1 ? "" : "s"} of at most ${MAX_VIEWS}` : "no views yet";
   role(make, "drop").disabled = !n;
 }
-function lessonUrl(views) { return `${location.origin}${location.pathname}?lesson=${encode(views)}`; }
+function lessonUrl(views) {                 // the language shown goes with it, as with a link (assets/i18n.js)
+  const lang = link() && link().url ? new URL(link().url()).searchParams.get("lang") : null;
+  return `${location.origin}${location.pathname}?lesson=${encode(views)}${lang ? `&lang=${lang}` : ""}`;
+}
 make.querySelector("#lesson_add").addEventListener("click", () => {
   if (!link() || !link().url) return;
   if (lesson.made.length >= MAX_VIEWS) { say(`A lesson holds at most ${MAX_VIEWS} views: this one was not added.`); return; }
   const q = new URL(link().url()).searchParams;
-  q.delete("lesson");
+  q.delete("lesson"); q.delete("lang");   // the lesson's language is the lesson link's own
   const input = make.querySelector("#lesson_note"), note = [...input.value.trim()].slice(0, MAX_NOTE).join("");
   const views = lesson.made.concat([[q.toString(), note]]);
   if (encode(views).length > MAX_LINK) {

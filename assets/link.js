@@ -25,7 +25,7 @@ const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
 const lens = () => window.__lens;
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
-const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === name);
+const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.dataset.name === name);
 
 // -- reading a link --------------------------------------------------------------------------------------------
 function parse(search) {                  // -> {want: the parameters kept, bad: why each other one was ignored}
@@ -57,6 +57,7 @@ function parse(search) {                  // -> {want: the parameters kept, bad:
   if (q.has("explain") && !["plain", "detail"].includes(q.get("explain"))) {  // assets/explain.js reads it itself
     bad.push(`explain ${quote(q.get("explain"))} (one of plain, detail)`);
   }
+  if (q.has("lang") && !["en", "de"].includes(q.get("lang"))) bad.push(`lang ${quote(q.get("lang"))} (one of en, de)`);
   return {want, bad, any: KEYS.some(k => q.has(k)) || Object.keys(want.views).length > 0 || bad.length > 0};
 }
 function say(text, url) {                 // the line under the intro row; a URL goes in a box to select
@@ -182,7 +183,7 @@ async function open(search = location.search, inLesson = false) {
 
 // -- Copy link -------------------------------------------------------------------------------------------------
 function currentTab() {
-  const b = document.querySelector("button[role=tab][aria-selected=true]"), name = b ? b.textContent.trim() : "";
+  const b = document.querySelector("button[role=tab][aria-selected=true]"), name = b ? b.dataset.name : "";
   return Object.keys(TABS).find(k => TABS[k] === name) || null;
 }
 function url() {                          // the view shown now as a link
@@ -209,7 +210,9 @@ function url() {                          // the view shown now as a link
   if (tab && tab !== "translate") q.set("tab", tab);
   const V = tab && window.__views && window.__views[tab], mine = V && V.ready() ? V.get() : null;
   for (const [k, v] of Object.entries(mine || {})) q.set(`${tab}_${k}`, String(v));
-  if (window.__explain && window.__explain.mode === "detail") q.set("explain", "detail");  // assets/explain.js
+  const E = window.__explain;
+  if (E && E.mode === "detail") q.set("explain", "detail");  // assets/explain.js
+  if (E && E.lang && (E.lang !== "en" || E.browserLang() !== "en")) q.set("lang", E.lang);  // assets/i18n.js
   const theme = new URLSearchParams(location.search).get("__theme");
   if (theme) q.set("__theme", theme);
   return {url: `${location.origin}${location.pathname}${q.toString() ? "?" + q : ""}`, extra};

@@ -19,17 +19,16 @@ const S = window.__sentence || (window.__sentence = (() => {
     if (said) { said.hidden = !why; said.textContent = why; }
     if (hint) {  // (not beside a refusal: it says what to do about the box already)
       hint.hidden = !stale || Boolean(why);
-      hint.textContent = stale && !why ? `The views show \u201c${s.started}\u201d. The box holds another sentence: ` +
-        "press Start to use it." : "";
+      hint.textContent = stale && !why ? w("sentence_hint", {s: s.started}) : "";
     }
     if (name) {
       name.classList.toggle("stale", stale);
-      name.textContent = s.started === null
-        ? "No sentence started yet: type one in the Translate tab and press Start there."
-        : `Sentence: \u201c${s.started}\u201d, as started in the Translate tab` +
-          (stale ? ". The box there now holds another one: press Start there to use it." : ".");
+      name.textContent = s.started === null ? w("sentence_none")
+        : w(stale ? "sentence_started_stale" : "sentence_started", {s: s.started});
     }
   };
+  const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
+  document.addEventListener("lens-explain", () => s.show());  // in the language shown (assets/i18n.js)
   s.show = () => { for (const e of s.elements) if (e.isConnected) s.paint(e); else s.elements.delete(e); };
   s.setBox = (v) => { s.box = typeof v === "string" ? v : ""; s.show(); };
   s.setNote = (v) => {  // the server's box_note_value: {n, texts: {source}, said ("" when it started)}

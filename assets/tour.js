@@ -22,7 +22,7 @@ const seq = () => (traj() ? traj().seq : null);
 const ins = () => window.__inside || {ui: {}};
 const seen = (e) => !!(e && (e.offsetParent !== null || (e.getClientRects().length && getComputedStyle(e).position === "fixed")));
 const visible = (s) => [...document.querySelectorAll(s)].find(seen) || null;
-const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.textContent.trim() === name);
+const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.dataset.name === name);
 const TRANSLATE = {name: "Translate", shown: () => seen($("#attention"))};
 const atlasOpened = () => [...document.querySelectorAll("#atlas")].length && (window.__atlas || {}).opened;
 const STOPS = [
@@ -54,8 +54,8 @@ const STOPS = [
 ];
 const N = STOPS.length;
 const END = {id: "end"};
-// each stop's title and text from the page's catalogue (ui/texts/en.toml "tour.<id>.title" / ".text"), plain or
-// detailed as the page's "Explanations" box says when the stop is shown (assets/explain.js)
+// each stop's title and text from the page's catalogue (ui/texts/<lang>.toml "tour.<id>.title" / ".text"), plain
+// or detailed, in the language and mode the page shows when the stop is shown (assets/explain.js, i18n.js)
 const NARROW = matchMedia("(max-width: 599px)"), TOUCH = matchMedia("(pointer: coarse)");
 const PHONE = [[/<b>Inside this head<\/b>(, on the right,)?/g, "<b>Inside this head</b> (below the map)"],
   [/\(top right\)/g, "(at the top)"]], FINGER = [[/\bClick\b/g, "Tap"], [/\bclick\b/g, "tap"]];
@@ -277,14 +277,16 @@ async function start(i) {
   addEventListener("scroll", onScroll, true); T.timer = setInterval(tick, 250);
   go(i ?? (S.finished ? 0 : S.stop));
 }
+const w = (k) => (window.__explain ? window.__explain.t(`label.${k}`) : "▶ Tour");  // ui/texts [label]; lens-explain
 function label() {
   btn.classList.remove("offer");
-  btn.textContent = T.drv ? "✕ End tour" : (S.stop > 0 && !S.finished ? `▶ Tour (${S.stop + 1}/${N})` : "▶ Tour");
+  btn.textContent = T.drv ? w("tour_end") : (S.stop > 0 && !S.finished ? `${w("tour")} (${S.stop + 1}/${N})` : w("tour"));
 }
 function offer(on) {                      // the first visit's offer: the button says so, and ✕ declines
   dismiss.hidden = !on;
-  if (on) { btn.classList.add("offer"); btn.textContent = "New? Take the tour ▶"; } else label();
+  if (on) { btn.classList.add("offer"); btn.textContent = w("tour_offer"); } else label();
 }
+document.addEventListener("lens-explain", () => offer(btn.classList.contains("offer")));
 btn.addEventListener("click", () => {
   if (T.drv) { close(); return; }
   start().catch(e => { btn.textContent = "Tour unavailable"; btn.title = String(e.message || e); });

@@ -1,6 +1,8 @@
 """Measures of plain English for the page's texts (issue 39 item 5), shared by tests/test_texts.py (the catalogue)
 and the browser test of the page's own texts: sentences of at most MAX_WORDS words, at most MAX_RARE of the words
-rare by wordfreq (Zipf frequency under RARE_ZIPF), not counting the catalogue's taught terms."""
+rare by wordfreq (Zipf frequency under RARE_ZIPF), not counting the catalogue's taught terms. Below them, the walk
+over every tab and tour stop that gathers what a reader sees (SEEN, run_tab, tour_said), shared by the browser
+tests of the plain page and of the page in German (issue 44)."""
 from __future__ import annotations
 
 import re
@@ -41,3 +43,89 @@ def rare(ws: list[str], taught=()) -> list[str]:
 
 def long_sentences(text: str) -> list[str]:
     return [s for s in sentences(text) if len(s.split()) > MAX_WORDS]
+
+
+# -- what a reader sees on the page (the browser tests of the page's texts: plain, German) ---------------------------
+TABS = ("Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Head atlas",
+        "Attention being learned", "Model")
+# Every visible text, grouped by the block it stands in (a sentence across <b> or a glossary term stays whole), and
+# the tooltips of visible elements; never inputs, code, chips or the plots' ticks (the plots' titles come from their
+# layouts). Each block once: the texts shown on more than one tab are one text of the page.
+SEEN = """() => {
+  const SKIP = "script, style, textarea, input, select, option, code, pre, svg, canvas, .lens-tok, .topk-list, " +
+    ".cmp-src, .cmp-tr, [data-role=target], [data-role=source], .driver-popover, footer, .icon-button-wrapper";
+  const blockOf = (e) => { while (e.parentElement && getComputedStyle(e).display === "inline")
+    e = e.parentElement; return e; };
+  const blocks = new Map(), titles = new Set(), plots = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const n = walk.currentNode, e = n.parentElement;
+    if (!e || !n.nodeValue.trim() || e.closest(SKIP)) continue;
+    if (!e.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})) continue;
+    const b = blockOf(e);
+    blocks.set(b, (blocks.get(b) || "") + n.nodeValue);
+  }
+  for (const e of document.querySelectorAll("[title]"))
+    if (e.title.trim() && e.checkVisibility({checkVisibilityCSS: true}) && !e.closest("svg")) titles.add(e.title);
+  for (const gd of document.querySelectorAll(".js-plotly-plot")) {
+    if (!gd.checkVisibility() || !gd.layout) continue;
+    const l = gd.layout, t = (x) => x && (typeof x === "string" ? x : x.text);
+    plots.push(t(l.title));
+    for (const k of Object.keys(l)) if (/^[xy]axis\\d*$/.test(k)) plots.push(t(l[k].title));
+    for (const d of gd.data || []) if (d.colorbar) plots.push(t(d.colorbar.title));
+  }
+  return [...blocks.values(), ...titles, ...plots.filter(Boolean).map(s => s.replace(/<[^>]+>/g, " "))]
+    .map(s => s.replace(/\\s+/g, " ").trim()).filter(s => /[A-Za-z]{2}/.test(s));
+}"""
+
+
+def shown(page, texts_seen: set):
+    texts_seen.update(page.evaluate(SEEN))
+
+
+def open_tab(page, name: str):
+    """The tab `name` (its English name, the bar's data-name in every language) chosen."""
+    page.click(f'button[role=tab][data-name="{name}"]')
+    page.wait_for_timeout(300)
+
+
+def run_tab(page, name: str):
+    """Open a tab and do what a reader does there first, until what it shows has come."""
+    open_tab(page, name)
+    if name == "Compare":
+        page.click("#compare_start")
+        page.wait_for_selector("#compare [data-role=panels]:not([hidden])", timeout=60000)
+    elif name == "Head ablation":
+        page.wait_for_selector("#tab_ablation .prose", state="visible", timeout=30000)
+        page.locator("#ablate_cross").get_by_label("L1 H1").check()
+        page.click("#ablate_run")
+        page.wait_for_function("window.__lensViews['attention_ablated'] && window.__lensViews['attention_ablated']"
+                               ".renders > 0", timeout=60000)
+    elif name == "Beam search":
+        page.click("#beam_run")
+        page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
+    elif name == "Across layers":
+        page.wait_for_selector("#tab_layers .js-plotly-plot", timeout=60000)
+    elif name == "Head atlas":
+        page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=60000)
+    elif name == "Attention being learned":
+        page.wait_for_selector("#tab_learned .js-plotly-plot", timeout=60000)
+    elif name == "Model":
+        page.wait_for_selector("#curves .js-plotly-plot", timeout=60000)
+        page.wait_for_selector("#curves_note", state="visible", timeout=30000)
+    page.wait_for_timeout(800)  # the last notes of the tab drawn
+
+
+def tour_said(page) -> list[str]:
+    """Every stop of the tour: its title and text, as shown."""
+    page.click("#tour")
+    page.wait_for_selector(".driver-popover", timeout=20000)
+    said = []
+    for n in range(page.locator(".lens-tour .tour-dots button").count()):
+        page.click(f".lens-tour .tour-dots button:nth-child({n + 1})")
+        page.wait_for_function(f"window.__tour.state().stop === {n}", timeout=10000)
+        said.append(page.inner_text(".driver-popover-title") + ". " + page.inner_text(".driver-popover-description"))
+    page.click("#tour")
+    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    return said
+

@@ -74,7 +74,7 @@ def test_the_tab_bar_is_a_tablist_whose_keys_move_along_and_keep_each_tab(page):
     from tests.browser import start
     start(page, "Ein Hund rennt.")
     seq = page.evaluate("window.__lens.state.traj.seq")
-    selected = "() => document.querySelector('#tab_bar button[aria-selected=true]').textContent"
+    selected = "() => document.querySelector('#tab_bar button[aria-selected=true]').innerText"
     page.click("#tab_bar button[data-name='Translate']")
     page.keyboard.press("ArrowRight")
     page.wait_for_selector("#tab_compare", state="visible", timeout=20000)

@@ -30,7 +30,7 @@ def shown(page, i):
 
 
 def tab_shown(page) -> str:
-    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').textContent.trim()")
+    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').dataset.name")
 
 
 def add(page, text):

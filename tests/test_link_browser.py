@@ -33,7 +33,7 @@ def note(page) -> str:
 
 
 def tab_shown(page) -> str:
-    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').textContent.trim()")
+    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').dataset.name")
 
 
 def no_tour(page):

@@ -44,7 +44,7 @@ def note(page) -> str:
 
 
 def tab_shown(page) -> str:
-    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').textContent.trim()")
+    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').dataset.name")
 
 
 def open_tab(page, name, key):
@@ -214,7 +214,7 @@ def test_hostile_view_values_are_ignored_with_the_allowed_range(served_browser, 
     assert page.locator("#link_note img, #link_note script").count() == 0 and page.dialogs == []
     if "ablation_off" in query:  # the one head that is this model's is switched off, and compared
         assert get(page, "ablation") == {"off": "e1.2"} and page.input_value("#ablated_translation textarea")
-    page.evaluate("[...document.querySelectorAll('button[role=tab]')].find(b => b.textContent.trim() === 'Translate')"
+    page.evaluate("[...document.querySelectorAll('button[role=tab]')].find(b => b.dataset.name === 'Translate')"
                   ".click()")
     start(page, "Ein Hund rennt.")  # and the page works as usual
     assert page.errors == [] and page.dialogs == []

@@ -11,6 +11,7 @@ from transformer.checkpoint import SHIPPED, CheckpointError, find_checkpoints, r
 from transformer.decoding import Translator
 from ui import handlers as h
 from ui.models import Models, direction_label, of_session
+from ui.texts import shown
 from ui.translate_tab import hint_for, language_words
 
 DE, EN = "Ein Hund rennt.", "A dog runs."
@@ -104,8 +105,9 @@ def test_two_users_with_different_models_at_once_see_only_their_own(models):
 
 def test_each_models_words(tiny_translator, tiny_en_de):
     de, en = language_words(tiny_translator), language_words(tiny_en_de)
-    assert de["label"] == "German sentence" and en["label"] == "English sentence"
-    assert en["placeholder"].startswith("Type an English sentence, e.g. ") and en["reference"] == "German reference"
+    assert shown(de["label"]) == "German sentence" and shown(en["label"]) == "English sentence"  # gr.I18n's
+    assert shown(en["placeholder"]).startswith("Type an English sentence, e.g. ")
+    assert shown(en["reference"]) == "German reference" and shown(en["reference"], "de") == "Deutsche Vergleichsübersetzung"
     values = [v for _, v in en["examples"][1:]]
     assert "I will call you tomorrow." in values and all("·" in label for label, _ in en["examples"][1:])
 

@@ -46,8 +46,11 @@ def test_the_detailed_versions_keep_their_formulas_and_papers():
 
 def test_explained_markdown_holds_both_versions_the_page_switches_between():
     md = texts.explained("beam.intro")
-    assert md.index('<div class="x-plain">') < md.index(texts.text("beam.intro")) < md.index('<div class="x-detail">')
+    assert md.index('<div class="x-plain l-en" lang="en">') < md.index(texts.text("beam.intro")) \
+        < md.index('<div class="x-detail l-en" lang="en">')
     assert texts.text("beam.intro", "detail") in md
+    for mode in texts.MODES:  # every language too, each in its own div (issue 44)
+        assert f'<div class="x-{mode} l-de" lang="de">\n\n{texts.text("beam.intro", mode, "de")}\n\n</div>' in md
     try:
         texts.text("no.such.key")
     except KeyError as e:

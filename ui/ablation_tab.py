@@ -11,7 +11,7 @@ from . import fresh
 from . import handlers as h
 from .components import CONC, api_only, Ctx, lens_view, live_position, started_sentence
 from .models import of_session
-from .texts import explained
+from .texts import both, explained, label
 
 PRESS = "Press Compare for this sentence (or a suggestion above): its translations, tables and maps appear here."
 UNSTARTED = "Compare switches heads off on the sentence started there."
@@ -23,32 +23,32 @@ def build(ctx: Ctx) -> None:
     started_sentence(ctx, "ablate_sentence")
     groups = {}
     with gr.Row():
-        for kind, title, elem in (("encoder_self", "Encoder self-attention heads", "ablate_enc"),
-                                  ("decoder_self", "Decoder self-attention heads", "ablate_dec"),
-                                  ("cross", "Cross-attention heads", "ablate_cross")):
+        for kind, title, elem in (("encoder_self", label("enc_heads"), "ablate_enc"),
+                                  ("decoder_self", label("dec_heads"), "ablate_dec"),
+                                  ("cross", label("cross_heads"), "ablate_cross")):
             with gr.Column(min_width=300):
                 groups[kind] = gr.CheckboxGroup(h.head_choices(tr, kind), label=title, elem_id=elem)
                 whole_buttons(tr, kind, groups[kind])
     enc, dec, cross = groups["encoder_self"], groups["decoder_self"], groups["cross"]
     picks = A.suggestions(tr)
     with gr.Row(equal_height=True, elem_id="ablate_tools"):
-        b_clear = gr.Button("Clear all ticks", size="sm", scale=0, min_width=100, elem_id="ablate_clear")
+        b_clear = gr.Button(label("clear_ticks"), size="sm", scale=0, min_width=100, elem_id="ablate_clear")
         b_suggest = [gr.Button(picks[i]["label"] if i < len(picks) else "", size="sm", visible=i < len(picks),
                                elem_id=f"ablate_suggest_{i + 1}") for i in range(A.N_SUGGESTIONS)]
     suggest_note = gr.Markdown(A.suggestions_note(tr), elem_id="ablate_suggest_note")
     gr.Markdown(explained("ablation.why"), elem_id="ablate_why")
-    b_ablate = gr.Button("Compare", variant="primary", elem_id="ablate_run")
+    b_ablate = gr.Button(label("compare"), variant="primary", elem_id="ablate_run")
     note = gr.Textbox(label="", show_label=False, interactive=False, elem_id="ablate_note")
     with gr.Row():
-        intact = gr.Textbox(label="Intact model (greedy, with the pieces you forced)", interactive=False,
+        intact = gr.Textbox(label=label("intact"), interactive=False,
                             elem_id="intact_translation")
-        ablated = gr.Textbox(label="Heads switched off (greedy, with the pieces you forced)", interactive=False,
+        ablated = gr.Textbox(label=label("ablated"), interactive=False,
                              elem_id="ablated_translation")
     with gr.Row():
         probs = gr.Dataframe(headers=["position", "piece", "p intact", "p ablated", "change"],
-                             label="Probability of each token of the intact translation", interactive=False,
+                             label=label("probs"), interactive=False,
                              elem_id="ablate_probs")
-        topk = gr.Dataframe(headers=["rank", "intact", "p", "ablated", "p"], label="Top-k at the step shown",
+        topk = gr.Dataframe(headers=["rank", "intact", "p", "ablated", "p"], label=label("topk_step"),
                             interactive=False, elem_id="ablate_topk")
     with gr.Column() as view_box:  # hidden while it would show another sentence's maps (ui/fresh.py)
         view = lens_view(ctx, "attention_ablated")
@@ -95,5 +95,7 @@ def whole_buttons(tr, kind: str, group: gr.CheckboxGroup) -> None:
     sets = {"all": A.kind_labels(tr, kind)} | {f"layer {n + 1}": A.layer_labels(tr, kind, n) for n in layers}
     row = drawn.buttons([(f"ablate_all_{kind}", "all", f"tick all {len(sets['all'])}")]
                         + [(f"ablate_layer_{kind}_{n + 1}", f"layer {n + 1}", f"tick layer {n + 1}") for n in layers],
+                        shown={"all": both("tick_all", n=len(sets["all"]))}
+                        | {f"layer {n + 1}": both("tick_layer", n=n + 1) for n in layers},
                         elem_id=f"ablate_whole_{kind}")
     row.click(None, [row, group], [group], js=A.add_js_of(sets))

@@ -10,7 +10,7 @@ from .attribution_views import ALIGN_METHODS, alignment_headers
 from .components import CONC, Ctx
 from .figures import for_width, width_input, with_width
 from .panels import Panel
-from .texts import explained
+from .texts import explained, label
 
 # the position of the whole trajectory the Translate view holds (not only up to its step): its last position
 WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attention, d = v && v.state && v.state.traj; "
@@ -23,13 +23,13 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     of the whole sentence)."""
     gr.Markdown(explained("align.intro"),
                 elem_id="word_align_intro")
-    method = gr.Dropdown(ALIGN_METHODS, value="alti", label="method of the matrix", elem_id="word_align_method",
+    method = gr.Dropdown(ALIGN_METHODS, value="alti", label=label("align_method"), elem_id="word_align_method",
                          filterable=False)
     summary = gr.Markdown("", elem_id="word_align_summary")
     with gr.Row(equal_height=False):
-        matrix = gr.Plot(label="Word alignment", elem_id="word_align_matrix")
+        matrix = gr.Plot(label=label("word_alignment"), elem_id="word_align_matrix")
         table = gr.Dataframe(headers=alignment_headers(), interactive=False, wrap=True, elem_id="word_align_table",
-                             label="Top source word of each target word, by method", max_height=900,
+                             label=label("align_table"), max_height=900,
                              column_widths=["18%", "20%", "22%", "24%", "16%"])
     width = width_input()  # the page's width: on a phone the matrix is drawn for it (ui/figures.py for_width)
     inputs, outs = [ctx.state, method, ctx.position, width], [matrix, table, summary]

@@ -16,7 +16,9 @@ from .models import Models
 # (and no gr.Row, gr.Tabs, gr.Accordion, gr.Button or gr.Dropdown either: ui/panels.py, ui/controls.py)
 TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Head atlas",
         "Attention being learned", "Model"]
-TITLE = "<p><strong>attention-lens</strong> · Watch a Transformer translate, token by token, head by head.</p>"
+TAB_KEYS = ("translate", "compare", "ablation", "beam", "layers", "atlas", "learned", "model")  # as links name them
+TAB_LABELS = {name: texts.both(f"tab_{key}") for name, key in zip(TABS, TAB_KEYS)}  # shown; the names stay the keys
+TITLE = f"<p><strong>attention-lens</strong> · {texts.both('title')}</p>"
 INTRO = texts.explained("howto", "look_for.title", "look_for.en-de")  # How to use it, both versions
 
 
@@ -35,7 +37,7 @@ def build_demo(translators) -> gr.Blocks:
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
             with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
-                howto = panels.fold_head("How to use it", elem_id="howto", closes=True)
+                howto = panels.fold_head("How to use it", elem_id="howto", closes=True, shown=texts.both("howto"))
         with panels.fold("How to use it", elem_id="howto", head=howto):  # under the intro row, pushing the page down: never over
             gr.Markdown(INTRO)  # Start (issue 39 item 3); it closes on Esc, a click outside, a change of tab
         tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
@@ -43,7 +45,7 @@ def build_demo(translators) -> gr.Blocks:
                   model=picker)
         followers = []  # (tab, outputs, content(translator)): tabs whose content is the model's own, one set of
         # components for every model, filled when opened and when the model is picked (no copy per model)
-        tabs = panels.Tabs(TABS)
+        tabs = panels.Tabs(TABS, shown=TAB_LABELS)
         with tabs.tab("Translate", elem_id="tab_translate"):
             translate_tab.build(ctx)
         with tabs.tab("Compare", elem_id="tab_compare"):
@@ -71,7 +73,19 @@ def build_demo(translators) -> gr.Blocks:
     for _, t in models:  # decodings of one model that arrive together run in one batch (ui/components.py)
         t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
+    with_labels(demo)
     return demo
+
+
+def with_labels(demo: gr.Blocks) -> None:
+    """The page's component labels in each language of the catalogue (ui/texts.py I18N): Gradio takes them at
+    launch only, so every launch of this page gets them unless it brings its own (app.py, ui/serving.py)."""
+    launch = demo.launch
+
+    def launch_with_labels(*args, **kw):
+        kw.setdefault("i18n", texts.I18N)
+        return launch(*args, **kw)
+    demo.launch = launch_with_labels
 
 
 def api(models: Models) -> None:

@@ -14,7 +14,7 @@ from transformer.roles import ATLAS, head_roles, load_atlas as load_atlas_file  
 
 from . import eval_sets
 from .components import Ctx, asset
-from .texts import MODES, spans, text
+from .texts import LANGS, MODES, labels, spans, text
 
 TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"></div><div class="atlas-views">'
             '<div class="atlas-grid" data-role="grid"></div><div class="atlas-curve" data-role="curve"></div></div>'
@@ -32,11 +32,11 @@ def load_atlas(tr) -> dict | None:
 roles = head_roles  # {kind: [[role of head h] per layer]} for the attention view's titles (transformer.roles)
 
 
-def plain_role(rule: dict) -> str:
-    """A role's plain description from the catalogue (ui/texts/en.toml role.<name>); a role the table gained since
-    (transformer/roles.py) reads its own description until the catalogue has it."""
+def plain_role(rule: dict, lang: str = "en") -> str:
+    """A role's plain description from the catalogue (ui/texts/<lang>.toml role.<name>); a role the table gained
+    since (transformer/roles.py) reads its own description until the catalogue has it."""
     try:
-        return text(f"role.{rule['role']}")
+        return text(f"role.{rule['role']}", "plain", lang)
     except KeyError:
         return rule["description"]
 
@@ -88,28 +88,29 @@ def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True) -> 
     return "<br>".join([wrapped[0], f"role <b>{html.escape(str(h.get('role')))}</b>"] + wrapped[1:])
 
 
-def plain_on(atlas: dict, tr) -> str:
+def plain_on(atlas: dict, tr, lang: str = "en") -> str:
     """The atlas's sentences in everyday words: '400 sentences it never learned from: 116 picture descriptions and
     284 everyday sentences' (eval_sets.atlas_words names the sets)."""
     metrics = read_metrics(tr.checkpoint_dir) if tr is not None and tr.checkpoint_dir else {}
     counts = eval_sets.mixed_counts(atlas, metrics) if atlas.get("split") == "mixed_val" else None
-    parts = f": {counts[0]} picture descriptions and {counts[1]} everyday sentences" if counts else ""
-    return text("atlas.on").format(n=atlas.get("sentences", "the"), parts=parts)
+    parts = labels(lang)["atlas_parts"].format(a=counts[0], b=counts[1]) if counts else ""
+    return text("atlas.on", "plain", lang).format(n=atlas.get("sentences", "the"), parts=parts)
 
 
-def atlas_texts(atlas: dict, words: str, tr) -> dict:
+def atlas_texts(atlas: dict, words: str, tr, lang: str = "en") -> dict:
     """The summary over the grid, the note under it, the curve's title and the legend's title, each {plain,
-    detail} (assets/atlas.js shows the one the page's "Explain" box asks for)."""
+    detail} in `lang` (assets/atlas.js shows the one the page's language and "Explain" box ask for)."""
     n, st = atlas.get("prunable_within_1_bleu"), pruning_stop(atlas)
     out = {}
     for mode in MODES:
-        prunable = "" if n is None else text("atlas.prunable", mode).format(n=n, s="" if n == 1 else "s")
-        on = words if mode == "detail" else plain_on(atlas, tr)
-        said = {"summary": text("atlas.summary", mode).format(heads=len(atlas["heads"]), bleu=atlas.get("bleu"), on=on,
-                                                              prunable=prunable),
-                "note": "" if st is None else text(f"atlas.stop_{st['reason']}", mode).format(
+        prunable = "" if n is None else text("atlas.prunable", mode, lang).format(n=n, s="" if n == 1 else "s")
+        on = words if mode == "detail" else plain_on(atlas, tr, lang)
+        said = {"summary": text("atlas.summary", mode, lang).format(heads=len(atlas["heads"]), bleu=atlas.get("bleu"),
+                                                                    on=on, prunable=prunable),
+                "note": "" if st is None else text(f"atlas.stop_{st['reason']}", mode, lang).format(
                     text=pruning_stop_text(atlas), n=st["heads_off"], pct=f"{100 * st['fraction']:.0f}"),
-                "curve_title": text("atlas.curve_title", mode), "legend": text("atlas.legend", mode)}
+                "curve_title": text("atlas.curve_title", mode, lang), "legend": text("atlas.legend", mode, lang),
+                "roles": {r["role"]: plain_role(r, lang) for r in R.legend()}}
         for k, v in said.items():
             out.setdefault(k, {})[mode] = v
     return out
@@ -127,7 +128,9 @@ def content(tr) -> list:
         return [gr.update(value=MISSING, visible=True), None]
     words = eval_sets.atlas_words(atlas, tr)  # the sentences its BLEU is of, named (issue 26, item 5)
     return [gr.update(value="", visible=False), {**atlas_view(atlas), "eval_set": words, "eval_short": words.split(":")[0],
-                                                 "texts": atlas_texts(atlas, words, tr)}]
+                                                 "texts": atlas_texts(atlas, words, tr),
+                                                 "texts_by_lang": {lang: atlas_texts(atlas, words, tr, lang)
+                                                                   for lang in LANGS[1:]}}]
 
 
 def build(ctx: Ctx) -> tuple[list, object]:

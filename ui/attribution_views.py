@@ -17,7 +17,7 @@ from .attribution_payload import attribution_payload
 from .decoding_views import at_position
 from .inputs import fail
 from .models import of_session
-from .texts import text, versions
+from .texts import each, labels, said, text
 
 # the methods' names where the page shows them (dropdown, table, matrix): no formula ("Gradient × input" is the
 # detailed name, in the word alignment's summary; issue 39 item 5)
@@ -73,10 +73,15 @@ def alignment_summary(wa, method: str) -> str:
     n, total = len(wa.methods), len(agree)
     words = lambda c: f"{c} word{'' if c == 1 else 's'}"  # noqa: E731
     counts = ", ".join(f"{words(sum(a == k for a in agree))} {k}/{n}" for k in range(n, 0, -1))
-    return versions(text("align.summary", "plain").format(total=f"{words(total)} in the translation", counts=counts,
-                                                          method=LABELS[method]),
-                    text("align.summary", "detail").format(total=f"{total} target {words(total).split(' ', 1)[1]}",
-                                                           counts=counts, method=METHOD_TITLES[method]))
+    def said_in(mode, lang):  # the counts in `lang`'s words (ui/texts [label] words_n, in_translation)
+        w = labels(lang)
+        n_words = lambda c: w["words_1" if c == 1 else "words_n"].format(n=c)  # noqa: E731
+        counts = ", ".join(f"{n_words(sum(a == k for a in agree))} {k}/{n}" for k in range(n, 0, -1))
+        total_said = (w["in_translation"].format(words=n_words(total)) if mode == "plain" else
+                      w["target_words_1" if total == 1 else "target_words_n"].format(n=total))
+        return text("align.summary", mode, lang).format(total=total_said, counts=counts,
+                                                        method=LABELS[method] if mode == "plain" else METHOD_TITLES[method])
+    return each(said_in)
 
 
 def word_alignment_at(tr: Translator, session, method, position=None):
@@ -90,9 +95,9 @@ def word_alignment_at(tr: Translator, session, method, position=None):
         fail(e)
     fig = figures.heatmap(wa.scores[method], [figures.label(w) for w in wa.source_words],
                           [figures.label(w) for w in wa.target_words],
-                          f"Word alignment, {LABELS[method]}: rows are target words, columns source words")
-    fig.update_xaxes(title={"text": "source words"})
-    fig.update_yaxes(title={"text": "target words"})
+                          said("word_align_title", method=LABELS[method]))
+    fig.update_xaxes(title={"text": said("source_words")})
+    fig.update_yaxes(title={"text": said("target_words_axis")})
     return fig, alignment_table(wa), alignment_summary(wa, method)
 
 

@@ -8,9 +8,9 @@ from . import handlers as h
 from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
-from .texts import explained
+from .texts import explained, label
 
-PRESS = "Press **Run beam search on the started sentence** to draw this sentence's tree."
+PRESS = label("beam_press")  # in the page's language (gr.I18n)
 UNSTARTED = "beam search runs on the sentence started there."
 
 
@@ -19,12 +19,12 @@ def build(ctx: Ctx) -> None:
     gr.Markdown(explained("beam.intro"), elem_id="beam_intro")
     started_sentence(ctx, "beam_sentence")
     with gr.Row():
-        size = gr.Slider(1, 8, value=4, step=1, label="beam size", elem_id="beam_size")
-        b_beam = gr.Button("Run beam search on the started sentence", variant="primary", elem_id="beam_run")
+        size = gr.Slider(1, 8, value=4, step=1, label=label("beam_size"), elem_id="beam_size")
+        b_beam = gr.Button(label("beam_run"), variant="primary", elem_id="beam_run")
     state = gr.State(None, time_to_live=SESSION_TTL_S)
     note = gr.Markdown("", elem_id="beam_note")
-    tree = gr.Plot(label="Beam tree", elem_id="beam_tree")
-    choice = gr.Dropdown([], label="Hypothesis", elem_id="beam_choice")
+    tree = gr.Plot(label=label("beam_tree"), elem_id="beam_tree")
+    choice = gr.Dropdown([], label=label("hypothesis"), elem_id="beam_choice")
     with gr.Column() as view_box:  # hidden while it would show another sentence's hypothesis (ui/fresh.py)
         view = lens_view(ctx, "attention_beam")
 

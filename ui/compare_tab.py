@@ -12,7 +12,7 @@ from transformer.language import name
 
 from . import handlers as h
 from .components import CONC, Ctx, asset, box_note, box_note_value
-from .texts import MODES, text, versions
+from .texts import both, each, label, labels, text
 
 # Example pairs per source language: (A, B, what differs)
 PAIRS = {"de": [("Der Hund beißt den Mann.", "Den Mann beißt der Hund.", "word order, with case saying who bites"),
@@ -29,22 +29,25 @@ def intro(tr) -> str:
     versions (ui/texts/en.toml "compare.intro")."""
     src, tgt = tr.config.src_lang, tr.config.tgt_lang
     seen, looks = DOG.get(src, "Hund"), DOG.get(tgt, "dog")
-    return versions(*(text("compare.intro", mode).format(tgt=name(tgt), src=name(src), looks=looks, seen=seen)
-                      for mode in MODES))
+    return each(lambda mode, lang: text("compare.intro", mode, lang).format(
+        tgt=labels(lang)[f"lang_{tgt}"], src=labels(lang)[f"lang_{src}"], looks=looks, seen=seen))
 
 
-TEMPLATE = """<div class="cmp" tabindex="0" aria-label="two sentences side by side: ← → step both">
-  <div class="cmp-status" data-role="status">Pick a pair (it starts at once), or type two sentences and press Start
-    both.</div>
-  <div class="cmp-stale" data-role="stale" hidden>The boxes hold another pair than the maps below: press
-    <b>Start both</b> to see its maps.</div>
+TEMPLATE = f"""<div class="cmp" tabindex="0" aria-label="two sentences side by side: ← → step both"
+  data-label="label.cmp_aria">
+  <div class="cmp-status" data-role="status">{both("cmp_pick")}</div>
+  <div class="cmp-stale" data-role="stale" hidden>{both("cmp_stale")}</div>
   <div class="cmp-bar" data-role="bar" hidden>
-    <button type="button" data-role="back">◀ Back</button><button type="button" data-role="step">Step ▶</button>
-    <input type="range" data-role="scrub" min="0" max="0" step="1" value="0" aria-label="step of both">
+    <button type="button" data-role="back">{both("back")}</button><button type="button" data-role="step">
+      {both("step")}</button>
+    <input type="range" data-role="scrub" min="0" max="0" step="1" value="0" aria-label="step of both"
+      data-label="label.cmp_scrub">
     <span class="cmp-stepno" data-role="stepno"></span>
-    <span class="cmp-kinds"><button type="button" data-kind="encoder_self">Encoder self</button><button type="button"
-      data-kind="decoder_self">Decoder self</button><button type="button" data-kind="cross">Cross</button></span>
-    <label>Layer <select data-role="layer"></select></label> <label>Head <select data-role="head"></select></label>
+    <span class="cmp-kinds"><button type="button" data-kind="encoder_self">{both("kind_short_encoder_self")}</button>
+      <button type="button" data-kind="decoder_self">{both("kind_short_decoder_self")}</button><button type="button"
+      data-kind="cross">{both("kind_short_cross")}</button></span>
+    <label>{both("layer_cap")} <select data-role="layer"></select></label> <label>{both("head_cap")}
+      <select data-role="head"></select></label>
     <span class="cmp-title" data-role="title"></span> <span class="cmp-axes" data-role="axes"></span>
   </div>
   <div class="cmp-panels" data-role="panels" hidden>
@@ -52,7 +55,7 @@ TEMPLATE = """<div class="cmp" tabindex="0" aria-label="two sentences side by si
       <div class="cmp-tr" data-role="tr-a"></div><canvas data-role="map-a"></canvas></div>
     <div class="cmp-panel"><div class="cmp-name">B</div><div class="cmp-src" data-role="src-b"></div>
       <div class="cmp-tr" data-role="tr-b"></div><canvas data-role="map-b"></canvas></div>
-    <div class="cmp-panel"><div class="cmp-name">A − B where the pieces line up</div>
+    <div class="cmp-panel"><div class="cmp-name">{both("cmp_diff")}</div>
       <div class="cmp-src" data-role="align"></div><div class="cmp-tr" data-role="dscale"></div>
       <canvas data-role="map-d"></canvas></div>
   </div>
@@ -83,15 +86,14 @@ def build(ctx: Ctx) -> None:
     models, tr = ctx.models, ctx.tr
     about = gr.Markdown(intro(tr), elem_id="compare_intro")
     a0, b0 = first_pair(tr)
-    src = name(tr.config.src_lang)
     with gr.Row(equal_height=True, elem_id="compare_row"):
-        a = gr.Textbox(a0, label="Sentence A", show_label=False, container=False, placeholder=f"{src} sentence A",
+        a = gr.Textbox(a0, label="Sentence A", show_label=False, container=False, placeholder=label(f"sentence_a_{tr.config.src_lang}"),
                        elem_id="compare_a", max_length=2000, scale=4, min_width=200)
-        b = gr.Textbox(b0, label="Sentence B", show_label=False, container=False, placeholder=f"{src} sentence B",
+        b = gr.Textbox(b0, label="Sentence B", show_label=False, container=False, placeholder=label(f"sentence_b_{tr.config.src_lang}"),
                        elem_id="compare_b", max_length=2000, scale=4, min_width=200)
         pairs = gr.Dropdown(pair_choices(tr), value="", label="Example pairs", show_label=False, container=False,
                             elem_id="compare_pairs", scale=3, min_width=200, filterable=False)
-        go = gr.Button("Start both", variant="primary", elem_id="compare_start", scale=0, min_width=150)
+        go = gr.Button(label("start_both"), variant="primary", elem_id="compare_start", scale=0, min_width=150)
     note = box_note(ctx, "compare_note", ["compare_a", "compare_b"])  # under the boxes: why Start both started nothing
     view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare.css"), js_on_load=asset("compare.js"),
                    elem_id="compare")
@@ -118,8 +120,8 @@ def build(ctx: Ctx) -> None:
     def on_model(key):  # another model: its example pairs, the first in the boxes, the view cleared
         m = models.get(key)
         a1, b1 = first_pair(m)
-        return gr.update(value=a1, placeholder=f"{name(m.config.src_lang)} sentence A"), gr.update(
-            value=b1, placeholder=f"{name(m.config.src_lang)} sentence B"), gr.update(
+        return gr.update(value=a1, placeholder=label(f"sentence_a_{m.config.src_lang}")), gr.update(
+            value=b1, placeholder=label(f"sentence_b_{m.config.src_lang}")), gr.update(
             choices=pair_choices(m), value=""), None, intro(m)
 
     ctx.model.change(on_model, [ctx.model], [a, b, pairs, view, about], api_visibility="private",

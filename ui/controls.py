@@ -29,11 +29,14 @@ def button(label: str, elem_id: str, variant: str = "secondary", **kw) -> gr.HTM
                    padding=False, apply_default_css=False, **kw)
 
 
-def buttons(items: list[tuple[str, str, str]], elem_id: str | None = None, **kw) -> gr.HTML:
+def buttons(items: list[tuple[str, str, str]], elem_id: str | None = None, shown: dict | None = None,
+            **kw) -> gr.HTML:
     """Small buttons side by side (each #id) in one component: `.click(fn, [this, ...])` gets the clicked one's
-    value, so one js-only event serves them all (gr.Button each would be a component each for the page to build)."""
+    value, so one js-only event serves them all (gr.Button each would be a component each for the page to build).
+    `shown`: {value: HTML} shown instead of a button's label (ui/texts.py both: every language)."""
+    shown = shown or {}
     inner = "".join(f'<button type="button" class="al-btn" id="{html.escape(i)}" data-value="{html.escape(v)}">'
-                    f'{html.escape(label)}</button>' for i, v, label in items)
+                    f'{shown.get(v, html.escape(label))}</button>' for i, v, label in items)
     return gr.HTML("", html_template=f'<div class="al-btn-group">{inner}</div>', js_on_load=asset("controls.js"),
                    elem_id=elem_id, elem_classes=["al-btns-box"], padding=False, apply_default_css=False, **kw)
 

@@ -11,18 +11,20 @@ import numpy as np
 
 from transformer.figures import label
 
+from .texts import said  # a figure's words in the user's page's language
 
 def axis_words(kind: str, languages: tuple[str, str] | None) -> tuple[str, str]:
     """(what the rows are, what the columns are) of a kind of map, in the model's languages (source, target codes):
     cross-attention's rows are the target being written, its columns the source it reads (assets/lens_maps.js
     axisWords says the same in the browser)."""
-    from transformer.language import name
-    s, t = (name(c) for c in languages) if languages else ("the source", "the translation")
+    from .texts import labels, page_lang
+    w = labels(page_lang())  # in the user's page's language (ui/texts/<lang>.toml [label])
+    s, t = (w.get(f"lang_{c}", c) for c in languages) if languages else (w["the_source"], w["the_translation"])
     if kind == "encoder_self":
-        return f"{s} reading", f"{s} it reads"
+        return w["axis_reading"].format(s=s), w["axis_reads"].format(s=s)
     if kind == "decoder_self":
-        return f"{t} being written", f"{t} written so far"
-    return f"{t} being written", f"{s} it reads"
+        return w["axis_written"].format(t=t), w["axis_so_far"].format(t=t)
+    return w["axis_written"].format(t=t), w["axis_reads"].format(s=s)
 
 
 def axis_line(kind: str, languages: tuple[str, str] | None) -> str:
@@ -135,8 +137,8 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
     steps = list(range(len(tree)))
     return {"data": data,
             "layout": {"xaxis": {"tickmode": "array", "tickvals": steps, "ticktext": [str(s) for s in steps],
-                                 "title": {"text": "step"}, "zeroline": False},
-                       "yaxis": {"title": {"text": "place at this step (1 is the best)"}, "autorange": "reversed", "dtick": 1,
+                                 "title": {"text": said("step_word")}, "zeroline": False},
+                       "yaxis": {"title": {"text": said("beam_place")}, "autorange": "reversed", "dtick": 1,
                                  "zeroline": False},
                        "legend": {"orientation": "h", "y": -0.2}, "margin": {"l": 60, "r": 20, "t": 30, "b": 60}}}
 

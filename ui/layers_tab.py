@@ -11,7 +11,7 @@ from .components import CONC, Ctx, api_only, live_position, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
 from .panels import Panel
-from .texts import explained
+from .texts import explained, label
 
 UNSTARTED = "these plots are of the sentence started there, at the step its view shows."
 
@@ -25,15 +25,15 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     started_sentence(ctx, "layers_sentence")
     with gr.Row():
         layer = gr.Dropdown(["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers",
-                            label="cross-attention layer", elem_id="align_layer")
-        threshold = gr.Slider(0.05, 1.0, value=0.15, step=0.05, label="draw links with weight ≥",
+                            label=label("cross_layer"), elem_id="align_layer")
+        threshold = gr.Slider(0.05, 1.0, value=0.15, step=0.05, label=label("draw_links"),
                               elem_id="align_threshold")
-        b_show = gr.Button("Show", variant="primary", elem_id="layers_run")
+        b_show = gr.Button(label("show"), variant="primary", elem_id="layers_run")
     note = gr.Markdown("", elem_id="layers_note")  # why Show showed nothing (no sentence started)
-    lines = gr.Plot(label="Alignment", elem_id="align_lines")
+    lines = gr.Plot(label=label("alignment"), elem_id="align_lines")
     with gr.Row():
-        matrix = gr.Plot(label="Alignment matrix", elem_id="align_matrix")
-        rollout = gr.Plot(label="Encoder rollout", elem_id="rollout")
+        matrix = gr.Plot(label=label("alignment_matrix"), elem_id="align_matrix")
+        rollout = gr.Plot(label=label("rollout"), elem_id="rollout")
 
     width = width_input()  # the page's width: on a phone the figures are drawn for it (ui/figures.py for_width)
     inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]

@@ -9,8 +9,8 @@ from transformer.history import HISTORY, AttentionHistory
 
 from . import handlers as h
 from .components import CONC, Ctx
-from .learned_help import plain_epoch
-from .texts import MODES, text, versions
+from .other_tabs import epoch_words
+from .texts import each, label, labels, page_lang, said, text
 
 
 def load_history(tr) -> AttentionHistory | None:
@@ -20,22 +20,23 @@ def load_history(tr) -> AttentionHistory | None:
         return None
 
 
-def times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+def times(n: int, lang: str = "en") -> str:
+    """'once', 'twice', '5 times' in `lang` (the catalogue's [label] times_1, times_2, times_n)."""
+    w = labels(lang)
+    return w[f"times_{n}"] if n in (1, 2) else w["times_n"].format(n=n)
 
 
 def intro(epochs: list) -> str:
-    """What the history holds, in words, from the points it recorded (both versions: ui/texts.py)."""
-    out = []
-    for mode in MODES:
-        parts = ([text("learned.before", mode)] if epochs[0] == 0 else []) \
-            + ([text("learned.inside", mode).format(times=times(sum(0 < e < 1 for e in epochs)))]
+    """What the history holds, in words, from the points it recorded (every language and version: ui/texts.py)."""
+    def said_in(mode, lang):
+        parts = ([text("learned.before", mode, lang)] if epochs[0] == 0 else []) \
+            + ([text("learned.inside", mode, lang).format(times=times(sum(0 < e < 1 for e in epochs), lang))]
                if any(0 < e < 1 for e in epochs) else []) \
-            + ([text("learned.after", mode)] if epochs[-1] >= 1 else [])
-        said = f"{', '.join(parts[:-1])}{' and ' if len(parts) > 1 else ''}{parts[-1]}"
-        out.append(text("learned.intro", mode).format(parts=said)
-                   + (" " + text("learned.late", mode) if epochs[0] >= 1 else ""))
-    return versions(*out)
+            + ([text("learned.after", mode, lang)] if epochs[-1] >= 1 else [])
+        joined = f"{', '.join(parts[:-1])}{labels(lang)['and'] if len(parts) > 1 else ''}{parts[-1]}"
+        return (text("learned.intro", mode, lang).format(parts=joined)
+                + (" " + text("learned.late", mode, lang) if epochs[0] >= 1 else ""))
+    return each(said_in)
 
 
 MISSING = f"This checkpoint has no attention history (`{HISTORY}`)."
@@ -49,12 +50,17 @@ def content(tr) -> list:
         return [MISSING] + [gr.update(visible=False)] * 7
     L, H, n = layers_of(tr.model, "cross"), tr.config.n_heads, len(history.epochs)
     fig, text, where = h.learned_at(history, 0, n)
+    lang = page_lang()  # the words of the controls: the user's page's language when the tab was filled
+    first, last = (epoch_words(history.epochs[i], "plain", lang) for i in (0, -1))
+    w = labels(lang)
     return [intro(history.epochs),
             gr.update(choices=[(t, i) for i, t in enumerate(history.sentences)], value=0, visible=True),
             gr.update(minimum=1, maximum=max(2, n), value=n, visible=n > 1,
-                      info=f"{n} points in training: {plain_epoch(history.epochs[0])} … {plain_epoch(history.epochs[-1])}"),
-            gr.update(choices=["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers", visible=True),
-            gr.update(choices=["mean of heads"] + [f"head {i + 1}" for i in range(H)], value="mean of heads",
+                      info=said("learned_points", lang, n=n, first=first, last=last)),
+            gr.update(choices=[(w["all_layers"], "all layers")] + [(f"{w['layer']} {i + 1}", f"layer {i + 1}")
+                                                                  for i in range(L)], value="all layers", visible=True),
+            gr.update(choices=[(w["mean_heads"], "mean of heads")] + [(f"{w['head']} {i + 1}", f"head {i + 1}")
+                                                                     for i in range(H)], value="mean of heads",
                       visible=True),
             gr.update(value=fig, visible=True), gr.update(value=text, visible=True), gr.update(value=where, visible=True)]
 
@@ -65,13 +71,13 @@ def build(ctx: Ctx) -> tuple[list, object]:
     memory). Returns (outputs, content)."""
     intro_md = gr.Markdown("", elem_id="learned_intro")
     with gr.Row():
-        example = gr.Dropdown([], value=None, label="sentence", elem_id="learned_example")
-        point = gr.Slider(1, 2, value=1, step=1, label="snapshot", elem_id="learned_epoch")
-        layer = gr.Dropdown(["all layers"], value="all layers", label="layer", elem_id="learned_layer")
-        head = gr.Dropdown(["mean of heads"], value="mean of heads", label="head", elem_id="learned_head")
+        example = gr.Dropdown([], value=None, label=label("sentence"), elem_id="learned_example")
+        point = gr.Slider(1, 2, value=1, step=1, label=label("snapshot_label"), elem_id="learned_epoch")
+        layer = gr.Dropdown(["all layers"], value="all layers", label=label("layer"), elem_id="learned_layer")
+        head = gr.Dropdown(["mean of heads"], value="mean of heads", label=label("head"), elem_id="learned_head")
     where = gr.Markdown(elem_id="learned_point")
-    text = gr.Textbox(label="Greedy translation at this point", interactive=False, elem_id="learned_translation")
-    plot = gr.Plot(label="Cross-attention", elem_id="learned_plot")
+    text = gr.Textbox(label=label("greedy_now"), interactive=False, elem_id="learned_translation")
+    plot = gr.Plot(label=label("cross_attention"), elem_id="learned_plot")
     models = ctx.models
 
     def show(key, *args):

@@ -13,6 +13,7 @@ import gradio as gr
 
 from .attribution_views import ALIGN_METHODS
 from .components import asset
+from .texts import both, labels
 
 MAX_VIEWS, MAX_NOTE, MAX_LINK = 8, 140, 12000  # views per lesson, characters per note and per lesson parameter
 CSS = ("#lesson:has(#lesson_bar[hidden]):has(.lesson-make[hidden]) { display: none !important; }"
@@ -34,21 +35,26 @@ BOX_CSS = (".lesson-bar, .lesson-make { display: flex; flex-wrap: wrap; gap: 6px
 
 
 def template() -> str:
+    """The bar and the tools; their words in every language (ui/texts.py both; tooltips: data-tip, filled by
+    assets/explain.js in the page's language)."""
     limits = {"views": MAX_VIEWS, "note": MAX_NOTE, "link": MAX_LINK, "methods": ALIGN_METHODS}
+    tip = lambda key: f'data-tip="label.{key}" title="{html.escape(labels()[key])}"'  # noqa: E731
     return (f'<div class="lesson" data-views="{html.escape(json.dumps(limits, ensure_ascii=False))}">'
-            '<div class="lesson-bar" id="lesson_bar" role="region" aria-label="lesson" hidden>'
-            '<b>Lesson</b><span data-role="where"></span><span class="lesson-text" data-role="note"></span>'
-            '<button type="button" id="lesson_back">◀ Back</button>'
-            '<button type="button" id="lesson_next">Next ▶</button></div>'
-            '<div class="lesson-make" hidden><b>Lesson</b>'
+            f'<div class="lesson-bar" id="lesson_bar" role="region" aria-label="lesson" data-label="label.lesson_word"'
+            f' hidden><b>{both("lesson_word")}</b><span data-role="where"></span>'
+            '<span class="lesson-text" data-role="note"></span>'
+            f'<button type="button" id="lesson_back">{both("back")}</button>'
+            f'<button type="button" id="lesson_next">{both("next")}</button></div>'
+            f'<div class="lesson-make" hidden><b>{both("lesson_word")}</b>'
             f'<input id="lesson_note" maxlength="{MAX_NOTE}" aria-label="a note for this view" '
+            'data-label="label.lesson_note" data-placeholder="label.lesson_note_ph" '
             'placeholder="A note for the view shown, e.g. Look how *kommt* goes back to *coming*">'
-            '<button type="button" id="lesson_add" title="Add the view shown, with the note">Add this view</button>'
+            f'<button type="button" id="lesson_add" {tip("lesson_add_tip")}>{both("lesson_add")}</button>'
             '<span data-role="count"></span>'
-            '<button type="button" data-role="drop" title="Remove the last view added">Remove last</button>'
-            '<button type="button" id="copy_lesson" title="Copy a link that opens the whole lesson">'
-            'Copy lesson link</button>'
-            '<button type="button" data-role="close" title="hide" aria-label="hide the lesson tools">✕</button>'
+            f'<button type="button" data-role="drop" {tip("lesson_drop_tip")}>{both("lesson_drop")}</button>'
+            f'<button type="button" id="copy_lesson" {tip("lesson_copy_tip")}>{both("lesson_copy")}</button>'
+            '<button type="button" data-role="close" title="hide" aria-label="hide the lesson tools" '
+            'data-tip="label.hide" data-label="label.lesson_hide">✕</button>'
             '</div></div>')
 
 

@@ -26,14 +26,19 @@ LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
             "#intro #title .html-container { padding: 0 !important; }"  # as the gr.Markdown it was (ui/app.py)
             "#intro #tour_box, #intro #link_box { flex: 0 0 auto !important; width: auto !important; }"
             "#intro #tour_box .html-container, #intro #link_box .html-container { padding: 0 !important; }")
+# their words: the catalogue's [label] (ui/texts.py), put in by assets/explain.js apply() in the page's language
 TOUR_HTML = ('<div class="tour-box" data-js="${driver_js}" data-css="${driver_css}">'
-             '<button type="button" id="tour" title="A guided tour of the page in ten stops; it never blocks the page">'
-             '▶ Tour</button><button type="button" class="tour-no" data-role="dismiss" hidden '
-             'title="no thanks" aria-label="no thanks">✕</button></div>')
+             '<button type="button" id="tour" data-tip="label.tour_tip"'
+             ' title="A guided tour of the page in ten stops; it never blocks the page">▶ Tour</button>'
+             '<button type="button" class="tour-no" data-role="dismiss" hidden data-tip="label.no_thanks"'
+             ' data-label="label.no_thanks" title="no thanks" aria-label="no thanks">✕</button></div>')
 LINK_HTML = ('<div class="link-box" data-models="${models}"><button type="button" id="copy_link" '
+             'data-tip="label.copy_link_tip" data-text="label.copy_link" '
              'title="Copy a link that opens this page showing exactly this view">Copy link</button>'
-             '<button type="button" id="lesson_open" title="Make a lesson: views in order, a note each, one link">'
-             'Lesson…</button><div class="link-what">model, sentence, step, head, tab and its view</div></div>')
+             '<button type="button" id="lesson_open" data-tip="label.lesson_tip" data-text="label.lesson" '
+             'title="Make a lesson: views in order, a note each, one link">Lesson…</button>'
+             '<div class="link-what" data-text="label.link_what">model, sentence, step, head, tab and its view</div>'
+             '</div>')
 BOX_CSS = (".tour-box, .link-box { white-space: nowrap; font-size: 13px; }"
            ".tour-box { display: flex; gap: 2px; align-items: center; }"
            ".tour-box button, .link-box button { font: inherit; padding: 3px 10px; margin: 0; border-radius: 6px;"
@@ -66,7 +71,8 @@ def note() -> gr.HTML:
     """The line under the intro row: what a link ignored and why, or the link just copied (hidden when empty; it
     closes by itself), then the lesson box (ui/lesson.py: hidden until a lesson is made or opened)."""
     said = gr.HTML(None, html_template='<div class="link-note" hidden><span data-role="text"></span>'
-                   '<button type="button" data-role="close" title="hide" aria-label="hide">✕</button></div>',
+                   '<button type="button" data-role="close" title="hide" aria-label="hide" data-tip="label.hide"'
+                   ' data-label="label.hide">✕</button></div>',
                    css_template=NOTE_CSS, js_on_load="window.__linkNote = element;", elem_id="link_note")
     lesson.build()
     return said

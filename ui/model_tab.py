@@ -9,18 +9,18 @@ from transformer.metrics import read_metrics
 from . import handlers as h
 from .components import Ctx
 from .figures import epoch_points, figure, training_curves
-from .texts import MODES, text, versions
+from .texts import each, label, text
 
 
-def curves_note(log: dict, mode: str = "detail") -> str:
+def curves_note(log: dict, mode: str = "detail", lang: str = "en") -> str:
     """One line under the curves: why training loss sits above validation loss (the numbers from the log)."""
     args = log.get("args") or {}
     d, ls = args.get("dropout"), args.get("label_smoothing")
-    return text("card.curves", mode).format(dropout=f" ({d})" if d is not None else "",
+    return text("card.curves", mode, lang).format(dropout=f" ({d})" if d is not None else "",
                                             smoothing=f" (ε = {ls})" if ls is not None else "")
 
 
-def pauses_note(log: dict, mode: str = "detail") -> str:
+def pauses_note(log: dict, mode: str = "detail", lang: str = "en") -> str:
     """Where training was paused and resumed (the dotted lines), and how the curves count such an epoch."""
     pauses = epoch_points(log)[1]
     if not pauses:
@@ -29,17 +29,19 @@ def pauses_note(log: dict, mode: str = "detail") -> str:
     where = "; ".join(f"in {epoch} {p['epoch']} after {p['step']:,}" + (f" of its {p['of']:,} steps" if p["of"] else
                                                                          " steps (still paused)") for p in pauses)
     times = {1: "once", 2: "twice"}.get(len(pauses), f"{len(pauses)} times")
-    return text("card.pauses", mode).format(times=times, where=where)
+    if lang == "de":  # the detailed 'where' lists steps in numbers and the words of transformer.history's log
+        times = {1: "einmal", 2: "zweimal"}.get(len(pauses), f"{len(pauses)}-mal")
+    return text("card.pauses", mode, lang).format(times=times, where=where)
 
 
 def card(tr) -> str:
     """The card in both versions; the page's "Explain" box shows one (ui/texts.py)."""
     metrics = read_metrics(tr.checkpoint_dir) if tr.checkpoint_dir else {}
-    return versions(*(h.model_card(tr, metrics, mode) for mode in MODES))
+    return each(lambda mode, lang: h.model_card(tr, metrics, mode, lang))
 
 
 def note(log: dict) -> str:
-    return versions(*(curves_note(log, mode) + pauses_note(log, mode) for mode in MODES))
+    return each(lambda mode, lang: curves_note(log, mode, lang) + pauses_note(log, mode, lang))
 
 
 def content(tr) -> list:
@@ -55,6 +57,6 @@ def build(ctx: Ctx) -> tuple[list, object]:
     """One card for every model, filled with the user's model (app.py: when the tab is opened or the model
     picked). Returns (outputs, content)."""
     shown = gr.Markdown(card(ctx.tr), elem_id="model_card")  # small: in the page; the curves come when opened
-    curves = gr.Plot(label="Training curves", elem_id="curves")
+    curves = gr.Plot(label=label("training_curves"), elem_id="curves")
     note = gr.Markdown("", elem_id="curves_note")
     return [shown, curves, note], content

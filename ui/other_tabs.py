@@ -13,14 +13,14 @@ from transformer.capture import layers_of
 from transformer.corpus import ATTRIBUTION
 from transformer.decoding import DecodingSession, Translator, attend_ids
 from transformer.device import describe
-from transformer.history import AttentionHistory, describe_epoch
+from transformer.history import AttentionHistory, describe_epoch, epoch_point
 from transformer.roles import load_atlas
 
 from . import ablation_help as A
 from . import eval_sets as E
 from . import learned_help
 from .models import LOOK_FOR, direction_label
-from .texts import text, versions
+from .texts import each, labels, page_lang, said, text
 from . import payload as P
 from .decoding_views import at_position
 from .figures import alignment_figure, axis_words, beam_tree_figure, figure, with_axes
@@ -137,21 +137,20 @@ def across_layers(tr: Translator, session, layer_choice: str = "all layers", thr
     roll = analysis.rollout(maps.encoder_self)[-1]  # (S, S) through all encoder layers
     src = [figures.label(p) for p in maps.source_tokens]
     languages = (tr.config.src_lang, tr.config.tgt_lang)  # each figure says what its rows and columns are
-    fig_roll = with_axes(figures.heatmap(roll, src, src, "Encoder attention rollout (all layers, residual-aware)"),
+    fig_roll = with_axes(figures.heatmap(roll, src, src, said("rollout_title")),
                          "encoder_self", languages)
     # row t of cross-attention is the query at target token t: it predicts token t+1
     predicted = list(maps.target_tokens[1:]) + ([] if s.done else [tr.tokenizer.piece(s.positions[s.cursor].greedy)])
     align = analysis.alignment(maps.cross, layer)[:len(predicted)]  # (T', S)
-    which = "all layers" if layer is None else f"layer {layer + 1}"
+    which = said("all_layers") if layer is None else f"{said('layer')} {layer + 1}"
     fig_lines = alignment_figure(align, maps.source_tokens, predicted, threshold=float(threshold))
     rows_words, cols_words = axis_words("cross", languages)
-    fig_lines["layout"]["title"] = {"text": f"Source pieces each target piece attended to while being predicted "
-                                            f"({which}, mean of heads)"}
+    fig_lines["layout"]["title"] = {"text": said("lines_title", which=which)}
     fig_lines["layout"]["yaxis"]["ticktext"] = [rows_words, cols_words]  # the target's row below, the source's on top
     fig_lines["layout"]["margin"]["l"] = 150
     rows = [f"{figures.label(q)} → {figures.label(p)}" for q, p in zip(maps.target_tokens, predicted)]  # as Translate
     fig_mat = with_axes(figures.heatmap(align, src, rows,
-                                        f"Alignment matrix ({which}): rows read query → the piece it predicts"),
+                                        said("matrix_title", which=which)),
                         "cross", languages)
     for fig, kind in ((fig_roll, "encoder_self"), (fig_mat, "cross")):  # "queries"/"keys" said in the languages
         rows_words, cols_words = axis_words(kind, languages)
@@ -195,8 +194,9 @@ def learned(history: AttentionHistory | None, example, epoch, layer: str = "all 
     hs = range(H) if head in (None, "mean of heads") else [choice_index(head, "head", H)]
     w = cross[list(ls)][:, list(hs)].mean(axis=(0, 1))  # (T, S)
     rows = figures.row_labels(tgt, None)[:w.shape[0]]
-    fig = figures.heatmap(w, [figures.label(p) for p in src], rows, f"Cross-attention {describe_epoch(epoch)}",
-                          zmax=1.0)
+    lang = page_lang()  # the plot's title in the user's page's language (ui/texts.py)
+    fig = figures.heatmap(w, [figures.label(p) for p in src], rows,
+                          said("learned_title", lang, when=epoch_words(epoch, "detail", lang)), zmax=1.0)
     text = "".join(p for p in tgt if p not in ("<s>", "</s>")).replace("▁", " ").strip()
     return fig, text
 
@@ -219,14 +219,24 @@ def learned_at(history: AttentionHistory | None, example, point, layer: str = "a
             f"{int(e)} full pass{'es' if e > 1 else ''} over the training data" if e.is_integer() else
             f"partway through pass {int(e) + 1} over the training data")
     z = np.asarray(fig.data[0].z, dtype=float)
-    lines = []
-    for mode in ("plain", "detail"):  # not yet a translation: say what it is
-        said = learned_help.explain(history, int(example) if isinstance(example, float) else example, epoch, z, mode)
-        shown, why = said if said else (text, "")
-        head = (f"**Snapshot {point} of {n}: {learned_help.plain_epoch(epoch)}.**" if mode == "plain" else
-                f"**Snapshot {point} of {n}: {describe_epoch(epoch)}** ({what}).")
-        lines.append(head + (" " + why if why else ""))
-    return fig, shown, versions(*lines)
+    ex = int(example) if isinstance(example, float) else example
+    told = {mode: learned_help.explain(history, ex, epoch, z, mode) for mode in ("plain", "detail")}
+
+    def line(mode, lang):  # not yet a translation: say what it is (learned_help's words are English)
+        why = told[mode][1] if told[mode] else ""
+        head = said("snapshot", lang, point=point, n=n, when=epoch_words(epoch, mode, lang))
+        head = f"**{head}.**" if mode == "plain" else f"**{head}**" + (f" ({what})." if lang == "en" else ".")
+        return head + (" " + why if why else "")
+    return fig, told["detail"][0] if told["detail"] else text, each(line)
+
+
+def epoch_words(epoch, mode: str = "plain", lang: str = "en") -> str:
+    """A recorded point in words of `lang`: plainly in passes over the data, in detail in epochs."""
+    if lang == "en":
+        return learned_help.plain_epoch(epoch) if mode == "plain" else describe_epoch(epoch)
+    whole, percent = epoch_point(epoch)
+    key = "before" if not whole and percent is None else "after" if percent is None else "into"
+    return said(f"epoch_{key}_{mode}", lang, n=whole, next=whole + 1, pct=f"{percent or 0:g}")
 
 
 # -- Model card --------------------------------------------------------------------------------------
@@ -237,27 +247,41 @@ PLAIN_SETS = {"picture captions": "picture descriptions"}  # the sets' words, pl
 SHORT_SETS = {"picture captions": "pictures"}  # in the plain rows' labels (a narrow column on a phone)
 
 
-def _row(key: str, mode: str, **fill) -> tuple[str, str]:
+def _row(key: str, mode: str, lang: str = "en", **fill) -> tuple[str, str]:
     """A row of the card: its label and value from the catalogue, filled."""
-    return text(f"card.{key}", mode).format(**fill), text(f"card.{key}_value", mode).format(**fill)
+    return text(f"card.{key}", mode, lang).format(**fill), text(f"card.{key}_value", mode, lang).format(**fill)
 
 
-def plain_set(metrics: dict, split: str) -> str:
+def set_words(what: str, lang: str = "en", short: bool = False) -> str:
+    """A set's words ('picture captions') as the plain card says them: 'picture descriptions', 'pictures' (short),
+    or the catalogue's in another language ([label] set_<what>, set_<what>_short)."""
+    if lang == "en":
+        return (SHORT_SETS if short else PLAIN_SETS).get(what, what)
+    key = f"set_{what.split()[0]}" + ("_short" if short else "")
+    return labels(lang).get(key, what)
+
+
+def number(n: int, lang: str = "en") -> str:
+    """1,014 in English, 1.014 in German."""
+    return f"{n:,}" if lang == "en" else f"{n:,}".replace(",", ".")
+
+
+def plain_set(metrics: dict, split: str, lang: str = "en") -> str:
     """'1,014 picture descriptions': a set's size and what it holds, without its file name."""
     what = E.SETS.get(split, (split, "sentences"))[1]
     n = E.size(metrics, split)
-    return f"{n:,} {PLAIN_SETS.get(what, what)}" if n else PLAIN_SETS.get(what, what)
+    return f"{number(n, lang)} {set_words(what, lang)}" if n else set_words(what, lang)
 
 
-def validation_rows(metrics: dict, mode: str = "detail") -> list[tuple[str, str]]:
+def validation_rows(metrics: dict, mode: str = "detail", lang: str = "en") -> list[tuple[str, str]]:
     """Validation BLEU, saying of which weights: `val_bleu` was scored in fp32 when training or averaging chose
     the weights, before they were saved in fp16; `evaluate --split val --save` scores the weights as shipped.
     A model trained on both corpora gets a row per domain (`val_by_domain`; its `val_bleu` is their mean)."""
     by_domain = metrics.get("val_by_domain") or {}
     if len(by_domain) < 2:
-        return _validation_row("Validation BLEU", metrics, "val", metrics.get("val_bleu"), mode)
+        return _validation_row("Validation BLEU", metrics, "val", metrics.get("val_bleu"), mode, lang)
     rows = [r for domain, split, label in VAL_ROWS
-            for r in _validation_row(label, metrics, split, by_domain.get(f"bleu_{domain}"), mode)]
+            for r in _validation_row(label, metrics, split, by_domain.get(f"bleu_{domain}"), mode, lang)]
     if mode == "plain":  # the mean of the two rows above says nothing new
         return rows
     return rows + [("Validation BLEU, mean of the domains", f"{metrics.get('val_bleu')} in fp32: what chose the "
@@ -272,44 +296,48 @@ def weights_words(metrics: dict) -> str:
     return f"epoch {one.group(1)}" if one and one.group(1) == one.group(2) else w
 
 
-def _validation_row(label: str, metrics: dict, split: str, chosen, mode: str = "detail") -> list[tuple[str, str]]:
+def _validation_row(label: str, metrics: dict, split: str, chosen, mode: str = "detail",
+                    lang: str = "en") -> list[tuple[str, str]]:
     shipped = metrics.get("test", {}).get(f"{split}/greedy", {}).get("bleu")
     if mode == "plain":
         bleu = shipped if shipped is not None else chosen
         what = E.SETS.get(split, (split, "sentences"))[1]
-        return [] if bleu is None else [_row("val", mode, what=SHORT_SETS.get(what, what), bleu=bleu,
-                                             on=plain_set(metrics, split))]
+        return [] if bleu is None else [_row("val", mode, lang, what=set_words(what, lang, True), bleu=bleu,
+                                             on=plain_set(metrics, split, lang))]
     parts = [f"{shipped} greedy, the weights as shipped (fp16)"] if shipped is not None else []
     if chosen is not None:
         parts.append(f"{chosen} in fp32 when the weights ({weights_words(metrics)}) were chosen, before saving")
     return [(label, "; ".join(parts) + f" — on {E.words(metrics, split)}")] if parts else []
 
 
-def _atlas_rows(tr, mode: str) -> list[tuple[str, str]]:
+def _atlas_rows(tr, mode: str, lang: str = "en") -> list[tuple[str, str]]:
     atlas = load_atlas(tr.checkpoint_dir) if tr.checkpoint_dir else None
     rows = E.atlas_row(atlas, tr)
     if mode == "plain" and rows:
-        return [_row("atlas", mode, bleu=atlas["bleu"], n=atlas.get("sentences") or "its")]
+        return [_row("atlas", mode, lang, bleu=atlas["bleu"], n=atlas.get("sentences") or "its")]
     return rows
 
 
-def model_card(tr: Translator, metrics: dict, mode: str = "detail") -> str:
-    """The Model tab's card, a Markdown table, in either version ("plain" or "detail")."""
-    c = tr.config
-    look = [(text("card.look_for", mode), text(f"look_for.{c.direction}", mode))] if c.direction in LOOK_FOR else []
-    rows = [("Translates", direction_label(tr)), *look,
-            _row("built", mode, enc=c.n_encoder_layers, dec=c.n_decoder_layers, heads=c.n_heads, d_model=c.d_model,
-                 d_ff=c.d_ff),
-            _row("size", mode, n=f"{tr.model.num_parameters():,}"),
-            _row("vocabulary", mode, n=c.vocab_size),
-            (text("card.device", mode), describe(tr.device))]
+def model_card(tr: Translator, metrics: dict, mode: str = "detail", lang: str = "en") -> str:
+    """The Model tab's card, a Markdown table, in either version ("plain" or "detail") and `lang` (the catalogue's;
+    a detailed row the catalogue does not word, such as a file's name, stays as it is)."""
+    c, w = tr.config, labels(lang)
+    look = ([(text("card.look_for", mode, lang), text(f"look_for.{c.direction}", mode, lang))]
+            if c.direction in LOOK_FOR else [])
+    direction = direction_label(tr) if lang == "en" else f"{w['lang_' + c.src_lang]} → {w['lang_' + c.tgt_lang]}"
+    rows = [(w["card_translates"], direction), *look,
+            _row("built", mode, lang, enc=c.n_encoder_layers, dec=c.n_decoder_layers, heads=c.n_heads,
+                 d_model=c.d_model, d_ff=c.d_ff),
+            _row("size", mode, lang, n=number(tr.model.num_parameters(), lang)),
+            _row("vocabulary", mode, lang, n=c.vocab_size),
+            (text("card.device", mode, lang), describe(tr.device))]
     for split, name, what in TEST_ROWS:
         test = metrics.get("test", {}).get(f"{split}/greedy", {})
         if test:
-            rows.append(_row("test", mode, name=name, what=SHORT_SETS.get(what, what), bleu=test.get("bleu"),
+            rows.append(_row("test", mode, lang, name=name, what=set_words(what, lang, True), bleu=test.get("bleu"),
                              bleu_lc=test.get("bleu_lc"), chrf=test.get("chrf"),
-                             on=E.words(metrics, split) if mode == "detail" else plain_set(metrics, split)))
-    rows += validation_rows(metrics, mode) + _atlas_rows(tr, mode)
+                             on=E.words(metrics, split) if mode == "detail" else plain_set(metrics, split, lang)))
+    rows += validation_rows(metrics, mode, lang) + _atlas_rows(tr, mode, lang)
     if metrics.get("train_seconds"):
         device = re.sub(r"\b1 threads\b", "1 thread", str(metrics.get("device", "?")))  # as older runs wrote it
         minutes = f"{metrics['train_seconds'] / 60:.0f}"
@@ -317,23 +345,24 @@ def model_card(tr: Translator, metrics: dict, mode: str = "detail") -> str:
                  f"{device}" + (f"; still in training: these are the weights after epoch "
                                 f"{metrics.get('epochs')} of {metrics.get('epochs_planned')}"
                                 if metrics.get("in_training") else ""))
-        rows.append(_row("training", mode, value=value, epochs=metrics.get("epochs"), minutes=minutes, device=device))
-    rows += data_rows(metrics, mode)
-    return "| Property | Value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
+        rows.append(_row("training", mode, lang, value=value, epochs=metrics.get("epochs"), minutes=minutes,
+                         device=device))
+    rows += data_rows(metrics, mode, lang)
+    return f"| {w['card_property']} | {w['card_value']} |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
 
 TEST_ROWS = (("test_2016_flickr", "Multi30k test_2016_flickr", "picture captions"),
              ("tatoeba_test", "Tatoeba test, held out", "everyday sentences"))
 
 
-def data_rows(metrics: dict, mode: str = "detail") -> list[tuple[str, str]]:
+def data_rows(metrics: dict, mode: str = "detail", lang: str = "en") -> list[tuple[str, str]]:
     """What the model was trained on, with the attribution Tatoeba's licence asks for wherever a model trained on
     it is shown. Checkpoints from before the Tatoeba recipe record no "data": they saw Multi30k only."""
     data = str(metrics.get("data") or "Multi30k task 1 training captions")
     tatoeba = "tatoeba" in data.lower()
-    rows = [_row("data", mode, value=data.replace("|", "/"))]
+    rows = [_row("data", mode, lang, value=data.replace("|", "/"))]
     if not tatoeba and mode == "plain":
-        rows = [(rows[0][0], "picture descriptions (Multi30k), in pairs")]
+        rows = [(rows[0][0], labels(lang)["card_data_pictures"])]
     if tatoeba:
-        rows.append(("Attribution", ATTRIBUTION))
+        rows.append((labels(lang)["card_attribution"], ATTRIBUTION if lang == "en" else labels(lang)["attribution"]))
     return rows

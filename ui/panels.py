@@ -58,11 +58,13 @@ def chosen_js(name: str, js: str) -> str:
     return f"(v, ...a) => v === {json.dumps(name)} ? ({js})(...a) : undefined"
 
 
-def tab_template(names: list[str]) -> str:
-    """The bar: one button per tab, the chosen one (the component's value) aria-selected."""
+def tab_template(names: list[str], shown: dict | None = None) -> str:
+    """The bar: one button per tab, the chosen one (the component's value) aria-selected; `shown`: HTML shown for a
+    name instead of the name (the catalogue's labels in every language, ui/texts.py both)."""
+    shown = shown or {}
     buttons = "".join(f'<button type="button" role="tab" data-name="{html.escape(n)}" '
-                      f'aria-selected="${{value === {json.dumps(n)} ? "true" : "false"}}">{html.escape(n)}</button>'
-                      for n in names)
+                      f'aria-selected="${{value === {json.dumps(n)} ? "true" : "false"}}">'
+                      f'{shown.get(n, html.escape(n))}</button>' for n in names)
     return f'<div class="al-tabs" role="tablist">{buttons}</div>'
 
 
@@ -87,9 +89,9 @@ def hiding_css(bar_id: str, panels: list[tuple[str, str]]) -> str:
 
 
 class Tabs:
-    def __init__(self, names: list[str], elem_id: str = "tab_bar"):
+    def __init__(self, names: list[str], elem_id: str = "tab_bar", shown: dict | None = None):
         self.names = list(names)
-        self.bar = gr.HTML(self.names[0], html_template=tab_template(self.names), js_on_load=asset("panels.js"),
+        self.bar = gr.HTML(self.names[0], html_template=tab_template(self.names, shown), js_on_load=asset("panels.js"),
                            elem_id=elem_id, padding=False, apply_default_css=False)
         self.panels: list[Panel] = []
         self.finished = False
@@ -127,23 +129,23 @@ class Fold:
         return self.head.click(fn, inputs, outputs, **kw)
 
 
-def fold_head(label: str, elem_id: str | None = None, closes: bool = False) -> gr.HTML:
+def fold_head(label: str, elem_id: str | None = None, closes: bool = False, shown: str | None = None) -> gr.HTML:
     """A fold's header button (#elem_id), made apart from its body where the two sit apart (fold's `head`).
     closes=True: the open fold closes on Esc, on a click outside it and on a change of tab (assets/panels.js), as a
-    help text does that a reader opens, reads and leaves."""
+    help text does that a reader opens, reads and leaves. `shown`: HTML shown instead of the label (ui/texts.py both)."""
     closing = f' data-closes="{elem_id}_body"' if closes else ""  # the body's id: panels.js counts it as inside
     return gr.HTML("closed 0", html_template=(
         '<button type="button" class="al-fold" aria-expanded="${String(value).startsWith(\'open\') ? \'true\' : '
-        f'\'false\'}}"{closing}>{html.escape(label)}</button>'),
+        f'\'false\'}}"{closing}>{shown or html.escape(label)}</button>'),
         js_on_load=asset("panels.js"), elem_id=elem_id, elem_classes=["al-fold-head"], padding=False,
         apply_default_css=False)
 
 
 @contextmanager
-def fold(label: str, elem_id: str | None = None, head: gr.HTML | None = None):
+def fold(label: str, elem_id: str | None = None, head: gr.HTML | None = None, shown: str | None = None):
     """A header button (#elem_id) and the column under it (#elem_id_body), closed at first; `head`: the header
     made by fold_head where it sits elsewhere on the page (the body is put where this is called)."""
-    head = head if head is not None else fold_head(label, elem_id)
+    head = head if head is not None else fold_head(label, elem_id, shown=shown)
     with gr.Column(visible=False, elem_id=f"{elem_id}_body" if elem_id else None,
                    elem_classes=["al-fold-body"]) as column:
         f = Fold(head, column)

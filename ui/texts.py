@@ -6,11 +6,20 @@ Python builders put `explained(key)` into a gr.Markdown: both versions, each in 
 by the mode (`EXPLAIN_CSS`), so switching needs no request and every text, a note set later included, follows it.
 The JS views read the same catalogue (`window.__explain.t(key)`, given to the page by `explain_box`). Keys are
 dotted paths into the TOML: "beam.intro", "glossary.rollout", "look_for.de-en".
+
+Languages (issue 44): every text is in the page in each language of LANGS (a German key missing falls back to
+English: `missing`), each in an element of class `l-<lang>` that the page's CSS shows by the language chosen
+(`body.lang-de`, set by assets/i18n.js from the browser's language, a link's `lang=de` or the switch
+#ui_language), so a switch needs no request and no reload, as the mode's. Gradio's own component labels come from
+the catalogues' [label] tables through gr.I18n (`I18N`, `label(key)`); texts a handler makes for one user (toasts,
+plot titles) read the page's language from the request (`page_lang`: the cookie i18n.js sets).
 """
 from __future__ import annotations
 
 import functools
+import html
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -20,7 +29,10 @@ from .components import asset
 
 TEXTS_DIR = Path(__file__).parent / "texts"
 MODES = ("plain", "detail")
+LANGS = ("en", "de")  # the first: what a missing text falls back to
+LANG_COOKIE = "al_lang"  # the page's language, for handlers (assets/i18n.js sets it)
 EXPLAIN_CSS = ("body:not(.explain-detail) .x-detail, body.explain-detail .x-plain { display: none !important; }"
+               "body:not(.lang-de) .l-de, body.lang-de .l-en { display: none !important; }"
                "#intro #explain_box { flex: 0 0 auto !important; width: auto !important; }"
                "#intro #explain_box .html-container { padding: 0 !important; }")
 BOX_CSS = (".explain-box { white-space: nowrap; font-size: 13px; display: flex; flex-direction: column; gap: 2px; }"
@@ -33,11 +45,20 @@ BOX_CSS = (".explain-box { white-space: nowrap; font-size: 13px; display: flex; 
            ".explain-box button:last-child { border-radius: 0 6px 6px 0; border-left: none; }"
            ".explain-box button[aria-pressed=true] { background: #fff7ed; border-color: #fb923c; color: #7c2d12; }")
 EXPLAIN_HTML = ('<div class="explain-box" role="group" aria-labelledby="explain_label">'
-                '<span class="explain-label" id="explain_label">Explanations</span><span class="explain-modes">'
-                '<button type="button" id="explain_plain" data-mode="plain" aria-pressed="true"'
-                ' title="Explanations in everyday words">simply</button>'
+                '<span class="explain-label" id="explain_label" data-text="label.explain_label">Explanations</span>'
+                '<span class="explain-modes"><button type="button" id="explain_plain" data-mode="plain"'
+                ' aria-pressed="true" data-tip="label.explain_plain_tip" data-text="label.explain_plain">simply</button>'
                 '<button type="button" id="explain_detail" data-mode="detail" aria-pressed="false"'
-                ' title="Explanations with the maths and the papers they come from">in detail</button></span></div>')
+                ' data-tip="label.explain_detail_tip" data-text="label.explain_detail">in detail</button></span></div>'
+                '<div class="lang-box"><label class="explain-label" for="ui_language">Sprache · Language</label>'
+                '<select id="ui_language"><option value="en" lang="en">English</option>'
+                '<option value="de" lang="de">Deutsch</option></select></div>')
+LANG_BOX_CSS = (".explain-wrap { display: flex; gap: 8px; align-items: flex-end; }"
+                ".lang-box { display: flex; flex-direction: column; gap: 2px; font-size: 13px; }"
+                "#ui_language { font: inherit; font-size: 12px; min-height: 24px; padding: 1px 4px; border-radius: 6px;"
+                " border: 1px solid var(--border-color-primary, #d1d5db); background: var(--background-fill-secondary,"
+                " #f9fafb); color: var(--body-text-color, #111); cursor: pointer; }"
+                "@media (pointer: coarse) { #ui_language, .explain-box button { min-height: 44px; } }")
 
 
 @functools.lru_cache(maxsize=None)
@@ -48,7 +69,7 @@ def catalogue(lang: str = "en") -> dict:
 
 
 def entry(key: str, lang: str = "en") -> dict:
-    """{"plain", "detail"} of a dotted key; KeyError names the key."""
+    """{"plain", "detail"} of a dotted key in `lang`'s catalogue; KeyError names the key."""
     node = catalogue(lang)
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:
@@ -60,25 +81,90 @@ def entry(key: str, lang: str = "en") -> dict:
 
 
 def text(key: str, mode: str = "plain", lang: str = "en") -> str:
-    return entry(key, lang)[mode]
+    """The text of `key` in `mode` and `lang`; a text German lacks is the English one (`missing` lists them)."""
+    try:
+        return entry(key, lang)[mode]
+    except KeyError:
+        if lang == LANGS[0]:
+            raise
+        return entry(key, LANGS[0])[mode]
 
 
-def explained(*keys: str, lang: str = "en") -> str:
-    """Markdown holding the texts of `keys` (joined by a space, in order) in both versions; the page's mode shows
-    one."""
-    return versions(*(" ".join(text(k, mode, lang) for k in keys) for mode in MODES))
+def labels(lang: str = "en") -> dict[str, str]:
+    """The [label] table of `lang`: short texts of components and controls (a missing one: the English)."""
+    return {**catalogue(LANGS[0]).get("label", {}), **catalogue(lang).get("label", {})}
+
+
+def missing(lang: str = "de") -> list[str]:
+    """The keys of English texts and labels that `lang`'s catalogue lacks (they are shown in English)."""
+    have, own = flat(lang), catalogue(lang).get("label", {})
+    return [k for k in flat(LANGS[0]) if k not in have] + [f"label.{k}" for k in labels(LANGS[0]) if k not in own]
+
+
+I18N = gr.I18n(**{lang: labels(lang) for lang in LANGS})  # Gradio's component labels (ui/app.py launches with it)
+
+
+def label(key: str) -> str:
+    """A component's label (or placeholder, info, an HTML's value) by the [label] key: Gradio shows it in the page's
+    language (gr.I18n: one marker per string). KeyError for an unknown key."""
+    if key not in labels():
+        raise KeyError(f"no label {key!r} in ui/texts/en.toml [label]")
+    return str(I18N(key))
+
+
+def shown(value: str, lang: str = "en") -> str:
+    """A string with a label's marker as the page shows it in `lang` (what Gradio's frontend does with one)."""
+    m = re.search(r'__i18n__(\{[^}]*\})', value)
+    return value if m is None else value[:m.start()] + labels(lang)[json.loads(m.group(1))["key"]] + value[m.end():]
+
+
+def page_lang() -> str:
+    """The language of the page whose event is running (the cookie assets/i18n.js sets; else the browser's
+    Accept-Language); English outside an event."""
+    from gradio.context import LocalContext
+    req = LocalContext.request.get(None)
+    if req is None or getattr(req, "request", None) is None:
+        return LANGS[0]
+    said = req.request.cookies.get(LANG_COOKIE, "")
+    if said in LANGS:
+        return said
+    return "de" if req.request.headers.get("accept-language", "").lower().startswith("de") else LANGS[0]
+
+
+def said(key: str, lang: str | None = None, **fill) -> str:
+    """A [label] text for one user (a toast, a plot's title), in their page's language, {blanks} filled."""
+    return labels(lang or page_lang())[key].format(**fill) if fill else labels(lang or page_lang())[key]
+
+
+def each(make) -> str:
+    """Markdown of texts made per language and mode, `make(mode, lang)`, each in the div the page shows or hides."""
+    return "\n".join(f'<div class="x-{mode} l-{lang}" lang="{lang}">\n\n{make(mode, lang)}\n\n</div>'
+                     for lang in LANGS for mode in MODES)
+
+
+def explained(*keys: str) -> str:
+    """Markdown holding the texts of `keys` (joined by a space, in order) in every language and both versions; the
+    page's language and mode show one."""
+    return each(lambda mode, lang: " ".join(text(k, mode, lang) for k in keys))
 
 
 def versions(plain: str, detail: str) -> str:
-    """Markdown of a plain and a detailed text, each in the div the page's mode shows or hides (blank lines around
-    each, so the Markdown inside the divs is rendered)."""
+    """Markdown of a plain and a detailed text of one language only, each in the div the page's mode shows or hides
+    (blank lines around each, so the Markdown inside the divs is rendered). Texts of the page use `each`."""
     return "\n".join(f'<div class="x-{mode}">\n\n{body}\n\n</div>' for mode, body in zip(MODES, (plain, detail)))
 
 
-def spans(key: str, lang: str = "en") -> str:
-    """HTML of a text in both versions, as two spans the page's mode shows or hides (for HTML templates; the
-    catalogue's own markup, such as <sub>, is kept)."""
-    return "".join(f'<span class="x-{mode}">{text(key, mode, lang)}</span>' for mode in MODES)
+def spans(key: str, **fill) -> str:
+    """HTML of a text in every language and both versions, as spans the page's language and mode show or hide (for
+    HTML templates; the catalogue's own markup, such as <sub>, is kept; {blanks} filled from `fill`)."""
+    return "".join(f'<span class="x-{mode} l-{lang}" lang="{lang}">{text(key, mode, lang).format(**fill) if fill else text(key, mode, lang)}</span>'
+                   for lang in LANGS for mode in MODES)
+
+
+def both(key: str, **fill) -> str:
+    """HTML of a [label] text in every language, as spans the page's language shows or hides ({blanks} filled)."""
+    return "".join(f'<span class="l-{lang}" lang="{lang}">{html.escape(labels(lang)[key].format(**fill))}</span>'
+                   for lang in LANGS)
 
 
 def flat(lang: str = "en") -> dict[str, dict]:
@@ -90,15 +176,22 @@ def flat(lang: str = "en") -> dict[str, dict]:
             out[".".join(path)] = {m: node[m] for m in MODES}
         elif isinstance(node, dict):
             for k, v in node.items():
-                if k != "taught" or path:
+                if (k != "taught" and k != "label") or path:
                     walk(v, path + [k])
     walk(catalogue(lang), [])
     return out
 
 
+def payload() -> dict:
+    """What the page's scripts read: {lang: {key: {plain, detail} or a label's text}}; German holds only its own."""
+    return {lang: {**flat(lang), **{f"label.{k}": v for k, v in catalogue(lang).get("label", {}).items()}}
+            for lang in LANGS}
+
+
 def explain_box() -> gr.HTML:
-    """'Explain: simply | in detail' (assets/explain.js), with the catalogue the page's scripts read."""
-    data = json.dumps(flat(), ensure_ascii=False).replace("</", "<\\/")
-    return gr.HTML(None, html_template=EXPLAIN_HTML, css_template=BOX_CSS, elem_id="explain_box",
-                   head=f"<style>{EXPLAIN_CSS}</style>",
-                   js_on_load=f"const TEXTS = {data};\n" + asset("explain.js"))
+    """'Explain: simply | in detail' (assets/explain.js) and the language switch (assets/i18n.js), with the
+    catalogues the page's scripts read."""
+    data = json.dumps(payload(), ensure_ascii=False).replace("</", "<\\/")
+    return gr.HTML(None, html_template=f'<div class="explain-wrap">{EXPLAIN_HTML}</div>',
+                   css_template=BOX_CSS + LANG_BOX_CSS, elem_id="explain_box", head=f"<style>{EXPLAIN_CSS}</style>",
+                   js_on_load=f"const TEXTS = {data};\n" + asset("explain.js", "i18n.js"))

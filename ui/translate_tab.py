@@ -13,11 +13,11 @@ import gradio as gr
 
 from transformer.data import examples_path, read_glossed_examples
 from transformer.language import hint as language_hint
-from transformer.language import name
 
 from . import arch, handlers as h, page_state
 from . import attribution_panel, inside_panel, panels
 from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
+from .texts import both, label, labels, page_lang, said
 from .components import (CONC, DECODE, FAST, Ctx, api_only, asset, box_note, box_note_value, checked, lens_view,
                          live_position, started_sentence)
 from .models import of_session
@@ -68,8 +68,8 @@ def controls(ctx: Ctx) -> SimpleNamespace:
     c = sentence_row(ctx)
     with panels.row(elem_id="translate_main"):
         with gr.Column(scale=1, min_width=440):
-            c.topk = gr.HTML(None, html_template='<div class="topk-row"><span class="topk-head"><b>Next piece, top-k'
-                             '</b> (click one to force it):</span><div class="topk-list"></div></div>'
+            c.topk = gr.HTML(None, html_template=f'<div class="topk-row"><span class="topk-head"><b>{both("topk_head")}'
+                             f'</b> {both("topk_force")}</span><div class="topk-list"></div></div>'
                              '<div class="topk-note"></div>',
                              css_template=ctx.css, js_on_load=asset("topk.js"), elem_id="topk")
             c.attention = lens_view(ctx, "attention")
@@ -94,11 +94,11 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         skip = gr.HTML(SKIP, elem_id="skip", js_on_load=SKIP_JS, padding=False, apply_default_css=False)
         # their widths: assets/layout.css (.al-row > .al-btn-box, .al-select-box); gr.HTML applies no scale
         examples = drawn.select(words["examples"], "", elem_id="examples", label="Examples")
-        b_start = drawn.button("Start", "start", "primary")
-        b_reset = drawn.button("Reset", "reset")
-        b_back = drawn.button("◀ Back", "back")
-        b_step = drawn.button("Step ▶", "step")
-        b_run = drawn.button("Run ▶▶", "run")
+        b_start = drawn.button(label("start"), "start", "primary")
+        b_reset = drawn.button(label("reset"), "reset")
+        b_back = drawn.button(label("back"), "back")
+        b_step = drawn.button(label("step"), "step")
+        b_run = drawn.button(label("run"), "run")
     note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
     # what the translation of the sentence started should be read with (transformer.caveats; assets/caveats.js):
     # right under the box, where a Start's answer is first looked for, shown only when there is one
@@ -112,8 +112,9 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
     return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
 
 
-SKIP = ('<nav class="al-skip" aria-label="skip to a part of the view"><a href="#attention" data-to="#attention .lens">'
-        'Skip to the map</a><a href="#inside" data-to="#inside .inside-fold">Skip to Inside this head</a></nav>')
+SKIP = ('<nav class="al-skip" data-label="label.skip_nav" aria-label="skip to a part of the view">'
+        f'<a href="#attention" data-to="#attention .lens">{both("skip_map")}</a><a href="#inside" '
+        f'data-to="#inside .inside-fold">{both("skip_inside")}</a></nav>')
 SKIP_JS = ("element.addEventListener('click', (e) => { const a = e.target.closest('a[data-to]'), "
            "t = a && document.querySelector(a.dataset.to); if (!t) return; e.preventDefault(); "
            "t.focus({preventScroll: true}); scrollTo({top: scrollY + t.getBoundingClientRect().top - 8}); });")
@@ -122,13 +123,12 @@ SKIP_JS = ("element.addEventListener('click', (e) => { const a = e.target.closes
 def language_words(tr) -> dict:
     """The Translate tab's words for a model: the box's label and placeholder, the examples (each with its
     translation as a gloss) and the reference box's label, in the model's languages."""
-    src, tgt = name(tr.config.src_lang), name(tr.config.tgt_lang)
-    glossed = read_glossed_examples(examples_path(tr.config.src_lang))
-    first = f", e.g. {glossed[0][0]}" if glossed else ""
-    article = "an" if src[:1] in "AEIOU" else "a"
-    return {"label": f"{src} sentence", "placeholder": f"Type {article} {src} sentence{first}",
+    src, tgt = tr.config.src_lang, tr.config.tgt_lang  # the words: the page's language (gr.I18n, ui/texts.py)
+    glossed = read_glossed_examples(examples_path(src))
+    place = f"{label(f'type_{src}_eg')} {glossed[0][0]}" if glossed else label(f"type_{src}")  # one marker each
+    return {"label": label(f"sentence_{src}"), "placeholder": place,
             "examples": [(PICK, "")] + [(f"{s}  ·  {g}" if g else s, s) for s, g in glossed],
-            "reference": f"{tgt} reference"}
+            "reference": label(f"reference_{tgt}")}
 
 
 def hint_for(models, key, text) -> tuple[str, str | None]:
@@ -138,12 +138,23 @@ def hint_for(models, key, text) -> tuple[str, str | None]:
     found = language_hint(text if isinstance(text, str) else "", tr.config.src_lang, tr.tokenizer)
     if found is None:
         return "", None
+    lang = page_lang()  # the hint in the user's page's language (the library's message is English)
+    w, src = labels(lang), tr.config.src_lang
+    said_ = found["message"] if lang == "en" else w[f"hint_{found['kind']}"].format(
+        name=w.get(f"lang_{found.get('code')}", found.get("name", "")), src=w[f"lang_{src}"],
+        pct=f"{100 * found.get('share', 0):.0f}")
     if found["kind"] == "language":
         other = models.of_language(found["code"])
         if other is not None:
-            return (f"⚠ {found['message']} This model reads {name(tr.config.src_lang)} only: translate it with "
-                    f"{models.label(other)}?", other)
-    return f"⚠ {found['message']}", None
+            return (f"⚠ {said_} " + w["hint_switch"].format(src=w[f"lang_{src}"], model=model_words(models, other, lang)),
+                    other)
+    return f"⚠ {said_}", None
+
+
+def model_words(models, key, lang: str) -> str:
+    """'German → English' in `lang`."""
+    c, w = models.get(key).config, labels(lang)
+    return f"{w.get('lang_' + c.src_lang, c.src_lang)} → {w.get('lang_' + c.tgt_lang, c.tgt_lang)}"
 
 
 CAVEATS_CSS = (".caveats { margin: 0; padding: 6px 10px; list-style: none; border-left: 3px solid #b45309; "
@@ -154,25 +165,24 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
     """Under the view: the translation so far, and folded: the top-k size and the word toggle, a reference
     translation, going to a step, export."""
     with gr.Column(scale=2, min_width=300):
-        c.translation = gr.Textbox(label="Translation so far", elem_id="translation", interactive=False, lines=2)
+        c.translation = gr.Textbox(label=label("translation_so_far"), elem_id="translation", interactive=False, lines=2)
     with gr.Column(scale=2, min_width=300, elem_id="translate_folds"):
-        with panels.fold("Top-k size and word merging", elem_id="settings"):
-            c.k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label="k (top-k list)", elem_id="k"), "top-k")
-            c.words = gr.Checkbox(False, label="merge pieces into words", elem_id="words",
-                                  info="sum over a word's key pieces, mean over its query pieces")
-        with panels.fold("Inspect a reference translation", elem_id="reference_fold"):
+        with panels.fold("Top-k size and word merging", elem_id="settings", shown=both("settings")):
+            c.k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label=label("k"), elem_id="k"), "top-k")
+            c.words = gr.Checkbox(False, label=label("words"), elem_id="words", info=label("words_info"))
+        with panels.fold("Inspect a reference translation", elem_id="reference_fold", shown=both("reference_fold")):
             c.ref = gr.Textbox(label=language_words(ctx.tr)["reference"], elem_id="reference", lines=2,
                                max_length=2000)
-            c.b_ref = gr.Button("Show its attention (teacher-forced)", elem_id="show_reference")
+            c.b_ref = gr.Button(label("show_reference"), elem_id="show_reference")
             c.ref_note = box_note(ctx, "reference_note", ["reference"])  # why a reference was not shown
-        with panels.fold("Go to a step", elem_id="goto_fold"):
-            c.step_no = checked(gr.Number(0, precision=None, step=1, label="step index (0 = only <s>)",
+        with panels.fold("Go to a step", elem_id="goto_fold", shown=both("goto_fold")):
+            c.step_no = checked(gr.Number(0, precision=None, step=1, label=label("goto_index"),
                                           elem_id="goto_index"), "step index")
-            c.b_goto = gr.Button("Go", elem_id="goto")
-        with panels.fold("Export the maps", elem_id="export_fold"):
-            c.b_export = gr.Button("All kinds, layers and heads: .npz + .json + .html", elem_id="export")
+            c.b_goto = gr.Button(label("go"), elem_id="goto")
+        with panels.fold("Export the maps", elem_id="export_fold", shown=both("export_fold")):
+            c.b_export = gr.Button(label("export"), elem_id="export")
             c.export_note = box_note(ctx, "export_note", [])  # why Export gave nothing (no sentence started)
-            c.files = gr.File(label="Files", file_count="multiple", elem_id="export_files")
+            c.files = gr.File(label=label("files"), file_count="multiple", elem_id="export_files")
 
 
 def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -230,7 +240,9 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     ctx.model_outputs = (words_out + groups, model_parts)  # a link's model sets these too (ui/link.py)
 
     def picked(key):
-        gr.Info(f"Now using {models.label(key)}: start a sentence in {name(models.get(key).config.src_lang)}.")
+        lang = page_lang()  # the toast in the user's page's language
+        gr.Info(said("now_using", lang, model=model_words(models, key, lang),
+                     src=labels(lang)[f"lang_{models.get(key).config.src_lang}"]))
         return [None, "", None, None] + model_parts(key)
 
     page_state.switch(ctx, ctx.model.input(picked, [ctx.model], cleared + words_out + groups,

@@ -1,0 +1,119 @@
+"""The page in the reader's language (issue 44): in Chromium with locale de-DE, every visible text of every tab and
+of the tour (each block's own text of 4 words or more, the user's sentence and the model's output taken out) is German
+by transformer.language.detect; with en-US, English. One served app, one page per locale, each tab and tour stop
+walked once (tests/plain.py, as the plain-page test walks it); every offending text is collected and printed.
+Then the switch #ui_language turns the German page English without a reload, and a link keeps the language."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser import open_app, start
+from tests.plain import TABS, run_tab, shown, tour_said
+from transformer import language
+from transformer.beam import beam_search
+
+pytestmark = pytest.mark.browser
+SENTENCE = "Das Wetter war gestern sehr schlecht."
+MIN_WORDS = 4
+
+
+class Localized:
+    """A browser whose pages open in a context with `locale` (what open_app needs of a browser: new_page)."""
+
+    def __init__(self, b, locale: str):
+        self.b, self.locale = b, locale
+
+    def new_page(self, viewport):
+        return self.b.new_context(locale=self.locale, viewport=viewport).new_page()
+
+
+def data_of(translator, page) -> list[str]:
+    """The sentences decoded on the page and the model's outputs for them (greedy and beam), longest first."""
+    pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')].map(e => e.value)")
+    out = set()
+    for s in [SENTENCE, *pairs]:
+        out |= {s, translator.translate(s)}
+        for h in beam_search(translator.model, translator.source_ids(s), 4).hypotheses:
+            out.add(translator.tokenizer.decode(h.ids))
+    return sorted((s for s in out if s.strip()), key=len, reverse=True)
+
+
+def offending(said, lang: str, data: list[str]) -> list[str]:
+    """The texts of MIN_WORDS words or more (data taken out) that detect does not find in `lang`."""
+    bad = []
+    for t in said:
+        rest = t
+        for d in data:
+            rest = rest.replace(d, " ")
+        if len(re.findall(r"[^\W\d_]{2,}", rest)) >= MIN_WORDS and language.detect(rest)[0] != lang:
+            bad.append(t)
+    return sorted(set(bad))
+
+
+def walk(b, url, locale, translator):
+    page = open_app(Localized(b, locale), url, 1280, 800)
+    start(page, SENTENCE)
+    for _ in range(3):
+        page.evaluate("window.__lens.ctl.step()")
+    said: set[str] = set()
+    for tab in TABS:
+        run_tab(page, tab)
+        shown(page, said)
+    run_tab(page, "Translate")
+    tour = tour_said(page)
+    glossary = page.evaluate("Object.keys(window.__glossary.terms).map(k => window.__explain.t(`glossary.${k}`))")
+    return page, sorted(said) + tour + glossary, data_of(translator, page)
+
+
+@pytest.fixture(scope="module")
+def german(served_browser, translator):
+    url, b = served_browser
+    return walk(b, url, "de-DE", translator)
+
+
+def test_the_german_page_is_german_everywhere(german):
+    page, said, data = german
+    assert page.evaluate("window.__explain.lang") == "de" and page.input_value("#ui_language") == "de"
+    assert len(said) > 100, len(said)  # every tab was read
+    bad = offending(said, "de", data)
+    print("\n".join(bad))
+    assert bad == [], f"{len(bad)} texts not German: {bad}"
+    assert page.errors == []
+
+
+def test_the_english_page_is_english_everywhere(served_browser, translator):
+    url, b = served_browser
+    page, said, data = walk(b, url, "en-US", translator)
+    bad = offending(said, "en", data)
+    print("\n".join(bad))
+    assert bad == [], f"{len(bad)} texts not English: {bad}"
+    assert page.evaluate("window.__explain.lang") == "en" and page.input_value("#ui_language") == "en"
+    assert "lang=" not in page.evaluate("window.__link.url()")  # English in an English browser: nothing to say
+    assert page.errors == []
+
+
+def test_the_switch_changes_the_page_at_once_and_a_link_keeps_it(german, served_browser):
+    page, _, _ = german
+    box = page.locator("#ui_language").bounding_box()
+    assert box["height"] >= 24, box
+    assert page.get_by_label("Sprache · Language").count() == 1
+    n = page.evaluate("performance.getEntriesByType('navigation').length + ':' + performance.timeOrigin")
+    page.select_option("#ui_language", "en")
+    page.wait_for_function("document.querySelector('button[role=tab][data-name=Translate]').innerText.trim() === "
+                           "'Translate'", timeout=10000)
+    page.wait_for_function("document.querySelector('#translation label, #translation [data-testid=block-info]')"
+                           ".innerText.includes('Translation')", timeout=10000)
+    assert page.evaluate("performance.getEntriesByType('navigation').length + ':' + performance.timeOrigin") == n
+    assert "lang=en" in page.evaluate("window.__link.url()")  # English chosen in a German browser: said
+    page.select_option("#ui_language", "de")
+    link = page.evaluate("window.__link.url()")
+    assert "lang=de" in link, link
+    url, b = served_browser
+    other = Localized(b, "en-US").new_page({"width": 1280, "height": 800})
+    other.goto(link)
+    other.wait_for_function("window.__link && window.__link.opened === true", timeout=120000)
+    assert other.evaluate("window.__explain.lang") == "de"
+    assert other.inner_text("button[role=tab][data-name=Translate]").strip() == "Übersetzen"
+    other.context.close()
