@@ -156,12 +156,11 @@ function target(i) {
 }
 function statusText(i) {
   if (i >= N) return "";
-  if (T.ok) return "✓ Done! On to the next stop…";
-  if (!T.armed) return "Already so on the page: press Next, or undo it and do it again.";
-  const tab = STOPS[i].tab || TRANSLATE;
-  return (tab.shown() ? "" : `First open the ${tab.name} tab (highlighted). `) +
-    (S.done[STOPS[i].id] ? "You did this one before: do it again, or press Next."
-                         : "Do it on the page, or press Next to read on.");
+  if (T.ok) return w("tour_ok");          // the catalogue's words ([label] tour_*), in the page's language
+  if (!T.armed) return w("tour_already");
+  const tab = STOPS[i].tab || TRANSLATE, b = tabButton(tab.name);
+  return (tab.shown() ? "" : `${w("tour_open").replace("{tab}", b ? b.innerText.trim() : tab.name)} `) +
+    w(S.done[STOPS[i].id] ? "tour_again" : "tour_do");
 }
 function paint() {                        // the popover's status line and dots follow the stop's state
   const extra = document.querySelector(".lens-tour .tour-note");
@@ -269,7 +268,7 @@ async function start(i) {
   T.found = found(); T.sx = scrollX;
   T.drv = driver({steps: [...Array(N + 1).keys()].map(step), animate: false, overlayOpacity: 0,
     allowKeyboardControl: false, allowClose: true, stagePadding: 4,
-    popoverClass: "lens-tour", nextBtnText: "Next ›", prevBtnText: "‹ Prev", smoothScroll: !NARROW.matches,
+    popoverClass: "lens-tour", nextBtnText: w("tour_next"), prevBtnText: w("tour_prev"), smoothScroll: !NARROW.matches,
     onPopoverRender: (pop) => dots(pop), onHighlightStarted: unblock, onHighlighted: unblock,
     onNextClick: () => go(T.i + 1), onPrevClick: () => go(T.i - 1), onCloseClick: close,
     onDestroyed: () => { if (T.drv) ended(); }});
