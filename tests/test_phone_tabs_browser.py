@@ -139,6 +139,14 @@ def use(page, tab):
     page.wait_for_function("!document.querySelector('.pending')", timeout=120000)
 
 
+# the words of Across layers' table (a Gradio Dataframe) that are drawn on more than one line ("throu gh")
+BROKEN_WORDS = """() => [...document.querySelectorAll('#word_align_table span.text')].filter(s => {
+  const t = s.textContent.trim(); if (!t || /\\s/.test(t) || !s.getClientRects().length) return false;
+  const r = document.createRange(); r.selectNodeContents(s);
+  return new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top))).size > 1;
+}).map(s => s.textContent.trim())"""
+
+
 def test_no_text_overprints_or_is_under_11_px_on_any_tab_of_a_phone(phone_page):
     page = phone_page
     page.fill("#source textarea", SENTENCE)
@@ -153,8 +161,10 @@ def test_no_text_overprints_or_is_under_11_px_on_any_tab_of_a_phone(phone_page):
         page.get_by_role("tab", name=tab).tap()
         use(page, tab)
         found = overprints(page)
+        if tab == "Across layers":
+            found["broken"] = page.evaluate(BROKEN_WORDS)
         seen[tab] = found["n"]
-        if found["over"] or found["small"]:
+        if found["over"] or found["small"] or found.get("broken"):
             bad[tab] = found
     assert bad == {}
     assert min(seen.values()) > 20, seen  # the texts of each tab were seen (a tab drawn empty would pass)
