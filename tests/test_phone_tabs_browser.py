@@ -169,3 +169,30 @@ def test_no_text_overprints_or_is_under_11_px_on_any_tab_of_a_phone(phone_page):
     assert bad == {}
     assert min(seen.values()) > 20, seen  # the texts of each tab were seen (a tab drawn empty would pass)
     assert page.errors == []
+
+
+def test_a_lesson_link_opens_on_a_phone_with_its_bar_usable_by_thumb(served_browser):
+    """Issue 41 item 3: a teacher's two-view lesson link opened on a phone: the lesson bar is on screen, its Back /
+    Next are thumb-sized (44 px), a tap on Next shows view 2, and nothing lies past the screen's side."""
+    import base64
+    import json
+    url, b = served_browser
+    views = [["model=de-en&text=Ein+Hund+rennt+durch+den+Schnee.&step=2", "first view"],
+             ["model=de-en&text=Ein+Hund+rennt+durch+den+Schnee.&step=4&tab=layers", "second view"]]
+    param = base64.urlsafe_b64encode(json.dumps(views).encode()).decode().rstrip("=")
+    context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(f"{url}?lesson={param}")
+    page.wait_for_function("window.__lesson && window.__lesson.shown === 0 && !window.__lesson.busy", timeout=120000)
+    boxes = page.evaluate("""['#lesson_bar', '#lesson_back', '#lesson_next'].map(s => {
+        const e = document.querySelector(s); e.scrollIntoView({block: 'center'});
+        const r = e.getBoundingClientRect(); return [s, r.left, r.right, r.width, r.height]; })""")
+    for sel, left, right, w, h in boxes:
+        assert left >= 0 and right <= 390 + 0.5, (sel, left, right)
+        if sel != "#lesson_bar":
+            assert w >= 44 and h >= 44, (sel, w, h)
+    page.tap("#lesson_next")
+    page.wait_for_function("window.__lesson.shown === 1 && !window.__lesson.busy", timeout=120000)
+    assert "2" in page.inner_text("#lesson_bar")
+    assert page.evaluate("window.scrollX") == 0
+    context.close()
