@@ -36,7 +36,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     follow = dict(CONC, js=with_width(WHOLE, 4), api_visibility="private", show_progress="minimal",
                   trigger_mode="always_last")
 
-    def word_alignment_follow(session, chosen, position, page_width):
+    def word_alignment_follow(session, chosen, position, page_width=0):  # page_width 0: a wide page
         fig, *rest = h.word_alignment_follow(session, chosen, position)
         return [for_width(fig, page_width), *rest]
 

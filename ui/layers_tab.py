@@ -39,10 +39,10 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
     at = of_session(h.across_layers_at)
 
-    def show(session, *rest):  # the page's Show: without a started sentence it says so in its note
+    def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
         if not fresh.started(session):
             return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED)]
-        return [*(for_width(f, rest[-1]) for f in at(session, *rest[:-1])), ""]
+        return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), ""]
 
     page_js = with_width(live_position(4, 3), 5)
     b_show.click(show, inputs + [width], outs + [note], js=page_js, api_visibility="private", **CONC)
@@ -50,10 +50,10 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     follow = dict(CONC, js=page_js, api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     follow_at = of_session(h.across_layers_follow)
 
-    def across_layers_follow(session, *rest):  # quietly nothing before Start (of_session alone says gr.Error)
-        if not fresh.started(session):
+    def across_layers_follow(session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
+        if not fresh.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
             return [gr.skip()] * len(outs)
-        return [for_width(f, rest[-1]) for f in follow_at(session, *rest[:-1])]
+        return [for_width(f, page_width) for f in follow_at(session, chosen, cut, position)]
 
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
         event(across_layers_follow, inputs + [width], outs, **follow)
