@@ -32,22 +32,26 @@ OUTSIDE = """() => { const W = innerWidth, out = [];
     if (!framed) out.push((e.id ? '#' + e.id : e.tagName + '.' + e.className) + ` ${Math.round(r.left)}..${Math.round(r.right)}`);
   }
   return out; }"""
-# leaf texts (an element's own text) on screen whose boxes overlap another's by more than 3 px both ways; rotated
-# labels (the map's columns) and what lies under the fixed bottom bar are left out
+# leaf texts (an element's own text) on screen whose boxes overlap another's by more than 3 px both ways, line box by
+# line box (getClientRects: a text wrapped round another's line, as the title's after 'attention-lens ·', is two
+# boxes, not one around both lines); rotated labels (the map's columns) and what lies under the fixed bottom bar are
+# left out
 OVERPRINTS = """() => { const boxes = [];
   for (const e of document.querySelectorAll('#tab_translate *, #intro *')) {
     if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
     const b = e.getBoundingClientRect(), cs = getComputedStyle(e);
     if (!b.width || !b.height || cs.visibility === 'hidden' || e.closest('.lens-xlabels, .lens-said, .al-skip')) continue;
     if (b.bottom > innerHeight - 72 || e.closest('#back, #step, #run, [data-role=play]')) continue;
-    const r = {left: b.left, right: b.right, top: b.top, bottom: b.bottom};  // what its frames let show of it
-    for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
-      if (getComputedStyle(p).overflow === 'visible') continue;
-      const f = p.getBoundingClientRect();
-      r.left = Math.max(r.left, f.left); r.right = Math.min(r.right, f.right);
-      r.top = Math.max(r.top, f.top); r.bottom = Math.min(r.bottom, f.bottom);
+    for (const l of e.getClientRects()) {
+      const r = {left: l.left, right: l.right, top: l.top, bottom: l.bottom};  // what its frames let show of it
+      for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+        if (getComputedStyle(p).overflow === 'visible') continue;
+        const f = p.getBoundingClientRect();
+        r.left = Math.max(r.left, f.left); r.right = Math.min(r.right, f.right);
+        r.top = Math.max(r.top, f.top); r.bottom = Math.min(r.bottom, f.bottom);
+      }
+      if (r.right - r.left > 1 && r.bottom - r.top > 1) boxes.push([e, r]);
     }
-    if (r.right - r.left > 1 && r.bottom - r.top > 1) boxes.push([e, r]);
   }
   const out = [];
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
@@ -365,9 +369,10 @@ def test_a_tapped_row_opens_inside_this_head_as_a_sheet_a_phone_can_read(served_
         x = box(page, "#inside [data-role=close]")
         assert x["w"] >= 44 and x["h"] >= 44 and on_top(page, "#inside [data-role=close]"), x
         assert page.evaluate("document.activeElement === document.querySelector('#inside [data-role=close]')")
-        # key, weight, contribution: on screen inside the sheet, no sideways scroll needed
+        # key, weight, contribution: on screen inside the sheet, no sideways scroll needed; each head's words as the
+        # page shows them (innerText: a head holds each language and explanation mode, one of them shown)
         heads = page.eval_on_selector_all("#inside .inside-table thead th", "hs => hs.map(h => { const r = "
-                                          "h.getBoundingClientRect(); return [h.textContent.trim(), r.left, r.right]; })")
+                                          "h.getBoundingClientRect(); return [h.innerText.trim(), r.left, r.right]; })")
         seen = {t.replace("\u00ad", ""): (left, right) for t, left, right in heads}
         for name in ("key", "weight", "contribution"):
             left, right = seen[name]
