@@ -33,6 +33,9 @@ LANGS = ("en", "de")  # the first: what a missing text falls back to
 LANG_COOKIE = "al_lang"  # the page's language, for handlers (assets/i18n.js sets it)
 EXPLAIN_CSS = ("body:not(.explain-detail) .x-detail, body.explain-detail .x-plain { display: none !important; }"
                "body:not(.lang-de) .l-de, body.lang-de .l-en { display: none !important; }"
+               # a button's text in these spans keeps the button's colour (Gradio's `.prose *` gives every element
+               # inside a Markdown or HTML view the body's text colour: dark on an active blue button, 3.2:1)
+               ".gradio-container button :is(.x-plain, .x-detail, .l-en, .l-de, [data-text]) { color: inherit; }"
                "#intro #explain_box { flex: 0 0 auto !important; width: auto !important; }"
                "#intro #explain_box .html-container { padding: 0 !important; }")
 BOX_CSS = (".explain-box { white-space: nowrap; font-size: 13px; display: flex; flex-direction: column; gap: 2px; }"
