@@ -22,7 +22,9 @@ def test_the_words_are_explained_where_they_appear(page):
     page.wait_for_selector(".gloss[data-term=rollout]", timeout=20000)
     page.get_by_role("tab", name="Translate").click()
     page.wait_for_selector("#inside .inside-help .x-plain .gloss[data-term=contribution]", timeout=20000)
-    span = page.locator("#inside .inside-help .x-plain .gloss[data-term=contribution]")
+    shown = page.locator("#inside .inside-help .gloss[data-term=contribution]:visible")
+    assert shown.all_inner_texts() == ["Contribution"]  # one word shown, in the page's language (English here)
+    span = page.locator("#inside .inside-help .x-plain .gloss[data-term=contribution]:visible").element_handle()
     plain = span.get_attribute("title")  # the plain meaning by default (issue 39 item 5), the paper in detail
     assert plain.startswith("Contribution:") and "Kobayashi" not in plain and "‖" not in plain
     span.click()
@@ -30,7 +32,7 @@ def test_the_words_are_explained_where_they_appear(page):
     page.click("#explain_detail")  # a click elsewhere closes the meaning; opened again it is the detailed one
     assert "Kobayashi" in span.get_attribute("title")
     page.wait_for_selector("#inside .inside-help .x-detail .gloss[data-term=contribution]", timeout=20000)
-    page.click("#inside .inside-help .x-detail .gloss[data-term=contribution]")  # the detailed help shown now
+    page.click("#inside .inside-help .x-detail .gloss[data-term=contribution]:visible")  # the detailed help shown now
     assert "Kobayashi" in page.inner_text(".gloss-tip")
     page.keyboard.press("Escape")
     assert page.is_hidden(".gloss-tip")

@@ -9,7 +9,6 @@ import gradio as gr
 
 from . import handlers as h
 from .components import FAST, Ctx, asset
-from .texts import spans
 
 INSIDE_JS = ("payload.js", "inside.js")  # the panel's script: the payloads' decoders, then the panel
 
@@ -17,7 +16,9 @@ INSIDE_JS = ("payload.js", "inside.js")  # the panel's script: the payloads' dec
 def panel(ctx: Ctx) -> gr.HTML:
     """The panel (elem_id "inside") and its one event: the view fires "click" with {kind, layer, head, position}
     (the trajectory's last position) and the answer is the head's payload."""
-    template = re.sub(r"<!--text:([\w.]+)-->", lambda m: spans(m.group(1)), asset("inside.html"))  # ui/texts
+    # the catalogue's texts are filled in by assets/explain.js apply() (data-text: the language and mode shown) from
+    # the catalogue the page's bundle holds once (ui/first_load.py), not put in the config in every language and mode
+    template = re.sub(r"<!--text:([\w.]+)-->", r'<span data-text="\1"></span>', asset("inside.html"))
     view = gr.HTML(None, html_template=template, css_template=asset("inside.css"),
                    js_on_load=asset(*INSIDE_JS), elem_id="inside")
 
