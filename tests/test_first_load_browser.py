@@ -18,7 +18,10 @@ READY = "window.__lens !== undefined && window.__lens.ready === true"
 # What remains beyond the bare page: the HTML component's code (6 files), our bundle, a second font, the State's code
 # and Gradio's heartbeat. The target of issue #29: at most 45.
 MAX_REQUESTS = 45
-MAX_HTML = 330_000  # bytes of the HTML document, Gradio's config in it (measured 277 kB; 682 kB before)
+# bytes of the HTML document, Gradio's config in it: measured 277 kB with one language (682 kB before); 375 kB since
+# the page carries German too (issue 44: gr.I18n's 253 labels in both languages +27 kB, the German Markdown +17 kB),
+# with the first load unchanged within noise (benchmarks.ui: 1.31x/1.38x against 1.36x before, same machine)
+MAX_HTML = 400_000
 
 
 @pytest.fixture(scope="module")
