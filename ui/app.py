@@ -33,7 +33,7 @@ def build_demo(translators) -> gr.Blocks:
         with panels.row(elem_id="intro"):  # one line: the Translate view must fit a laptop screen
             gr.HTML(TITLE, elem_id="title", padding=False)
             picker = controls.select(models.choices(), models.default, elem_id="model", label="Model",
-                                     interactive=len(models) > 1)  # 200 px wide: assets/layout.css
+                                     interactive=len(models) > 1)  # 160 px wide: assets/layout.css
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
             with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
