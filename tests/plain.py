@@ -129,3 +129,20 @@ def tour_said(page) -> list[str]:
     page.wait_for_function("!window.__tour.state().active", timeout=10000)
     return said
 
+
+
+def walk_page(page, sentence: str) -> tuple[set, list[str], list[str]]:
+    """A reader's walk of the whole page: `sentence` started and 3 steps, every tab's first action, back to Translate,
+    the tour. (texts seen on the tabs, the tour's stops, the glossary's texts)."""
+    from tests.browser import start
+    start(page, sentence)
+    for _ in range(3):
+        page.evaluate("window.__lens.ctl.step()")
+    said: set[str] = set()
+    for tab in TABS:
+        run_tab(page, tab)
+        shown(page, said)
+    open_tab(page, "Translate")
+    tour = tour_said(page)
+    glossary = page.evaluate("Object.keys(window.__glossary.terms).map(k => window.__explain.t(`glossary.${k}`))")
+    return said, tour, glossary

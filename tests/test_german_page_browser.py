@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from tests.browser import open_app, start
-from tests.plain import TABS, run_tab, shown, tour_said
+from tests.browser import open_app
+from tests.plain import walk_page
 from transformer import language
 from transformer.beam import beam_search
 
@@ -54,16 +54,7 @@ def offending(said, lang: str, data: list[str]) -> list[str]:
 
 def walk(b, url, locale, translator):
     page = open_app(Localized(b, locale), url, 1280, 800)
-    start(page, SENTENCE)
-    for _ in range(3):
-        page.evaluate("window.__lens.ctl.step()")
-    said: set[str] = set()
-    for tab in TABS:
-        run_tab(page, tab)
-        shown(page, said)
-    run_tab(page, "Translate")
-    tour = tour_said(page)
-    glossary = page.evaluate("Object.keys(window.__glossary.terms).map(k => window.__explain.t(`glossary.${k}`))")
+    said, tour, glossary = walk_page(page, SENTENCE)
     return page, sorted(said) + tour + glossary, data_of(translator, page)
 
 

@@ -12,9 +12,8 @@ import re
 
 import pytest
 
-from tests.browser import open_app, start
-from tests.plain import (FORMULA, MAX_RARE, MAX_TAUGHT, MAX_WORDS, TABS, open_tab, rare, run_tab, sentences,
-                         shown, tour_said, words)
+from tests.browser import open_app
+from tests.plain import FORMULA, MAX_RARE, MAX_TAUGHT, MAX_WORDS, open_tab, rare, sentences, walk_page, words
 from transformer.beam import beam_search
 from ui import texts
 
@@ -44,16 +43,7 @@ def measure(said: list[str], data: set[str]) -> dict:
 def walked(served_browser, translator):
     url, b = served_browser
     page = open_app(b, url, 1280, 800)
-    start(page, SENTENCE)
-    for _ in range(3):
-        page.evaluate("window.__lens.ctl.step()")
-    said: set[str] = set()
-    for tab in TABS:
-        run_tab(page, tab)
-        shown(page, said)
-    open_tab(page, "Translate")
-    tour = tour_said(page)
-    glossary = page.evaluate("Object.keys(window.__glossary.terms).map(k => window.__explain.t(`glossary.${k}`))")
+    said, tour, glossary = walk_page(page, SENTENCE)
     assert len(glossary) >= 9 and all(glossary)
     pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')].map(e => e.value)")
     return page, sorted(said | set(glossary)) + tour, data_words(translator, [SENTENCE, *pairs])
