@@ -10,9 +10,8 @@ const inst = {renders: 0, shown: null};
 window.__arch = inst;
 const W = 240;                                  // viewBox width; the SVG scales to its column
 const COL = {enc: {x: 2, w: 100}, dec: {x: 122, w: 116}};
-const NAMES = {encoder_self: "self-attn", decoder_self: "masked self", cross: "cross-attn"};
-const LONG = {encoder_self: "encoder self-attention", decoder_self: "masked decoder self-attention",
-              cross: "cross-attention"};
+const NAMES = {encoder_self: "arch_self", decoder_self: "arch_masked", cross: "arch_cross"};  // ui/texts [label]
+const T = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // in the page's language
 
 function el(tag, attrs, parent, text) {
   const e = document.createElementNS(NS, tag);
@@ -29,18 +28,17 @@ function row(svg, col, y, h, layer, kind, fs) {
   const ln = el("g", {"data-sublayer": "norm"}, svg);
   el("rect", {x, y, width: 16, height: h, rx: 2, class: "arch-ln"}, ln);
   el("text", {x: x + 8, y: y + h / 2, "font-size": fs - 2, class: "arch-t"}, ln, "LN");
-  tip(ln, "layer norm of the sublayer's input (pre-LN)");
+  tip(ln, T("arch_ln_tip"));
   const bx = x + 18, bw = right - 16 - bx;
   const g = el("g", kind ? {"data-kind": kind, "data-layer": layer, tabindex: 0, role: "button", class: "arch-attn"}
                          : {"data-sublayer": "ffn", class: "arch-ffn"}, svg);
   el("rect", {x: bx, y, width: bw, height: h, rx: 3}, g);
-  el("text", {x: bx + bw / 2, y: y + h / 2, "font-size": fs, class: "arch-t"}, g, kind ? NAMES[kind] : "feed-forward");
-  tip(g, kind ? `layer ${layer + 1}: ${LONG[kind]} (click to open it in the view)`
-              : `layer ${layer + 1}: feed-forward network, position by position`);
+  el("text", {x: bx + bw / 2, y: y + h / 2, "font-size": fs, class: "arch-t"}, g, T(kind ? NAMES[kind] : "arch_ffn"));
+  tip(g, kind ? T("arch_block_tip", {l: layer + 1, what: T(`arch_long_${kind}`)}) : T("arch_ffn_tip", {l: layer + 1}));
   const add = el("g", {"data-sublayer": "residual"}, svg);
   el("circle", {cx: right - 7, cy: y + h / 2, r: Math.min(5, h / 2 - 1), class: "arch-add"}, add);
   el("text", {x: right - 7, y: y + h / 2, "font-size": fs, class: "arch-t"}, add, "+");
-  tip(add, "residual: the sublayer's output is added to its input");
+  tip(add, T("arch_add_tip"));
   return g;
 }
 
@@ -80,15 +78,14 @@ function render() {
   inst.scale = scaleNow(svg);
   const h = Math.max(9, Math.min(15, Math.floor(190 / (3 * Ld + 1.5 * Ld))), Math.ceil((COARSE.matches ? 44 : 24) / inst.scale)),
         fs = Math.max(7, Math.min(10, h - 4));
-  const enc = stack(svg, COL.enc, "Encoder", "source pieces \u2193", Le, ["encoder_self"], h, fs, "LN \u2192 encoder output");
-  const dec = stack(svg, COL.dec, "Decoder", "target so far \u2193", Ld, ["decoder_self", "cross"], h, fs,
-                    "LN \u2192 next-piece softmax");
+  const enc = stack(svg, COL.enc, "Encoder", T("arch_source_in"), Le, ["encoder_self"], h, fs, T("arch_encoder_out"));
+  const dec = stack(svg, COL.dec, "Decoder", T("arch_target_in"), Ld, ["decoder_self", "cross"], h, fs, T("arch_decoder_out"));
   // the encoder's output feeds every decoder layer's cross-attention (its keys and values)
   const gx = COL.dec.x - 8, ys = dec.rows.cross, top = Math.min(enc.rows.out, ...ys), bot = Math.max(enc.rows.out, ...ys);
   const mem = el("g", {class: "arch-mem"}, svg);
   el("path", {d: `M${COL.enc.x + COL.enc.w} ${enc.rows.out} H${gx} M${gx} ${top} V${bot}`}, mem);
   for (const y of ys) el("path", {d: `M${gx} ${y} H${COL.dec.x - 1} M${COL.dec.x - 4} ${y - 2.5} L${COL.dec.x - 1} ${y} L${COL.dec.x - 4} ${y + 2.5}`}, mem);
-  tip(mem, "the encoder's output: keys and values of every cross-attention layer");
+  tip(mem, T("arch_mem_tip"));
   svg.setAttribute("viewBox", `0 0 ${W} ${Math.ceil(Math.max(enc.bottom, dec.bottom) + 2)}`);
   svg.querySelectorAll("[data-kind]").forEach(g => {
     const open = () => select(g.dataset.kind, +g.dataset.layer);
@@ -117,13 +114,13 @@ function show(kind, layer, head) {
   q("qkv").textContent = where(kind, layer + 1, head);
 }
 function where(kind, l, head) {           // the block's text from the page's catalogue (ui/texts/en.toml "arch.<kind>")
-  const a = props.value || {}, h = head === "mean" ? "the mean of its heads" : `head ${head + 1} of ${a.heads}`;
+  const a = props.value || {}, h = head === "mean" ? T("arch_mean") : T("arch_head_of", {h: head + 1, n: a.heads});
   const [stack, pieces] = kind === "encoder_self" ? ["encoder", "source"] : ["decoder", "target"];
-  const from = l === 1 ? `the ${pieces} pieces' embeddings (+ positions)` : `${stack} layer ${l - 1}'s output`;
+  const from = l === 1 ? T(`arch_from_${pieces}`) : T(`arch_from_${stack}`, {n: l - 1});
   const said = window.__explain ? window.__explain.t(`arch.${kind}`) : kind;
   return said.replace("{l}", String(l)).replace("{h}", h).replace("{from}", from);
 }
-document.addEventListener("lens-explain", () => { inst.shown = null; follow(); });  // the other version (explain.js)
+document.addEventListener("lens-explain", () => { inst.shown = null; render(); });  // the other version (explain.js)
 function follow() {
   const v = lens(); if (!v || !v.state) return;
   show(v.state.kind, v.state.layer, v.state.head);

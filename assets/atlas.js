@@ -2,7 +2,9 @@
 // off, labelled with its role; the pruning curve beside. Runs as the js_on_load of a gr.HTML (element, props).
 // Clicking a head opens it in the Translate tab's view (no request: the view already holds the maps).
 const KINDS = ["encoder_self", "decoder_self", "cross"];
-const TITLES = {encoder_self: "Encoder self", decoder_self: "Decoder self", cross: "Cross"};
+const T = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const TITLES = new Proxy({}, {get: (o, kind) => T(`kind_short_${kind}`)});  // "Encoder self", ... in the page's language
+const roleName = (r, short) => { const k = `role_${short ? "short_" : ""}${r}`, s = T(k); return s === k ? r : s; };
 // The cells' labels, the hover texts and the legend come from Python (ui/atlas_tab.atlas_view), generated from
 // the rule table in transformer/atlas.py. Never write a role such as self in quotes here: gr.HTML turns a quoted
 // word of js_on_load that names a missing attribute into an event trigger in the config, which Gradio then fails
@@ -35,14 +37,15 @@ function gridFigure(a) {
     const z = [...Array(L)].map(() => Array(H).fill(null)), text = z.map(r => r.map(() => "")),
           hover = z.map(r => r.map(() => "")), custom = z.map(r => r.map(() => null));
     for (const h of mine) {
-      z[h.layer][h.head] = h.bleu_drop; text[h.layer][h.head] = esc((a.labels || {})[h.role] || h.role);
+      z[h.layer][h.head] = h.bleu_drop; text[h.layer][h.head] = esc(roleName(h.role, true));
       custom[h.layer][h.head] = [kind, h.layer, h.head];
-      hover[h.layer][h.head] = h.hover || `${TITLES[kind]} · layer ${h.layer + 1} · head ${h.head + 1}<br>role <b>${esc(h.role)}</b>`;
+      const first = `${T("atlas_head_line", {kind: TITLES[kind], l: h.layer + 1, h: h.head + 1})}<br>${T("role")} <b>${esc(roleName(h.role))}</b>`;
+      hover[h.layer][h.head] = lang() === "en" && h.hover ? h.hover : [first, ...(h.hover || "").split("<br>").slice(2)].join("<br>");
     }
     const ax = i ? String(i + 1) : "", dom = [i * (w + gap), i * (w + gap) + w];
     data.push({type: "heatmap", z, text, texttemplate: "%{text}", hovertext: hover, hoverinfo: "text", customdata: custom,
                hoverlabel: {align: "left"}, colorscale: "Reds", zmin: 0, zmax, showscale: i === 2, xaxis: "x" + ax, yaxis: "y" + ax, xgap: 2, ygap: 2,
-               colorbar: {title: {text: "BLEU drop"}, thickness: 10}, ...(narrow ? {textfont: {size: 12}} : {})});
+               colorbar: {title: {text: T("atlas_drop")}, thickness: 10}, ...(narrow ? {textfont: {size: 12}} : {})});
     const xa = {tickmode: "array", tickvals: [...Array(H).keys()], ticktext: [...Array(H).keys()].map(h => "H" + (h + 1)), fixedrange: true};
     const ya = {tickmode: "array", tickvals: [...Array(L).keys()], ticktext: [...Array(L).keys()].map(l => "L" + (l + 1)),
                 autorange: "reversed", fixedrange: true, anchor: "x" + ax};
@@ -50,7 +53,7 @@ function gridFigure(a) {
       const top = 1 - dom[0], bottom = 1 - dom[1];
       Object.assign(xa, {anchor: "y" + ax, side: "top", tickfont: {size: 11}});
       Object.assign(ya, {domain: [bottom, top], tickfont: {size: 11}});
-      data[i].colorbar = {title: {text: "BLEU drop", side: "right", font: {size: 12}}, thickness: 10, tickfont: {size: 11}};
+      data[i].colorbar = {title: {text: T("atlas_drop"), side: "right", font: {size: 12}}, thickness: 10, tickfont: {size: 11}};
       layout.annotations.push({text: TITLES[kind], x: 0, xanchor: "left", y: top, yanchor: "bottom", yshift: 18, xref: "paper",
                                yref: "paper", showarrow: false, font: {size: 13}});
     } else {
@@ -70,26 +73,26 @@ function gridFigure(a) {
 }
 function curveFigure(a) {
   const p = a.pruning || [];
-  const labels = p.map(r => r.removed ? `${TITLES[r.removed[0]]} L${r.removed[1] + 1} H${r.removed[2] + 1}` : "intact");
+  const labels = p.map(r => r.removed ? `${TITLES[r.removed[0]]} L${r.removed[1] + 1} H${r.removed[2] + 1}` : T("atlas_intact"));
   return {data: [{type: "scatter", mode: "lines+markers", x: p.map(r => r.heads_off), y: p.map(r => r.bleu),
-                  text: labels, hovertemplate: "heads off: %{x} (last: %{text})<br>BLEU %{y:.2f}<extra></extra>"}],
+                  text: labels, hovertemplate: T("atlas_hover") + "<extra></extra>"}],
           layout: {margin: {l: 50, r: 10, t: 30, b: 40}, height: 300,
                    title: {text: a.texts ? tx(a).curve_title[mode()] : "Pruning: least important heads first",
                            font: {size: 13}},
-                   xaxis: {title: {text: "heads switched off"}},
-                   yaxis: {title: {text: `BLEU (${esc(a.eval_short || a.split || "val")})`}},
+                   xaxis: {title: {text: T("atlas_off")}},
+                   yaxis: {title: {text: T("atlas_bleu_axis", {set: esc(a.eval_short || a.split || "val"), n: a.sentences})}},
                    shapes: a.bleu !== undefined ? [{type: "line", xref: "paper", x0: 0, x1: 1, y0: a.bleu - 1, y1: a.bleu - 1,
                                                    line: {dash: "dot", color: "#888"}}] : []}};
 }
 function legendHtml(a) {
-  const kinds = (ks) => ks.length === KINDS.length ? "all kinds" : ks.map(k => TITLES[k].toLowerCase()).join(", ");
+  const kinds = (ks) => ks.length === KINDS.length ? T("atlas_all_kinds") : ks.map(k => TITLES[k]).join(", ");
   const title = a.texts ? tx(a).legend : {detail: "<b>Roles</b> (after Voita et al. 2019; a head takes the rule it passes by most):"};
   const detail = `<div class="x-detail">${title.detail}<table>` +
-    (a.legend || []).map(r => `<tr><td><b>${esc(r.label)}</b></td><td>${esc(r.role)}</td><td>${esc(r.description)}</td>` +
+    (a.legend || []).map(r => `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(roleName(r.role))}</td><td>${esc(tx(a).roles && tx(a).roles.detail ? tx(a).roles.detail[r.role] : r.description)}</td>` +
                              `<td>${esc(r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table></div>";
   if (!a.texts) return detail;            // the plain one: what each label in the grid means
   return `<div class="x-plain">${title.plain}<table>` + (a.legend || []).map(r =>
-    `<tr><td><b>${esc(r.label)}</b></td><td>${esc(tx(a).roles ? tx(a).roles.plain[r.role] : r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;
+    `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(tx(a).roles ? tx(a).roles.plain[r.role] : r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;
 }
 function openHead(kind, layer, head) {
   const lens = window.__lensViews && window.__lensViews.attention;

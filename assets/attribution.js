@@ -10,8 +10,9 @@
 // first use of a method for a trajectory asks the server once (trigger("click") -> ui/attribution_views.py
 // attribution_at); the answers are kept per trajectory and method, and all of them go with a new Start, a new
 // model (the view empties) or a page reload. Tokens are set with textContent only.
-const METHODS = {alti: "ALTI+", saliency: "saliency"};
+const METHODS = {alti: "ALTI+", saliency: "saliency"};  // shown: M(method), ui/texts [label]
 const NOTE = () => (window.__explain ? window.__explain.t("attribution.note") : "");  // ui/texts/en.toml, plain or not
+const T = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k), M = (m) => T(`method_${m}`);
 const KEEP = 12;                          // payloads kept: trajectories × methods
 const RETRY_MS = 30000;                   // a request with no answer by then may be sent again
 const BG = "#f3f4f6", CHIP = [255, 133, 27];  // cells not shown; the chips' colour (alpha = share / row's largest)
@@ -46,13 +47,13 @@ const caption = div(), srcRow = div(), note = div();
 caption.className = "attr-caption"; srcRow.className = "attr-source"; note.className = "attr-note";
 note.textContent = NOTE(); note.hidden = true;
 document.addEventListener("lens-explain", () => {  // the note and the labels' tooltips follow "Explain"
-  note.textContent = NOTE(); for (const r of Object.values(radios)) r.parentElement.title = NOTE(); });
+  note.textContent = NOTE(); for (const r of Object.values(radios)) r.parentElement.title = NOTE(); retry.textContent = T("try_again"); });
 const map = document.createElement("div");
 map.className = "attr-map";
 const mapTitle = document.createElement("div"), mapCanvas = document.createElement("canvas");
 mapTitle.className = "attr-map-title"; map.append(mapTitle, mapCanvas);
 const retry = document.createElement("button");
-retry.type = "button"; retry.className = "attr-retry"; retry.textContent = "Try again";
+retry.type = "button"; retry.className = "attr-retry"; retry.dataset.text = "label.try_again"; retry.textContent = "Try again";
 retry.addEventListener("click", () => { failed.clear(); update(); });
 function place() {                        // into #attention, beside the toggle inside.js made; false until both exist
   const toggle = part(".lens-measure"), box = part(".lens-controls"), target = part("[data-role=target]"),
@@ -63,9 +64,9 @@ function place() {                        // into #attention, beside the toggle 
       const l = document.createElement("label"), r = document.createElement("input");
       r.type = "radio"; r.name = "lens-measure"; r.value = value;
       r.addEventListener("change", () => { if (r.checked) setMethod(value); });
-      l.title = NOTE(); l.append(r, document.createTextNode(` ${text}`)); toggle.appendChild(l); radios[value] = r;
+      const s = document.createElement("span"); s.dataset.text = `label.method_${value}`; s.textContent = text; l.title = NOTE(); l.append(r, " ", s); toggle.appendChild(l); radios[value] = r;
     }
-    toggle.addEventListener("change", (e) => { if (!(e.target.value in METHODS)) setMethod(null); });
+    toggle.addEventListener("change", (e) => { if (!(e.target.value in METHODS)) setMethod(null); }); if (window.__explain) window.__explain.apply(toggle);
   }
   if (!note.isConnected) box.after(note);
   if (!srcRow.isConnected) target.before(caption, srcRow);
@@ -122,7 +123,7 @@ function shares(a, row, cols) {           // one row's shares over the frame's c
           tgt: cols.ts.map(([x, y]) => sum(a.tgt, row * a.T, [x, Math.min(y, row + 1)]))};
 }
 function rowLabel(d, i, t) {              // "query → what it predicts", as the view labels its rows
-  const end = d.pieces[t] === "</s>" ? "(finished)" : "(stopped)";
+  const end = `(${T(d.pieces[t] === "</s>" ? "finished" : "stopped")})`;
   const next = i < t ? d.pieces[i + 1] : (d.done[t] ? end : d.greedy[t]);
   return `${d.pieces[i]} → ${next}`;
 }
@@ -146,7 +147,7 @@ function drawChips(d, a, cols, t) {
   const sh = shares(a, t, cols), max = Math.max(...sh.src, ...sh.tgt);
   if (srcRow.dataset.key !== `${d.seq}|${cols.src.length}`) {
     srcRow.textContent = ""; srcRow.dataset.key = `${d.seq}|${cols.src.length}`;
-    const head = document.createElement("span"); head.className = "attr-head"; head.textContent = "source:";
+    const head = document.createElement("span"); head.className = "attr-head"; head.dataset.text = "label.attr_source"; head.textContent = T("attr_source");
     srcRow.appendChild(head);
     for (const s of cols.src) {
       const c = document.createElement("span"); c.className = "lens-tok"; c.textContent = s; srcRow.appendChild(c);
@@ -155,8 +156,8 @@ function drawChips(d, a, cols, t) {
   colourChips([...srcRow.querySelectorAll(".lens-tok")], sh.src, max);
   colourChips([...document.querySelectorAll("#attention [data-role=target] .lens-tok")], sh.tgt, max);
   const total = sh.src.reduce((x, y) => x + y, 0);
-  setText(caption, `${a.title}, step ${t} (${rowLabel(d, t, t)}): ${(100 * total).toFixed(0)} % from the source, ` +
-    `${(100 - 100 * total).toFixed(0)} % from the target so far; darker orange, larger share`);
+  setText(caption, T("attr_caption", {title: T(`mtitle_${a.method}`), t, row: rowLabel(d, t, t), src: (100 * total).toFixed(0),
+                                      tgt: (100 - 100 * total).toFixed(0)}));
   return sh;
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
@@ -234,8 +235,8 @@ function drawMap(d, a, cols, t) {
   g.beginPath(); g.moveTo(gutter + S * cw, top - 12); g.lineTo(gutter + S * cw, top + d.n * ch); g.stroke();
   g.strokeStyle = "#ff4136"; g.strokeRect(gutter + 1, top + t * ch + 1, C * cw - 2, ch - 2);  // the current step
   g.fillStyle = "#555"; g.font = "11px sans-serif"; g.textBaseline = "middle"; g.textAlign = "left";
-  g.fillText(cols.words ? "source words ↓" : "source pieces ↓", gutter, top / 2);
-  g.fillText("target so far ↓", gutter + S * cw + 4, top / 2);
+  g.fillText(T(cols.words ? "attr_source_words" : "attr_source_pieces"), gutter, top / 2);
+  g.fillText(T("arch_target_in"), gutter + S * cw + 4, top / 2);
   g.font = "11px ui-monospace, monospace"; g.fillStyle = "#333"; g.textAlign = "right";
   const stepY = Math.ceil(12 / ch), stepX = Math.ceil(11 / cw);
   for (let i = t; i >= 0; i -= stepY) g.fillText(rows[i], gutter - 4, top + i * ch + ch / 2);  // the step's own
@@ -244,8 +245,7 @@ function drawMap(d, a, cols, t) {
     g.save(); g.translate(gutter + (j + 0.5) * cw, top + d.n * ch + 4); g.rotate(-Math.PI / 3);
     g.fillText(P.labels[j], 0, 0); g.restore();
   }
-  setText(mapTitle, `${a.title} of the whole model · rows: steps, read → predicted · ` +
-    `columns: source | target so far · rows sum to 1 · max ${P.upto[t].toFixed(3)}`);
+  setText(mapTitle, T("attr_map_title", {title: T(`mtitle_${a.method}`), max: P.upto[t].toFixed(3)}));
   inst.shown = {method: a.method, step: t, rows: rows.slice(0, t + 1), cols: P.labels, zmax: P.upto[t], P, geometry: G};
 }
 function cellAt(v, i, j) {                // the map's value at row i, column j (null where nothing is shown)
@@ -257,8 +257,8 @@ mapCanvas.addEventListener("mousemove", (e) => {  // a cell's row, column and sh
   const v = inst.shown; if (!v) return;
   const {gutter, top, cw, ch, S} = v.geometry;
   const i = Math.floor((e.offsetY - top) / ch), j = Math.floor((e.offsetX - gutter) / cw), z = cellAt(v, i, j);
-  const where = j < S ? "source" : "target";
-  mapCanvas.title = z === null ? "" : `${v.rows[i]}\n${v.cols[j]} (${where})\nshare ${z.toFixed(3)}`;
+  const where = T(j < S ? "attr_where_source" : "attr_where_target");
+  mapCanvas.title = z === null ? "" : T("attr_tip", {row: v.rows[i], col: v.cols[j], where, z: z.toFixed(3)});
 });
 
 // -- the update lens.js calls after every draw -----------------------------------------------------------------
@@ -282,16 +282,16 @@ function update() {
   setOn(!!method);
   if (!method) return done(t0);
   const d = doc();
-  if (!d) { message(`${METHODS[method]} colours a decoding: press Start first.`); return done(t0); }
+  if (!d) { message(T("attr_press", {method: M(method)})); return done(t0); }
   const key = keyOf(d, method), a = cache.get(key);
   if (!a && failed.has(key)) {
-    message(`Could not compute ${METHODS[method]}: ${failed.get(key)}`, true); return done(t0);
+    message(T("attr_failed", {method: M(method), why: failed.get(key)}), true); return done(t0);
   }
   if (!a) {
     request(d, method);
-    message(`Computing ${METHODS[method]} for every step of this sentence (one request)…`); return done(t0);
+    message(T("attr_computing", {method: M(method)})); return done(t0);
   }
-  if (a.ids !== d.ids.join(",")) { message(`${METHODS[method]} does not match this trajectory.`); return done(t0); }
+  if (a.ids !== d.ids.join(",")) { message(T("attr_mismatch", {method: M(method)})); return done(t0); }
   const t = L.state.t, cols = columns(d, t, !!L.state.words);
   const sh = drawChips(d, a, cols, t);
   drawMap(d, a, cols, t);

@@ -27,4 +27,21 @@ const sync = () => {
   const s = element.querySelector("select");
   if (s && props.value != null && s.value !== String(props.value)) s.value = String(props.value);
 };
-watch(["value", "choices"], () => { sync(); requestAnimationFrame(sync); });
+// an option's label or the picker's name may be a gr.I18n marker (ui/texts.py label): shown in the page's language
+// (window.__explain, ui/texts [label]) and again at a switch (assets/i18n.js fires "lens-explain")
+const MARK = /__i18n__(\{[^}]*\})/g;
+const said = (s) => s.replace(MARK, (m, j) => {
+  let k; try { k = JSON.parse(j).key; } catch (e) { return m; }
+  return window.__explain ? window.__explain.t(`label.${k}`) : k;
+});
+const localize = () => {
+  for (const o of element.querySelectorAll("option")) {
+    if (o.dataset.i18n === undefined) { if (!o.textContent.includes("__i18n__")) continue; o.dataset.i18n = o.textContent; }
+    const t = said(o.dataset.i18n); if (o.textContent !== t) o.textContent = t;
+  }
+  const s = element.querySelector("select[data-i18n-label]");
+  if (s) s.setAttribute("aria-label", said(s.dataset.i18nLabel));
+};
+localize();
+document.addEventListener("lens-explain", localize);
+watch(["value", "choices"], () => { localize(); sync(); requestAnimationFrame(() => { localize(); sync(); }); });

@@ -39,6 +39,8 @@ const inst = window.__explain = {
     for (const el of (root || document).querySelectorAll("[data-tip]")) el.title = inst.t(el.dataset.tip);
     for (const el of (root || document).querySelectorAll("[data-label]")) el.setAttribute("aria-label", inst.t(el.dataset.label));
     for (const el of (root || document).querySelectorAll("[data-placeholder]")) el.placeholder = inst.t(el.dataset.placeholder);
+    for (const el of (root || document).querySelectorAll("[data-opt]"))  // an <option>: text only, no spans
+      el.textContent = inst.fill(el.dataset.opt, el.dataset.vars ? JSON.parse(el.dataset.vars) : null);
   },
   set(mode) {
     if (!MODES.includes(mode)) return;
@@ -50,5 +52,17 @@ const inst = window.__explain = {
   },
 };
 for (const b of buttons) b.addEventListener("click", () => inst.set(b.dataset.mode));
+// a view drawn later (a tab opened the first time, a panel made by its script) gets its fixed labels at once
+const LABELLED = "[data-text], [data-tip], [data-label], [data-opt], [data-placeholder]";
+let added = [];
+new MutationObserver((records) => {
+  for (const r of records) for (const n of r.addedNodes) if (n.nodeType === 1 && !n.closest(".lens-tok")) added.push(n);
+  if (added.length === 0 || added.queued) return;
+  added.queued = true;
+  requestAnimationFrame(() => {
+    const roots = added; added = [];
+    for (const n of roots) if (n.isConnected && (n.matches(LABELLED) || n.querySelector(LABELLED))) inst.apply(n.parentElement || n);
+  });
+}).observe(document.body, {childList: true, subtree: true});
 const asked = new URLSearchParams(location.search).get("explain");
 inst.mode = asked === "detail" ? "detail" : "plain";   // set (and the page filled) by assets/i18n.js's first setLang

@@ -9,6 +9,7 @@
 // (trigger("click") -> ui/decoding_views.py inside_at). The panel computes the numbers as the lesson's
 // scaled_dot_product_attention does; tokens are set with textContent only.
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
+const wl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
 const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectories); a request unanswered by then is sent again
 const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
 const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
@@ -134,9 +135,7 @@ function drawMask(h, i) {
     g.fillRect(k * cell, r * cell, cell - 1, cell - 1);
   }
   g.strokeStyle = "#d62728"; g.lineWidth = 2; g.strokeRect(1, i * cell + 1, T * cell - 2, cell - 2);
-  setText(q("masknote"), `The causal mask of a ${T}-piece target, as training builds it (grey: −∞, a future key). ` +
-    `Row ${i} (orange) may look at keys 0..${i}. Decoding step by step computes only that row: the pieces after it do ` +
-    "not exist yet, so the cached step has no future keys to mask and its mask column stays empty.");
+  setText(q("masknote"), wl("masknote", {T, i}));  // ui/texts [label], the page's language
 }
 
 // -- which row: the current step's, or one picked on the map (decided from the view's state alone, so the map
@@ -201,12 +200,12 @@ function update() {
   else if (ui.measure && !ui.open) request(d, st.kind, st.layer, mean ? 0 : st.head);  // the toggle needs norms
   if (mean) {
     if (ui.measure && !any) request(d, st.kind, st.layer, 0);
-    message("Choose one head (not the mean of heads) to open it up."); return done(t0);
+    message(wl("inside_mean")); return done(t0);
   }
   if (!ui.open) return done(t0);
   const key = `${ids}|${st.kind}|${st.layer}|${st.head}`, h = cache.get(key);
-  if (!h && failed.has(key)) { message(`Could not open this head: ${failed.get(key)}`); q("retry").hidden = false; return done(t0); }
-  if (!h) { request(d, st.kind, st.layer, st.head); message("Loading this head's q, k and v…"); return done(t0); }
+  if (!h && failed.has(key)) { message(wl("inside_failed", {why: failed.get(key)})); q("retry").hidden = false; return done(t0); }
+  if (!h) { request(d, st.kind, st.layer, st.head); message(wl("inside_loading")); return done(t0); }
   const i = Math.min(rowOf(st), h.Tq - 1);
   q("msg").hidden = true; q("main").hidden = false;
   render(h, st, i, keysAt(h, st)); titles(h, st, i);
@@ -261,17 +260,18 @@ function row() {                          // the query row the panel shows (lens
 const toggle = document.createElement("span");
 toggle.className = "lens-measure"; toggle.setAttribute("role", "radiogroup");
 toggle.dataset.tip = "inside.toggle_tip";  // its title, in the mode shown (assets/explain.js apply)
-for (const [value, text] of [["weight", "weight"], ["contribution", "contribution"]]) {
+for (const value of ["weight", "contribution"]) {
   const l = document.createElement("label"), r = document.createElement("input");
   r.type = "radio"; r.name = "lens-measure"; r.value = value; r.checked = value === "weight";
   r.addEventListener("change", () => setMeasure(value === "contribution"));
-  l.append(r, document.createTextNode(` ${text}`)); toggle.appendChild(l);
+  const s = document.createElement("span"); s.dataset.text = `label.measure_${value}`; s.textContent = value;
+  l.append(r, " ", s); toggle.appendChild(l);
 }
 const toggleNote = document.createElement("div");
 toggleNote.className = "lens-measure-note"; toggleNote.hidden = true;
 const sayToggle = () => {  // the toggle's note and title, and the panel's fixed labels (data-tip), in the mode shown
   const x = window.__explain; if (!x) return;
-  toggleNote.textContent = x.t("inside.measure_note"); toggle.title = x.t("inside.toggle_tip"); x.apply(element);
+  toggleNote.textContent = x.t("inside.measure_note"); toggle.title = x.t("inside.toggle_tip"); x.apply(element); x.apply(toggle);
 };
 sayToggle();
 document.addEventListener("lens-explain", sayToggle);  // ui/texts/en.toml "inside.measure_note", in the mode shown

@@ -17,7 +17,6 @@
 // lens_export.js (PNG / HTML), and this file, last: the view's state, draw(), what window.__lens offers,
 // the events, and the start. They share one scope: a name is defined once among them all.
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
-const NOKEY_TIP = "no keys: it could attend only to <s>/</s>, which are hidden";
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
 
 // One instance per gr.HTML view; the main one (#attention) is also window.__lens for tests/benchmarks.
@@ -171,9 +170,9 @@ function hideTip() { tip.hidden = true; }
 q("canvas").addEventListener("mousemove", e => {
   const b = cv.big; if (!b) return hideTip();
   const i = Math.floor(e.offsetY / b.ch), j = Math.floor(e.offsetX / b.cw), p = b.p;
-  if (i >= 0 && i < p.R && p.nokeys && p.nokeys[i]) return showTip(e, `query ${p.rows[i]}\n${NOKEY_TIP}`);
+  if (i >= 0 && i < p.R && p.nokeys && p.nokeys[i]) return showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("nokey_tip")}`);
   if (i < 0 || j < 0 || i >= p.R || j >= p.C) return hideTip();
-  showTip(e, `query ${p.rows[i]}\nkey ${p.cols[j]}\n${b.measure} ${p.z[i * p.stride + j].toFixed(3)}`);
+  showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("tip_key", {k: p.cols[j]})}\n${tl(b.measure)} ${p.z[i * p.stride + j].toFixed(3)}`);
 });
 q("canvas").addEventListener("click", e => {   // a row of the big map: the query the inside panel opens
   const b = cv.big; if (!MAIN || !b || !window.__insideView) return;
@@ -190,9 +189,9 @@ function gridCell(e) {
 q("grid-canvas").addEventListener("mousemove", e => {
   const c = gridCell(e); if (!c) return hideTip();
   const p = cv.grid.panels[c.l][c.h];
-  if (c.i < p.R && p.nokeys && p.nokeys[c.i]) return showTip(e, `layer ${c.l + 1} · head ${c.h + 1}\nquery ${p.rows[c.i]}\n${NOKEY_TIP}`);
-  if (c.i >= p.R || c.j >= p.C) return showTip(e, `layer ${c.l + 1} · head ${c.h + 1}`);
-  showTip(e, `layer ${c.l + 1} · head ${c.h + 1}\nquery ${p.rows[c.i]}\nkey ${p.cols[c.j]}\nweight ${p.z[c.i * p.stride + c.j].toFixed(3)}`);
+  if (c.i < p.R && p.nokeys && p.nokeys[c.i]) return showTip(e, `${tl("tip_layer_head", {l: c.l + 1, h: c.h + 1})}\n${tl("tip_query", {q: p.rows[c.i]})}\n${tl("nokey_tip")}`);
+  if (c.i >= p.R || c.j >= p.C) return showTip(e, tl("tip_layer_head", {l: c.l + 1, h: c.h + 1}));
+  showTip(e, `${tl("tip_layer_head", {l: c.l + 1, h: c.h + 1})}\n${tl("tip_query", {q: p.rows[c.i]})}\n${tl("tip_key", {k: p.cols[c.j]})}\n${tl("tip_weight", {w: p.z[c.i * p.stride + c.j].toFixed(3)})}`);
 });
 q("grid-canvas").addEventListener("click", e => {
   const c = gridCell(e); if (!c) return;

@@ -158,22 +158,22 @@ function drawBig(kind, f, m) {
   for (let j = 0; j < xs.length; j++) setText(xs[j], j < p.C ? String(p.cols[j]) : "");
   const roles = st.doc.p.roles || {}, role = st.head === "mean" ? null : ((roles[kind] || [])[st.layer] || [])[st.head];
   setText(q("title"), `${tl(`kind_${kind}`)} · ${tl("layer")} ${st.layer + 1} · ${st.head === "mean" ? tl("mean_heads") : tl("head") + " " + (st.head + 1)}` +
-    (role ? ` · ${tl("role")}: ${role}` : "") + offNote(kind) + (normsFor(kind) ? ` · ${tl("title_contribution")}` : ""));
+    (role ? ` · ${tl("role")}: ${tl(`role_${role}`)}` : "") + offNote(kind) + (normsFor(kind) ? ` · ${tl("title_contribution")}` : ""));
   setText(q("axes"), axisLine(kind, languagesOf(st.doc)));
   setText(q("zmax"), maxOf(p) > 0 ? zmax.toFixed(3) : "–");
-  setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? `No keys in the row ${p.rows[none[0]]}` : `No keys in ${none.length} rows`) +
-    ": every key it could attend to is a hidden <s> or </s>, so there is nothing to renormalise (grey).");
+  setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? tl("no_keys_row", {r: p.rows[none[0]]}) : tl("no_keys_rows", {n: none.length})) +
+    tl("no_keys_why"));
   insideMark(ctx, kind, f, p, g);
   sayRow(p, f.row >= 0 ? f.row : p.R - 1);
   cv.big = Object.assign(g, {p, zmax, row: f.row, spans: f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null,
-                             measure: normsFor(kind) ? "contribution share" : "weight"});
+                             measure: normsFor(kind) ? "measure_contribution" : "measure_weight"});
 }
 function sayRow(p, r) {                   // the map in words (issue 41 item 4): the row's strongest keys, for a
   const z = r >= 0 && r < p.R ? p.z.subarray(r * p.stride, r * p.stride + p.C) : [];  // screen reader (a live line)
   const top = [...z.keys()].sort((a, b) => z[b] - z[a]).slice(0, 2).filter(j => z[j] > 0);
   const at = (j) => `${p.cols[j]} (${z[j].toFixed(2)})`;
   const text = top.length ? tl("row_looks", {q: p.rows[r], a: at(top[0])}) + (top[1] === undefined ? "" : tl("row_then", {b: at(top[1])})) : "";
-  setText(q("said"), text); q("canvas").setAttribute("aria-label", text || "the attention map");
+  setText(q("said"), text); q("canvas").setAttribute("aria-label", text || tl("map_aria"));
 }
 function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel opens (assets/inside.js), dashed
   const r = MAIN && window.__insideView ? window.__insideView.row() : -1;

@@ -10,7 +10,7 @@ function drawChips(f) {
   const chips = inst.chips;
   for (let i = 0; i < labels.length; i++) {
     let s = chips[i];
-    if (!s) { s = chips[i] = document.createElement("span"); s.className = "lens-tok"; s.title = `position ${i}`;
+    if (!s) { s = chips[i] = document.createElement("span"); s.className = "lens-tok"; s.title = tl("position", {i});
               s.textContent = labels[i]; if (d.specials.has(labels[i])) s.classList.add("special"); }
     s.classList.toggle("forced", !!f.chipForced[i]);
     s.classList.toggle("differs", !!f.chipDiffers[i] && !f.chipForced[i]);
@@ -24,7 +24,7 @@ function drawChips(f) {
 const tl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 document.addEventListener("lens-explain", () => {  // the view's own words in the language (and mode) shown
   for (const r of ["legend", "marks"]) q(r).dataset.key = "";
-  q("layer").textContent = ""; q("head").textContent = "";
+  q("layer").textContent = ""; q("head").textContent = ""; q("target").dataset.key = "";
   if (st.doc) draw(); else if (!props.value || !props.value.source) setText(q("status"), tl("lens_empty"));
 });
 function drawMarks(f) {

@@ -36,12 +36,11 @@ function play() {
   };
   st.timer = setTimeout(tick, st.speed);
 }
-const range = (d) => `this sentence's steps run 0\u2013${d.n - 1}`;
+const range = (d) => tl("steps_range", {last: d.n - 1});
 function edge(moved, last) {              // a step that could not move says where the sentence's steps end
   const d = st.traj;
   if (!moved && d && st.doc === d) setText(q("status"), last
-    ? `Step ${st.t} is the last: ${range(d)} (Home: back to the first).`
-    : `Step 0 is the first (only <s> read): ${range(d)} (End: the last).`);
+    ? tl("step_last", {t: st.t, range: range(d)}) : tl("step_first", {range: range(d)}));
   return moved;
 }
 const ctl = {
@@ -54,7 +53,7 @@ const ctl = {
     const d = st.traj;
     if (!d) return go(0);
     if (typeof i !== "number" || !Number.isInteger(i) || i < 0 || i >= d.n) {
-      setText(q("status"), `No step ${i}: ${range(d)} (a whole number from 0 to ${d.n - 1}).`); return false;
+      setText(q("status"), tl("no_step", {i, last: d.n - 1})); return false;
     }
     return go(i);
   },

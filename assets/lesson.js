@@ -13,6 +13,7 @@ const lesson = {made: [], views: null, at: -1, busy: false, last: null};
 window.__lesson = lesson;
 const link = () => window.__link;
 const say = (text, u) => { if (link() && link().say) link().say(text, u); };
+const W = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 
 // -- the lesson as one URL parameter --------------------------------------------------------------------------
 function encode(views) {                  // [[query, note], ...] -> base64url of its UTF-8 JSON
@@ -21,24 +22,23 @@ function encode(views) {                  // [[query, note], ...] -> base64url o
   for (const b of bytes) bin += String.fromCharCode(b);
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
-const RULE = `a lesson holds 1 to ${MAX_VIEWS} views, each a link's query with a note of at most ${MAX_NOTE} ` +
-             `characters, in a parameter of at most ${MAX_LINK} characters`;
+const RULE = () => W("lesson_rule", {views: MAX_VIEWS, note: MAX_NOTE, link: MAX_LINK});
 function decode(param) {                  // -> {views} or {why}
-  if (param.length > MAX_LINK) return {why: `it is ${param.length} characters long`};
-  if (!/^[A-Za-z0-9_-]+$/.test(param)) return {why: "it is not base64url"};
+  if (param.length > MAX_LINK) return {why: W("lesson_why_long", {n: param.length})};
+  if (!/^[A-Za-z0-9_-]+$/.test(param)) return {why: W("lesson_why_b64")};
   let views;
   try {
     const bin = atob(param.replace(/-/g, "+").replace(/_/g, "/"));
     views = JSON.parse(new TextDecoder("utf-8", {fatal: true}).decode(Uint8Array.from(bin, c => c.charCodeAt(0))));
-  } catch (e) { return {why: "it does not decode to a lesson"}; }
+  } catch (e) { return {why: W("lesson_why_decode")}; }
   if (!Array.isArray(views) || views.length < 1 || views.length > MAX_VIEWS) {
-    return {why: `it holds ${Array.isArray(views) ? views.length : "no list of"} views`};
+    return {why: Array.isArray(views) ? W("lesson_why_views", {n: views.length}) : W("lesson_why_nolist")};
   }
   for (const [i, v] of views.entries()) {
     const ok = Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string";
-    if (!ok) return {why: `view ${i + 1} is not a [query, note] pair`};
-    if ([...v[1]].length > MAX_NOTE) return {why: `the note of view ${i + 1} is ${[...v[1]].length} characters long`};
-    if (new URLSearchParams(v[0]).has("lesson")) return {why: `view ${i + 1} holds a lesson`};
+    if (!ok) return {why: W("lesson_why_pair", {i: i + 1})};
+    if ([...v[1]].length > MAX_NOTE) return {why: W("lesson_why_note", {i: i + 1, n: [...v[1]].length})};
+    if (new URLSearchParams(v[0]).has("lesson")) return {why: W("lesson_why_nested", {i: i + 1})};
   }
   return {views};
 }
@@ -56,7 +56,7 @@ async function show(i) {
   const views = lesson.views;
   if (!views || lesson.busy || i < 0 || i >= views.length) return;
   lesson.busy = true; lesson.at = i;
-  role(bar, "where").textContent = `View ${i + 1} of ${views.length}`;
+  role(bar, "where").textContent = W("lesson_view_of", {i: i + 1, n: views.length});
   noteNodes(role(bar, "note"), views[i][1]);
   bar.querySelector("#lesson_back").disabled = true; bar.querySelector("#lesson_next").disabled = true;
   try { await link().open(views[i][0]); } finally {
@@ -73,7 +73,7 @@ bar.querySelector("#lesson_next").addEventListener("click", () => show(lesson.at
 // -- the teacher's tools --------------------------------------------------------------------------------------
 function count() {
   const n = lesson.made.length;
-  role(make, "count").textContent = n ? `${n} view${n === 1 ? "" : "s"} of at most ${MAX_VIEWS}` : "no views yet";
+  role(make, "count").textContent = W(n ? (n === 1 ? "lesson_count_1" : "lesson_count_n") : "lesson_count_0", {n, max: MAX_VIEWS});
   role(make, "drop").disabled = !n;
 }
 function lessonUrl(views) {                 // the language shown goes with it, as with a link (assets/i18n.js)
@@ -82,26 +82,26 @@ function lessonUrl(views) {                 // the language shown goes with it, 
 }
 make.querySelector("#lesson_add").addEventListener("click", () => {
   if (!link() || !link().url) return;
-  if (lesson.made.length >= MAX_VIEWS) { say(`A lesson holds at most ${MAX_VIEWS} views: this one was not added.`); return; }
+  if (lesson.made.length >= MAX_VIEWS) { say(W("lesson_full", {max: MAX_VIEWS})); return; }
   const q = new URL(link().url()).searchParams;
   q.delete("lesson"); q.delete("lang");   // the lesson's language is the lesson link's own
   const input = make.querySelector("#lesson_note"), note = [...input.value.trim()].slice(0, MAX_NOTE).join("");
   const views = lesson.made.concat([[q.toString(), note]]);
   if (encode(views).length > MAX_LINK) {
-    say(`This view was not added: the lesson's link would be over ${MAX_LINK} characters (shorter sentences fit).`);
+    say(W("lesson_too_long", {max: MAX_LINK}));
     return;
   }
   lesson.made = views; input.value = ""; count();
-  say(`View ${views.length} added to the lesson${note ? "" : " (no note)"}.`);
+  say(W(note ? "lesson_added" : "lesson_added_nonote", {n: views.length}));
 });
 role(make, "drop").addEventListener("click", () => { lesson.made.pop(); count(); });
 make.querySelector("#copy_lesson").addEventListener("click", async () => {
-  if (!lesson.made.length) { say("Add at least one view to the lesson first."); return; }
+  if (!lesson.made.length) { say(W("lesson_none")); return; }
   const u = lessonUrl(lesson.made);
   lesson.last = u;
   let copied = false;
   try { await navigator.clipboard.writeText(u); copied = true; } catch (e) { copied = false; }
-  say(`${copied ? "Lesson link copied" : "Copy this lesson link"} (${lesson.made.length} views, in order):`, u);
+  say(W(copied ? "lesson_copied" : "lesson_copy_this", {n: lesson.made.length}), u);
 });
 role(make, "close").addEventListener("click", () => { make.hidden = true; });
 function bindOpen() {                     // Lesson… beside Copy link (ui/link.py LINK_HTML) opens the tools
@@ -120,7 +120,7 @@ async function begin() {
   if (!await ready) return;
   const {views, why} = decode(param);
   if (!views) {
-    say(`This lesson link was ignored: ${why} (${RULE}).`);
+    say(W("lesson_ignored", {why, rule: RULE()}));
     link().opened = true;
     return;
   }
@@ -128,4 +128,4 @@ async function begin() {
   bar.hidden = false;
   await show(0);
 }
-begin().catch(e => { lesson.busy = false; say(`This lesson could not be opened: ${e.message || e}`); });
+begin().catch(e => { lesson.busy = false; say(W("lesson_failed", {why: e.message || e})); });

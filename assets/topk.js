@@ -4,6 +4,7 @@
 // pushTopk calls window.__topkView.render): the click sends the piece and the position the view shows.
 const list = element.querySelector(".topk-list"), note = element.querySelector(".topk-note");
 let shown = {};
+const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
 function force(piece) {
   if (!shown.items || shown.done) return;
   const view = window.__lensViews && window.__lensViews.attention;
@@ -14,12 +15,12 @@ function render(v) {
   v = v || {}; shown = v;
   const items = v.items || [];
   list.textContent = "";
-  note.textContent = v.note || (items.length ? (v.done ? "Decoding finished: step back to force another piece."
+  note.textContent = v.note || (items.length ? (v.done ? w("topk_done")
                                             : "")  // the heading says what a click does
-                                  : "Start a sentence to see the most probable next pieces.");
+                                  : w("topk_empty"));
   items.forEach(([piece, p], i) => {
     const b = document.createElement("button"); b.type = "button"; b.dataset.piece = piece; b.disabled = !!v.done;
-    b.title = `force ${piece}`; if (i === 0) b.classList.add("greedy");
+    b.title = w("force", {piece}); if (i === 0) b.classList.add("greedy");
     const bar = document.createElement("span"); bar.className = "topk-bar"; bar.style.width = `${(100 * p).toFixed(1)}%`;
     const name = document.createElement("span"); name.className = "topk-piece"; name.textContent = piece;
     const pr = document.createElement("span"); pr.className = "topk-p"; pr.textContent = `${(100 * p).toFixed(1)}%`;

@@ -30,7 +30,8 @@ def test_a_missing_german_text_falls_back_to_english(monkeypatch):
 def test_the_i18n_object_holds_every_label_in_both_languages():
     got = texts.I18N.translations_dict
     assert set(got) == set(texts.LANGS)
-    assert set(got["de"]) == set(got["en"]) == set(texts.catalogue("en")["label"])
+    own = set(texts.GRADIO_OWN["en"])  # Gradio's own keys its locales lack
+    assert set(got["de"]) == set(got["en"]) == set(texts.catalogue("en")["label"]) | own
     assert all(v.strip() for lang in got for v in got[lang].values())
     for k, v in got["de"].items():  # the German labels are German (those of 4 words or more: detect can tell)
         if len(re.findall(r"[^\W\d_]{2,}", v)) >= 4:
@@ -80,3 +81,38 @@ def test_a_handler_reads_its_users_language(cookie, accept, lang):
     finally:
         LocalContext.request.reset(token)
     assert texts.page_lang() == "en"  # outside an event
+
+
+def test_a_missing_german_label_falls_back_to_english_and_is_listed(monkeypatch):
+    de = {**texts.catalogue("de"), "label": {k: v for k, v in texts.catalogue("de")["label"].items()
+                                             if k != "examples_pick"}}
+    monkeypatch.setattr(texts, "catalogue", lambda lang="en", real=texts.catalogue: de if lang == "de" else real(lang))
+    assert texts.labels("de")["examples_pick"] == "Examples: pick a sentence…"
+    assert texts.missing("de") == ["label.examples_pick"]
+
+
+def test_the_short_words_of_pickers_tables_and_languages_are_in_both_catalogues():
+    from transformer.language import OTHER_NAMES
+    from ui.compare_tab import PAIRS
+    en, de = texts.labels("en"), texts.catalogue("de")["label"]
+    assert {f"lang_{c}": n for c, n in OTHER_NAMES.items()}.items() <= en.items()  # the library's names, in English
+    assert all(f"lang_{c}" in de for c in OTHER_NAMES)  # ... and German: the caveat's "looks like {name}"
+    for src, pairs in PAIRS.items():  # what differs in an example pair: the pair's own words in English
+        assert [en[f"pair_{src}_{i + 1}"] for i in range(len(pairs))] == [what for _, _, what in pairs]
+    roles = {r["role"] for r in __import__("transformer.roles", fromlist=["legend"]).legend()}
+    assert all(f"role_{r}" in de and f"role_short_{r}" in de for r in roles)  # the lens view's and the atlas's
+
+
+def test_a_pickers_options_and_name_can_be_labels():
+    from ui.controls import select_template
+    html_ = select_template(texts.label("examples"))
+    assert 'aria-label="Examples"' in html_ and "data-i18n-label=" in html_ and "examples" in html_
+    assert "data-i18n-label" not in select_template("Model")
+    from ui.app import shown_choices
+    from ui.models import Models
+    fake = SimpleNamespace(config=SimpleNamespace(src_lang="de", tgt_lang="en", direction="de-en"))
+    models = Models.__new__(Models)
+    models.by_key, models.default = {"de-en": fake}, "de-en"
+    (shown, key), = shown_choices(models)  # "German → English" as two labels: the page says them in its language
+    assert key == "de-en" and texts.shown(shown.split(" → ")[0], "de") == "Deutsch"
+    assert texts.shown(shown.split(" → ")[1], "de") == "Englisch"

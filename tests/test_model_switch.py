@@ -81,7 +81,7 @@ def test_the_clears_after_a_switch_with_no_sentence_say_nothing_of_a_sentence(de
     started = dict(zip(names, clear.fn("de-en", Translator.load(tiny_trained, "cpu").start(SOURCE))))
     assert idle["beam_note"] == idle["ablate_note"] == idle["layers_note"] == idle["word_align_summary"] == ""
     # the beam note is a label of the catalogue (gr.I18n): the page shows it in its language (texts.shown)
-    assert "Run beam search" in shown(started["beam_note"]) and "Press Compare" in started["ablate_note"]
+    assert "Run beam search" in shown(started["beam_note"]) and "Press Compare" in shown(started["ablate_note"])
     assert "Strahlsuche" in shown(started["beam_note"], "de")
     assert idle["word_align_matrix"] is None and started["word_align_matrix"] is None  # of the sentence before
 

@@ -11,6 +11,7 @@ from transformer.checkpoint import SHIPPED, CheckpointError, find_checkpoints, r
 from transformer.decoding import Translator
 from ui import handlers as h
 from ui.models import Models, direction_label, of_session
+from ui.attribution_views import alignment_headers
 from ui.texts import shown
 from ui.translate_tab import hint_for, language_words
 
@@ -307,8 +308,9 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
              lambda tr: h.across_layers_at(tr, s, "all layers", 0.15, pos)),
             ("across_layers_follow", (s, "layer 1", 0.15, pos), slice(None),
              lambda tr: h.across_layers_at(tr, s, "layer 1", 0.15, pos)),
-            ("word_alignment_follow", (s, "saliency", pos), slice(None),
-             lambda tr: h.word_alignment_at(tr, s, "saliency", pos)),
+            ("word_alignment_follow", (s, "saliency", pos), slice(None),  # the page's table: its heads said
+             lambda tr: (lambda f, rows, said: (f, {"headers": alignment_headers(), "data": rows}, said))(
+                 *h.word_alignment_at(tr, s, "saliency", pos))),
             ("on_force", (s, 8, False, evt({"position": pos, "piece": "▁the"})), slice(None),
              lambda tr: h.force_at(tr, s, pos, "▁the", 8, False)),
             ("on_open", (s, evt({"kind": "cross", "layer": 0, "head": 1, "position": pos})), slice(None),

@@ -11,10 +11,12 @@ from . import fresh
 from . import handlers as h
 from .components import CONC, api_only, Ctx, lens_view, live_position, started_sentence
 from .models import of_session
-from .texts import both, explained, label
+from .texts import both, explained, label, labels, page_lang, said
 
-PRESS = "Press Compare for this sentence (or a suggestion above): its translations, tables and maps appear here."
-UNSTARTED = "Compare switches heads off on the sentence started there."
+PRESS = label("ablation_press")  # in the page's language (gr.I18n: the note is a Textbox's value)
+UNSTARTED = "un_ablation"  # ui/texts [label], said by fresh.unstarted in the user's language
+HEADS = (("th_position", "th_piece", "th_p_intact", "th_p_ablated", "th_change"),  # the tables' heads: [label]
+         ("th_rank", "th_intact", "th_p", "th_ablated", "th_p"))
 
 
 def build(ctx: Ctx) -> None:
@@ -45,10 +47,10 @@ def build(ctx: Ctx) -> None:
         ablated = gr.Textbox(label=label("ablated"), interactive=False,
                              elem_id="ablated_translation")
     with gr.Row():
-        probs = gr.Dataframe(headers=["position", "piece", "p intact", "p ablated", "change"],
+        probs = gr.Dataframe(headers=[labels()[k] for k in HEADS[0]],
                              label=label("probs"), interactive=False,
                              elem_id="ablate_probs")
-        topk = gr.Dataframe(headers=["rank", "intact", "p", "ablated", "p"], label=label("topk_step"),
+        topk = gr.Dataframe(headers=[labels()[k] for k in HEADS[1]], label=label("topk_step"),
                             interactive=False, elem_id="ablate_topk")
     with gr.Column() as view_box:  # hidden while it would show another sentence's maps (ui/fresh.py)
         view = lens_view(ctx, "attention_ablated")
@@ -60,8 +62,10 @@ def build(ctx: Ctx) -> None:
 
     def compare(session, *rest):  # without a started sentence (a model picked, a reload): said in the note
         if not fresh.started(session):
-            return [gr.skip()] * 5 + [fresh.unstarted(UNSTARTED), gr.skip()]
-        return (*ablate(session, *rest), fresh.hidden(False))
+            return [gr.skip()] * 5 + [fresh.unstarted(UNSTARTED, words=labels(page_lang())), gr.skip()]
+        out = list(ablate(session, *rest))  # the tables' heads in the user's page's language (not gr.I18n's)
+        out[2:4] = [{"headers": [said(k) for k in keys], "data": rows} for keys, rows in zip(HEADS, out[2:4])]
+        return (*out, fresh.hidden(False))
 
     b_ablate.click(compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
     api_only(ctx).click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
@@ -77,10 +81,10 @@ def build(ctx: Ctx) -> None:
         b.click(suggest(i), [ctx.state, ctx.model], [enc, dec, cross], **fresh.QUIET).success(
             compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
 
-    def new(key="", said=PRESS):  # a new sentence or model: nothing of the old one stays; the picks are the model's
+    def new(key="", note=PRESS):  # a new sentence or model: nothing of the old one stays; the picks are the model's
         m = models.get(key) if models is not None else tr
         ps = A.suggestions(m)
-        return (["", "", None, None, None, said, fresh.hidden()]
+        return (["", "", None, None, None, note, fresh.hidden()]
                 + [gr.update(value=ps[i]["label"] if i < len(ps) else "", visible=i < len(ps))
                    for i in range(A.N_SUGGESTIONS)] + [A.suggestions_note(m)])
 

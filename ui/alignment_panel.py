@@ -10,7 +10,7 @@ from .attribution_views import ALIGN_METHODS, alignment_headers
 from .components import CONC, Ctx
 from .figures import for_width, width_input, with_width
 from .panels import Panel
-from .texts import explained, label
+from .texts import explained, label, page_lang
 
 # the position of the whole trajectory the Translate view holds (not only up to its step): its last position
 WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attention, d = v && v.state && v.state.traj; "
@@ -23,7 +23,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     of the whole sentence)."""
     gr.Markdown(explained("align.intro"),
                 elem_id="word_align_intro")
-    method = gr.Dropdown(ALIGN_METHODS, value="alti", label=label("align_method"), elem_id="word_align_method",
+    method = gr.Dropdown([(label(f"mname_{m}"), m) for _, m in ALIGN_METHODS], value="alti", label=label("align_method"), elem_id="word_align_method",
                          filterable=False)
     summary = gr.Markdown("", elem_id="word_align_summary")
     with gr.Row(equal_height=False):
@@ -37,8 +37,10 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
                   trigger_mode="always_last")
 
     def word_alignment_follow(session, chosen, position, page_width=0):  # page_width 0: a wide page
-        fig, *rest = h.word_alignment_follow(session, chosen, position)
-        return [for_width(fig, page_width), *rest]
+        fig, rows, *rest = h.word_alignment_follow(session, chosen, position)
+        if isinstance(rows, list):  # the table's heads in the user's page's language (a Dataframe's are not gr.I18n's)
+            rows = {"headers": alignment_headers(lang=page_lang()), "data": rows}
+        return [for_width(fig, page_width), rows, *rest]
 
     for event in ([tab.select] if tab is not None else []) + [method.input]:
         event(word_alignment_follow, inputs, outs, **follow)

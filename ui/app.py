@@ -32,7 +32,7 @@ def build_demo(translators) -> gr.Blocks:
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         with panels.row(elem_id="intro"):  # one line: the Translate view must fit a laptop screen
             gr.HTML(TITLE, elem_id="title", padding=False)
-            picker = controls.select(models.choices(), models.default, elem_id="model", label="Model",
+            picker = controls.select(shown_choices(models), models.default, elem_id="model", label=texts.label("model_picker"),
                                      interactive=len(models) > 1)  # 160 px wide: assets/layout.css
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
@@ -75,6 +75,14 @@ def build_demo(translators) -> gr.Blocks:
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     with_labels(demo)
     return demo
+
+
+def shown_choices(models: Models) -> list[tuple[str, str]]:
+    """The model picker's options, 'German → English' in the page's language (gr.I18n markers: assets/controls.js)."""
+    w = texts.labels()
+    return [(f"{texts.label(f'lang_{tr.config.src_lang}')} → {texts.label(f'lang_{tr.config.tgt_lang}')}"
+             if f"lang_{tr.config.src_lang}" in w and f"lang_{tr.config.tgt_lang}" in w else label, key)
+            for (key, tr), (label, _) in zip(models, models.choices())]
 
 
 def with_labels(demo: gr.Blocks) -> None:

@@ -10,7 +10,7 @@ from .components import Ctx, asset
 from .texts import spans
 
 TEMPLATE = ('<div class="arch"><svg class="arch-svg" data-role="svg" role="group" '
-            'aria-label="the model: encoder and decoder layers and their sublayers"></svg>'
+            'aria-label="the model: encoder and decoder layers and their sublayers" data-label="label.arch_aria"></svg>'
             f'<div class="arch-legend">{spans("arch.legend")}</div>'
             '<div class="arch-qkv" data-role="qkv"></div></div>')
 

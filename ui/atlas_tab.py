@@ -32,11 +32,11 @@ def load_atlas(tr) -> dict | None:
 roles = head_roles  # {kind: [[role of head h] per layer]} for the attention view's titles (transformer.roles)
 
 
-def plain_role(rule: dict, lang: str = "en") -> str:
-    """A role's plain description from the catalogue (ui/texts/<lang>.toml role.<name>); a role the table gained
-    since (transformer/roles.py) reads its own description until the catalogue has it."""
+def plain_role(rule: dict, lang: str = "en", mode: str = "plain") -> str:
+    """A role's description from the catalogue (ui/texts/<lang>.toml role.<name>, plain or detail); a role the table
+    gained since (transformer/roles.py) reads its own description until the catalogue has it."""
     try:
-        return text(f"role.{rule['role']}", "plain", lang)
+        return text(f"role.{rule['role']}", mode, lang)
     except KeyError:
         return rule["description"]
 
@@ -110,7 +110,7 @@ def atlas_texts(atlas: dict, words: str, tr, lang: str = "en") -> dict:
                 "note": "" if st is None else text(f"atlas.stop_{st['reason']}", mode, lang).format(
                     text=pruning_stop_text(atlas), n=st["heads_off"], pct=f"{100 * st['fraction']:.0f}"),
                 "curve_title": text("atlas.curve_title", mode, lang), "legend": text("atlas.legend", mode, lang),
-                "roles": {r["role"]: plain_role(r, lang) for r in R.legend()}}
+                "roles": {r["role"]: plain_role(r, lang, mode) for r in R.legend()}}
         for k, v in said.items():
             out.setdefault(k, {})[mode] = v
     return out

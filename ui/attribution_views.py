@@ -64,8 +64,10 @@ def alignment_table(wa) -> list[list[str]]:
             + [f"{k}/{n}"] for w, (word, k) in enumerate(zip(wa.target_words, wa.agreement()))]
 
 
-def alignment_headers(methods=METHODS) -> list[str]:
-    return ["target word"] + [LABELS[m] for m in methods] + ["agree"]
+def alignment_headers(methods=METHODS, lang: str = "en") -> list[str]:
+    """The word alignment table's heads in `lang` (ui/texts [label]: th_target_word, mname_<method>, th_agree)."""
+    w = labels(lang)
+    return [w["th_target_word"]] + [w.get(f"mname_{m}", LABELS[m]) for m in methods] + [w["th_agree"]]
 
 
 def alignment_summary(wa, method: str) -> str:
@@ -80,7 +82,7 @@ def alignment_summary(wa, method: str) -> str:
         total_said = (w["in_translation"].format(words=n_words(total)) if mode == "plain" else
                       w["target_words_1" if total == 1 else "target_words_n"].format(n=total))
         return text("align.summary", mode, lang).format(total=total_said, counts=counts,
-                                                        method=LABELS[method] if mode == "plain" else METHOD_TITLES[method])
+                                                        method=labels(lang).get(f"mname_{method}", LABELS[method]) if mode == "plain" else labels(lang).get(f"mtitle_{method}", METHOD_TITLES[method]))
     return each(said_in)
 
 
@@ -95,7 +97,7 @@ def word_alignment_at(tr: Translator, session, method, position=None):
         fail(e)
     fig = figures.heatmap(wa.scores[method], [figures.label(w) for w in wa.source_words],
                           [figures.label(w) for w in wa.target_words],
-                          said("word_align_title", method=LABELS[method]))
+                          said("word_align_title", method=said(f"mname_{method}")))
     fig.update_xaxes(title={"text": said("source_words")})
     fig.update_yaxes(title={"text": said("target_words_axis")})
     return fig, alignment_table(wa), alignment_summary(wa, method)

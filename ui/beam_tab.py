@@ -8,10 +8,10 @@ from . import handlers as h
 from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
-from .texts import explained, label
+from .texts import explained, label, labels, page_lang
 
 PRESS = label("beam_press")  # in the page's language (gr.I18n)
-UNSTARTED = "beam search runs on the sentence started there."
+UNSTARTED = "un_beam"  # ui/texts [label], said by fresh.unstarted in the user's language
 
 
 def build(ctx: Ctx) -> None:
@@ -34,7 +34,7 @@ def build(ctx: Ctx) -> None:
 
     def run(session, n, page_width=0):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
         if not fresh.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
-            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED), gr.skip()]
+            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=labels(page_lang())), gr.skip()]
         beams, fig, *rest = started(session, n)
         return (beams, for_width(fig, page_width), *rest, "", fresh.hidden(False))
 
@@ -56,4 +56,4 @@ def build(ctx: Ctx) -> None:
     api_only(ctx).click(beam, [ctx.source, size, ctx.model], outs, api_name="beam", **CONC)
     api_only(ctx).click(pick, [state, choice], [tree, view], api_name="beam_pick", **CONC)
     choice.input(pick_here, [state, choice, width], [tree, view], js=with_width(None, 3), api_visibility="private",
-                 **CONC)
+                 trigger_mode="always_last", **CONC)  # picks while one is answered: the last one's map, drawn last

@@ -18,7 +18,7 @@ from .texts import both, each, label, labels, text
 PAIRS = {"de": [("Der Hund beißt den Mann.", "Den Mann beißt der Hund.", "word order, with case saying who bites"),
                 ("Ich rufe dich an.", "Ich rufe dich morgen an.", "a separable verb: an moves further away")],
          "en": [("The dog bites the man.", "The man bites the dog.", "word order: who bites whom")]}
-PICK = "Example pairs: pick one…"
+PICK = label("pairs_pick")  # in the page's language: gr.I18n markers in a Dropdown's choices are translated
 # The word to watch in the first pair, per language: cross-attention's rows are the translation being written,
 # its columns the source read, so a target word looks at a source word (never the other way round)
 DOG = {"de": "Hund", "en": "dog"}
@@ -66,8 +66,10 @@ TEMPLATE = f"""<div class="cmp" tabindex="0" aria-label="two sentences side by s
 
 def pair_choices(tr) -> list[tuple[str, str]]:
     """The example pairs of the model's source language as dropdown choices (the value: [A, B] as JSON)."""
-    pairs = PAIRS.get(tr.config.src_lang, [])
-    return [(PICK, "")] + [(f"{a}  |  {b}  ({what})", json.dumps([a, b], ensure_ascii=False)) for a, b, what in pairs]
+    src = tr.config.src_lang  # what differs: the catalogue's pair_<lang>_<n> (English: PAIRS' own words)
+    pairs = PAIRS.get(src, [])
+    return [(PICK, "")] + [(f"{a}  |  {b}  ({label(f'pair_{src}_{i + 1}')})", json.dumps([a, b], ensure_ascii=False))
+                           for i, (a, b, _) in enumerate(pairs)]
 
 
 def first_pair(tr) -> tuple[str, str]:
@@ -87,11 +89,11 @@ def build(ctx: Ctx) -> None:
     about = gr.Markdown(intro(tr), elem_id="compare_intro")
     a0, b0 = first_pair(tr)
     with gr.Row(equal_height=True, elem_id="compare_row"):
-        a = gr.Textbox(a0, label="Sentence A", show_label=False, container=False, placeholder=label(f"sentence_a_{tr.config.src_lang}"),
+        a = gr.Textbox(a0, label=label("sentence_a"), show_label=False, container=False, placeholder=label(f"sentence_a_{tr.config.src_lang}"),
                        elem_id="compare_a", max_length=2000, scale=4, min_width=200)
-        b = gr.Textbox(b0, label="Sentence B", show_label=False, container=False, placeholder=label(f"sentence_b_{tr.config.src_lang}"),
+        b = gr.Textbox(b0, label=label("sentence_b"), show_label=False, container=False, placeholder=label(f"sentence_b_{tr.config.src_lang}"),
                        elem_id="compare_b", max_length=2000, scale=4, min_width=200)
-        pairs = gr.Dropdown(pair_choices(tr), value="", label="Example pairs", show_label=False, container=False,
+        pairs = gr.Dropdown(pair_choices(tr), value="", label=label("example_pairs"), show_label=False, container=False,
                             elem_id="compare_pairs", scale=3, min_width=200, filterable=False)
         go = gr.Button(label("start_both"), variant="primary", elem_id="compare_start", scale=0, min_width=150)
     note = box_note(ctx, "compare_note", ["compare_a", "compare_b"])  # under the boxes: why Start both started nothing

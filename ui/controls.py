@@ -13,10 +13,13 @@ Styled with Gradio's own theme variables (assets/layout.css), so they look like 
 from __future__ import annotations
 
 import html
+import json
+import re
 
 import gradio as gr
 
 from .components import asset
+from .texts import labels
 
 # a JS expression escaping `x` for HTML (the templates are JS template strings; the values are ours, escaped anyway)
 ESC = "String({x}).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\"/g, '&quot;')"
@@ -44,8 +47,11 @@ def buttons(items: list[tuple[str, str, str]], elem_id: str | None = None, shown
 def select_template(label: str, disabled: bool = False) -> str:
     options = ("${choices.map(([l, v]) => `<option value=\"${" + ESC.format(x="v") + "}\"${v === value ? ' selected'"
                " : ''}>${" + ESC.format(x="l") + "}</option>`).join('')}")
-    return (f'<select class="al-select" aria-label="{html.escape(label)}"{" disabled" if disabled else ""}>'
-            f'{options}</select>')
+    marked = "__i18n__" in label  # a gr.I18n marker (ui/texts.py label): assets/controls.js says it in the page's language
+    name = re.sub(r"__i18n__\{[^}]*\}", lambda m: labels()[json.loads(m.group(0)[8:])["key"]], label)
+    return (f'<select class="al-select" aria-label="{html.escape(name)}"'
+            f'{f" data-i18n-label={html.escape(label, quote=True)!r}" if marked else ""}'
+            f'{" disabled" if disabled else ""}>{options}</select>')
 
 
 def select(choices: list[tuple[str, str]], value: str, elem_id: str, label: str, interactive: bool = True,

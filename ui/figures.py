@@ -33,10 +33,20 @@ def axis_line(kind: str, languages: tuple[str, str] | None) -> str:
     return f"↓ {rows} · {cols} →"
 
 
+def localized_axes(fig):
+    """`fig` (a transformer/figures.py heatmap) with its axes' titles, "keys" and "queries", in the user's page's
+    language."""
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        if axis.title.text in ("keys", "queries"):
+            axis.title.text = said(axis.title.text)
+    return fig
+
+
 def with_axes(fig, kind: str, languages: tuple[str, str] | None):
     """An attention figure (transformer.figures) with its axis line under the title: what its rows and columns are."""
     import html
     title = fig.layout.title.text or ""
+    localized_axes(fig)
     fig.update_layout(title={"text": f"{title}<br><sup>{html.escape(axis_line(kind, languages))}</sup>"})
     fig.update_layout(margin={"t": max(100, (fig.layout.margin.t or 0) + 20)})
     return fig
@@ -88,16 +98,16 @@ def training_curves(log: dict) -> dict:
     ep = [e["epoch"] for e in points]
     get = lambda k: [e.get(k) for e in points]
     two = all(e.get("val_bleu_multi30k") is not None and e.get("val_bleu_tatoeba") is not None for e in points)
-    bleu = "validation BLEU" + (" (mean of Multi30k val and Tatoeba val)" if points and two else "")
+    bleu = said("curve_bleu_two" if points and two else "curve_bleu")
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": p["x"], "x1": p["x"], "y0": 0, "y1": 1,
                "line": {"dash": "dot", "color": "#999", "width": 1}} for p in pauses]
     notes = [{"x": p["x"], "y": 0, "xref": "x", "yref": "paper", "xanchor": "left", "yanchor": "bottom",
-              "showarrow": False, "text": " paused, resumed", "font": {"size": 11, "color": "#777"}} for p in pauses]
+              "showarrow": False, "text": said("curve_paused"), "font": {"size": 11, "color": "#777"}} for p in pauses]
     return {"data": [
-        {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("train_loss"), "name": "train loss (smoothed)"},
-        {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_loss"), "name": "validation loss"},
+        {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("train_loss"), "name": said("curve_train")},
+        {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_loss"), "name": said("curve_val")},
         {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_bleu"), "name": bleu, "yaxis": "y2"}],
-        "layout": {"xaxis": {"title": {"text": "epoch"}, "dtick": 1}, "yaxis": {"title": {"text": "loss (nats/token)"}},
+        "layout": {"xaxis": {"title": {"text": said("curve_epoch")}, "dtick": 1}, "yaxis": {"title": {"text": said("curve_loss")}},
                    "yaxis2": {"title": {"text": "BLEU"}, "overlaying": "y", "side": "right"},
                    "legend": {"orientation": "h", "y": -0.25}, "margin": {"t": 30}, "shapes": shapes,
                    "annotations": notes}}
@@ -118,18 +128,18 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
             g["x"].append(step)
             g["y"].append(node.rank + 1)
             g["text"].append(piece)
-            g["hover"].append(f"step {step} · rank {node.rank + 1}<br>{piece}<br>log-prob {node.score:.3f}")
+            g["hover"].append(said("beam_hover", step=step, rank=node.rank + 1, piece=piece, score=f"{node.score:.3f}"))
             if node.parent >= 0:
                 ex += [step - 1, step, None]
                 ey += [tree[step - 1][node.parent].rank + 1, node.rank + 1, None]
     data = [{"type": "scatter", "mode": "lines", "x": ex, "y": ey, "line": {"color": "#bbbbbb", "width": 1},
-             "hoverinfo": "skip", "name": "beam"}]
+             "hoverinfo": "skip", "name": said("beam_lines")}]
     if highlight_path:
         data.append({"type": "scatter", "mode": "lines", "x": [s for s, _ in highlight_path],
                      "y": [tree[s][i].rank + 1 for s, i in highlight_path], "line": {"color": "#ff851b", "width": 5},
-                     "hoverinfo": "skip", "name": "chosen hypothesis"})
-    for alive, name, marker in ((True, "live", {"symbol": "circle", "size": 10, "color": "#0074d9"}),
-                                (False, "finished (EOS)", {"symbol": "diamond", "size": 13, "color": "#2ecc40"})):
+                     "hoverinfo": "skip", "name": said("beam_chosen")})
+    for alive, name, marker in ((True, said("beam_live"), {"symbol": "circle", "size": 10, "color": "#0074d9"}),
+                                (False, said("beam_finished"), {"symbol": "diamond", "size": 13, "color": "#2ecc40"})):
         g = groups[alive]
         data.append({"type": "scatter", "mode": "markers+text", "x": g["x"], "y": g["y"], "text": g["text"],
                      "textposition": "top center", "hovertext": g["hover"], "hoverinfo": "text", "marker": marker,
@@ -171,7 +181,7 @@ def alignment_figure(align: np.ndarray, source_tokens: list[str], target_tokens:
                      "name": name, "showlegend": False})
     return {"data": data,
             "layout": {"xaxis": {"visible": False, "range": [-0.5, width + 0.5]},
-                       "yaxis": {"tickmode": "array", "tickvals": [0, 1], "ticktext": ["target", "source"],
+                       "yaxis": {"tickmode": "array", "tickvals": [0, 1], "ticktext": [said("align_target"), said("align_source")],
                                  "range": [-0.6, 1.6], "showgrid": False, "zeroline": False},
                        "margin": {"l": 60, "r": 20, "t": 20, "b": 20}}}
 

@@ -8,6 +8,16 @@ import gradio as gr
 from transformer.decoding import DecodingSession
 
 TOPK = 8  # the top-k list's default length
+# the library's messages a page user meets, by the [label] key that says them in the page's language (ui/texts.py
+# said: English for programs, which send no page language)
+SAID = {"input is empty: type a sentence": "err_empty", "target is empty": "err_target_empty"}
+
+
+def told(message: str, **fill) -> str:
+    """A library message (or a [label] key) in the user's page's language where the catalogue has it."""
+    from .texts import labels, said
+    key = SAID.get(message, message)
+    return said(key, **fill) if key in labels() else message
 HEAD_RE = re.compile(r"^L(\d{1,2}) H(\d{1,2})$")
 
 
@@ -21,25 +31,25 @@ def source_problem(tr, text) -> str:
         tr.source_ids(text)
         return ""
     except ValueError as e:
-        return str(e)
+        return told(str(e))
 
 
 def reference_problem(session, ref) -> str:
     """Why a reference cannot be shown ("" if it can): no sentence started, or a reference the sentence's own
     model cannot read."""
     if not isinstance(session, DecodingSession):
-        return "Press Start first: a reference is read against the started sentence."
+        return told("err_reference_start")
     try:
         session.translator.target_ids_of(ref)
         return ""
     except ValueError as e:
-        return f"reference: {e}"
+        return told("err_reference", why=told(str(e)))
 
 
 def need_session(session) -> DecodingSession:
     """A fork of the user's session (handlers never mutate the state they are given)."""
     if not isinstance(session, DecodingSession):
-        raise gr.Error("Press Start first: there is no sentence being decoded.", print_exception=False)
+        raise gr.Error(told("err_no_session"), print_exception=False)
     return session.fork()
 
 

@@ -11,9 +11,9 @@ from .components import CONC, Ctx, api_only, live_position, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
 from .panels import Panel
-from .texts import explained, label
+from .texts import explained, label, labels, page_lang
 
-UNSTARTED = "these plots are of the sentence started there, at the step its view shows."
+UNSTARTED = "un_layers"  # ui/texts [label], said by fresh.unstarted in the user's language
 
 
 def build(ctx: Ctx, tab: Panel | None = None) -> None:
@@ -41,7 +41,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
 
     def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
         if not fresh.started(session):
-            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED)]
+            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=labels(page_lang()))]
         return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), ""]
 
     page_js = with_width(live_position(4, 3), 5)

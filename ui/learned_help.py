@@ -7,6 +7,8 @@ import numpy as np
 
 from transformer.history import epoch_point
 
+from .texts import labels
+
 SPECIAL = ("<s>", "</s>")
 
 
@@ -41,48 +43,30 @@ def plain_epoch(epoch) -> str:
 
 
 def explain(history, example, epoch, cross: np.ndarray | None = None,
-            mode: str = "detail") -> tuple[str, str] | None:
-    """(the text box's words, sentences for the snapshot's line, plainly or in detail) when the output is one piece
-    repeated or nothing at all; None when it is a translation to read. `cross`: the map drawn (T, S), to say how
-    spread its rows are."""
-    plain = mode == "plain"
+            mode: str = "detail", lang: str = "en") -> tuple[str, str] | None:
+    """(the text box's words, sentences for the snapshot's line, plainly or in detail, in `lang`: ui/texts [label]
+    lh_*) when the output is one piece repeated or nothing at all; None when it is a translation to read. `cross`:
+    the map drawn (T, S), to say how spread its rows are."""
+    plain, w = mode == "plain", labels(lang)
     pieces, ended = output_of(history.target(example, epoch))
     p, n = longest_run(pieces)
     rest = pieces[next(i for i in range(len(pieces)) if pieces[i:i + n] == [p] * n) + n:] if n else []
-    end = (f"then {' '.join(rest + ['</s>'] * ended)}" if rest else
-           "then </s>" if ended else "until the length limit, never </s>")
+    end = (w["lh_then"].format(rest=" ".join(rest + ["</s>"] * ended)) if rest else
+           w["lh_then_end"] if ended else w["lh_never_end"])
     code = lambda t: t.replace("</s>", "`</s>`")  # noqa: E731 (Markdown would read <s> as a tag)
     if n >= 3 and 2 * n >= len(pieces):
         said = words(pieces)
-        text = f"{said + ' ' if said else ''}(no translation yet: {p} repeated {n} times, {end})"
-        if plain and float(epoch) == 0:
-            why = [f"The untrained model writes the piece it has just read: `{p}` after `{p}`, {n} times, "
-                   f"{code(end)}. Its numbers are random, but reading a piece and writing one share the same "
-                   "list of numbers, so that piece wins; fed back in, it repeats"]
-        elif plain:
-            why = [f"The same piece over and over (`{p}`, {n} times, {code(end)}): the model has learned that it is "
-                   "a common piece, not yet how to follow the sentence"]
-        elif float(epoch) == 0:
-            why = [f"The untrained model predicts the piece it has just read: `{p}` after `{p}`, {n} times, "
-                   f"{code(end)}. Its weights are random, but its output and input embeddings are the same matrix "
-                   "(tied) and the residual connections carry the piece read up to the output, so that piece scores "
-                   "highest against itself; fed back in, it repeats"]
-        else:
-            why = [f"The same piece over and over (`{p}`, {n} times, {code(end)}): the model has learned that it is "
-                   "a common piece, not yet how to follow the sentence"]
-        why.append("Each row of the map is one of those steps" + ("" if plain else
-                                                                   " (a row reads “query → the piece it predicts”)"))
+        text = f"{said + ' ' if said else ''}{w['lh_repeated'].format(p=p, n=n, end=end)}"
+        first = "lh_common" if float(epoch) != 0 else "lh_untrained_plain" if plain else "lh_untrained_detail"
+        why = [w[first].format(p=p, n=n, end=code(end)), w["lh_rows_plain" if plain else "lh_rows_detail"]]
     elif not pieces:
-        text = "(no translation yet: its first prediction is already </s>, the end of the sentence)"
-        why = ["It ends at once: the only row is `<s>` → `</s>`, the model reading the start and "
-               + ("writing the end" if plain else "predicting the end")]
+        text = w["lh_nothing"]
+        why = [w["lh_ends_plain" if plain else "lh_ends_detail"]]
     else:
         return None
     if cross is not None and cross.size and float(cross.max(axis=-1).mean()) < 2.0 / cross.shape[-1]:
-        why[-1] += (", and it looks at every word of the sentence about the same: it does not yet know which words "
-                    "go together" if plain else ", and its attention is spread almost evenly over the source: no "
-                                                  "alignment yet")
+        why[-1] += w["lh_even_plain" if plain else "lh_even_detail"]
     out = ". ".join(why) + "."
     last = history.epochs[-1]
     final = words(history.target(example, last)) if float(last) != float(epoch) else ""
-    return text, out + (f" After training it says “{final}”" if final else "")
+    return text, out + (w["lh_after"].format(final=final) if final else "")

@@ -9,6 +9,7 @@ from transformer.history import HISTORY, AttentionHistory
 
 from . import handlers as h
 from .components import CONC, Ctx
+from .figures import localized_axes
 from .other_tabs import epoch_words
 from .texts import each, label, labels, page_lang, said, text
 
@@ -50,6 +51,7 @@ def content(tr) -> list:
         return [MISSING] + [gr.update(visible=False)] * 7
     L, H, n = layers_of(tr.model, "cross"), tr.config.n_heads, len(history.epochs)
     fig, text, where = h.learned_at(history, 0, n)
+    fig = localized_axes(fig)  # "keys", "queries" in the user's page's language
     lang = page_lang()  # the words of the controls: the user's page's language when the tab was filled
     first, last = (epoch_words(history.epochs[i], "plain", lang) for i in (0, -1))
     w = labels(lang)
@@ -81,7 +83,8 @@ def build(ctx: Ctx) -> tuple[list, object]:
     models = ctx.models
 
     def show(key, *args):
-        return h.learned_at(load_history(models.get(key)), *args)
+        fig, *rest = h.learned_at(load_history(models.get(key)), *args)
+        return (localized_axes(fig), *rest)
 
     inputs = [example, point, layer, head]
     for c in inputs:

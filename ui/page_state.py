@@ -60,9 +60,12 @@ def started(session) -> bool:
     return isinstance(session, DecodingSession)
 
 
-def unstarted(what: str, here: bool = False) -> str:
+def unstarted(what: str, here: bool = False, words: dict | None = None) -> str:
     """What a page button that needs a started sentence says in its note without one (`what` it works on;
-    here: a button of the Translate tab itself)."""
+    here: a button of the Translate tab itself). `words`: the user's [label] table (ui/texts.py labels(page_lang())):
+    then `what` is its key and the note is in the page's language."""
+    if words is not None:
+        return words["unstarted_here" if here else "unstarted"].format(what=words.get(what, what))
     return f"Press Start{'' if here else ' in the Translate tab'} first: {what}"
 
 

@@ -104,7 +104,9 @@ def missing(lang: str = "de") -> list[str]:
     return [k for k in flat(LANGS[0]) if k not in have] + [f"label.{k}" for k in labels(LANGS[0]) if k not in own]
 
 
-I18N = gr.I18n(**{lang: labels(lang) for lang in LANGS})  # Gradio's component labels (ui/app.py launches with it)
+# Gradio's own words that its locales lack (its status line says the key "common.complete" when an event ends)
+GRADIO_OWN = {"en": {"common.complete": "complete"}, "de": {"common.complete": "fertig"}}
+I18N = gr.I18n(**{lang: {**labels(lang), **GRADIO_OWN[lang]} for lang in LANGS})  # Gradio's labels (ui/app.py)
 
 
 def label(key: str) -> str:

@@ -22,7 +22,7 @@ from .components import (CONC, DECODE, FAST, Ctx, api_only, asset, box_note, box
                          live_position, started_sentence)
 from .models import of_session
 
-PICK = "Examples: pick a sentence…"
+PICK = label("examples_pick")  # "Examples: pick a sentence…" in the page's language (assets/controls.js)
 VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews.attention.ctl"
 
 
@@ -93,7 +93,7 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         # from the box, Tab then Enter reaches the map or the inside panel (issue 41 item 4; shown when focused)
         skip = gr.HTML(SKIP, elem_id="skip", js_on_load=SKIP_JS, padding=False, apply_default_css=False)
         # their widths: assets/layout.css (.al-row > .al-btn-box, .al-select-box); gr.HTML applies no scale
-        examples = drawn.select(words["examples"], "", elem_id="examples", label="Examples")
+        examples = drawn.select(words["examples"], "", elem_id="examples", label=label("examples"))
         b_start = drawn.button(label("start"), "start", "primary")
         b_reset = drawn.button(label("reset"), "reset")
         b_back = drawn.button(label("back"), "back")
@@ -326,8 +326,7 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
         if not page_state.started(session):
-            return [gr.skip(), box_note_value({}, page_state.unstarted("the files hold the maps of the started sentence, "
-                                                                  "at the step the view shows.", here=True))]
+            return [gr.skip(), box_note_value({}, page_state.unstarted("un_export", here=True, words=labels(page_lang())))]
         return [export(session, position, request), box_note_value({})]
 
     c.b_export.click(on_export, [state, c.position], [c.files, c.export_note], js=live_position(2, 1),
