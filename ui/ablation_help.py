@@ -8,7 +8,7 @@ from transformer.capture import layers_of
 from transformer.roles import load_atlas
 
 from . import eval_sets
-from .texts import each, label as said_label, text
+from .texts import each, label as said_label, labels, page_lang, text
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 KIND_WORDS = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
@@ -114,18 +114,17 @@ def topk_step(tr, session) -> int:
     return session.cursor - 1 if session.cursor > 0 and ids[-1] == tr.config.eos_id else session.cursor
 
 
-def summary(tr, n_heads: int, session, step: int, plan: dict[int, int], same: bool) -> str:
-    """The note over the comparison: how many heads, at which step, the forced pieces both sides keep."""
-    text = (f"{n_heads} head{'s' if n_heads != 1 else ''} switched off. Top-k below is at step {step} of the "
-            f"Translate tab, after the same prefix for both models")
+def summary(tr, n_heads: int, session, step: int, plan: dict[int, int], same: bool, lang: str | None = None) -> str:
+    """The note over the comparison: how many heads, at which step, the forced pieces both sides keep; in `lang`
+    (None: the user's page's language, English for programs: ui/texts [label] abl_*)."""
+    w = labels(lang or page_lang())
+    text = w["abl_off_1" if n_heads == 1 else "abl_off_n"].format(n=n_heads, step=step)
     if step != session.cursor:
-        text += f" (step {session.cursor} reads </s>: step {step} is the last one that predicts a piece)"
+        text += w["abl_last"].format(cursor=session.cursor, step=step)
     text += "."
     if plan:
-        forced = ", ".join(f"{tr.tokenizer.piece(t)} at step {i}" for i, t in sorted(plan.items()))
-        text += (f" Both translations keep the piece{'s' if len(plan) != 1 else ''} you forced ({forced}); every "
-                 "other piece is each model's own greedy choice.")
+        forced = ", ".join(w["abl_forced_at"].format(piece=tr.tokenizer.piece(t), i=i) for i, t in sorted(plan.items()))
+        text += w["abl_kept_1" if len(plan) == 1 else "abl_kept_n"].format(forced=forced)
     if same:
-        text += (" The translation did not change: read the change column of the probabilities, and the line on "
-                 "redundancy above.")
+        text += w["abl_same"]
     return text
