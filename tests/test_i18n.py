@@ -43,7 +43,7 @@ def test_every_label_key_a_builder_names_exists():
     for path in UI.glob("*.py"):
         named |= set(re.findall(r"""\b(?:label|both|said)\(\s*["']([\w.]+)["']""", path.read_text(encoding="utf-8")))
     assert len(named) > 30, named
-    assert sorted(named - set(texts.labels("en"))) == []
+    assert sorted(named - set(texts.words("en"))) == []
     with pytest.raises(KeyError, match="no.such"):
         texts.label("no.such")
 
@@ -116,3 +116,10 @@ def test_a_pickers_options_and_name_can_be_labels():
     (shown, key), = shown_choices(models)  # "German → English" as two labels: the page says them in its language
     assert key == "de-en" and texts.shown(shown.split(" → ")[0], "de") == "Deutsch"
     assert texts.shown(shown.split(" → ")[1], "de") == "Englisch"
+
+
+def test_the_servers_words_stay_on_the_server():
+    said = set(texts.catalogue("en")["said"])
+    assert {"th_change", "lh_common", "curve_train", "abl_same"} <= said and not said & set(texts.labels("en"))
+    assert not said & set(texts.I18N.translations_dict["de"]) and not {f"label.{k}" for k in said} & set(texts.payload()["de"])
+    assert texts.said("th_change", "de") == "Änderung" and texts.words("de")["th_change"] == "Änderung"

@@ -8,7 +8,7 @@ from transformer.capture import layers_of
 from transformer.roles import load_atlas
 
 from . import eval_sets
-from .texts import each, label as said_label, labels, page_lang, text
+from .texts import each, label as said_label, page_lang, text, words
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 KIND_WORDS = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
@@ -117,7 +117,7 @@ def topk_step(tr, session) -> int:
 def summary(tr, n_heads: int, session, step: int, plan: dict[int, int], same: bool, lang: str | None = None) -> str:
     """The note over the comparison: how many heads, at which step, the forced pieces both sides keep; in `lang`
     (None: the user's page's language, English for programs: ui/texts [label] abl_*)."""
-    w = labels(lang or page_lang())
+    w = words(lang or page_lang())
     text = w["abl_off_1" if n_heads == 1 else "abl_off_n"].format(n=n_heads, step=step)
     if step != session.cursor:
         text += w["abl_last"].format(cursor=session.cursor, step=step)

@@ -11,7 +11,7 @@ from . import fresh
 from . import handlers as h
 from .components import CONC, api_only, Ctx, lens_view, live_position, started_sentence
 from .models import of_session
-from .texts import both, explained, label, labels, page_lang, said
+from .texts import both, explained, label, page_lang, said, words as said_words
 
 PRESS = label("ablation_press")  # in the page's language (gr.I18n: the note is a Textbox's value)
 UNSTARTED = "un_ablation"  # ui/texts [label], said by fresh.unstarted in the user's language
@@ -47,10 +47,10 @@ def build(ctx: Ctx) -> None:
         ablated = gr.Textbox(label=label("ablated"), interactive=False,
                              elem_id="ablated_translation")
     with gr.Row():
-        probs = gr.Dataframe(headers=[labels()[k] for k in HEADS[0]],
+        probs = gr.Dataframe(headers=[said_words()[k] for k in HEADS[0]],
                              label=label("probs"), interactive=False,
                              elem_id="ablate_probs")
-        topk = gr.Dataframe(headers=[labels()[k] for k in HEADS[1]], label=label("topk_step"),
+        topk = gr.Dataframe(headers=[said_words()[k] for k in HEADS[1]], label=label("topk_step"),
                             interactive=False, elem_id="ablate_topk")
     with gr.Column() as view_box:  # hidden while it would show another sentence's maps (ui/fresh.py)
         view = lens_view(ctx, "attention_ablated")
@@ -62,7 +62,7 @@ def build(ctx: Ctx) -> None:
 
     def compare(session, *rest):  # without a started sentence (a model picked, a reload): said in the note
         if not fresh.started(session):
-            return [gr.skip()] * 5 + [fresh.unstarted(UNSTARTED, words=labels(page_lang())), gr.skip()]
+            return [gr.skip()] * 5 + [fresh.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
         out = list(ablate(session, *rest))  # the tables' heads in the user's page's language (not gr.I18n's)
         out[2:4] = [{"headers": [said(k) for k in keys], "data": rows} for keys, rows in zip(HEADS, out[2:4])]
         return (*out, fresh.hidden(False))

@@ -17,7 +17,7 @@ from .attribution_payload import attribution_payload
 from .decoding_views import at_position
 from .inputs import fail
 from .models import of_session
-from .texts import each, labels, said, text
+from .texts import each, labels, said, text, words as said_words
 
 # the methods' names where the page shows them (dropdown, table, matrix): no formula ("Gradient × input" is the
 # detailed name, in the word alignment's summary; issue 39 item 5)
@@ -66,7 +66,7 @@ def alignment_table(wa) -> list[list[str]]:
 
 def alignment_headers(methods=METHODS, lang: str = "en") -> list[str]:
     """The word alignment table's heads in `lang` (ui/texts [label]: th_target_word, mname_<method>, th_agree)."""
-    w = labels(lang)
+    w = said_words(lang)
     return [w["th_target_word"]] + [w.get(f"mname_{m}", LABELS[m]) for m in methods] + [w["th_agree"]]
 
 

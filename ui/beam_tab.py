@@ -8,7 +8,7 @@ from . import handlers as h
 from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
-from .texts import explained, label, labels, page_lang
+from .texts import explained, label, page_lang, words as said_words
 
 PRESS = label("beam_press")  # in the page's language (gr.I18n)
 UNSTARTED = "un_beam"  # ui/texts [label], said by fresh.unstarted in the user's language
@@ -34,7 +34,7 @@ def build(ctx: Ctx) -> None:
 
     def run(session, n, page_width=0):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
         if not fresh.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
-            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=labels(page_lang())), gr.skip()]
+            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
         beams, fig, *rest = started(session, n)
         return (beams, for_width(fig, page_width), *rest, "", fresh.hidden(False))
 

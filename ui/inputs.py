@@ -15,9 +15,9 @@ SAID = {"input is empty: type a sentence": "err_empty", "target is empty": "err_
 
 def told(message: str, **fill) -> str:
     """A library message (or a [label] key) in the user's page's language where the catalogue has it."""
-    from .texts import labels, said
+    from .texts import said, words
     key = SAID.get(message, message)
-    return said(key, **fill) if key in labels() else message
+    return said(key, **fill) if key in words() else message
 HEAD_RE = re.compile(r"^L(\d{1,2}) H(\d{1,2})$")
 
 

@@ -11,7 +11,7 @@ from .components import CONC, Ctx, api_only, live_position, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
 from .panels import Panel
-from .texts import explained, label, labels, page_lang
+from .texts import explained, label, page_lang, words as said_words
 
 UNSTARTED = "un_layers"  # ui/texts [label], said by fresh.unstarted in the user's language
 
@@ -41,7 +41,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
 
     def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
         if not fresh.started(session):
-            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=labels(page_lang()))]
+            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=said_words(page_lang()))]
         return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), ""]
 
     page_js = with_width(live_position(4, 3), 5)

@@ -7,7 +7,7 @@ import numpy as np
 
 from transformer.history import epoch_point
 
-from .texts import labels
+from .texts import words as said_words
 
 SPECIAL = ("<s>", "</s>")
 
@@ -47,7 +47,7 @@ def explain(history, example, epoch, cross: np.ndarray | None = None,
     """(the text box's words, sentences for the snapshot's line, plainly or in detail, in `lang`: ui/texts [label]
     lh_*) when the output is one piece repeated or nothing at all; None when it is a translation to read. `cross`:
     the map drawn (T, S), to say how spread its rows are."""
-    plain, w = mode == "plain", labels(lang)
+    plain, w = mode == "plain", said_words(lang)
     pieces, ended = output_of(history.target(example, epoch))
     p, n = longest_run(pieces)
     rest = pieces[next(i for i in range(len(pieces)) if pieces[i:i + n] == [p] * n) + n:] if n else []

@@ -98,10 +98,17 @@ def labels(lang: str = "en") -> dict[str, str]:
     return {**catalogue(LANGS[0]).get("label", {}), **catalogue(lang).get("label", {})}
 
 
+def words(lang: str = "en") -> dict[str, str]:
+    """The [label] table and the [said] table of `lang` (a missing one: the English): every short text a handler
+    can say. [said]'s words stay on the server: neither gr.I18n nor the page's scripts get them."""
+    return {**labels(lang), **catalogue(LANGS[0]).get("said", {}), **catalogue(lang).get("said", {})}
+
+
 def missing(lang: str = "de") -> list[str]:
-    """The keys of English texts and labels that `lang`'s catalogue lacks (they are shown in English)."""
-    have, own = flat(lang), catalogue(lang).get("label", {})
-    return [k for k in flat(LANGS[0]) if k not in have] + [f"label.{k}" for k in labels(LANGS[0]) if k not in own]
+    """The keys of English texts, labels and said words that `lang`'s catalogue lacks (they are shown in English)."""
+    have, own, own_said = flat(lang), catalogue(lang).get("label", {}), catalogue(lang).get("said", {})
+    return ([k for k in flat(LANGS[0]) if k not in have] + [f"label.{k}" for k in labels(LANGS[0]) if k not in own]
+            + [f"said.{k}" for k in catalogue(LANGS[0]).get("said", {}) if k not in own_said])
 
 
 # Gradio's own words that its locales lack (its status line says the key "common.complete" when an event ends)
@@ -137,8 +144,9 @@ def page_lang() -> str:
 
 
 def said(key: str, lang: str | None = None, **fill) -> str:
-    """A [label] text for one user (a toast, a plot's title), in their page's language, {blanks} filled."""
-    return labels(lang or page_lang())[key].format(**fill) if fill else labels(lang or page_lang())[key]
+    """A [label] or [said] text for one user (a toast, a plot's title), in their page's language, {blanks} filled."""
+    w = words(lang or page_lang())[key]
+    return w.format(**fill) if fill else w
 
 
 def each(make) -> str:
@@ -181,7 +189,7 @@ def flat(lang: str = "en") -> dict[str, dict]:
             out[".".join(path)] = {m: node[m] for m in MODES}
         elif isinstance(node, dict):
             for k, v in node.items():
-                if (k != "taught" and k != "label") or path:
+                if k not in ("taught", "label", "said") or path:
                     walk(v, path + [k])
     walk(catalogue(lang), [])
     return out

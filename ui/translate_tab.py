@@ -17,7 +17,7 @@ from transformer.language import hint as language_hint
 from . import arch, handlers as h, page_state
 from . import attribution_panel, inside_panel, panels
 from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
-from .texts import both, label, labels, page_lang, said
+from .texts import both, label, labels, page_lang, said, words as said_words
 from .components import (CONC, DECODE, FAST, Ctx, api_only, asset, box_note, box_note_value, checked, lens_view,
                          live_position, started_sentence)
 from .models import of_session
@@ -326,7 +326,7 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
         if not page_state.started(session):
-            return [gr.skip(), box_note_value({}, page_state.unstarted("un_export", here=True, words=labels(page_lang())))]
+            return [gr.skip(), box_note_value({}, page_state.unstarted("un_export", here=True, words=said_words(page_lang())))]
         return [export(session, position, request), box_note_value({})]
 
     c.b_export.click(on_export, [state, c.position], [c.files, c.export_note], js=live_position(2, 1),
