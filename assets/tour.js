@@ -6,10 +6,8 @@
 // stays usable throughout: the highlight has no overlay that takes clicks, keys go to the page, and ✕ ends it.
 // Where the tour is (stop, stops done) is kept in localStorage; the Tour button resumes there. On the first visit
 // the button is offered once (never over a link to a view, assets/link.js), never opened by itself.
-const box = element.querySelector(".tour-box"), btn = element.querySelector("#tour");
-const dismiss = element.querySelector("[data-role=dismiss]");
-const KEY = "attention-lens.tour";
-const LINK_KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "measure", "tab"];
+const box = element.querySelector(".tour-box"), btn = element.querySelector("#tour"), dismiss = element.querySelector("[data-role=dismiss]");
+const KEY = "attention-lens.tour", LINK_KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "measure", "tab"];
 const read = () => { try { return JSON.parse(localStorage.getItem(KEY)) || {}; } catch (e) { return {}; } };
 const S = Object.assign({seen: false, stop: 0, done: {}, finished: false}, read());
 const save = () => { try { localStorage.setItem(KEY, JSON.stringify(S)); } catch (e) { /* private mode: forget */ } };
@@ -52,8 +50,7 @@ const STOPS = [
   {id: "atlas", el: () => visible("#atlas"), tab: {name: "Head atlas", shown: () => !!visible("#atlas")},
    begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
 ];
-const N = STOPS.length;
-const END = {id: "end"};
+const N = STOPS.length, END = {id: "end"};
 // each stop's title and text from the page's catalogue (ui/texts/<lang>.toml "tour.<id>.title" / ".text"), plain
 // or detailed, in the language and mode the page shows when the stop is shown (assets/explain.js, i18n.js)
 const NARROW = matchMedia("(max-width: 599px)"), TOUCH = matchMedia("(pointer: coarse)");
@@ -78,9 +75,8 @@ function openCrossing() {                 // the stop "look for the crossing" op
   const c = lens.crossing(d);
   if (!c) return;
   lens.select("cross", c.layer, c.head);
-  T.note = c.score > 0 ? `The tour opened layer ${c.layer + 1} · head ${c.head + 1}: this sentence's crossing is ` +
-    "clearest there." : `This sentence keeps one word order: the tour opened layer ${c.layer + 1} · head ` +
-    `${c.head + 1}, its sharpest diagonal.`;
+  const said = {l: c.layer + 1, h: c.head + 1};  // ui/texts [label], in the page's language
+  T.note = window.__explain ? window.__explain.fill(`label.${c.score > 0 ? "tour_opened" : "tour_opened_diagonal"}`, said) : "";
 }
 function found() {                        // the view's settings when the tour starts: given back when it ends
   const s = st(), m = document.querySelector("#attention .lens-measure input:checked");
@@ -252,11 +248,12 @@ function onScroll() { if (!scrolled) { scrolled = true; requestAnimationFrame(()
 
 function lib() {                          // driver.js and its CSS, fetched once, on the first start
   if (window.driver && window.driver.js) return Promise.resolve(window.driver.js.driver);
-  if (!T.loading) T.loading = new Promise((ok, fail) => {
-    const css = document.createElement("link"); css.rel = "stylesheet"; css.href = box.dataset.css;
-    const js = document.createElement("script"); js.src = box.dataset.js;
-    js.onload = () => ok(window.driver.js.driver);
-    js.onerror = () => { T.loading = null; js.remove(); fail(new Error("could not load the tour's driver.js")); };
+  if (!T.loading) T.loading = new Promise((ok, fail) => {  // both: without its CSS the popover sits in the page's
+    const css = document.createElement("link"); css.rel = "stylesheet"; css.href = box.dataset.css;  // flow at the
+    const js = document.createElement("script"); js.src = box.dataset.js;  // bottom, and focusing it scrolls there
+    let n = 0; const one = () => { if (++n === 2) ok(window.driver.js.driver); };
+    js.onload = css.onload = one;
+    js.onerror = css.onerror = () => { T.loading = null; js.remove(); css.remove(); fail(new Error("could not load the tour's driver.js")); };
     document.head.append(css, js);
   });
   return T.loading;

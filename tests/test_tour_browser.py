@@ -203,3 +203,30 @@ def test_every_stop_of_a_tour_on_a_fresh_page_highlights_its_element_on_screen(s
     assert abs(page.eval_on_selector("#source textarea", "e => e.getBoundingClientRect().x") - x0) < 1
     assert page.errors == []
     context.close()
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["1280x800", "390x844"])
+def test_a_slow_stylesheet_does_not_take_the_first_stop_off_screen(served_browser, size):
+    """driver.css arriving a second after driver.js (a busy server, a slow network): the tour waits for both, so
+    its popover never sits unstyled at the page's bottom where focusing it scrolled the page there (CI saw stop 1
+    at y = -1500 on a phone)."""
+    require_chromium()
+    url, b = served_browser
+    context = b.new_context(viewport={"width": size[0], "height": size[1]}, has_touch=size[0] < 600)
+    page = opened(context, url)
+
+    def late(route):
+        page.wait_for_timeout(1500)  # the script has long run by then
+        route.continue_()
+
+    page.route("**/driver.css", late)
+    page.click("#tour")
+    wait_stop(page, 0)
+    page.wait_for_timeout(400)
+    r = page.eval_on_selector(".driver-active-element", "e => { const r = e.getBoundingClientRect();"
+                              " return {id: e.id, top: r.top, bottom: r.bottom}; }")
+    assert r["id"] == "sentence_row" and r["top"] >= -1 and r["bottom"] <= size[1] + 1, r
+    assert page.evaluate("getComputedStyle(document.querySelector('.driver-popover')).position") == "fixed"
+    assert page.errors == []
+    page.unroute_all(behavior="ignoreErrors")
+    context.close()
