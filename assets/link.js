@@ -25,6 +25,7 @@ const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
 const lens = () => window.__lens;
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
+const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]: the page's language
 const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.dataset.name === name);
 
 // -- reading a link --------------------------------------------------------------------------------------------
@@ -90,8 +91,7 @@ document.addEventListener("click", (e) => {
 }, true);
 function tell(notes) {
   inst.notes = notes.slice();
-  const what = notes.length === 1 ? "parameter was" : "parameters were";
-  if (notes.length) say(`This link's ${what} ignored: ${notes.join("; ")}.`);
+  if (notes.length) say(w(notes.length === 1 ? "link_ignored_1" : "link_ignored_n", {notes: notes.join("; ")}));
 }
 
 // -- opening it: the server starts the sentence; the view is then moved here -----------------------------------
@@ -149,9 +149,9 @@ async function restoreView(want, bad) {   // the tab's own view, by its own code
   }
   const params = want.views[tab];
   if (!params) return;
-  const ok = () => window.__views && window.__views[tab] && window.__views[tab].ready();
+  const ok = () => { showTab(tab); return window.__views && window.__views[tab] && window.__views[tab].ready(); };
   if (!await until(ok, 60000)) { bad.push(`the ${TABS[tab]} view (its tab did not load)`); return; }
-  await window.__views[tab].set(params, bad);
+  inst.stage = `setting the ${tab} view`; await window.__views[tab].set(params, bad);
 }
 async function open(search = location.search, inLesson = false) {
   if (!inLesson && new URLSearchParams(search).has("lesson")) return;  // assets/lesson.js opens it
@@ -161,22 +161,22 @@ async function open(search = location.search, inLesson = false) {
   if (want.text === undefined) {
     for (const k of VIEW) if (k in want) { bad.push(`${k} (the link has no sentence to show it on)`); delete want[k]; }
   }
-  await until(() => lens() && lens().ready, 60000);
+  inst.stage = "waiting for the view"; await until(() => lens() && lens().ready, 60000);
   if (want.text !== undefined || want.model !== undefined) {
     const seq = lens().state.traj ? lens().state.traj.seq : null, id = `link-${Date.now()}-${Math.random()}`;
-    const answer = await ask({id, model: want.model ?? null, text: want.text ?? null});
+    inst.stage = "asking the server"; const answer = await ask({id, model: want.model ?? null, text: want.text ?? null});
     bad.push(...(answer.notes || []));
     if (answer.ok) {
       const text = answer.input ?? want.text;  // what was started: the part translated when the text was cut
       const mine = () => { const d = lens().state.traj; return d && d.seq !== seq && d.p.input === text; };
-      const arrived = await until(mine, 60000);
+      inst.stage = "waiting for the sentence"; const arrived = await until(mine, 60000);
       if (arrived) apply(want, bad); else bad.push("the sentence (no answer from the server)");
     }
   }
   showTab(want.tab);
-  await restoreView(want, bad);
+  inst.stage = `opening the ${want.tab || "translate"} tab`; await restoreView(want, bad);
   tell(bad);
-  inst.opening = false;
+  inst.opening = false; inst.stage = "opened";
   inst.opened = true;
   return bad;
 }
@@ -199,12 +199,12 @@ function url() {                          // the view shown now as a link
     const A = window.__attribution, method = A && A.ui && A.ui.method;
     if (method) q.set("measure", method); else if (I && I.ui.measure) q.set("measure", "contribution");
     if (d.forced.some(Boolean) || st.doc !== d) {
-      extra.push("forced pieces and references are not in it: it opens the model's own decoding");
+      extra.push(w("link_forced"));
     }
   } else {
     const picker = document.querySelector("#model select");
     if (picker && MODELS.includes(picker.value)) q.set("model", picker.value);  // the model is always in it
-    extra.push(`no sentence started in Translate: it holds the model${currentTab() !== "translate" ? ", the tab and its view" : ""}`);
+    extra.push(w(currentTab() !== "translate" ? "link_no_sentence_tab" : "link_no_sentence"));
   }
   const tab = currentTab();
   if (tab && tab !== "translate") q.set("tab", tab);
@@ -219,14 +219,13 @@ function url() {                          // the view shown now as a link
 }
 btn.addEventListener("click", async () => {
   const {url: u, extra} = url();
-  inst.last = u;
   let copied = false;
   try { await navigator.clipboard.writeText(u); copied = true; } catch (e) { copied = false; }
-  const what = extra.length ? extra.join("; ") : "it opens exactly this view";
-  say(`${copied ? "Link copied" : "Copy this link"} (${what}):`, u);
+  say(w(copied ? "link_copied" : "link_copy_this", {what: extra.length ? extra.join("; ") : w("link_exact")}), u);
+  inst.last = u;                          // given, and said (a test waits for this: the line is up by then)
 });
 inst.url = () => url().url;
 inst.parse = parse;
 inst.say = say;
-inst.open = (search) => open(search, true).catch(e => { inst.opening = false; say(`This view could not be opened: ${e.message || e}`); });
-open().catch(e => { inst.opening = false; say(`This link could not be opened: ${e.message || e}`); });
+inst.open = (search) => open(search, true).catch(e => { inst.opening = false; say(w("link_view_failed", {why: e.message || e})); });
+open().catch(e => { inst.opening = false; say(w("link_failed", {why: e.message || e})); });

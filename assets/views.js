@@ -32,27 +32,20 @@
     unknown(notes, tab, params, known) {  // names this tab does not have
       for (const k of Object.keys(params)) if (!known.includes(k)) notes.push(`${tab}_${short(k).slice(1, -1)} (not a parameter of this tab)`);
     },
-    async pick(id, label) {               // a gr.Dropdown set as a user sets it (its input event fires)
-      const input = $(`#${id} input[role=combobox]`);
-      if (!input) return false;
-      if (input.value === label) return true;
+    async pick(id, which) {               // a gr.Dropdown set as a user sets it, its list opened once: `which` is a
+      const input = $(`#${id} input[role=combobox]`);  // label or labels => label (or nothing: none picked). Gradio
+      if (!input) return false;           // sends the value on every blur, so one opening sends only the value chosen
+      if (input.value === which) return true;
       input.focus(); input.dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); input.click();
       if (!await until(() => $(`#${id} li[role=option]`), 5000)) return false;
-      const li = [...document.querySelectorAll(`#${id} li[role=option]`)].find(o => o.getAttribute("aria-label") === label);
-      if (!li) { input.blur(); return false; }
+      const items = [...document.querySelectorAll(`#${id} li[role=option]`)];
+      const label = typeof which === "function" ? which(items.map(o => o.getAttribute("aria-label"))) : which;
+      const li = items.find(o => o.getAttribute("aria-label") === label);
+      if (!li || input.value === label) { input.blur(); return !!li; }
       li.dispatchEvent(new MouseEvent("mousedown", {bubbles: true}));
       const ok = await until(() => input.value === label, 3000);
       input.blur();
       return ok;
-    },
-    async options(id) {                   // a gr.Dropdown's labels (its list, opened and closed)
-      const input = $(`#${id} input[role=combobox]`);
-      if (!input) return [];
-      input.focus(); input.dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); input.click();
-      await until(() => $(`#${id} li[role=option]`), 5000);
-      const labels = [...document.querySelectorAll(`#${id} li[role=option]`)].map(o => o.getAttribute("aria-label"));
-      input.blur();
-      return labels;
     },
     slide(id, v) {                        // a gr.Slider set as a drag sets it
       const r = $(`#${id} input[type=range]`);
@@ -105,6 +98,8 @@
   };
 
   // -- Beam search: the beam size and the hypothesis picked (1 = the best) -------------------------------------
+  const shows = (h) => { const v = window.__lensViews && window.__lensViews.attention_beam, d = v && v.state.doc;
+                         return !!d && d.p.doc === `beam ${h}`; };  // the map drawn is hypothesis h's
   const hypothesis = () => { const m = /^(\d+)\./.exec(text("#beam_choice input[role=combobox]")); return m ? +m[1] : null; };
   views.beam = {
     ready: () => !!$("#beam_run") && !!$("#beam_size input[type=range]"),
@@ -117,14 +112,14 @@
       kit.unknown(notes, "beam", p, ["size", "hypothesis"]);
       const size = kit.whole(notes, "beam_size", p.size, 1, 8);
       if (size !== undefined) kit.slide("beam_size", size);
-      if (!sentenceOn() || !await press("#beam_run", "attention_beam", () => hypothesis() !== null)) return;
-      const labels = await kit.options("beam_choice"), n = labels.length;
-      const h = kit.whole(notes, "beam_hypothesis", p.hypothesis, 1, Math.max(1, n));
-      if (h !== undefined && h !== hypothesis()) {  // its map drawn: the view's pieces are the hypothesis's own
-        const pieces = () => [...document.querySelectorAll("#attention_beam .lens-tok")].map(e => e.textContent).join(" ");
-        const before = pieces();
-        if (await kit.pick("beam_choice", labels[h - 1])) await until(() => pieces() !== before, 30000);
-      }
+      if (!sentenceOn() || !await press("#beam_run", "attention_beam", () => hypothesis() !== null && shows(1))) return;
+      if (p.hypothesis === undefined) return;
+      let h;                              // checked against the list's length, picked in the same opening of it
+      await kit.pick("beam_choice", (labels) => {
+        h = kit.whole(notes, "beam_hypothesis", p.hypothesis, 1, Math.max(1, labels.length));
+        return h === undefined ? null : labels[h - 1];
+      });
+      if (h !== undefined) await until(() => shows(h), 30000);  // its own map (the payload names it: beam_payload)
     },
   };
 

@@ -40,7 +40,7 @@ def open_app(b, url, width=1400, height=1000):
     page.errors, page.dialogs = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    page.goto(url)
+    page.goto(url, timeout=90000)
     page.wait_for_selector("#attention .lens")
     page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true", timeout=30000)
     return page
@@ -53,8 +53,15 @@ def open_link(b, url, ready="true", width=1280, height=800):
     page.errors, page.dialogs = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    page.goto(url)
-    page.wait_for_function(f"window.__link && window.__link.opened === true && ({ready})", timeout=120000)
+    page.goto(url, timeout=90000)  # a busy machine serves the page slowly (CI with two workers)
+    try:
+        page.wait_for_function(f"window.__link && window.__link.opened === true && ({ready})", timeout=120000)
+    except Exception as e:  # where the link stopped, for the report
+        where = page.evaluate("window.__link ? [window.__link.stage, window.__link.opened, window.__link.notes,"
+                              " window.__compare && [window.__compare.tries, window.__compare.renders,"
+                              " [...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
+                              ".map(e => e.value)]] : null")
+        raise AssertionError(f"the link did not open (assets/link.js stage, opened, notes: {where})") from e
     return page
 
 

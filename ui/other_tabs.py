@@ -41,8 +41,9 @@ def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = 
     k = check_k(k)
     heads = (parse_head_labels("encoder_self", enc_heads) + parse_head_labels("decoder_self", dec_heads)
              + parse_head_labels("cross", cross_heads))
+    w = labels(page_lang())  # the user's page's language; English for programs (ui/texts [label])
     if not heads:
-        raise gr.Error("Tick at least one head to switch off.", print_exception=False)
+        raise gr.Error(w["err_tick_head"], print_exception=False)
     try:
         a = tr.start_ids(s.source_ids, ablate=heads)
     except ValueError as e:
@@ -62,8 +63,7 @@ def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = 
             if max(round(ti[r][1], 4), round(ta[r][1], 4)) > 0]  # a row reading p 0 on both sides says nothing
     summary = A.summary(tr, len(heads), s, step, plan, intact_run.translation == ablated_run.translation)
     if len(topk) < k:
-        summary += (f" Top-k lists {len(topk)} of the {k} pieces asked for: the others read p 0 on both sides "
-                    "(under 0.00005).")
+        summary += w["ablation_topk_short"].format(n=len(topk), k=k)
     return (intact_run.translation, ablated_run.translation, probs, topk, P.session_payload(a.view(), mode="ablated"),
             summary)
 
@@ -111,7 +111,7 @@ def beam_payload(tr: Translator, state: dict, i: int) -> dict:
     tgt = [tr.config.bos_id] + list(state["hyps"][i])
     maps = attend_ids(tr.model, state["source_ids"], tgt)
     return P.attention_payload(maps, tr.tokenizer.pieces(state["source_ids"]), tr.tokenizer.pieces(tgt),
-                               cursor=len(tgt) - 1, done=True, mode="beam", doc="beam")
+                               cursor=len(tgt) - 1, done=True, mode="beam", doc=f"beam {i + 1}")  # which one
 
 
 def beam_pick(tr: Translator, state, choice):
