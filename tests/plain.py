@@ -116,10 +116,12 @@ def run_tab(page, name: str):
     page.wait_for_timeout(800)  # the last notes of the tab drawn
 
 
-def tour_said(page) -> list[str]:
-    """Every stop of the tour: its title and text, as shown."""
+def tour_said(page, also=None) -> list[str]:
+    """Every stop of the tour: its title and text, as shown (`also(page, "Tour")` at the first stop)."""
     page.click("#tour")
     page.wait_for_selector(".driver-popover", timeout=20000)
+    if also:
+        also(page, "Tour")
     said = []
     for n in range(page.locator(".lens-tour .tour-dots button").count()):
         page.click(f".lens-tour .tour-dots button:nth-child({n + 1})")
@@ -131,9 +133,10 @@ def tour_said(page) -> list[str]:
 
 
 
-def walk_page(page, sentence: str) -> tuple[set, list[str], list[str]]:
+def walk_page(page, sentence: str, also=None) -> tuple[set, list[str], list[str]]:
     """A reader's walk of the whole page: `sentence` started and 3 steps, every tab's first action, back to Translate,
-    the tour. (texts seen on the tabs, the tour's stops, the glossary's texts)."""
+    the tour. (texts seen on the tabs, the tour's stops, the glossary's texts). `also(page, tab)`: called on each tab
+    once its action is done (and with "Tour" at the tour's first stop)."""
     from tests.browser import start
     start(page, sentence)
     for _ in range(3):
@@ -142,7 +145,9 @@ def walk_page(page, sentence: str) -> tuple[set, list[str], list[str]]:
     for tab in TABS:
         run_tab(page, tab)
         shown(page, said)
+        if also:
+            also(page, tab)
     open_tab(page, "Translate")
-    tour = tour_said(page)
+    tour = tour_said(page, also)
     glossary = page.evaluate("Object.keys(window.__glossary.terms).map(k => window.__explain.t(`glossary.${k}`))")
     return said, tour, glossary

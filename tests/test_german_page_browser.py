@@ -2,6 +2,8 @@
 of the tour (each block's own text of 4 words or more, the user's sentence and the model's output taken out) is German
 by transformer.language.detect; with en-US, English. One served app, one page per locale, each tab and tour stop
 walked once (tests/plain.py, as the plain-page test walks it); every offending text is collected and printed.
+The short texts too (tests/short_texts.py): on every tab of the German walk, each option, placeholder, button, table
+head, aria-label, tooltip, plot title, axis title, legend and hover text holds no English word.
 Then the switch #ui_language turns the German page English without a reload, and a link keeps the language."""
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import pytest
 
 from tests.browser import open_app
 from tests.plain import walk_page
+from tests.short_texts import SHORT, english
+from transformer.data import examples_path, read_glossed_examples
 from transformer import language
 from transformer.beam import beam_search
 
@@ -52,16 +56,25 @@ def offending(said, lang: str, data: list[str]) -> list[str]:
     return sorted(set(bad))
 
 
-def walk(b, url, locale, translator):
+def walk(b, url, locale, translator, short=None):
     page = open_app(Localized(b, locale), url, 1280, 800)
-    said, tour, glossary = walk_page(page, SENTENCE)
+    also = None if short is None else (lambda p, tab: short.extend([f"{tab}/{w}", t] for w, t in p.evaluate(SHORT)))
+    said, tour, glossary = walk_page(page, SENTENCE, also)
     return page, sorted(said) + tour + glossary, data_of(translator, page)
+
+
+def examples() -> list[str]:
+    """The examples' sentences and their glosses, both languages (the pickers' options: data, not the page's)."""
+    return [t for lang in ("de", "en") for pair in read_glossed_examples(examples_path(lang)) for t in pair if t]
 
 
 @pytest.fixture(scope="module")
 def german(served_browser, translator):
     url, b = served_browser
-    return walk(b, url, "de-DE", translator)
+    short = []
+    page, said, data = walk(b, url, "de-DE", translator, short)
+    page.short = short
+    return page, said, data
 
 
 def test_the_german_page_is_german_everywhere(german):
@@ -72,6 +85,14 @@ def test_the_german_page_is_german_everywhere(german):
     print("\n".join(bad))
     assert bad == [], f"{len(bad)} texts not German: {bad}"
     assert page.errors == []
+
+
+def test_no_short_text_of_the_german_page_is_english(german):
+    page, _, data = german
+    assert len(page.short) > 300 and {t.split("/")[0] for t, _ in page.short} >= {"Translate", "Model", "Tour"}
+    bad = english(page.short, sorted(set(data) | set(examples()), key=len, reverse=True))
+    print("\n".join(bad))
+    assert bad == [], f"{len(bad)} short texts with English words: {bad}"
 
 
 def test_the_english_page_is_english_everywhere(served_browser, translator):

@@ -8,7 +8,7 @@ from transformer.capture import layers_of
 from transformer.roles import load_atlas
 
 from . import eval_sets
-from .texts import each, label as said_label, page_lang, text, words
+from .texts import each, label as said_label, labels, page_lang, text, words
 
 KINDS = ("encoder_self", "decoder_self", "cross")
 KIND_WORDS = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
@@ -56,10 +56,10 @@ def suggestions(tr) -> list[dict]:
         layers[(h["kind"], h["layer"])] = layers.get((h["kind"], h["layer"]), 0.0) + h["bleu_drop"]
     (kind, layer), total = max(layers.items(), key=lambda kv: kv[1])
     # each button's words in the page's language (gr.I18n: one marker, the rest as is)
-    return [{"label": f"{said_label('top_head')}: {KIND_WORDS[top['kind']]} {label(top['layer'], top['head'])} "
+    return [{"label": f"{said_label('top_head_' + top['kind'])} {label(top['layer'], top['head'])} "
                       f"(−{top['bleu_drop']:.2f} BLEU)", "heads": [key(top)]},
             {"label": f"{n} {said_label('top_heads')}", "heads": [key(h) for h in heads[:n]]},
-            {"label": f"{said_label('top_layer')}: {KIND_WORDS[kind]} L{layer + 1}", "what": f"{KIND_WORDS[kind]} L{layer + 1}",
+            {"label": f"{said_label('top_layer_' + kind)} L{layer + 1}", "what": f"{KIND_WORDS[kind]} L{layer + 1}",
              "heads": [(kind, layer, h) for h in range(n)], "total": total}][:N_SUGGESTIONS]
 
 
@@ -70,13 +70,15 @@ def suggestions_note(tr) -> str:
     if not picks:
         return ""
     heads = ranked(atlas)[:tr.config.n_heads]
-    listed = ", ".join(f"{KIND_WORDS[h['kind']]} {label(h['layer'], h['head'])} −{h['bleu_drop']:.2f}" for h in heads)
+    def listed(lang):  # the kinds' short names in `lang` (ui/texts [label] kind_short_<kind>)
+        kind = lambda k: labels(lang)[f"kind_short_{k}"]  # noqa: E731
+        return ", ".join(f"{kind(h['kind'])} {label(h['layer'], h['head'])} −{h['bleu_drop']:.2f}" for h in heads)
     layer = picks[-1]
-    fill = dict(on=eval_sets.atlas_words(atlas, tr), n=(atlas or {}).get("sentences", "some"), heads=listed, layer=layer["what"],
-                total=f"{layer['total']:.2f}")
-    n = fill["n"]
+    fill = dict(on=eval_sets.atlas_words(atlas, tr), n=(atlas or {}).get("sentences", "some"), total=f"{layer['total']:.2f}")
+    n, (lk, ll) = fill["n"], layer["heads"][0][:2]
     return each(lambda mode, lang: text("ablation.picks", mode, lang).format(
-        **fill | ({} if lang == "en" else {"on": text("ablation.atlas_on", mode, lang).format(n=n)})))
+        **fill | {"heads": listed(lang), "layer": f"{labels(lang)['kind_short_' + lk]} L{ll + 1}"}
+        | ({} if lang == "en" else {"on": text("ablation.atlas_on", mode, lang).format(n=n)})))
 
 
 def ticks(tr, picked: int) -> tuple[list[str], list[str], list[str]]:
