@@ -263,8 +263,11 @@ const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
         const e = box(`compare_${s}`);
         if (e.value !== texts[s]) { e.value = texts[s]; e.dispatchEvent(new Event("input", {bubbles: true})); }
       }
+      await kit.until(() => !!document.getElementById("compare_start"), 10000);  // (re-drawn by a model's answer)
       await kit.sleep(100);
-      document.getElementById("compare_start").click(); inst.tries = tries + 1;  // (a test's report names it)
+      const start = document.getElementById("compare_start");
+      if (start) start.click();
+      inst.tries = tries + 1;             // (a test's report names it)
       await kit.until(mine, 20000);
     }
     if (!mine()) { notes.push("compare (the two sentences were not started)"); return; }

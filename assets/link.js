@@ -227,5 +227,8 @@ btn.addEventListener("click", async () => {
 inst.url = () => url().url;
 inst.parse = parse;
 inst.say = say;
-inst.open = (search) => open(search, true).catch(e => { inst.opening = false; say(w("link_view_failed", {why: e.message || e})); });
-open().catch(e => { inst.opening = false; say(w("link_failed", {why: e.message || e})); });
+const failed = (key) => (e) => {          // said, and the link counts as opened: nothing waits for it any more
+  inst.opening = false; inst.opened = true; inst.error = String(e.message || e); say(w(key, {why: inst.error}));
+};
+inst.open = (search) => open(search, true).catch(failed("link_view_failed"));
+open().catch(failed("link_failed"));

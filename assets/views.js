@@ -62,8 +62,9 @@
   const drawn = (id) => { const v = window.__lensViews && window.__lensViews[id]; return v ? v.renders : 0; };
   async function press(button, id, done) { // the tab's own button; its answer is the next drawing of its view
     const r = drawn(id);
+    await until(() => !!$(button), 10000);  // (a model's answer may draw it again)
     await sleep(100);
-    $(button).click();
+    if ($(button)) $(button).click();
     return until(() => drawn(id) > r && done(), 60000);
   }
 

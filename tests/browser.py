@@ -58,6 +58,7 @@ def open_link(b, url, ready="true", width=1280, height=800):
         page.wait_for_function(f"window.__link && window.__link.opened === true && ({ready})", timeout=120000)
     except Exception as e:  # where the link stopped, for the report
         where = page.evaluate("window.__link ? [window.__link.stage, window.__link.opened, window.__link.notes,"
+                              " window.__link.error,"
                               " window.__compare && [window.__compare.tries, window.__compare.renders,"
                               " [...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
                               ".map(e => e.value)]] : null")
