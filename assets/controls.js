@@ -34,14 +34,17 @@ const said = (s) => s.replace(MARK, (m, j) => {
   let k; try { k = JSON.parse(j).key; } catch (e) { return m; }
   return window.__explain ? window.__explain.t(`label.${k}`) : k;
 });
+let host = element;                       // the component's block: Gradio may draw a new element inside it
+while (host.parentElement && (!host.id || host.id.startsWith("html-"))) host = host.parentElement;
 const localize = () => {
-  for (const o of element.querySelectorAll("option")) {
+  for (const o of host.querySelectorAll("option")) {
     if (o.dataset.i18n === undefined) { if (!o.textContent.includes("__i18n__")) continue; o.dataset.i18n = o.textContent; }
     const t = said(o.dataset.i18n); if (o.textContent !== t) o.textContent = t;
   }
-  const s = element.querySelector("select[data-i18n-label]");
+  const s = host.querySelector("select[data-i18n-label]");
   if (s) s.setAttribute("aria-label", said(s.dataset.i18nLabel));
 };
 localize();
 document.addEventListener("lens-explain", localize);
+new MutationObserver(localize).observe(host, {childList: true, subtree: true});  // options drawn again (a new value)
 watch(["value", "choices"], () => { localize(); sync(); requestAnimationFrame(() => { localize(); sync(); }); });

@@ -45,8 +45,13 @@ def buttons(items: list[tuple[str, str, str]], elem_id: str | None = None, shown
 
 
 def select_template(label: str, disabled: bool = False) -> str:
+    # a label holding gr.I18n markers (ui/texts.py label) is said in the page's language as it is drawn (window.__explain)
+    # and keeps the markers in data-i18n for a language switch (assets/controls.js)
+    said = ("(window.__explain && String(l).includes('__i18n__') ? String(l).replace(/__i18n__({[^}]*})/g, "
+            "(m, j) => window.__explain.t('label.' + JSON.parse(j).key)) : l)")
     options = ("${choices.map(([l, v]) => `<option value=\"${" + ESC.format(x="v") + "}\"${v === value ? ' selected'"
-               " : ''}>${" + ESC.format(x="l") + "}</option>`).join('')}")
+               " : ''}${String(l).includes('__i18n__') ? ` data-i18n=\"${" + ESC.format(x="l") + "}\"` : ''}>${"
+               + ESC.format(x=said) + "}</option>`).join('')}")
     marked = "__i18n__" in label  # a gr.I18n marker (ui/texts.py label): assets/controls.js says it in the page's language
     name = re.sub(r"__i18n__\{[^}]*\}", lambda m: labels()[json.loads(m.group(0)[8:])["key"]], label)
     return (f'<select class="al-select" aria-label="{html.escape(name)}"'
