@@ -181,6 +181,7 @@ function dots(pop) {                      // the stops as numbered dots: done, h
     d.addEventListener("click", () => go(k)); row.appendChild(d);
   });
   pop.footer.prepend(row); paint();
+  pop.closeButton.setAttribute("aria-label", w("tour_close"));  // driver.js names its × "Close" in any language
 }
 function unblock() { document.body.classList.remove("driver-active"); }  // driver.js: all but the highlight deaf
 function go(i) {

@@ -19,9 +19,6 @@ TERMS = {"top", "alti", "saliency", "beam", "bleu", "encoder", "decoder", "token
 # Gradio's own English, hard-coded in its components (no gr.I18n key reaches it): the tables' menu, a slider's reset
 GRADIO_ENGLISH = re.compile(r"^(Copy table data|Copied to clipboard|Table actions|Reset to default value|"
                             r"number input for .*|range slider for .*)$")
-# short texts of the lead's files that the catalogue holds but that are not wired yet (where: text -> its [label] key);
-# an entry goes when its file reads the key
-PENDING = {("Tour/aria-label", "Close"): "tour_close"}  # assets/tour.js: driver.js's close button (×)
 MIN_WORDS = 4  # a text of this many words or more is the walk's (tests/plain.py), read by transformer.language.detect
 ENGLISH_OVER = 1.0   # a word whose English frequency (Zipf) exceeds its German one by this much is English
 ENGLISH_MIN = 1.5    # ... and is at least this common in English
@@ -91,7 +88,7 @@ def english(short: list[list[str]], data: list[str]) -> list[str]:
     English (GRADIO_ENGLISH) aside."""
     out, words = set(), {w.lower() for d in data for w in re.findall(r"[^\W\d_]+", d)}
     for where, text in short:
-        if GRADIO_ENGLISH.match(text) or (where, text) in PENDING:
+        if GRADIO_ENGLISH.match(text):
             continue
         if "__i18n__" in text:  # a gr.I18n marker nobody said in the page's language
             out.add(f"{where}: {text} ['__i18n__']")

@@ -3,6 +3,8 @@ tests/test_explain_browser.py."""
 import gradio as gr
 import pytest
 
+from ui import learned_help
+
 from transformer.figures import row_labels
 
 
@@ -45,7 +47,7 @@ def test_describe_epoch():
 EARLY = [0, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 3]  # what transformer.train records now (EARLY_SNAPSHOTS)
 
 
-def write_history(path, tok, epochs, sentences=("Ein Hund rennt.", "Zwei Katzen schlafen.")):
+def write_history(path, tok, epochs, sentences=("Ein Hund rennt.", "Zwei Katzen schlafen."), say=lambda e: f"dog {e}"):
     import numpy as np
     from transformer.history import save_history
     rng = np.random.default_rng(0)
@@ -53,7 +55,7 @@ def write_history(path, tok, epochs, sentences=("Ein Hund rennt.", "Zwei Katzen 
     for e in epochs:
         snap = []
         for text in sentences:
-            tgt = [tok.bos_id] + tok.encode(f"dog {e}") + [tok.eos_id]
+            tgt = [tok.bos_id] + tok.encode(say(e)) + [tok.eos_id]
             w = rng.random((2, 3, len(tgt), len(tok.encode(text)) + 1))
             snap.append((tgt, (w / w.sum(-1, keepdims=True)).astype(np.float16)))
         hist.append({"epoch": e, "snap": snap})
@@ -103,6 +105,28 @@ def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     for bad in (0, len(EARLY) + 1, 1.5, "1", None, True):
         with pytest.raises(gr.Error):
             h.learned_at(history, 0, bad)
+
+
+def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
+    """Each language's division of the snapshot's line is in that language, the detailed one's '(what the point
+    is)' and learned_help's sentences on an output that is no translation (here: nothing at all) (they were English on the German page)."""
+    import re
+    from transformer import language
+    from transformer.history import HISTORY, AttentionHistory
+    from ui import handlers as h
+    write_history(tmp_path / HISTORY, tiny_tok, EARLY, say=lambda e: "")
+    history = AttentionHistory.load(tmp_path / HISTORY)
+    for i, (de, en) in enumerate([("vor dem ersten Trainingsschritt", "before any training step"),
+                                  ("mitten im Durchgang 1", "partway through pass 1"),
+                                  ("3 vollständige Durchgänge", "3 full passes")]):
+        point = h.learned_at(history, 1, EARLY.index([0, 0.02, 3][i]) + 1)[2]
+        part = {(m, l): t for m, l, t in re.findall(r'<div class="x-(\w+) l-(\w+)" lang="\w+">(.*?)</div>', point, re.S)}
+        assert de in part["detail", "de"] and en in part["detail", "en"] and en not in part["detail", "de"]
+        for mode in ("plain", "detail"):
+            told = learned_help.explain(history, 1, [0, 0.02, 3][i], None, mode, "de")
+            assert told, "the output is empty: learned_help explains it"
+            assert told[1].split(".")[0][:30] in part[mode, "de"]
+            assert language.detect(part[mode, "de"])[0] == "de", part[mode, "de"]
 
 
 def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):

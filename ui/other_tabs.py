@@ -20,7 +20,7 @@ from . import ablation_help as A
 from . import eval_sets as E
 from . import learned_help
 from .models import LOOK_FOR, direction_label
-from .texts import each, labels, page_lang, said, text
+from .texts import LANGS, each, labels, page_lang, said, text
 from . import payload as P
 from .decoding_views import at_position
 from .figures import alignment_figure, axis_words, beam_tree_figure, figure, with_axes
@@ -214,20 +214,22 @@ def learned_at(history: AttentionHistory | None, example, point, layer: str = "a
         raise gr.Error(f"snapshot must be 1..{n}, got {str(point)[:40]!r}", print_exception=False)
     epoch = history.epochs[point - 1]
     fig, text = learned(history, example, epoch, layer, head)
-    e = float(epoch)
-    what = ("the random initial weights, before any training step" if e == 0 else
-            f"{int(e)} full pass{'es' if e > 1 else ''} over the training data" if e.is_integer() else
-            f"partway through pass {int(e) + 1} over the training data")
     z = np.asarray(fig.data[0].z, dtype=float)
     ex = int(example) if isinstance(example, float) else example
-    told = {mode: learned_help.explain(history, ex, epoch, z, mode) for mode in ("plain", "detail")}
+    told = {(mode, lang): learned_help.explain(history, ex, epoch, z, mode, lang)
+            for mode in ("plain", "detail") for lang in LANGS}
+    e = float(epoch)
+    what = ("learned_what_before" if e == 0 else "learned_what_one" if e == 1 else
+            "learned_what_whole" if e.is_integer() else "learned_what_into")
 
-    def line(mode, lang):  # not yet a translation: say what it is (learned_help's words are English)
-        why = told[mode][1] if told[mode] else ""
+    def line(mode, lang):
+        why = told[mode, lang][1] if told[mode, lang] else ""
         head = said("snapshot", lang, point=point, n=n, when=epoch_words(epoch, mode, lang))
-        head = f"**{head}.**" if mode == "plain" else f"**{head}**" + (f" ({what})." if lang == "en" else ".")
+        head = (f"**{head}.**" if mode == "plain" else
+                f"**{head}** ({said(what, lang, n=int(e), next=int(e) + 1)}).")
         return head + (" " + why if why else "")
-    return fig, told["detail"][0] if told["detail"] else text, each(line)
+    shown = told["detail", page_lang()]
+    return fig, shown[0] if shown else text, each(line)
 
 
 def epoch_words(epoch, mode: str = "plain", lang: str = "en") -> str:
