@@ -123,3 +123,28 @@ def test_the_servers_words_stay_on_the_server():
     assert {"th_change", "lh_common", "curve_train", "abl_same"} <= said and not said & set(texts.labels("en"))
     assert not said & set(texts.I18N.translations_dict["de"]) and not {f"label.{k}" for k in said} & set(texts.payload()["de"])
     assert texts.said("th_change", "de") == "Änderung" and texts.words("de")["th_change"] == "Änderung"
+
+
+def test_the_librarys_notes_and_errors_reach_a_german_page_in_german(tiny_translator, monkeypatch):
+    """What was cut from an input (a toast) and why an input cannot be read (a gr.Error) are the library's English
+    for programs, said in the page's language to a page's user (ui/inputs.py told: NOTES and SAID)."""
+    import gradio as gr
+    from gradio.context import LocalContext
+    from transformer import decoding, language
+    from ui import decoding_views
+    warned = []
+    monkeypatch.setattr(gr, "Warning", lambda text, *a, **k: warned.append(text))
+    long_text = "ein Hund " * (decoding.MAX_INPUT_CHARS // 9 + 20)
+    for lang, cut in (("de", "gekürzt"), ("en", "was cut from")):
+        token = LocalContext.request.set(request(lang))
+        try:
+            warned.clear()
+            topk = decoding_views.start(tiny_translator, long_text)[3]
+            assert any(cut in w for w in warned), warned
+            assert any("was cut from" in n for n in topk["notes"])  # programs read English
+            if lang == "de":
+                assert all(language.detect(w)[0] == "de" for w in warned), warned
+            with pytest.raises(gr.Error, match="Tippe einen Satz" if lang == "de" else "type a sentence"):
+                decoding_views.start(tiny_translator, "   ")
+        finally:
+            LocalContext.request.reset(token)

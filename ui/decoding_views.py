@@ -14,7 +14,7 @@ from transformer.decoding import DecodingSession, Translator
 
 from . import payload as P
 from .inside_payload import inside_payload
-from .inputs import TOPK, check_k, check_piece, fail, need_session
+from .inputs import TOPK, check_k, check_piece, fail, need_session, told
 
 
 def outputs(session: DecodingSession, k: int = TOPK, words: bool = False):
@@ -48,7 +48,7 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
     except ValueError as e:
         fail(e)
     for note in traj.notes:  # e.g. the input was cut: told to this request's user alone
-        gr.Warning(note)
+        gr.Warning(told(note))
     state, translation, payload, topk = trajectory_outputs(None, k, words, t0, traj=traj)
     # the sentence started, as typed: every tab names it (assets/sentence.js); when the input was cut, the part
     # translated (read back from its pieces), never the whole input (megabytes, and more than was translated)

@@ -11,18 +11,24 @@ TOPK = 8  # the top-k list's default length
 # the library's messages a page user meets, by the [label] key that says them in the page's language (ui/texts.py
 # said: English for programs, which send no page language)
 SAID = {"input is empty: type a sentence": "err_empty", "target is empty": "err_target_empty"}
+# the library's notes with numbers in them (transformer/decoding.py: what was cut from an input), by their key
+NOTES = ((re.compile(r"^The input was cut from (?P<n>\d+) to (?P<limit>\d+) characters\.$"), "note_cut_chars"),
+         (re.compile(r"^The input has (?P<n>\d+) pieces; only the first (?P<limit>\d+) are translated"), "note_cut_pieces"))
 
 
 def told(message: str, **fill) -> str:
     """A library message (or a [label] key) in the user's page's language where the catalogue has it."""
     from .texts import said, words
+    for pattern, key in NOTES:
+        if m := pattern.match(message):
+            return said(key, **m.groupdict())
     key = SAID.get(message, message)
     return said(key, **fill) if key in words() else message
 HEAD_RE = re.compile(r"^L(\d{1,2}) H(\d{1,2})$")
 
 
 def fail(e: Exception):
-    raise gr.Error(str(e), print_exception=False)
+    raise gr.Error(told(str(e)), print_exception=False)
 
 
 def source_problem(tr, text) -> str:
