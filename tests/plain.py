@@ -134,14 +134,18 @@ def tour_said(page, also=None) -> list[str]:
 
 
 def walk_page(page, sentence: str, also=None) -> tuple[set, list[str], list[str]]:
-    """A reader's walk of the whole page: `sentence` started and 3 steps, every tab's first action, back to Translate,
-    the tour. (texts seen on the tabs, the tour's stops, the glossary's texts). `also(page, tab)`: called on each tab
-    once its action is done (and with "Tour" at the tour's first stop)."""
+    """A reader's walk of the whole page: the page as it opens (nothing started), then `sentence` started and 3 steps,
+    every tab's first action, back to Translate, the tour. (texts seen on the tabs, the tour's stops, the glossary's
+    texts). `also(page, tab)`: called on each tab once its action is done (with "Opened" on the page as it opens and
+    "Tour" at the tour's first stop)."""
     from tests.browser import start
+    said: set[str] = set()
+    shown(page, said)  # what a first-time reader meets before pressing anything
+    if also:
+        also(page, "Opened")
     start(page, sentence)
     for _ in range(3):
         page.evaluate("window.__lens.ctl.step()")
-    said: set[str] = set()
     for tab in TABS:
         run_tab(page, tab)
         shown(page, said)
