@@ -61,6 +61,7 @@ SHORT = """() => {
       if (d.colorbar) out.push(["colorbar", t(d.colorbar.title)]);
       if (d.name && d.showlegend !== false) out.push(["legend", d.name]);
       if (typeof d.hovertemplate === "string") out.push(["hover", d.hovertemplate]);
+      for (const h of new Set([d.hovertext].flat(3))) if (typeof h === "string") out.push(["hovertip", h]);  // not "…text": a long one is read word by word too
     }
   }
   return out.filter(([, s]) => s && /[A-Za-z]{2}/.test(s))

@@ -13,6 +13,7 @@ from transformer import data as D
 from transformer import evaluate
 from transformer import roles as R
 from transformer.capture import AttentionMaps
+from transformer.checkpoint import DEFAULT_CHECKPOINT
 
 S = 8  # source pieces: six words, '.', '</s>'
 SRC = ["▁Der", "▁Hund", "▁sieht", "▁das", "▁Zebra", "▁heute", ".", "</s>"]
@@ -256,6 +257,29 @@ def test_hover_uses_words_not_field_names():
     assert all(len(html.unescape(line)) <= atlas_tab.HOVER_WIDTH for line in lines.replace("<b>", "").replace(
         "</b>", "").split("<br>"))  # short enough for the tooltip beside a cell
     assert "&lt;/s&gt;" in text and "</s>" not in text  # pieces are escaped for the HTML hover
+
+
+def test_the_hover_in_german_holds_no_english_word():
+    """Every head of the shipped atlases hovered on the German page: the same lines (where it is, role, why, BLEU,
+    statistics) in German (the catalogue's [said] atlas_hv_* and stat_*), no English word (tests/short_texts.py's
+    measure), the numbers the English hover gives, each line short enough for the tooltip."""
+    import re
+    from tests.short_texts import english_words
+    from ui import atlas_tab
+    for name in ("de-en", "en-de"):
+        atlas = R.load_atlas(DEFAULT_CHECKPOINT.parent / name)
+        view = atlas_tab.atlas_view(atlas)
+        for h in view["heads"]:
+            de, en = h["hovers"]["de"], h["hover"]
+            plain = html.unescape(re.sub(r"</?b>", "", de)).replace("<br>  ", " ").replace("<br>", " ")
+            pieces = r"<s>|</s>"
+            assert english_words(re.sub(pieces, " ", plain)) == [], (name, plain)
+            assert "warum:" in plain and "Rolle" in plain and "BLEU mit diesem Kopf abgeschaltet" in plain
+            number = r"\d+(?:\.\d+)?"
+            assert re.findall(number, re.sub(r"<[^>]+>|&lt;/?s&gt;", " ", de)) == \
+                re.findall(number, re.sub(r"<[^>]+>|&lt;/?s&gt;", " ", en)), (name, h["kind"], h["layer"], h["head"])
+            assert all(len(html.unescape(line)) <= atlas_tab.HOVER_WIDTH + 4 for line in
+                       re.sub(r"</?b>", "", de).split("<br>"))
 
 
 # ----------------------------------------------------------------------------------------------------

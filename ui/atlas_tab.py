@@ -14,7 +14,7 @@ from transformer.roles import ATLAS, head_roles, load_atlas as load_atlas_file  
 
 from . import eval_sets
 from .components import Ctx, asset
-from .texts import LANGS, MODES, labels, spans, text
+from .texts import LANGS, MODES, labels, spans, text, words
 
 TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"></div><div class="atlas-views">'
             '<div class="atlas-grid" data-role="grid"></div><div class="atlas-curve" data-role="curve"></div></div>'
@@ -49,7 +49,9 @@ def atlas_view(atlas: dict) -> dict:
     current = R.role_rules_json()
     same = atlas.get("role_rules") == current
     n = len(atlas["heads"])
-    view = {**atlas, "heads": [{**h, "hover": hover_text(h, atlas.get("chance"), n, same)} for h in atlas["heads"]],
+    view = {**atlas, "heads": [{**h, "hover": hover_text(h, atlas.get("chance"), n, same),
+                                "hovers": {lang: hover_text(h, atlas.get("chance"), n, same, lang) for lang in LANGS[1:]}}
+                               for h in atlas["heads"]],
             "legend": [{**r, "plain": plain_role(r)} for r in R.legend()], "labels": {r["role"]: r["label"] for r in R.legend()},
             "pruning_note": pruning_stop_text(atlas), "rules_note": None}
     if not same:
@@ -61,31 +63,61 @@ def atlas_view(atlas: dict) -> dict:
 HOVER_WIDTH = 64  # characters per hover line: the grid's tooltip must fit beside a cell at 1280 px
 
 
-def _group(h: dict, prefix: str, title: str) -> list[str]:
+def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True, lang: str = "en") -> str:
+    """The hover of one head, in words of `lang` (HTML, lines of at most HOVER_WIDTH characters): where it is, its
+    role and why, the BLEU with it switched off, and its statistics (English: `transformer.atlas_stats.STAT_TABLE`'s
+    words; another language: the catalogue's [said] stat_* and atlas_hv_*)."""
+    w = words(lang)
+    stat = (lambda name, short=False: (S.STAT_SHORT if short else S.STAT_WORDS)[name]) if lang == "en" else \
+        (lambda name, short=False: w[f"stat_{'short_' if short else ''}{name}"])
+    lines = [w["atlas_head_line"].format(kind=w[f"kind_short_{h['kind']}"] if lang != "en" else
+                                         KIND_TITLES.get(h["kind"], h["kind"]), l=h["layer"] + 1, h=h["head"] + 1)]
+    if why:
+        lines.append(w["atlas_hv_why"].format(reason=_reason(h, stat, w, lang)))
+    if h.get("bleu_ablated") is not None:
+        d = h["bleu_drop"]
+        change = w["atlas_hv_loses" if d >= 0 else "atlas_hv_gains"].format(d=f"{abs(d):.2f}")
+        lines.append(w["atlas_hv_bleu"].format(bleu=f"{h['bleu_ablated']:.2f}", change=change, rank=h.get("rank"),
+                                               n=n_heads))
+    at_random = ((chance or {}).get(h["kind"]) or {}).get("confidence")
+    lines += _group(h, "argmax_", w["atlas_hv_strongest_random"].format(p=f"{100 * at_random:.0f}") if at_random
+                    else w["atlas_hv_strongest"], stat, w)
+    lines += _group(h, "share_", w["atlas_hv_weight_on"], stat, w)
+    lines += [f"{stat(s)}: {_fmt(s, h[s], w)}" for s in S.STATS
+              if not s.startswith(("argmax_", "share_")) and h.get(s) is not None]
+    wrapped = [html.escape(part) for line in lines for part in textwrap.wrap(line, HOVER_WIDTH, subsequent_indent="  ")]
+    role = w.get(f"role_{h.get('role')}", h.get("role")) if lang != "en" else h.get("role")
+    return "<br>".join([wrapped[0], f"{w['role']} <b>{html.escape(str(role))}</b>"] + wrapped[1:])
+
+
+def _fmt(name: str, value, w: dict, bare: bool = False) -> str:
+    """A statistic's value in the catalogue's units (transformer.atlas_stats.fmt_stat's, in any language);
+    `bare`: a share without 'of queries' (its group's title says it)."""
+    if value is None:
+        return w["atlas_hv_na"]
+    unit = S.STAT_UNITS[name]
+    if unit in ("queries", "pairs"):
+        return w["atlas_hv_pct" if bare else f"atlas_hv_{unit}"].format(p=f"{100 * value:.0f}")
+    return w["atlas_hv_pieces"].format(v=f"{value:.1f}") if unit == "pieces" else \
+        w["atlas_hv_nats"].format(v=f"{value:.2f}") if unit == "nats" else f"{value:.2f}"
+
+
+def _group(h: dict, prefix: str, title: str, stat, w: dict) -> list[str]:
     """The statistics of a group (argmax_*, share_*) as `title` and their short names and values."""
-    parts = [f"{S.STAT_SHORT[s]} {S.fmt_stat(s, h[s]).replace(' of queries', '')}"
-             for s in S.STATS if s.startswith(prefix) and h.get(s) is not None]
+    parts = [f"{stat(s, True)} {_fmt(s, h[s], w, bare=True)}" for s in S.STATS if s.startswith(prefix)
+             and h.get(s) is not None]
     return [title + " " + " · ".join(parts)] if parts else []
 
 
-def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True) -> str:
-    """The hover of one head, in words (HTML, lines of at most HOVER_WIDTH characters): where it is, its role
-    and why, the BLEU with it switched off, and its statistics (`transformer.atlas_stats.STAT_TABLE`'s words)."""
-    lines = [f"{KIND_TITLES.get(h['kind'], h['kind'])} · layer {h['layer'] + 1} · head {h['head'] + 1}"]
-    if why:
-        lines.append("why: " + R.role_reason(h["kind"], h))
-    if h.get("bleu_ablated") is not None:
-        d = h["bleu_drop"]
-        lines.append(f"BLEU with this head switched off: {h['bleu_ablated']:.2f} ({'loses' if d >= 0 else 'gains'} "
-                     f"{abs(d):.2f}; importance rank {h.get('rank')} of {n_heads})")
-    at_random = ((chance or {}).get(h["kind"]) or {}).get("confidence")
-    lines += _group(h, "argmax_", "strongest key, share of queries"
-                    + (f" (any one key at random: {100 * at_random:.0f}%):" if at_random else ":"))
-    lines += _group(h, "share_", "weight on:")
-    lines += [f"{S.STAT_WORDS[s]}: {S.fmt_stat(s, h[s])}" for s in S.STATS
-              if not s.startswith(("argmax_", "share_")) and h.get(s) is not None]
-    wrapped = [html.escape(part) for line in lines for part in textwrap.wrap(line, HOVER_WIDTH, subsequent_indent="  ")]
-    return "<br>".join([wrapped[0], f"role <b>{html.escape(str(h.get('role')))}</b>"] + wrapped[1:])
+def _reason(h: dict, stat, w: dict, lang: str) -> str:
+    """Why the head has its role (transformer.roles.role_reason's sentence, in the catalogue's words)."""
+    role, rule, holds = R.explain_role(h["kind"], h)
+    if rule is None:
+        return w["atlas_hv_none"]
+    fill = {"words": stat(rule.statistic), "value": _fmt(rule.statistic, h.get(rule.statistic), w),
+            "need": f"{'≥' if rule.op == '>=' else '<'} {_fmt(rule.statistic, rule.threshold, w)}",
+            "role": rule.name if lang == "en" else w.get(f"role_{rule.name}", rule.name)}
+    return w["atlas_hv_holds" if holds else "atlas_hv_nearest"].format(**fill)
 
 
 def plain_on(atlas: dict, tr, lang: str = "en") -> str:
