@@ -65,11 +65,10 @@ HOVER_WIDTH = 64  # characters per hover line: the grid's tooltip must fit besid
 
 def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True, lang: str = "en") -> str:
     """The hover of one head, in words of `lang` (HTML, lines of at most HOVER_WIDTH characters): where it is, its
-    role and why, the BLEU with it switched off, and its statistics (English: `transformer.atlas_stats.STAT_TABLE`'s
-    words; another language: the catalogue's [said] stat_* and atlas_hv_*)."""
+    role and why, the BLEU with it switched off, and its statistics (`transformer.atlas_stats.STAT_TABLE`'s, named
+    by the catalogue: [said] stat_* and atlas_hv_*)."""
     w = words(lang)
-    stat = (lambda name, short=False: (S.STAT_SHORT if short else S.STAT_WORDS)[name]) if lang == "en" else \
-        (lambda name, short=False: w[f"stat_{'short_' if short else ''}{name}"])
+    stat = lambda name, short=False: w[f"stat_{'short_' if short else ''}{name}"]  # noqa: E731
     lines = [w["atlas_head_line"].format(kind=w[f"kind_short_{h['kind']}"] if lang != "en" else
                                          KIND_TITLES.get(h["kind"], h["kind"]), l=h["layer"] + 1, h=h["head"] + 1)]
     if why:
@@ -111,7 +110,7 @@ def _group(h: dict, prefix: str, title: str, stat, w: dict) -> list[str]:
 
 def _reason(h: dict, stat, w: dict, lang: str) -> str:
     """Why the head has its role (transformer.roles.role_reason's sentence, in the catalogue's words)."""
-    role, rule, holds = R.explain_role(h["kind"], h)
+    _, rule, holds = R.explain_role(h["kind"], h)
     if rule is None:
         return w["atlas_hv_none"]
     fill = {"words": stat(rule.statistic), "value": _fmt(rule.statistic, h.get(rule.statistic), w),
