@@ -45,3 +45,19 @@ def test_model_card_names_the_training_data_and_tatoebas_attribution(tiny_transl
     assert card["Attribution"] == ATTRIBUTION and "tatoeba.org" in ATTRIBUTION and "CC-BY 2.0" in ATTRIBUTION
     assert card["Tatoeba test, held out (greedy)"].startswith("BLEU 38.1 cased, 39.0 lowercased")
     assert card["Multi30k test_2016_flickr (greedy)"].startswith("BLEU 40.1 cased")
+
+
+def test_the_german_card_says_where_it_runs_and_trained_in_german(tiny_translator, monkeypatch):
+    """The device rows are the library's English ('CPU (2 threads; fine-tuned on 1)'); the German card says them
+    in German (ui/other_tabs.py device_words), a GPU's name as it is."""
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    metrics = {"train_seconds": 600, "epochs": 3, "device": "CPU (2 threads; fine-tuned on 1)", "val_bleu": 1.5}
+    for mode in ("plain", "detail"):
+        de = handlers.model_card(tiny_translator, metrics, mode, "de")
+        assert "CPU (2 Threads)" in de and "CPU (2 Threads; nachtrainiert auf 1)" in de, de
+        assert "threads" not in de and "fine-tuned" not in de
+        en = handlers.model_card(tiny_translator, metrics, mode, "en")
+        assert "CPU (2 threads; fine-tuned on 1)" in en
+    from ui.other_tabs import device_words
+    assert device_words("CPU (1 threads)", "de") == "CPU (1 Thread)" and device_words("CUDA: NVIDIA H200", "de") == \
+        "CUDA: NVIDIA H200"

@@ -101,8 +101,9 @@ def training_curves(log: dict) -> dict:
     bleu = said("curve_bleu_two" if points and two else "curve_bleu")
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": p["x"], "x1": p["x"], "y0": 0, "y1": 1,
                "line": {"dash": "dot", "color": "#999", "width": 1}} for p in pauses]
-    notes = [{"x": p["x"], "y": 0, "xref": "x", "yref": "paper", "xanchor": "left", "yanchor": "bottom",
-              "showarrow": False, "text": said("curve_paused"), "font": {"size": 11, "color": "#777"}} for p in pauses]
+    notes = [{"x": p["x"], "y": 0.02, "xref": "x", "yref": "paper", "xanchor": "left", "yanchor": "bottom",
+              "textangle": -90, "showarrow": False, "text": said("curve_paused").strip(),  # up the line: two close
+              "font": {"size": 11, "color": "#777"}} for p in pauses]  # pauses never overprint each other
     return {"data": [
         {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("train_loss"), "name": said("curve_train")},
         {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_loss"), "name": said("curve_val")},

@@ -249,6 +249,14 @@ PLAIN_SETS = {"picture captions": "picture descriptions"}  # the sets' words, pl
 SHORT_SETS = {"picture captions": "pictures"}  # in the plain rows' labels (a narrow column on a phone)
 
 
+def device_words(device: str, lang: str) -> str:
+    """A device as transformer.device.describe and metrics.json say it ('CPU (2 threads; fine-tuned on 1)') in the
+    words of `lang` ([said] device_threads, device_fine_tuned); a name (a GPU's) stays as it is."""
+    device = re.sub(r"\bfine-tuned on (\d+)", lambda m: said("device_fine_tuned", lang, n=m[1]), device)
+    return re.sub(r"\b(\d+) threads?\b", lambda m: said("device_thread" if m[1] == "1" else "device_threads", lang,
+                                                        n=m[1]), device)  # '1 threads': as older runs wrote it
+
+
 def _row(key: str, mode: str, lang: str = "en", **fill) -> tuple[str, str]:
     """A row of the card: its label and value from the catalogue, filled."""
     return text(f"card.{key}", mode, lang).format(**fill), text(f"card.{key}_value", mode, lang).format(**fill)
@@ -332,7 +340,7 @@ def model_card(tr: Translator, metrics: dict, mode: str = "detail", lang: str = 
                  d_model=c.d_model, d_ff=c.d_ff),
             _row("size", mode, lang, n=number(tr.model.num_parameters(), lang)),
             _row("vocabulary", mode, lang, n=c.vocab_size),
-            (text("card.device", mode, lang), describe(tr.device))]
+            (text("card.device", mode, lang), device_words(describe(tr.device), lang))]
     for split, name, what in TEST_ROWS:
         test = metrics.get("test", {}).get(f"{split}/greedy", {})
         if test:
@@ -341,7 +349,7 @@ def model_card(tr: Translator, metrics: dict, mode: str = "detail", lang: str = 
                              on=E.words(metrics, split) if mode == "detail" else plain_set(metrics, split, lang)))
     rows += validation_rows(metrics, mode, lang) + _atlas_rows(tr, mode, lang)
     if metrics.get("train_seconds"):
-        device = re.sub(r"\b1 threads\b", "1 thread", str(metrics.get("device", "?")))  # as older runs wrote it
+        device = device_words(str(metrics.get("device", "?")), lang)
         minutes = f"{metrics['train_seconds'] / 60:.0f}"
         value = (f"{metrics.get('epochs')} epoch{'' if metrics.get('epochs') == 1 else 's'}, {minutes} min on "
                  f"{device}" + (f"; still in training: these are the weights after epoch "
