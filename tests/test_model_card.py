@@ -1,6 +1,8 @@
 """The Model tab's table: a real header row, and thread counts in words ("1 thread", "2 threads")."""
 import os
 
+import pytest
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import torch
@@ -61,3 +63,25 @@ def test_the_german_card_says_where_it_runs_and_trained_in_german(tiny_translato
     from ui.other_tabs import device_words
     assert device_words("CPU (1 threads)", "de") == "CPU (1 Thread)" and device_words("CUDA: NVIDIA H200", "de") == \
         "CUDA: NVIDIA H200"
+
+
+@pytest.mark.parametrize("name", ["de-en", "en-de"])
+def test_the_german_card_holds_no_english_word_in_either_version(name):
+    """Every row of the shipped models' German card, plainly and in detail, and the Head atlas's detailed summary
+    (its sentences named): no English word (tests/short_texts.py's measure; quoted examples, split and file names as
+    'Multi30k val' and 'test_2016_flickr', and the attribution's web address, are names)."""
+    import re
+    from tests.short_texts import english_words
+    from transformer.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.decoding import Translator
+    from transformer.metrics import read_metrics
+    from ui import atlas_tab, eval_sets
+    tr = Translator.load(DEFAULT_CHECKPOINT.parent / name, "cpu")
+    names = r"\((?:Multi30k|Tatoeba) \w+\)|test_2016_flickr|www\.\S+|tatoeba\.org|d_model|pre-LN|'[^']*'"  # quoted: examples
+    for mode in ("plain", "detail"):
+        card = handlers.model_card(tr, read_metrics(tr.checkpoint_dir), mode, "de")
+        assert [(line, english_words(re.sub(names, " ", line))) for line in card.splitlines()[2:]
+                if english_words(re.sub(names, " ", line))] == []
+    atlas = atlas_tab.load_atlas(tr)
+    summary = atlas_tab.atlas_texts(atlas, eval_sets.atlas_words(atlas, tr), tr, "de")["summary"]["detail"]
+    assert "Validierungssätzen" in summary and english_words(re.sub(names, " ", summary)) == [], summary

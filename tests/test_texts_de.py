@@ -22,6 +22,9 @@ TAG = re.compile(r"<[^>]+>")
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
 SYMBOLS = set("‖√Σ∑×ᵀ·÷≤≥−∞ᵢʰ→←▶◀①②③④⑤^=")  # besides FORMULA's matches: what a formula is written with
 ENGLISH_GRAMMAR = {"{s}"}  # placeholders a German text may leave out: "head{s}" is English's plural ending
+# texts whose German leaves out an English record: metrics.json's "data" is the training run's own English words
+# (data_rows); the German card says what the data is in its own words and points to docs/training.md
+RECORDED = {("card.data_value", "detail")}
 WORD = re.compile(r"[A-Za-zÄÖÜäöüß]{2,}(?:-[A-Za-zÄÖÜäöüß]+)*")  # a word of two letters or more (d_k, q·k, wᵢ: none)
 
 
@@ -72,9 +75,9 @@ def test_every_text_has_both_versions_and_nothing_else(en, de):
 
 def test_placeholders_are_the_english_ones(en, de):
     odd = {(k, m): (sorted(set(PLACEHOLDER.findall(e))), sorted(set(PLACEHOLDER.findall(g))))
-           for k, m, e, g in pairs(en, de)
-           if set(PLACEHOLDER.findall(e)) - ENGLISH_GRAMMAR != set(PLACEHOLDER.findall(g)) - ENGLISH_GRAMMAR
-           or set(PLACEHOLDER.findall(g)) - set(PLACEHOLDER.findall(e))}
+           for k, m, e, g in pairs(en, de) if (k, m) not in RECORDED and (
+           set(PLACEHOLDER.findall(e)) - ENGLISH_GRAMMAR != set(PLACEHOLDER.findall(g)) - ENGLISH_GRAMMAR
+           or set(PLACEHOLDER.findall(g)) - set(PLACEHOLDER.findall(e)))}
     assert odd == {}
 
 

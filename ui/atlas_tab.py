@@ -135,7 +135,7 @@ def atlas_texts(atlas: dict, words: str, tr, lang: str = "en") -> dict:
     out = {}
     for mode in MODES:
         prunable = "" if n is None else text("atlas.prunable", mode, lang).format(n=n, s="" if n == 1 else "s")
-        on = words if mode == "detail" else plain_on(atlas, tr, lang)
+        on = eval_sets.atlas_words(atlas, tr, lang=lang) if mode == "detail" else plain_on(atlas, tr, lang)
         said = {"summary": text("atlas.summary", mode, lang).format(heads=len(atlas["heads"]), bleu=atlas.get("bleu"),
                                                                     on=on, prunable=prunable),
                 "note": "" if st is None else text(f"atlas.stop_{st['reason']}", mode, lang).format(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from transformer.metrics import read_metrics
 
+from .texts import words as said_words
+
 # split -> (its name, what its sentences are)
 SETS = {"val": ("Multi30k val", "picture captions"),
         "test_2016_flickr": ("Multi30k test_2016_flickr", "picture captions"),
@@ -24,11 +26,19 @@ def size(metrics: dict, split: str) -> int | None:
     return None
 
 
-def words(metrics: dict, split: str) -> str:
-    """'1,014 picture captions (Multi30k val)'; without a recorded size 'picture captions (Multi30k val)'."""
+def count(n: int, lang: str = "en") -> str:
+    """1,014 in English, 1.014 in German."""
+    return f"{n:,}" if lang == "en" else f"{n:,}".replace(",", ".")
+
+
+def words(metrics: dict, split: str, lang: str = "en") -> str:
+    """'1,014 picture captions (Multi30k val)'; without a recorded size 'picture captions (Multi30k val)'. In another
+    language the catalogue's set words ([label] set_<what>: German's read after 'auf', in the dative)."""
     name, what = SETS.get(split, (split, "sentences"))
+    if lang != "en":
+        what = said_words(lang).get(f"set_{what.split()[0]}", what)
     n = size(metrics, split)
-    return f"{n:,} {what} ({name})" if n else f"{what} ({name})"
+    return f"{count(n, lang)} {what} ({name})" if n else f"{what} ({name})"
 
 
 def mixed_counts(atlas: dict, metrics: dict) -> tuple[int, int] | None:
@@ -42,28 +52,28 @@ def mixed_counts(atlas: dict, metrics: dict) -> tuple[int, int] | None:
     return picked.count(0), picked.count(1)
 
 
-def atlas_words(atlas: dict | None, tr=None, metrics: dict | None = None) -> str:
+def atlas_words(atlas: dict | None, tr=None, metrics: dict | None = None, lang: str = "en") -> str:
     """The head atlas's sentences in words: '400 validation sentences: 116 picture captions (Multi30k val) and 284
-    everyday sentences (Tatoeba val)'."""
-    atlas = atlas or {}
+    everyday sentences (Tatoeba val)' ([said] atlas_sents_*, atlas_mix*; German's read after 'auf')."""
+    atlas, w = atlas or {}, said_words(lang)
     if metrics is None:
         metrics = read_metrics(tr.checkpoint_dir) if tr is not None and tr.checkpoint_dir else {}
     n, split = atlas.get("sentences"), atlas.get("split", "val")
-    kind = "test" if "test" in str(split) else "validation"
-    head = f"{n} {kind} sentences" if isinstance(n, int) else f"the {kind} sentences"
+    kind = "test" if "test" in str(split) else "val"
+    head = w[f"atlas_sents_{kind}"].format(n=n) if isinstance(n, int) else w[f"atlas_sents_{kind}_any"]
     if split == "mixed_val":
         counts = mixed_counts(atlas, metrics)
         if counts is None:
-            return f"{head}: picture captions (Multi30k val) and everyday sentences (Tatoeba val)"
-        return (f"{head}: {counts[0]} picture captions (Multi30k val) and {counts[1]} everyday sentences "
-                f"(Tatoeba val)")
+            return w["atlas_mix_any"].format(head=head)
+        return w["atlas_mix"].format(head=head, a=counts[0], b=counts[1])
     name, what = SETS.get(split, (split, "sentences"))
-    return f"{head}: {what} ({name})"
+    return f"{head}: {what if lang == 'en' else w.get('set_' + what.split()[0], what)} ({name})"
 
 
-def atlas_row(atlas: dict | None, tr) -> list[tuple[str, str]]:
+def atlas_row(atlas: dict | None, tr, lang: str = "en") -> list[tuple[str, str]]:
     """The Model tab's row for the head atlas's intact BLEU: the number the Head atlas tab shows, and its set."""
     if not atlas or atlas.get("bleu") is None:
         return []
-    return [("Head atlas, intact model (greedy)",
-             f"BLEU {atlas['bleu']} on {atlas_words(atlas, tr)}, scored as one set (the Head atlas tab's number)")]
+    w = said_words(lang)
+    return [(w["card_atlas_detail"], w["card_atlas_detail_value"].format(bleu=atlas["bleu"],
+                                                                          on=atlas_words(atlas, tr, lang=lang)))]

@@ -20,7 +20,7 @@ from . import ablation_help as A
 from . import eval_sets as E
 from . import learned_help
 from .models import LOOK_FOR, direction_label
-from .texts import LANGS, each, labels, page_lang, said, text
+from .texts import LANGS, each, labels, page_lang, said, text, words
 from . import payload as P
 from .decoding_views import at_position
 from .figures import alignment_figure, axis_words, beam_tree_figure, figure, with_axes
@@ -244,7 +244,7 @@ def epoch_words(epoch, mode: str = "plain", lang: str = "en") -> str:
 # -- Model card --------------------------------------------------------------------------------------
 # The card in either version (ui/texts/en.toml "card.*"): "detail" as it always read, "plain" in everyday words
 
-VAL_ROWS = (("multi30k", "val", "Validation BLEU, Multi30k"), ("tatoeba", "tatoeba_val", "Validation BLEU, Tatoeba"))
+VAL_ROWS = (("multi30k", "val"), ("tatoeba", "tatoeba_val"))  # (domain: [said] card_val_<domain>, split)
 PLAIN_SETS = {"picture captions": "picture descriptions"}  # the sets' words, plainly (eval_sets.SETS)
 SHORT_SETS = {"picture captions": "pictures"}  # in the plain rows' labels (a narrow column on a phone)
 
@@ -287,23 +287,26 @@ def validation_rows(metrics: dict, mode: str = "detail", lang: str = "en") -> li
     """Validation BLEU, saying of which weights: `val_bleu` was scored in fp32 when training or averaging chose
     the weights, before they were saved in fp16; `evaluate --split val --save` scores the weights as shipped.
     A model trained on both corpora gets a row per domain (`val_by_domain`; its `val_bleu` is their mean)."""
-    by_domain = metrics.get("val_by_domain") or {}
+    by_domain, w = metrics.get("val_by_domain") or {}, words(lang)
     if len(by_domain) < 2:
-        return _validation_row("Validation BLEU", metrics, "val", metrics.get("val_bleu"), mode, lang)
-    rows = [r for domain, split, label in VAL_ROWS
-            for r in _validation_row(label, metrics, split, by_domain.get(f"bleu_{domain}"), mode, lang)]
+        return _validation_row(w["card_val_one"], metrics, "val", metrics.get("val_bleu"), mode, lang)
+    rows = [r for domain, split in VAL_ROWS
+            for r in _validation_row(w[f"card_val_{domain}"], metrics, split, by_domain.get(f"bleu_{domain}"), mode,
+                                     lang)]
     if mode == "plain":  # the mean of the two rows above says nothing new
         return rows
-    return rows + [("Validation BLEU, mean of the domains", f"{metrics.get('val_bleu')} in fp32: what chose the "
-                                                            f"weights ({weights_words(metrics)}) — the mean of the "
-                                                            "two rows above, each set scored alone")]
+    return rows + [(w["card_val_mean"], w["card_val_mean_value"].format(bleu=metrics.get("val_bleu"),
+                                                                         weights=weights_words(metrics, lang)))]
 
 
-def weights_words(metrics: dict) -> str:
-    """metrics.json's "weights" as read: an average over a window of one epoch is that epoch."""
-    w = str(metrics.get("weights", "?"))
-    one = re.fullmatch(r"average of epochs 0*(\d+)\.\.0*(\d+)", w)
-    return f"epoch {one.group(1)}" if one and one.group(1) == one.group(2) else w
+def weights_words(metrics: dict, lang: str = "en") -> str:
+    """metrics.json's "weights" as read: an average over a window of one epoch is that epoch; in `lang`'s words."""
+    w, said_as = str(metrics.get("weights", "?")), words(lang)
+    avg = re.fullmatch(r"average of epochs (\d+)\.\.(\d+)", w)
+    one = re.fullmatch(r"epoch (\d+)", w)
+    if avg and int(avg.group(1)) == int(avg.group(2)) or one:
+        return said_as["card_weights_epoch"].format(n=int((avg or one).group(1)))
+    return said_as["card_weights_average"].format(a=avg.group(1), b=avg.group(2)) if avg else w
 
 
 def _validation_row(label: str, metrics: dict, split: str, chosen, mode: str = "detail",
@@ -314,15 +317,16 @@ def _validation_row(label: str, metrics: dict, split: str, chosen, mode: str = "
         what = E.SETS.get(split, (split, "sentences"))[1]
         return [] if bleu is None else [_row("val", mode, lang, what=set_words(what, lang, True), bleu=bleu,
                                              on=plain_set(metrics, split, lang))]
-    parts = [f"{shipped} greedy, the weights as shipped (fp16)"] if shipped is not None else []
+    w = words(lang)
+    parts = [w["card_val_shipped"].format(bleu=shipped)] if shipped is not None else []
     if chosen is not None:
-        parts.append(f"{chosen} in fp32 when the weights ({weights_words(metrics)}) were chosen, before saving")
-    return [(label, "; ".join(parts) + f" — on {E.words(metrics, split)}")] if parts else []
+        parts.append(w["card_val_chosen"].format(bleu=chosen, weights=weights_words(metrics, lang)))
+    return [(label, w["card_val_on"].format(parts="; ".join(parts), on=E.words(metrics, split, lang)))] if parts else []
 
 
 def _atlas_rows(tr, mode: str, lang: str = "en") -> list[tuple[str, str]]:
     atlas = load_atlas(tr.checkpoint_dir) if tr.checkpoint_dir else None
-    rows = E.atlas_row(atlas, tr)
+    rows = E.atlas_row(atlas, tr, lang)
     if mode == "plain" and rows:
         return [_row("atlas", mode, lang, bleu=atlas["bleu"], n=atlas.get("sentences") or "its")]
     return rows
@@ -344,25 +348,24 @@ def model_card(tr: Translator, metrics: dict, mode: str = "detail", lang: str = 
     for split, name, what in TEST_ROWS:
         test = metrics.get("test", {}).get(f"{split}/greedy", {})
         if test:
-            rows.append(_row("test", mode, lang, name=name, what=set_words(what, lang, True), bleu=test.get("bleu"),
+            rows.append(_row("test", mode, lang, name=words(lang)[name], what=set_words(what, lang, True),
+                             bleu=test.get("bleu"),
                              bleu_lc=test.get("bleu_lc"), chrf=test.get("chrf"),
-                             on=E.words(metrics, split) if mode == "detail" else plain_set(metrics, split, lang)))
+                             on=E.words(metrics, split, lang) if mode == "detail" else plain_set(metrics, split, lang)))
     rows += validation_rows(metrics, mode, lang) + _atlas_rows(tr, mode, lang)
     if metrics.get("train_seconds"):
         device = device_words(str(metrics.get("device", "?")), lang)
-        minutes = f"{metrics['train_seconds'] / 60:.0f}"
-        value = (f"{metrics.get('epochs')} epoch{'' if metrics.get('epochs') == 1 else 's'}, {minutes} min on "
-                 f"{device}" + (f"; still in training: these are the weights after epoch "
-                                f"{metrics.get('epochs')} of {metrics.get('epochs_planned')}"
-                                if metrics.get("in_training") else ""))
-        rows.append(_row("training", mode, lang, value=value, epochs=metrics.get("epochs"), minutes=minutes,
-                         device=device))
+        minutes, epochs = f"{metrics['train_seconds'] / 60:.0f}", metrics.get("epochs")
+        still = said("card_still_training", lang, epochs=epochs, planned=metrics.get("epochs_planned")) \
+            if metrics.get("in_training") else ""
+        rows.append(_row("training", mode, lang, epochs=epochs, s="" if epochs == 1 else "s", minutes=minutes,
+                         device=device, still=still))
     rows += data_rows(metrics, mode, lang)
     return f"| {w['card_property']} | {w['card_value']} |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
 
-TEST_ROWS = (("test_2016_flickr", "Multi30k test_2016_flickr", "picture captions"),
-             ("tatoeba_test", "Tatoeba test, held out", "everyday sentences"))
+TEST_ROWS = (("test_2016_flickr", "card_name_flickr", "picture captions"),  # (split, [said] its name, what)
+             ("tatoeba_test", "card_name_tatoeba_test", "everyday sentences"))
 
 
 def data_rows(metrics: dict, mode: str = "detail", lang: str = "en") -> list[tuple[str, str]]:
@@ -371,7 +374,7 @@ def data_rows(metrics: dict, mode: str = "detail", lang: str = "en") -> list[tup
     data = str(metrics.get("data") or "Multi30k task 1 training captions")
     tatoeba = "tatoeba" in data.lower()
     rows = [_row("data", mode, lang, value=data.replace("|", "/"))]
-    if not tatoeba and mode == "plain":
+    if not tatoeba and (mode == "plain" or lang != "en"):  # the recorded words are English
         rows = [(rows[0][0], labels(lang)["card_data_pictures"])]
     if tatoeba:
         rows.append((labels(lang)["card_attribution"], ATTRIBUTION if lang == "en" else labels(lang)["attribution"]))
