@@ -18,7 +18,7 @@ TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers",
         "Attention being learned", "Model"]
 TAB_KEYS = ("translate", "compare", "ablation", "beam", "layers", "atlas", "learned", "model")  # as links name them
 TAB_LABELS = {name: texts.both(f"tab_{key}") for name, key in zip(TABS, TAB_KEYS)}  # shown; the names stay the keys
-TITLE = f"<p><strong>attention-lens</strong> · {texts.both('title')}</p>"
+TITLE = f"<h1><strong>attention-lens</strong> · {texts.both('title')}</h1>"  # the page's one heading (axe)
 INTRO = texts.explained("howto", "look_for.title", "look_for.en-de")  # How to use it, both versions
 
 
