@@ -39,9 +39,7 @@ function gridFigure(a) {
     for (const h of mine) {
       z[h.layer][h.head] = h.bleu_drop; text[h.layer][h.head] = esc(roleName(h.role, true));
       custom[h.layer][h.head] = [kind, h.layer, h.head];
-      const first = `${T("atlas_head_line", {kind: TITLES[kind], l: h.layer + 1, h: h.head + 1})}<br>${T("role")} <b>${esc(roleName(h.role))}</b>`;
-      const own = lang() === "en" ? h.hover : (h.hovers || {})[lang()];  // ui/atlas_tab.py hover_text, per language
-      hover[h.layer][h.head] = own || [first, ...(h.hover || "").split("<br>").slice(2)].join("<br>");
+      hover[h.layer][h.head] = lang() === "en" ? h.hover : h.hovers[lang()];  // ui/atlas_tab.py hover_text, per language
     }
     const ax = i ? String(i + 1) : "", dom = [i * (w + gap), i * (w + gap) + w];
     data.push({type: "heatmap", z, text, texttemplate: "%{text}", hovertext: hover, hoverinfo: "text", customdata: custom,

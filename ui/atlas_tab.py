@@ -21,7 +21,6 @@ TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"><
             f'<div class="atlas-help">{spans("atlas.help")}</div>'
             '<div class="atlas-help" data-role="note"></div>'
             '<div class="atlas-legend" data-role="legend"></div></div>')
-KIND_TITLES = {"encoder_self": "Encoder self", "decoder_self": "Decoder self", "cross": "Cross"}
 
 
 def load_atlas(tr) -> dict | None:
@@ -69,8 +68,8 @@ def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True, lan
     by the catalogue: [said] stat_* and atlas_hv_*)."""
     w = words(lang)
     stat = lambda name, short=False: w[f"stat_{'short_' if short else ''}{name}"]  # noqa: E731
-    lines = [w["atlas_head_line"].format(kind=w[f"kind_short_{h['kind']}"] if lang != "en" else
-                                         KIND_TITLES.get(h["kind"], h["kind"]), l=h["layer"] + 1, h=h["head"] + 1)]
+    lines = [w["atlas_head_line"].format(kind=w.get(f"kind_short_{h['kind']}", h["kind"]), l=h["layer"] + 1,
+                                         h=h["head"] + 1)]
     if why:
         lines.append(w["atlas_hv_why"].format(reason=_reason(h, stat, w, lang)))
     if h.get("bleu_ablated") is not None:

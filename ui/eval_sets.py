@@ -35,10 +35,13 @@ def words(metrics: dict, split: str, lang: str = "en") -> str:
     """'1,014 picture captions (Multi30k val)'; without a recorded size 'picture captions (Multi30k val)'. In another
     language the catalogue's set words ([label] set_<what>: German's read after 'auf', in the dative)."""
     name, what = SETS.get(split, (split, "sentences"))
-    if lang != "en":
-        what = said_words(lang).get(f"set_{what.split()[0]}", what)
-    n = size(metrics, split)
+    n, what = size(metrics, split), set_named(what, lang)
     return f"{count(n, lang)} {what} ({name})" if n else f"{what} ({name})"
+
+
+def set_named(what: str, lang: str) -> str:
+    """What a set holds ('picture captions') in `lang`: the catalogue's set_<what> beyond English."""
+    return what if lang == "en" else said_words(lang).get(f"set_{what.split()[0]}", what)
 
 
 def mixed_counts(atlas: dict, metrics: dict) -> tuple[int, int] | None:
@@ -67,7 +70,7 @@ def atlas_words(atlas: dict | None, tr=None, metrics: dict | None = None, lang: 
             return w["atlas_mix_any"].format(head=head)
         return w["atlas_mix"].format(head=head, a=counts[0], b=counts[1])
     name, what = SETS.get(split, (split, "sentences"))
-    return f"{head}: {what if lang == 'en' else w.get('set_' + what.split()[0], what)} ({name})"
+    return f"{head}: {set_named(what, lang)} ({name})"
 
 
 def atlas_row(atlas: dict | None, tr, lang: str = "en") -> list[tuple[str, str]]:

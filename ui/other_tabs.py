@@ -271,16 +271,11 @@ def set_words(what: str, lang: str = "en", short: bool = False) -> str:
     return labels(lang).get(key, what)
 
 
-def number(n: int, lang: str = "en") -> str:
-    """1,014 in English, 1.014 in German."""
-    return f"{n:,}" if lang == "en" else f"{n:,}".replace(",", ".")
-
-
 def plain_set(metrics: dict, split: str, lang: str = "en") -> str:
     """'1,014 picture descriptions': a set's size and what it holds, without its file name."""
     what = E.SETS.get(split, (split, "sentences"))[1]
     n = E.size(metrics, split)
-    return f"{number(n, lang)} {set_words(what, lang)}" if n else set_words(what, lang)
+    return f"{E.count(n, lang)} {set_words(what, lang)}" if n else set_words(what, lang)
 
 
 def validation_rows(metrics: dict, mode: str = "detail", lang: str = "en") -> list[tuple[str, str]]:
@@ -342,7 +337,7 @@ def model_card(tr: Translator, metrics: dict, mode: str = "detail", lang: str = 
     rows = [(w["card_translates"], direction), *look,
             _row("built", mode, lang, enc=c.n_encoder_layers, dec=c.n_decoder_layers, heads=c.n_heads,
                  d_model=c.d_model, d_ff=c.d_ff),
-            _row("size", mode, lang, n=number(tr.model.num_parameters(), lang)),
+            _row("size", mode, lang, n=E.count(tr.model.num_parameters(), lang)),
             _row("vocabulary", mode, lang, n=c.vocab_size),
             (text("card.device", mode, lang), device_words(describe(tr.device), lang))]
     for split, name, what in TEST_ROWS:
