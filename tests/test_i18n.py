@@ -148,3 +148,29 @@ def test_the_librarys_notes_and_errors_reach_a_german_page_in_german(tiny_transl
                 decoding_views.start(tiny_translator, "   ")
         finally:
             LocalContext.request.reset(token)
+
+
+def gradio_german() -> dict[str, set[str]]:
+    """Gradio's built German locale: its namespaces and each one's keys (read from the frontend's de-*.js)."""
+    import gradio
+    (path,) = (Path(gradio.__file__).parent / "templates/frontend/assets").glob("de-*.js")
+    js = path.read_text(encoding="utf-8")
+    names = dict(re.findall(r"\b(\w+) as (\w+)\b", js.rsplit("export{", 1)[1]))  # variable -> namespace
+    flat = {v: re.search(rf"\b{re.escape(v)}=\{{([^{{}}]*)\}}", js) for v in names}  # a namespace of strings
+    return {names[v]: set(re.findall(r"(\w+):`", m.group(1))) for v, m in flat.items() if m}
+
+
+def test_every_word_of_gradios_status_line_is_german_on_the_german_page():
+    """The status line (and its screen-reader announcement: "In queue: 1 of 1" while a class waits) says
+    Gradio's own words: each key its built tracker asks for is in Gradio's German locale or in ours."""
+    import gradio
+    (tracker,) = (Path(gradio.__file__).parent / "templates/frontend/assets").glob("statustracker-*.js")
+    keys = set(re.findall(r"i18n\(`([\w.]+)`\)", tracker.read_text(encoding="utf-8")))
+    assert "status.queue_position" in keys and len(keys) >= 4, keys
+    de = gradio_german()
+    assert "loading" in de["common"], de.get("common")
+    lacking = sorted(k for k in keys if k.split(".", 1)[1] not in de.get(k.split(".", 1)[0], set()))
+    assert lacking and set(lacking) <= set(texts.GRADIO_OWN["de"]), lacking
+    for k in texts.GRADIO_OWN["de"]:
+        assert set(re.findall(r"\{\w+\}", texts.GRADIO_OWN["de"][k])) == set(re.findall(r"\{\w+\}",
+                                                                                        texts.GRADIO_OWN["en"][k]))

@@ -22,6 +22,7 @@ OUTSIDE = """() => { const W = innerWidth, out = [];
   for (const e of document.querySelectorAll('body *')) {
     const r = e.getBoundingClientRect();
     if (!r.width || !r.height || r.right < -500 || e.closest('#js-plotly-tester') || getComputedStyle(e).visibility === 'hidden') continue;
+    if (e.matches('.eta-bar')) continue;  // Gradio's waiting bar slides in from the left inside its clipped tracker
     if (r.right <= W + 1 && r.left >= -1) continue;
     let p = e.parentElement, framed = false;
     for (; p && p !== document.body; p = p.parentElement) {

@@ -111,8 +111,12 @@ def missing(lang: str = "de") -> list[str]:
             + [f"said.{k}" for k in catalogue(LANGS[0]).get("said", {}) if k not in own_said])
 
 
-# Gradio's own words that its locales lack (its status line says the key "common.complete" when an event ends)
-GRADIO_OWN = {"en": {"common.complete": "complete"}, "de": {"common.complete": "fertig"}}
+# Gradio's own status-line words that its German locale lacks (it would say the key, or English, there); the
+# placeholders are Gradio's. tests/test_i18n.py reads Gradio's built status tracker for the keys it uses.
+GRADIO_OWN = {"en": {"common.complete": "complete", "common.progress": "progress",
+                     "status.queue_position": "In queue: {position} of {size}"},
+              "de": {"common.complete": "fertig", "common.progress": "Fortschritt",
+                     "status.queue_position": "In der Warteschlange: {position} von {size}"}}
 I18N = gr.I18n(**{lang: {**labels(lang), **GRADIO_OWN[lang]} for lang in LANGS})  # Gradio's labels (ui/app.py)
 
 
