@@ -75,9 +75,9 @@ function curveFigure(a) {
   const labels = p.map(r => r.removed ? `${TITLES[r.removed[0]]} L${r.removed[1] + 1} H${r.removed[2] + 1}` : T("atlas_intact"));
   return {data: [{type: "scatter", mode: "lines+markers", x: p.map(r => r.heads_off), y: p.map(r => r.bleu),
                   text: labels, hovertemplate: T("atlas_hover") + "<extra></extra>"}],
-          layout: {margin: {l: 50, r: 10, t: 30, b: 40}, height: 300,
+          layout: {margin: {l: 50, r: 10, t: 56, b: 40}, height: 326,  // the title under the buttons' row, not on it
                    title: {text: a.texts ? tx(a).curve_title[mode()] : "Pruning: least important heads first",
-                           font: {size: 13}},
+                           font: {size: 13}, y: 1, yref: "paper", yanchor: "bottom", pad: {b: 6}},
                    xaxis: {title: {text: T("atlas_off")}},
                    yaxis: {title: {text: T("atlas_bleu_axis", {set: esc(a.eval_short || a.split || "val"), n: a.sentences})}},
                    shapes: a.bleu !== undefined ? [{type: "line", xref: "paper", x0: 0, x1: 1, y0: a.bleu - 1, y1: a.bleu - 1,
@@ -88,7 +88,7 @@ function legendHtml(a) {
   const title = a.texts ? tx(a).legend : {detail: "<b>Roles</b> (after Voita et al. 2019; a head takes the rule it passes by most):"};
   const detail = `<div class="x-detail">${title.detail}<table>` +
     (a.legend || []).map(r => `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(roleName(r.role))}</td><td>${esc(tx(a).roles && tx(a).roles.detail ? tx(a).roles.detail[r.role] : r.description)}</td>` +
-                             `<td>${esc(r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table></div>";
+                             `<td>${esc(r.rules ? r.rules[lang()] || r.rule : r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table></div>";
   if (!a.texts) return detail;            // the plain one: what each label in the grid means
   return `<div class="x-plain">${title.plain}<table>` + (a.legend || []).map(r =>
     `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(tx(a).roles ? tx(a).roles.plain[r.role] : r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.browser import open_app
-from tests.plain import walk_page
+from tests.plain import TABS, open_tab, shown, walk_page
 from tests.short_texts import SHORT, english
 from transformer.data import examples_path, read_glossed_examples
 from transformer import language
@@ -93,6 +93,28 @@ def test_no_short_text_of_the_german_page_is_english(german):
     bad = english(page.short, sorted(set(data) | set(examples()), key=len, reverse=True))
     print("\n".join(bad))
     assert bad == [], f"{len(bad)} short texts with English words: {bad}"
+
+
+def test_the_detailed_texts_of_the_german_page_are_german(german):
+    """The detailed version (one click away, #explain_detail) of every tab's texts, as they stand after the walk."""
+    page, _, data = german
+    page.click("#explain_detail")
+    page.wait_for_function("window.__explain.mode === 'detail' && document.body.classList.contains('explain-detail')",
+                           timeout=10000)
+    said: set[str] = set()
+    try:
+        for tab in TABS:
+            open_tab(page, tab)
+            shown(page, said)
+    finally:
+        page.click("#explain_plain")
+        open_tab(page, "Translate")
+    assert len(said) > 80, len(said)
+    said = {t for t in said if not t.startswith("Attention(Q, K, V) = softmax(")}  # the formula: every language's
+    bad = offending(said, "de", data)
+    print("\n".join(bad))
+    assert bad == [], f"{len(bad)} detailed texts not German: {bad}"
+    assert page.errors == []
 
 
 def test_the_english_page_is_english_everywhere(served_browser, translator):

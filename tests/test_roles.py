@@ -192,7 +192,9 @@ def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
     after = atlas_tab.atlas_view(atlas)
     assert after["legend"][0] == {"role": "looks-back", "label": "back", "kinds": ["encoder_self"],
                                   "rule": "strongest key is the previous piece: ≥ 90% of queries",
-                                  "description": "looks one piece back", "plain": "looks one piece back"}  # no
+                                  "description": "looks one piece back", "plain": "looks one piece back",
+                                  "rules": {"en": "strongest key is the previous piece: ≥ 90% of queries",
+                                            "de": "stärkster Schlüssel ist das Stück davor: ≥ 90 % der Abfragen"}}  # no
     # plain text in the catalogue for a role it has not met: its own description
     assert [r["role"] for r in after["legend"]] == ["looks-back", A.MIXED] and after["labels"]["looks-back"] == "back"
     assert A.assign_role("encoder_self", {"argmax_previous": 0.95}) == "looks-back"  # the same table
@@ -306,6 +308,26 @@ def test_pruning_stop_names_the_reason():
     assert A.pruning_stop({"heads": [], "bleu": 1.0}) is None and A.pruning_stop_text({"heads": []}) is None
     # a recorded fraction wins over today's constant
     assert A.pruning_stop({**below, "prune_stop_fraction": 0.4})["reason"] == "incomplete"
+
+
+def test_the_pages_stop_and_rule_words_are_the_librarys_in_english_and_its_own_in_german():
+    """The Head atlas tab says why the curve ends and each role's rule from the catalogue (ui/texts, [said]
+    atlas_stop_*, stat_*): in English the library's sentences word for word, in German with no English left."""
+    from ui import atlas_tab
+    cases = [_atlas([39.0, 19.0], [("encoder_self", 0, 0), ("cross", 0, 1)]),
+             _atlas([39.0, 35.0], [("encoder_self", 0, 0), ("encoder_self", 0, 1)]),
+             _atlas([39.0], [("cross", 0, 0)]), {"heads": [], "bleu": 1.0}]
+    assert {(A.pruning_stop(a) or {}).get("reason") for a in cases} == {"below_fraction", "kind_off", "incomplete",
+                                                                         None}
+    for a in cases:
+        assert atlas_tab.stop_words(a) == A.pruning_stop_text(a)
+        de = atlas_tab.stop_words(a, "de")
+        assert (de is None) == (a["heads"] == []) and (de is None or ("Kurve" in de and "heads" not in de))
+    assert "Kreuz-Aufmerksamkeit, Schicht 1, Kopf 2" in atlas_tab.stop_words(cases[0], "de")
+    for row in A.legend():
+        assert atlas_tab.rule_words(row["role"]) == row["rule"]
+        de = atlas_tab.rule_words(row["role"], "de")
+        assert de != row["rule"] and "queries" not in de and "strongest" not in de, de
 
 
 def test_the_shipped_atlas_still_reads():

@@ -51,7 +51,8 @@ def atlas_view(atlas: dict) -> dict:
     view = {**atlas, "heads": [{**h, "hover": hover_text(h, atlas.get("chance"), n, same),
                                 "hovers": {lang: hover_text(h, atlas.get("chance"), n, same, lang) for lang in LANGS[1:]}}
                                for h in atlas["heads"]],
-            "legend": [{**r, "plain": plain_role(r)} for r in R.legend()], "labels": {r["role"]: r["label"] for r in R.legend()},
+            "legend": [{**r, "plain": plain_role(r), "rules": {lang: rule_words(r["role"], lang) for lang in LANGS}}
+                       for r in R.legend()], "labels": {r["role"]: r["label"] for r in R.legend()},
             "pruning_note": pruning_stop_text(atlas), "rules_note": None}
     if not same:
         view["rules_note"] = ("This atlas's roles were assigned by an earlier rule table than the one below; "
@@ -86,6 +87,33 @@ def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True, lan
     wrapped = [html.escape(part) for line in lines for part in textwrap.wrap(line, HOVER_WIDTH, subsequent_indent="  ")]
     role = w.get(f"role_{h.get('role')}", h.get("role")) if lang != "en" else h.get("role")
     return "<br>".join([wrapped[0], f"{w['role']} <b>{html.escape(str(role))}</b>"] + wrapped[1:])
+
+
+def rule_words(role: str, lang: str = "en") -> str:
+    """A role's rule in words of `lang` (transformer.roles.Rule.text's sentence: 'strongest key is the previous
+    piece: ≥ 36% of queries'); mixed: none of the above."""
+    w = words(lang)
+    rule = next((r for r in R.ROLE_RULES if r.name == role), None)
+    if rule is None:
+        return w["atlas_rule_none"]
+    return f"{w[f'stat_{rule.statistic}']}: {'≥' if rule.op == '>=' else '<'} {_fmt(rule.statistic, rule.threshold, w)}"
+
+
+def stop_words(atlas: dict, lang: str = "en") -> str | None:
+    """Why the pruning curve ends where it does, in words of `lang` (transformer.importance.pruning_stop_text's
+    sentence, from the catalogue's atlas_stop_*)."""
+    st = pruning_stop(atlas)
+    if st is None:
+        return None
+    w, (kind, layer, head) = words(lang), atlas["pruning"][-1]["removed"]
+    fill = {"n": st["heads_off"], "head": w["atlas_stop_head"].format(kind=w[f"atlas_kind_{kind}"], l=layer + 1,
+                                                                      h=head + 1)}
+    if st["reason"] == "kind_off":
+        fill["kinds"] = w["atlas_stop_kinds_join"].join(w[f"atlas_kind_{k}"] for k in st["kinds"])
+    elif st["reason"] == "below_fraction":
+        fill.update(bleu=f"{st['bleu']:.2f}", pct=f"{100 * st['fraction']:.0f}", intact=f"{atlas['bleu']:.2f}",
+                    limit=f"{st['limit']:.2f}")
+    return w[f"atlas_stop_{st['reason']}"].format(**fill)
 
 
 def _fmt(name: str, value, w: dict, bare: bool = False) -> str:
@@ -138,7 +166,7 @@ def atlas_texts(atlas: dict, words: str, tr, lang: str = "en") -> dict:
         said = {"summary": text("atlas.summary", mode, lang).format(heads=len(atlas["heads"]), bleu=atlas.get("bleu"),
                                                                     on=on, prunable=prunable),
                 "note": "" if st is None else text(f"atlas.stop_{st['reason']}", mode, lang).format(
-                    text=pruning_stop_text(atlas), n=st["heads_off"], pct=f"{100 * st['fraction']:.0f}"),
+                    text=stop_words(atlas, lang), n=st["heads_off"], pct=f"{100 * st['fraction']:.0f}"),
                 "curve_title": text("atlas.curve_title", mode, lang), "legend": text("atlas.legend", mode, lang),
                 "roles": {r["role"]: plain_role(r, lang, mode) for r in R.legend()}}
         for k, v in said.items():
