@@ -31,7 +31,8 @@ def test_the_i18n_object_holds_every_label_in_both_languages():
     got = texts.I18N.translations_dict
     assert set(got) == set(texts.LANGS)
     own = set(texts.GRADIO_OWN["en"])  # Gradio's own keys its locales lack
-    assert set(got["de"]) == set(got["en"]) == set(texts.catalogue("en")["label"]) | own
+    assert set(got["de"]) == set(got["en"]) == set(texts.gradio_keys()) | own  # the labels Gradio shows, no more
+    assert 60 < len(texts.gradio_keys()) < len(texts.catalogue("en")["label"])
     assert all(v.strip() for lang in got for v in got[lang].values())
     for k, v in got["de"].items():  # the German labels are German (those of 4 words or more: detect can tell)
         if len(re.findall(r"[^\W\d_]{2,}", v)) >= 4:
@@ -46,6 +47,11 @@ def test_every_label_key_a_builder_names_exists():
     assert sorted(named - set(texts.words("en"))) == []
     with pytest.raises(KeyError, match="no.such"):
         texts.label("no.such")
+    for key in ("mname_alti", "sentence_a_de", "pair_en_1", "lang_fr"):  # f-strings' keys: every one they can make
+        assert key in texts.gradio_keys(), key
+    assert "atlas_bleu_axis" not in texts.gradio_keys()  # the scripts' (assets/atlas.js): in the bundle, not gr.I18n
+    with pytest.raises(KeyError, match="not in gr.I18n"):
+        texts.label("atlas_bleu_axis")
 
 
 def test_every_text_is_in_the_page_in_both_languages_and_modes():

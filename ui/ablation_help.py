@@ -56,10 +56,11 @@ def suggestions(tr) -> list[dict]:
         layers[(h["kind"], h["layer"])] = layers.get((h["kind"], h["layer"]), 0.0) + h["bleu_drop"]
     (kind, layer), total = max(layers.items(), key=lambda kv: kv[1])
     # each button's words in the page's language (gr.I18n: one marker, the rest as is)
-    return [{"label": f"{said_label('top_head_' + top['kind'])} {label(top['layer'], top['head'])} "
+    top_head, top_layer = said_label(f"top_head_{top['kind']}"), said_label(f"top_layer_{kind}")
+    return [{"label": f"{top_head} {label(top['layer'], top['head'])} "
                       f"(−{top['bleu_drop']:.2f} BLEU)", "heads": [key(top)]},
             {"label": f"{n} {said_label('top_heads')}", "heads": [key(h) for h in heads[:n]]},
-            {"label": f"{said_label('top_layer_' + kind)} L{layer + 1}", "what": f"{KIND_WORDS[kind]} L{layer + 1}",
+            {"label": f"{top_layer} L{layer + 1}", "what": f"{KIND_WORDS[kind]} L{layer + 1}",
              "heads": [(kind, layer, h) for h in range(n)], "total": total}][:N_SUGGESTIONS]
 
 

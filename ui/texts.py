@@ -117,14 +117,31 @@ GRADIO_OWN = {"en": {"common.complete": "complete", "common.progress": "progress
                      "status.queue_position": "In queue: {position} of {size}"},
               "de": {"common.complete": "fertig", "common.progress": "Fortschritt",
                      "status.queue_position": "In der Warteschlange: {position} von {size}"}}
-I18N = gr.I18n(**{lang: {**labels(lang), **GRADIO_OWN[lang]} for lang in LANGS})  # Gradio's labels (ui/app.py)
+LABEL_CALL = re.compile(r"""label\(\s*(f?)(["'])(.+?)\2""")
+
+
+@functools.cache
+def gradio_keys() -> frozenset[str]:
+    """The [label] keys Gradio shows: those ui/*.py passes to `label` (an f-string's: every key its pattern matches).
+    Only these travel in the page's config (gr.I18n, in both languages); the scripts read every label from the
+    catalogues in the bundle (`payload`). The page's HTML was over 400 kB with all 438 in it."""
+    pats = [re.sub(r"\\\{.*?\\\}", r"\\w+", re.escape(key)) if f else re.escape(key)
+            for path in Path(__file__).parent.glob("*.py")
+            for f, _, key in LABEL_CALL.findall(path.read_text(encoding="utf-8"))]
+    return frozenset(k for k in labels() if any(re.fullmatch(p, k) for p in pats))
+
+
+I18N = gr.I18n(**{lang: {**{k: v for k, v in labels(lang).items() if k in gradio_keys()}, **GRADIO_OWN[lang]}
+                  for lang in LANGS})  # Gradio's labels (ui/app.py)
 
 
 def label(key: str) -> str:
     """A component's label (or placeholder, info, an HTML's value) by the [label] key: Gradio shows it in the page's
-    language (gr.I18n: one marker per string). KeyError for an unknown key."""
+    language (gr.I18n: one marker per string). KeyError for an unknown key, or one `gradio_keys` did not find."""
     if key not in labels():
         raise KeyError(f"no label {key!r} in ui/texts/en.toml [label]")
+    if key not in gradio_keys():
+        raise KeyError(f"label {key!r} is not in gr.I18n: name it in a label() call in ui/*.py")
     return str(I18N(key))
 
 
