@@ -358,3 +358,26 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
     page.set_viewport_size(size)
     open_tab(page, "Translate")
     assert page.errors == []
+
+
+def test_the_learned_tab_asks_once_when_opened_and_once_per_pick(served_browser):
+    """Filling the tab sets its controls and its plot in one answer; the controls' events are a user's picks only
+    (with .change, each control filled asked for the same plot again: 3 requests on opening, and a slow machine
+    showed two copies of the plot's labels at once while the second replaced the first)."""
+    import json
+    url, b = served_browser
+    page = open_app(b, url)  # its own page: the tab not yet filled
+    joins = []
+    page.on("request", lambda r: joins.append(json.loads(r.post_data or "{}")) if "/queue/join" in r.url else None)
+    page.wait_for_timeout(500)
+    open_tab(page, "Attention being learned")
+    page.wait_for_selector("#learned_plot .js-plotly-plot", timeout=30000)
+    page.wait_for_timeout(2500)  # what the filled controls would ask for has been asked
+    assert len(joins) == 1, [j.get("fn_index") for j in joins]
+    page.locator("#learned_layer input").click()
+    page.locator("#learned_layer ul li").nth(2).dispatch_event("mousedown")
+    page.wait_for_function("document.querySelector('#learned_layer input').value.endsWith('2')", timeout=10000)
+    page.wait_for_timeout(2500)
+    assert len(joins) == 2 and joins[1]["data"][3] == "layer 2", [j.get("data") for j in joins]
+    assert page.errors == []
+    page.close()

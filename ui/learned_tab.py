@@ -87,6 +87,8 @@ def build(ctx: Ctx) -> tuple[list, object]:
         return (localized_axes(fig), *rest)
 
     inputs = [example, point, layer, head]
-    for c in inputs:
-        c.change(show, [ctx.model] + inputs, [plot, text, where], api_name=False, **CONC)
+    # a user's (or a link's) pick: filling the tab sets the controls with its plot, drawn once (.change drew it
+    # twice more); a dropdown's pick is one select (its input fires twice), the slider's move one input
+    for c, event in ((example, "select"), (point, "input"), (layer, "select"), (head, "select")):
+        getattr(c, event)(show, [ctx.model] + inputs, [plot, text, where], api_name=False, **CONC)
     return [intro_md, example, point, layer, head, plot, text, where], content
