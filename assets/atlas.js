@@ -75,7 +75,8 @@ function curveFigure(a) {
   const labels = p.map(r => r.removed ? `${TITLES[r.removed[0]]} L${r.removed[1] + 1} H${r.removed[2] + 1}` : T("atlas_intact"));
   return {data: [{type: "scatter", mode: "lines+markers", x: p.map(r => r.heads_off), y: p.map(r => r.bleu),
                   text: labels, hovertemplate: T("atlas_hover") + "<extra></extra>"}],
-          layout: {margin: {l: 50, r: 10, t: 56, b: 40}, height: 326,  // the title under the buttons' row, not on it
+          layout: {margin: {l: 50, r: 10, t: NARROW.matches ? 30 : 56, b: 40}, height: NARROW.matches ? 300 : 326,
+                   // the title under the buttons' row, not on it (a phone shows no buttons)
                    title: {text: a.texts ? tx(a).curve_title[mode()] : "Pruning: least important heads first",
                            font: {size: 13}, y: 1, yref: "paper", yanchor: "bottom", pad: {b: 6}},
                    xaxis: {title: {text: T("atlas_off")}},
