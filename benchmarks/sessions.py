@@ -2,10 +2,16 @@
 sentences kept, as Gradio keeps each user's state.
 
     python -m benchmarks.sessions [--sessions N] [--words 15]
+    python -m benchmarks.sessions --first-event [--rounds 20]
 
 Starts N sentences with the Start handler (each decoded to its end, as the page does) and keeps every returned
 session, then reads the resident set (psutil) against the same process before. Also gives one session's own
 tensors and arrays in bytes, for a 15-word and a 60-word sentence. Prints, never asserts.
+
+--first-event: what Gradio does for a user's first event before any handler runs (issue 42): it builds the user's
+SessionState, the config of every block of the page (gradio/state_holder.py), on the server's event loop, where
+nothing else is served meanwhile; a class pressing Start together pays it once per student, one after another.
+Times it for the app's page (both shipped models) and for a bare page of one textbox.
 """
 from __future__ import annotations
 
@@ -33,12 +39,37 @@ def held_bytes(session) -> int:
     return n
 
 
+def first_event(rounds: int) -> None:
+    import time
+
+    import gradio as gr
+    from gradio.state_holder import SessionState
+
+    from ui.app import build_demo
+    with gr.Blocks() as bare:
+        gr.Textbox()
+    demo = build_demo([Translator.load("de-en"), Translator.load("en-de")])
+    for name, blocks in (("the app's page", demo), ("a bare page", bare)):
+        SessionState(blocks)
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            SessionState(blocks)
+            times.append((time.perf_counter() - t0) * 1e3)
+        print(f"{name}: {len(blocks.blocks)} blocks, a new session's state {np.median(times):.1f} ms (median of "
+              f"{rounds}; min {min(times):.1f}); 30 students at once: {30 * np.median(times):.0f} ms in a row")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sessions", type=int, default=SESSIONS_MAX)
     p.add_argument("--words", type=int, default=15)
+    p.add_argument("--first-event", action="store_true")
+    p.add_argument("--rounds", type=int, default=20)
     a = p.parse_args(argv)
     torch.set_num_threads(1)
+    if a.first_event:
+        return first_event(a.rounds)
     tr = Translator.load()
     text = " ".join(WORDS[:a.words]) + "."
     h.start(tr, text)  # warm
