@@ -68,6 +68,23 @@ def test_en_de_too(tiny_en_de):
     assert all(differences(a, b) == [] for a, b in zip(alone, batched))
 
 
+def test_a_batch_computes_the_first_position_as_alone(translator):
+    """Sessions begun without <s> (start_ids(first=False), as a batch's are) get it from the batch, each row the
+    bits its own start computes; with rows already further on in the same batch; one such session run alone too."""
+    ids = [translator.source_ids(t) for t in TEXTS[:4]]
+    heads = [ABLATED[i % len(ABLATED)] for i in range(4)]
+    alone = [translator.start_ids(x, h).run() for x, h in zip(ids, heads)]
+    fresh = [translator.start_ids(x, h, first=False) for x, h in zip(ids, heads)]
+    assert fresh[0].positions == [] and not fresh[0].done and fresh[0].target_ids == []
+    ahead = translator.start(TEXTS[5])
+    ahead.step()
+    run_rows(fresh[:3] + [ahead])
+    for a, b in zip(alone, fresh[:3]):
+        assert differences(a, b) == [] and b.positions[0].token == translator.config.bos_id
+    assert differences(translator.start(TEXTS[5]).run(), ahead) == []
+    assert differences(alone[3], fresh[3].run()) == []
+
+
 def test_feed_rows_needs_one_position_and_one_translator(translator):
     a, b = translator.start(TEXTS[0]), translator.start(TEXTS[1])
     b.step()

@@ -19,7 +19,8 @@ does), and the attention rows are read from the weights computed here rather tha
 host once for the whole batch (the greedy choices and every row's attention), like a single step.
 
 `Batcher` collects the sessions that reach one model together (a new batch waits, at most `window_s`, for the
-callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and runs them to the end together on one worker thread; each caller gets its own session back
+callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and runs them to the end together on one worker thread (each session begun without its first position, <s>,
+which the batch computes for all its new rows in one pass); each caller gets its own session back
 the moment its row is done (a row that ends early does not wait for the others). A session whose source is longer
 than `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its
 sessions alone, so it reaches only the request that caused it.
@@ -105,8 +106,9 @@ def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None) -> 
     if any(s.translator is not tr or s.cursor + 1 != t for s in sessions):
         raise ValueError("feed_rows needs sessions of one translator at the same position")
     H = model.config.n_heads
-    keys = torch.stack([torch.stack([p.k for p in s.positions[:t]], 2) for s in sessions])  # (B, L, H, t, d)
-    values = torch.stack([torch.stack([p.v for p in s.positions[:t]], 2) for s in sessions])  # (B, L, H, t, d)
+    if t:  # (B, L, H, t, d) each; none before the first position (<s>)
+        keys = torch.stack([torch.stack([p.k for p in s.positions[:t]], 2) for s in sessions])
+        values = torch.stack([torch.stack([p.v for p in s.positions[:t]], 2) for s in sessions])
     by_len = defaultdict(list)  # rows grouped by source length: cross-attention of a group needs no padding
     for b, s in enumerate(sessions):
         by_len[s.cross_k.size(2)].append(b)
@@ -119,8 +121,9 @@ def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None) -> 
         k, v = _split(_linear(h, a.k_proj), H), _split(_linear(h, a.v_proj), H)  # (B, H, 1, d)
         new_k.append(k[:, :, 0])
         new_v.append(v[:, :, 0])
-        out, w = scaled_dot_product_attention(_split(_linear(h, a.q_proj), H), torch.cat([keys[:, i], k], 2),
-                                              torch.cat([values[:, i], v], 2))  # (B, H, 1, d), (B, H, 1, t+1)
+        out, w = scaled_dot_product_attention(_split(_linear(h, a.q_proj), H),
+                                              torch.cat([keys[:, i], k], 2) if t else k,
+                                              torch.cat([values[:, i], v], 2) if t else v)  # (B, H, 1, d), (B, H, 1, t+1)
         self_w.append(w[:, :, 0])
         x = x + _linear(_merge(out, _heads(sessions, "decoder_self", i)), a.out_proj)  # (B, 1, D)
         q = _split(_linear(block.norm2(x), c.q_proj), H)  # (B, H, 1, d)
@@ -161,7 +164,8 @@ def run_rows(sessions, done=None) -> None:
         for s in active:
             by_pos[s.cursor].append(s)
         rows = by_pos[min(by_pos)]  # the furthest behind first, so that the positions meet
-        for s, p in zip(rows, feed_rows(rows, [s.positions[s.cursor].greedy for s in rows])):
+        tokens = [s.positions[s.cursor].greedy if s.positions else s.translator.config.bos_id for s in rows]
+        for s, p in zip(rows, feed_rows(rows, tokens)):  # a session begun without <s> is fed it first
             s._put(p)
         active = [s for s in active if not s.done]
         if done:

@@ -156,7 +156,7 @@ class Translator:
             raise
 
         def begin() -> "DecodingSession":  # what start(text, ablate) does, on the batch's thread when batched
-            session = self.start_ids(ids, heads)
+            session = self.start_ids(ids, heads, first=False)  # <s> computed by the batch (or by run, alone)
             session.notes = notes
             return session
         return self.batcher.run(begin, len(ids), arrived=True)
@@ -171,7 +171,9 @@ class Translator:
         n_src = len([i for i in source_ids if i not in special])
         return caveats(text, n_src, out, self.tokenizer, self.config.src_lang, self.source_lengths)
 
-    def start_ids(self, src_ids: list[int], ablate=None) -> "DecodingSession":
+    def start_ids(self, src_ids: list[int], ablate=None, first: bool = True) -> "DecodingSession":
+        """A session on `src_ids` (encoded, with its cross-attention keys and values) at its first position (<s>);
+        `first=False`: without it, for a batch to compute with the others' (its first step() computes it alone)."""
         heads = parse_heads(self.model, ablate)
         src = torch.tensor([src_ids], dtype=torch.long, device=self.device)  # (1, S)
         with torch.inference_mode():
@@ -183,7 +185,8 @@ class Translator:
             cross_v = torch.stack([c.v[0] for c in kv])  # (L, H, S, d)
         session = DecodingSession(self, src_ids, encoder_self, cross_k, cross_v)
         session.ablated = heads
-        session._append(self.config.bos_id, forced=False)
+        if first:
+            session._append(self.config.bos_id, forced=False)
         return session
 
     def next_probs(self, hidden) -> np.ndarray:

@@ -135,7 +135,7 @@ class DecodingSession:
     @property
     def done(self) -> bool:
         ids = self.target_ids
-        return ids[-1] == self.translator.config.eos_id or len(ids) - 1 >= self.limit
+        return bool(ids) and (ids[-1] == self.translator.config.eos_id or len(ids) - 1 >= self.limit)
 
     @property
     def attention(self) -> AttentionMaps:
@@ -203,6 +203,9 @@ class DecodingSession:
     # -- moving
     def step(self) -> bool:
         """Advance one token (along the history if there is one, else greedily). False when done."""
+        if not self.positions:  # started without its first position (Translator.start_ids(first=False))
+            self._append(self.translator.config.bos_id, forced=False)
+            return True
         if self.done:
             return False
         if self.cursor + 1 < len(self.positions):
