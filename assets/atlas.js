@@ -89,7 +89,7 @@ function legendHtml(a) {
   const title = a.texts ? tx(a).legend : {detail: "<b>Roles</b> (after Voita et al. 2019; a head takes the rule it passes by most):"};
   const detail = `<div class="x-detail">${title.detail}<table>` +
     (a.legend || []).map(r => `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(roleName(r.role))}</td><td>${esc(tx(a).roles && tx(a).roles.detail ? tx(a).roles.detail[r.role] : r.description)}</td>` +
-                             `<td>${esc(r.rules ? r.rules[lang()] || r.rule : r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table></div>";
+                             `<td>${esc((r.rules || {})[lang()] || r.rule)}</td><td>${esc(kinds(r.kinds))}</td></tr>`).join("") + "</table></div>";
   if (!a.texts) return detail;            // the plain one: what each label in the grid means
   return `<div class="x-plain">${title.plain}<table>` + (a.legend || []).map(r =>
     `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(tx(a).roles ? tx(a).roles.plain[r.role] : r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;

@@ -96,7 +96,7 @@ def rule_words(role: str, lang: str = "en") -> str:
     rule = next((r for r in R.ROLE_RULES if r.name == role), None)
     if rule is None:
         return w["atlas_rule_none"]
-    return f"{w[f'stat_{rule.statistic}']}: {'≥' if rule.op == '>=' else '<'} {_fmt(rule.statistic, rule.threshold, w)}"
+    return f"{w[f'stat_{rule.statistic}']}: {_need(rule, w)}"
 
 
 def stop_words(atlas: dict, lang: str = "en") -> str | None:
@@ -114,6 +114,11 @@ def stop_words(atlas: dict, lang: str = "en") -> str | None:
         fill.update(bleu=f"{st['bleu']:.2f}", pct=f"{100 * st['fraction']:.0f}", intact=f"{atlas['bleu']:.2f}",
                     limit=f"{st['limit']:.2f}")
     return w[f"atlas_stop_{st['reason']}"].format(**fill)
+
+
+def _need(rule, w: dict) -> str:
+    """What a rule asks of its statistic, in the catalogue's units: '≥ 36% of queries'."""
+    return f"{'≥' if rule.op == '>=' else '<'} {_fmt(rule.statistic, rule.threshold, w)}"
 
 
 def _fmt(name: str, value, w: dict, bare: bool = False) -> str:
@@ -141,7 +146,7 @@ def _reason(h: dict, stat, w: dict, lang: str) -> str:
     if rule is None:
         return w["atlas_hv_none"]
     fill = {"words": stat(rule.statistic), "value": _fmt(rule.statistic, h.get(rule.statistic), w),
-            "need": f"{'≥' if rule.op == '>=' else '<'} {_fmt(rule.statistic, rule.threshold, w)}",
+            "need": _need(rule, w),
             "role": rule.name if lang == "en" else w.get(f"role_{rule.name}", rule.name)}
     return w["atlas_hv_holds" if holds else "atlas_hv_nearest"].format(**fill)
 
