@@ -187,3 +187,37 @@ def test_long_upsample_repeats_the_long_tatoeba_pairs_only(tmp_path):
     captions = {s for s, _ in train.corpora(train.parse_args(["--tatoeba", "none"]), data, None)[0]}
     assert not any(s in captions for s, _ in extra)
     assert all(n % 2 == 0 for n in __import__("collections").Counter(extra).values())  # each one 2 more times
+
+
+def test_sample_alpha_segments_the_same_text_in_other_pieces_reproducibly(tiny_tok, tiny_pairs):
+    """--sample-alpha: each epoch's pieces are drawn from the tokenizer (subword regularisation); a seed gives the
+    same draw (a resumed epoch meets the batches it left), another seed another, and every draw spells the text."""
+    from transformer.steps import encode_pairs
+    best = encode_pairs(tiny_tok, tiny_pairs, 64)
+    one, again = (encode_pairs(tiny_tok, tiny_pairs, 64, 0.1, 7) for _ in range(2))
+    other = encode_pairs(tiny_tok, tiny_pairs, 64, 0.1, 8)
+    assert one == again != other and one != best
+    assert sum(a != b for a, b in zip(one, best)) > len(best) // 4
+    for (src, tgt), (s, t) in zip(tiny_pairs, one):
+        assert tiny_tok.decode(s) == src and tiny_tok.decode(t) == tgt and s[-1] == tiny_tok.eos_id
+
+
+def test_a_run_with_sample_alpha_draws_each_epoch_anew_and_resumes_into_the_same_draw(tmp_path, monkeypatch):
+    from transformer import steps
+    draws = []
+
+    def spy(tok, pairs, max_len, alpha=0.0, seed=0):
+        draws.append((alpha, seed))
+        return steps.encode_pairs(tok, pairs, max_len, alpha, seed)
+    monkeypatch.setattr(train, "encode_pairs", spy)
+    out, seed = str(tmp_path / "ck"), 5
+    args = ["--dry-run", "--out", out, "--no-progress", "--epochs", "2", "--sample-alpha", "0.1", "--seed", str(seed)]
+    train.main(args + ["--stop-after-steps", "3"])
+    paused = [d for d in draws if d[0] > 0]
+    draws.clear()
+    metrics = train.main(args + ["--resume"])
+    log = json.loads((tmp_path / "ck" / "training_log.json").read_text())
+    assert paused == [(0.1, seed * 1000 + 1)]  # epoch 1 drawn once; validation is never sampled
+    assert [d for d in draws if d[0] > 0] == [(0.1, seed * 1000 + 1), (0.1, seed * 1000 + 2)]
+    assert log["epochs"][0].get("paused_at_group") == 3 and metrics["epochs"] == 2
+    assert "pieces sampled each epoch (alpha 0.1)" in metrics["data"]

@@ -28,9 +28,10 @@ def lr_at(step: int, peak: float, warmup: int, total: int, floor: float = 0.02) 
     return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def encode_pairs(tok: Tokenizer, pairs, max_len: int):
-    srcs = tok.encode_batch([s for s, _ in pairs])
-    tgts = tok.encode_batch([t for _, t in pairs])
+def encode_pairs(tok: Tokenizer, pairs, max_len: int, alpha: float = 0.0, seed: int = 0):
+    """(source ids + </s>, target ids) per pair, cut to max_len; alpha > 0: sampled segmentations (from seed)."""
+    srcs = tok.encode_batch([s for s, _ in pairs], alpha, seed)
+    tgts = tok.encode_batch([t for _, t in pairs], alpha, seed + 1)
     out = []
     for s, t in zip(srcs, tgts):
         if not s or not t:

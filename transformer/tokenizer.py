@@ -66,8 +66,13 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         return self.sp.encode(text, out_type=int)
 
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        return self.sp.encode(texts, out_type=int)
+    def encode_batch(self, texts: list[str], alpha: float = 0.0, seed: int = 0) -> list[list[int]]:
+        """Each text's pieces; `alpha` > 0: one segmentation sampled per text (subword regularisation, Kudo 2018:
+        lower alpha, flatter sampling), reproducible from `seed` (one thread, so the draws keep their order)."""
+        if alpha <= 0:
+            return self.sp.encode(texts, out_type=int)
+        spm.set_random_generator_seed(seed)
+        return self.sp.encode(texts, out_type=int, enable_sampling=True, alpha=alpha, nbest_size=-1, num_threads=1)
 
     def decode(self, ids: Iterable[int]) -> str:
         ids = [int(i) for i in ids if int(i) not in (PAD, BOS, EOS)]

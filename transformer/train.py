@@ -126,6 +126,7 @@ class Run:
     paused: bool = False  # --stop-after-*: the run stopped mid-epoch and saved its state
     started: float = field(default_factory=time.time)
     steps_this_process: int = 0
+    train_pairs: list = field(default_factory=list)  # the text pairs, re-segmented each epoch under --sample-alpha
 
     @property
     def device(self) -> torch.device:
@@ -163,13 +164,14 @@ def setup(a, dist: distributed.Dist) -> Run:
            lengths.KEY: lengths.source_lengths([s for s, _ in train_pairs],  # what it learns from, joined pairs too
                                                [len(ids) for ids in tok.encode_batch([s for s, _ in train_pairs])])}
     run = Run(a, out, dist, tok, config, train, val, val_sets, model, model, opt, total_steps, steps_per_epoch,
-              log, examples=D.read_examples(D.examples_path(a.src))[:N_EXAMPLES], data_note=(
+              log, train_pairs=train_pairs, examples=D.read_examples(D.examples_path(a.src))[:N_EXAMPLES], data_note=(
                   f"{len(train_pairs):,} training pairs an epoch: " + (
                       f"Tatoeba's training part (transformer.corpus) + Multi30k train x{a.multi30k_upsample}"
                       if a.tatoeba != "none" else "Multi30k train")
                   + (f", Tatoeba pairs of {a.long_words}+ source words {a.long_upsample} more times"
                      if a.long_upsample else "")
                   + (f", with {a.concat:g} joined Tatoeba pairs (2-3 each) per pair" if a.concat else "")
+                  + (f"; pieces sampled each epoch (alpha {a.sample_alpha:g})" if a.sample_alpha > 0 else "")
                   + (f"; fine-tuned from {a.init}" if a.init else "")))
     state = None
     if a.resume:
@@ -192,6 +194,8 @@ def train_epoch(run: Run, epoch: int) -> dict:
     from tqdm import tqdm
     a, c, dist = run.a, run.config, run.dist
     run.net.train()
+    if a.sample_alpha > 0:  # this epoch's segmentations: the same on resume (seeded by epoch) and in every process
+        run.train = encode_pairs(run.tok, run.train_pairs, c.max_len, a.sample_alpha, a.seed * 1000 + epoch)
     groups = step_groups(run.lengths, a.max_tokens, a.seed * 1000 + epoch, dist.world_size)
     first = run.start_group if epoch == run.start_epoch else 0
     bar = tqdm(groups, desc=f"epoch {epoch}", disable=a.no_progress or not dist.is_main, mininterval=5,

@@ -32,6 +32,9 @@ def parse_args(argv=None, description: str | None = None):
                    help="Tatoeba training pairs of --long-words source words or more appear K more times per epoch "
                         "(natural long everyday sentences are rare: about 3%% have 13+ words)")
     p.add_argument("--long-words", type=int, default=13, metavar="W", help="what --long-upsample counts as long")
+    p.add_argument("--sample-alpha", type=float, default=0.0, metavar="A",
+                   help="subword regularisation: each epoch segments every training pair anew, sampled by the "
+                        "SentencePiece model with smoothing A (e.g. 0.1; 0: off, the best segmentation always)")
     p.add_argument("--init", default="",
                    help="start from this checkpoint's weights (fine-tuning: its tokenizer, a fresh optimizer and "
                         "schedule); the model flags must give its shapes")
