@@ -11,7 +11,8 @@ tensors and arrays in bytes, for a 15-word and a 60-word sentence. Prints, never
 --first-event: what Gradio does for a user's first event before any handler runs (issue 42): it builds the user's
 SessionState, the config of every block of the page (gradio/state_holder.py), on the server's event loop, where
 nothing else is served meanwhile; a class pressing Start together pays it once per student, one after another.
-Times it for the app's page (both shipped models) and for a bare page of one textbox.
+Times Gradio's own SessionState and the app's (ui/session_state.py: each block configured when first read) for
+the app's page (both shipped models), and Gradio's for a bare page of one textbox.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def first_event(rounds: int) -> None:
             t0 = time.perf_counter()
             SessionState(blocks)
             times.append((time.perf_counter() - t0) * 1e3)
-        print(f"{name}: {len(blocks.blocks)} blocks, a new session's state {np.median(times):.1f} ms (median of "
+        print(f"{name}: {len(blocks.blocks)} blocks, a new session's state {np.median(times):.2f} ms (median of "
               f"{rounds}; min {min(times):.1f}); 30 students at once: {30 * np.median(times):.0f} ms in a row")
 
 

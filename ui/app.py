@@ -7,7 +7,7 @@ from transformer.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from . import compare_tab, controls, link, panels
-from . import first_load, fresh, texts
+from . import first_load, fresh, session_state, texts
 from .components import (BATCH_ROWS, BATCH_WINDOW_S, BATCHING, CONC, CONCURRENCY, DECODE, QUEUE_MAX, SESSION_TTL_S,
                          VENDOR, Ctx, asset)
 from .models import Models
@@ -73,6 +73,7 @@ def build_demo(translators) -> gr.Blocks:
     for _, t in models:  # decodings of one model that arrive together run in one batch (ui/components.py)
         t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
     demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
+    session_state.install()  # a new user's first event no longer configures all 200 blocks on the event loop
     with_labels(demo)
     return demo
 
