@@ -117,7 +117,7 @@ def test_concurrent_callers_are_batched_and_get_their_own_sessions(translator):
     texts = TEXTS * 2
     got = concurrently(translator, texts, batcher)
     translator.batcher = Batcher()
-    assert max(batcher.batches) > 1 and sum(batcher.batches) == len(texts) and max(batcher.widest) <= 8
+    assert max(batcher.batches) > 1 and sum(batcher.batches) == len(texts) and max(batcher.batches) <= 8
     for text, s in zip(texts, got):
         assert differences(translator.start(text).run(), s) == []
 
@@ -183,40 +183,3 @@ def test_rows_near_a_tie_are_projected_alone(translator, monkeypatch):
     batched = [started(translator, i) for i in range(4)]
     run_rows(batched)
     assert all(differences(a, b) == [] for a, b in zip(alone, batched))
-
-
-def test_a_caller_arriving_while_a_batch_runs_joins_it_at_its_next_step(translator, monkeypatch):
-    """A class does not press Start at one instant: the first caller's batch is already running when the others
-    arrive. They join it at its next step (catching up from their first position) instead of waiting for its end,
-    at most max_rows rows at once, and each gets what it gets alone."""
-    import transformer.batching as batching
-    batcher = Batcher(window_s=0, max_rows=3, enabled=True)
-    translator.batcher = batcher
-    first, later = TEXTS[4], [TEXTS[0], TEXTS[5], TEXTS[3]]
-    real, steps = batching.feed_rows, []
-
-    def feed(rows, tokens, forced=None):  # the first caller's first step waits until the others are queued
-        steps.append(len(rows))
-        if len(steps) == 1:
-            for _ in range(2000):
-                if len(batcher._pending) == len(later):
-                    break
-                threading.Event().wait(0.005)
-        return real(rows, tokens, forced)
-    monkeypatch.setattr(batching, "feed_rows", feed)
-    out = {}
-    lead = threading.Thread(target=lambda: out.update({first: translator.decode(first)}))
-    lead.start()
-    while not steps:
-        threading.Event().wait(0.001)
-    others = [threading.Thread(target=lambda t=t: out.update({t: translator.decode(t)})) for t in later]
-    for t in others:
-        t.start()
-    for t in [lead] + others:
-        t.join(timeout=300)
-    translator.batcher = Batcher()
-    assert batcher.batches == [4] and batcher.widest == [3]  # one batch; the fourth joined when a row had ended
-    assert steps[1] == 2 and max(steps) == 3  # two joined after the first step and caught up; then three at once
-    monkeypatch.setattr(batching, "feed_rows", real)
-    for text in [first] + later:
-        assert differences(translator.start(text).run(), out[text]) == [], text

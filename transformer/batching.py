@@ -19,7 +19,7 @@ does), and the attention rows are read from the weights computed here rather tha
 host once for the whole batch (the greedy choices and every row's attention), like a single step.
 
 `Batcher` collects the sessions that reach one model together (a new batch waits, at most `window_s`, for the
-callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and runs them to the end together on one worker thread; callers who arrive while it runs join it at its next step (each session begun without its first position, <s>,
+callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and runs them to the end together on one worker thread (each session begun without its first position, <s>,
 which the batch computes for all its new rows in one pass); each caller gets its own session back
 the moment its row is done (a row that ends early does not wait for the others). A session whose source is longer
 than `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its
@@ -152,10 +152,9 @@ def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None) -> 
                      vs[b].clone(), hidden[b, -1].clone(), int(ids[b])) for b in range(B)]
 
 
-def run_rows(sessions, done=None, more=None) -> None:
+def run_rows(sessions, done=None) -> None:
     """Step every session greedily to its end, rows at the same position together (feed_rows); `done(session)`
-    is called as each one ends. `more(n)`, asked after each step with the number of rows still running, gives
-    sessions that join from then on (begun, at their first position: they catch up with the others)."""
+    is called as each one ends."""
     active = [s for s in sessions if not s.done]
     for s in sessions:
         if done and s.done:
@@ -173,8 +172,6 @@ def run_rows(sessions, done=None, more=None) -> None:
             for s in rows:
                 if s.done:
                     done(s)
-        if more:
-            active += more(len(active))
 
 
 class _Item:
@@ -196,8 +193,7 @@ class Batcher:
         self._pending: list[_Item] = []
         self._arriving = 0  # callers between arrive() and run(): encoding their sentences
         self._worker = None
-        self.batches: list[int] = []  # the callers each batch served, those who joined it too (the last 1000)
-        self.widest: list[int] = []  # the most rows each batch ran at once (at most max_rows), the same batches
+        self.batches: list[int] = []  # the size of each batch run (the last 1000), for benchmarks and tests
 
     def configure(self, enabled: bool, window_s: float | None = None, max_rows: int | None = None,
                   max_pieces: int | None = None) -> "Batcher":
@@ -248,45 +244,24 @@ class Batcher:
                        and (left := deadline - time.monotonic()) > 0):
                     self._cond.wait(left)
                 batch, self._pending = self._pending[:self.max_rows], self._pending[self.max_rows:]
-            widest = self._decode(batch)
-            self.batches = (self.batches + [len(batch)])[-1000:]  # with the callers that joined it
-            self.widest = (self.widest + [widest])[-1000:]
+            self.batches = (self.batches + [len(batch)])[-1000:]
+            self._decode(batch)
 
     @staticmethod
-    def _begin(items: list[_Item]) -> list[_Item]:
-        """Each item's session begun (encoded one after the other); an input that cannot be encoded fails its own
-        request. -> the items begun."""
-        for it in items:
+    def _decode(batch: list[_Item]) -> None:
+        for it in batch:  # encoded one after the other; an input that cannot be encoded fails its own request
             try:
                 it.session = it.begin()
             except Exception as e:  # noqa: BLE001 - handed to its caller
                 it.error = e
                 it.event.set()
-        return [it for it in items if it.error is None]
-
-    def _decode(self, batch: list[_Item]) -> int:
-        """Run `batch` to its end; callers who arrive meanwhile join it at its next step while it has fewer than
-        max_rows rows (a class's later arrivals do not wait for the first one's whole decoding). `batch` grows by
-        the items that joined. -> the most rows run at once."""
-        by_session, widest = {}, [len(batch)]
-
-        def begin(items: list[_Item]) -> list:
-            begun = self._begin(items)
-            by_session.update({id(it.session): it for it in begun})
-            return [it.session for it in begun]
-
-        def more(running: int) -> list:
-            with self._cond:
-                room = max(self.max_rows - running, 0)
-                new, self._pending = self._pending[:room], self._pending[room:]
-            batch.extend(new)
-            widest[0] = max(widest[0], running + len(new))
-            return begin(new)
+        batch = [it for it in batch if it.error is None]
+        by_session = {id(it.session): it for it in batch}
         try:
-            run_rows(begin(batch), lambda s: by_session[id(s)].event.set(), more)
+            run_rows([it.session for it in batch], lambda s: by_session[id(s)].event.set())
         except Exception:  # noqa: BLE001 - each session again alone: an error reaches only its own request
             for it in batch:
-                if it.event.is_set() or it.session is None:
+                if it.event.is_set():
                     continue
                 try:
                     it.session.run()
@@ -296,4 +271,3 @@ class Batcher:
         finally:
             for it in batch:
                 it.event.set()
-        return widest[0]
