@@ -258,10 +258,14 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    others = subprocess.run(["pgrep", "-f", "transformer.train"], capture_output=True, text=True).stdout.split()
+    import psutil
+    others = [p for p in psutil.process_iter(["cmdline", "status"])
+              if "transformer.train" in " ".join(p.info["cmdline"] or [])]
+    state = ("running" if any(p.info["status"] != psutil.STATUS_STOPPED for p in others) else "stopped (SIGSTOP)"
+             ) if others else "none"
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return (f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, torch {torch.__version__}; "
-            f"load average {load}; a training process (transformer.train) running: {'yes' if others else 'no'}")
+            f"load average {load}; a training process (transformer.train): {state}")
 
 
 def report(reps: list[dict], n: int, think: float) -> None:
