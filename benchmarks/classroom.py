@@ -259,10 +259,9 @@ def machine() -> str:
     except OSError:
         pass
     import psutil
-    others = [p for p in psutil.process_iter(["cmdline", "status"])
-              if "transformer.train" in " ".join(p.info["cmdline"] or [])]
-    state = ("running" if any(p.info["status"] != psutil.STATUS_STOPPED for p in others) else "stopped (SIGSTOP)"
-             ) if others else "none"
+    states = {p.info["status"] for p in psutil.process_iter(["cmdline", "status"])
+              if "transformer.train" in " ".join(p.info["cmdline"] or [])}
+    state = "none" if not states else "stopped (SIGSTOP)" if states == {psutil.STATUS_STOPPED} else "running"
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return (f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, torch {torch.__version__}; "
             f"load average {load}; a training process (transformer.train): {state}")
