@@ -5,14 +5,21 @@ B new positions instead of B passes. It gives every session exactly the Position
 float32 bits: tests/test_batching.py), because every operation of it is one that a CPU computes for a row the
 same way whatever else is in the batch (measured with torch 2.13 on the CPU, and checked by the test):
 
-- a Linear layer as `bmm(x (B, 1, K), Wᵀ expanded to (B, K, N)) + b`: one matrix-vector product per row, the very
-  kernel `F.linear` runs on a single row. A batched `x @ Wᵀ` (one (B, K) matrix product) differs from it in the
-  last bits (up to 3e-6 on these weights), which may change a near-tie argmax: it is never used here;
-- attention as `scaled_dot_product_attention` over (B, H) matrices of the same shapes as alone: self-attention keys
-  are the same length for every row (all rows are at the same position), and cross-attention is computed per group
-  of rows whose sources have the same length, so no row is padded (a padded softmax or a longer weighted sum
-  can round differently);
+- a Linear layer as `baddbmm(b, x (B, 1, K), Wᵀ expanded to (B, K, N))`: one matrix-vector product per row plus
+  the bias, the very kernel `F.linear` runs on a single row. A batched `x @ Wᵀ` (one (B, K) matrix product)
+  differs from it in the last bits (up to 3e-6 on these weights), which may change a near-tie argmax: it is never
+  used here;
+- attention as `scaled_dot_product_attention` over (B, H) matrices of the same shapes and layouts as alone:
+  self-attention keys are the same length for every row (all rows are at the same position), and cross-attention is
+  computed per run of rows whose sources have the same length, so no row is padded (a padded softmax or a longer
+  weighted sum can round differently), on keys and values stacked contiguous as a single row's are (a strided view
+  of them rounds differently: the test saw it);
 - layer norms, embeddings, ReLU and residual sums, which act on each row alone.
+
+What a step reads besides the new tokens (the keys and values so far, each run's cross-attention keys and values,
+the expanded weights) is kept from step to step by `run_rows` in a `Rows`, so that a step stacks nothing again:
+a pass is about 400 small operations instead of 700, each of which hands Python's GIL to the app's other threads
+and back (python -m benchmarks.classroom, docs/benchmarks.md).
 
 Head ablation is applied per row (each row's own heads zeroed before its output projection, as `HeadAblation`
 does), and the attention rows are read from the weights computed here rather than by hooks. A step copies to the
@@ -45,12 +52,6 @@ MAX_ROWS = 32  # rows decoded together at most
 MAX_PIECES = 64  # a source longer than this is decoded apart (its steps are dearer and it may decode for long)
 
 
-def _linear(x: Tensor, m) -> Tensor:
-    """m(x) for x (B, 1, K), each row computed as F.linear computes a single row (see the module docstring)."""
-    w = m.weight.t()  # (K, N), a view
-    return torch.bmm(x, w.expand(x.size(0), *w.shape)) + m.bias  # (B, 1, N)
-
-
 def _split(x: Tensor, H: int) -> Tensor:
     B, T, D = x.shape
     return x.view(B, T, H, D // H).transpose(1, 2)  # (B, H, T, d)
@@ -77,7 +78,7 @@ def _greedy(model, hidden: Tensor) -> Tensor:
     of the batch come from one matrix product, which may differ from a row's own in the last bits, but never by
     more than err = 2·γ_D·‖h‖·max_j‖E_j‖ (γ_D = D·2⁻²⁴: a sum of D products in any order, for either of the two,
     and Σ|h_i E_ji| ≤ ‖h‖‖E_j‖): a row whose two best logits lie more than 2·err apart has the same argmax
-    either way. The few other rows (a near tie) are projected alone (`_linear`'s kernel), as model.project does."""
+    either way. The few other rows (a near tie) are projected alone, as model.project does."""
     emb = model.embed.weight  # (V, D), tied: model.project(h) = h @ embᵀ
     if model not in _norms:
         _norms[model] = float(emb.norm(dim=1).max())
@@ -95,81 +96,137 @@ def _heads(sessions, kind: str, layer: int) -> list[list[int]]:
     return [sorted(h for k, l, h in s.ablated if k == kind and l == layer) for s in sessions]
 
 
+def _runs(lengths: list[int]) -> list[tuple[int, int]]:
+    """[(a, b), ...]: the runs of equal values in `lengths`, rows a..b-1 each."""
+    cuts = [0] + [b for b in range(1, len(lengths)) if lengths[b] != lengths[b - 1]] + [len(lengths)]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+class Rows:
+    """What `feed_rows` reads besides the new tokens, for sessions of one translator at one position, kept by
+    `run_rows` from one step to the next so that a step rebuilds nothing: each decoder layer's keys and values of
+    the positions so far, (B, H, t, d), extended by each step; for each run of rows with one source length
+    (rows a..b-1: run_rows orders its rows by source length, so there is one run per length) the cross-attention
+    keys and values of each layer, (G, H, S, d); each row's switched-off heads; the weights of every Linear
+    expanded to the B rows. `keep(sessions)` narrows it to some of its rows (those not done)."""
+
+    def __init__(self, sessions, keys: list[Tensor] | None = None, values: list[Tensor] | None = None):
+        tr = sessions[0].translator
+        self.sessions, self.t = list(sessions), sessions[0].cursor + 1
+        if any(s.translator is not tr or s.cursor + 1 != self.t for s in sessions):
+            raise ValueError("feed_rows needs sessions of one translator at the same position")
+        decoder, B = tr.model.decoder, len(sessions)
+        if keys is None and self.t:  # (B, L, H, t, d) each, from the sessions' positions
+            k = torch.stack([torch.stack([p.k for p in s.positions[:self.t]], 2) for s in sessions])
+            v = torch.stack([torch.stack([p.v for p in s.positions[:self.t]], 2) for s in sessions])
+            keys, values = list(k.unbind(1)), list(v.unbind(1))  # (B, H, t, d) per layer
+        self.keys, self.values = keys, values
+        self.runs = _runs([s.cross_k.size(2) for s in sessions])
+        L = len(decoder)
+        self.cross = [([torch.stack([s.cross_k[i] for s in sessions[a:b]]) for i in range(L)],  # (G, H, S, d) each
+                       [torch.stack([s.cross_v[i] for s in sessions[a:b]]) for i in range(L)]) for a, b in self.runs]
+        self.heads = [(_heads(sessions, "decoder_self", i), _heads(sessions, "cross", i)) for i in range(len(decoder))]
+        self.linear = {}  # Linear module -> (its weightᵀ expanded to (B, K, N), its bias)
+        for block in decoder:
+            for m in (block.self_attn.q_proj, block.self_attn.k_proj, block.self_attn.v_proj, block.self_attn.out_proj,
+                      block.cross_attn.q_proj, block.cross_attn.out_proj, block.ffn.linear1, block.ffn.linear2):
+                w = m.weight.t()  # (K, N), a view
+                self.linear[m] = (w.expand(B, *w.shape), m.bias)
+
+    def holds(self, sessions) -> bool:
+        """These sessions are some of this one's rows, still at its position."""
+        mine = {id(s) for s in self.sessions}
+        return all(id(s) in mine for s in sessions) and sessions[0].cursor + 1 == self.t
+
+    def keep(self, sessions) -> "Rows":
+        """These rows only (some of this one's, in the same order), their keys and values taken from here."""
+        if [id(s) for s in sessions] == [id(s) for s in self.sessions]:
+            return self
+        if self.keys is None:
+            return Rows(sessions)
+        where = {id(s): b for b, s in enumerate(self.sessions)}
+        idx = torch.tensor([where[id(s)] for s in sessions], device=sessions[0].cross_k.device)
+        return Rows(sessions, [k.index_select(0, idx) for k in self.keys],
+                    [v.index_select(0, idx) for v in self.values])
+
+    def apply(self, x: Tensor, m) -> Tensor:
+        """m(x) for x (B, 1, K), each row computed as F.linear computes a single row (see the module docstring)."""
+        w, b = self.linear[m]
+        return torch.baddbmm(b, x, w)  # (B, 1, N)
+
+
 @torch.inference_mode()
-def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None) -> list[Position]:
+def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None,
+              rows: Rows | None = None) -> list[Position]:
     """The Position each session's `feed(token, forced)` computes, for sessions of one translator whose cursors
-    are at the same position, in one pass of the decoder. Changes no session."""
+    are at the same position, in one pass of the decoder. Changes no session; `rows` (run_rows'), when given, is
+    for these very sessions and is advanced to the new position."""
+    rows = Rows(sessions) if rows is None else rows
+    if [id(s) for s in rows.sessions] != [id(s) for s in sessions] or rows.t != sessions[0].cursor + 1:
+        raise ValueError("feed_rows was given the rows of other sessions")
     tr = sessions[0].translator
-    model, dev, B = tr.model, tr.device, len(sessions)
+    model, dev, B, t = tr.model, tr.device, len(sessions), rows.t
     forced = forced or [False] * B
-    t = sessions[0].cursor + 1  # positions already computed before the new one, the same for every row
-    if any(s.translator is not tr or s.cursor + 1 != t for s in sessions):
-        raise ValueError("feed_rows needs sessions of one translator at the same position")
     H = model.config.n_heads
-    if t:  # (B, L, H, t, d) each; none before the first position (<s>)
-        keys = torch.stack([torch.stack([p.k for p in s.positions[:t]], 2) for s in sessions])
-        values = torch.stack([torch.stack([p.v for p in s.positions[:t]], 2) for s in sessions])
-    by_len = defaultdict(list)  # rows grouped by source length: cross-attention of a group needs no padding
-    for b, s in enumerate(sessions):
-        by_len[s.cross_k.size(2)].append(b)
-    groups = list(by_len.values())
     x = model.embed_tokens(torch.tensor([[tok] for tok in tokens], dtype=torch.long, device=dev), t)  # (B, 1, D)
-    new_k, new_v, self_w, cross_w = [], [], [], [[] for _ in groups]
+    keys, values, self_w, cross_w = [], [], [], [[] for _ in rows.runs]
     for i, block in enumerate(model.decoder):
-        a, c = block.self_attn, block.cross_attn
+        a, c, (self_heads, cross_heads) = block.self_attn, block.cross_attn, rows.heads[i]
         h = block.norm1(x)  # (B, 1, D)
-        k, v = _split(_linear(h, a.k_proj), H), _split(_linear(h, a.v_proj), H)  # (B, H, 1, d)
-        new_k.append(k[:, :, 0])
-        new_v.append(v[:, :, 0])
-        out, w = scaled_dot_product_attention(_split(_linear(h, a.q_proj), H),
-                                              torch.cat([keys[:, i], k], 2) if t else k,
-                                              torch.cat([values[:, i], v], 2) if t else v)  # (B, H, 1, d), (B, H, 1, t+1)
+        k, v = _split(rows.apply(h, a.k_proj), H), _split(rows.apply(h, a.v_proj), H)  # (B, H, 1, d)
+        keys.append(torch.cat([rows.keys[i], k], 2) if t else k)  # (B, H, t+1, d)
+        values.append(torch.cat([rows.values[i], v], 2) if t else v)
+        q = _split(rows.apply(h, a.q_proj), H)  # (B, H, 1, d)
+        out, w = scaled_dot_product_attention(q, keys[i], values[i])  # (B, H, 1, d), (B, H, 1, t+1)
         self_w.append(w[:, :, 0])
-        x = x + _linear(_merge(out, _heads(sessions, "decoder_self", i)), a.out_proj)  # (B, 1, D)
-        q = _split(_linear(block.norm2(x), c.q_proj), H)  # (B, H, 1, d)
-        out = torch.empty_like(q)
-        for g, rows in enumerate(groups):
-            ck = torch.stack([sessions[b].cross_k[i] for b in rows])  # (G, H, S, d)
-            cv = torch.stack([sessions[b].cross_v[i] for b in rows])
-            o, w = scaled_dot_product_attention(q[rows], ck, cv)  # (G, H, 1, d), (G, H, 1, S)
-            out[rows] = o
+        x = x + rows.apply(_merge(out, self_heads), a.out_proj)  # (B, 1, D)
+        q = _split(rows.apply(block.norm2(x), c.q_proj), H)  # (B, H, 1, d)
+        outs = []
+        for g, (lo, hi) in enumerate(rows.runs):  # rows lo..hi-1 share a source length: no padding
+            ck, cv = rows.cross[g][0][i], rows.cross[g][1][i]  # (G, H, S, d)
+            o, w = scaled_dot_product_attention(q[lo:hi], ck, cv)  # (G, H, 1, d), (G, H, 1, S)
+            outs.append(o)
             cross_w[g].append(w[:, :, 0])  # (G, H, S)
-        x = x + _linear(_merge(out, _heads(sessions, "cross", i)), c.out_proj)
+        out = torch.cat(outs) if len(outs) > 1 else outs[0]  # (B, H, 1, d)
+        x = x + rows.apply(_merge(out, cross_heads), c.out_proj)
         f = block.ffn
-        x = x + _linear(torch.relu(_linear(block.norm3(x), f.linear1)), f.linear2)
+        x = x + rows.apply(torch.relu(rows.apply(block.norm3(x), f.linear1)), f.linear2)
     hidden = model.decoder_norm(x)  # (B, 1, D)
     greedy = _greedy(model, hidden[:, 0])  # (B,)
-    ks, vs = torch.stack(new_k, 1), torch.stack(new_v, 1)  # (B, L, H, d)
+    ks, vs = torch.stack([k[:, :, -1] for k in keys], 1), torch.stack([v[:, :, -1] for v in values], 1)  # (B, L, H, d)
     # one copy to the host for the whole batch: the greedy ids (their int64 bits as float32, first: 8-byte
-    # aligned), every row's self-attention rows and each group's cross-attention rows
+    # aligned), every row's self-attention rows and each run's cross-attention rows
     choice, selfs, *crosses = host_arrays(greedy.view(torch.float32), torch.stack(self_w, 1),  # (B, L, H, t+1)
                                           *(torch.stack(ws, 1) for ws in cross_w))  # (G, L, H, S) each
     ids = choice.view(np.int64)
-    cross_rows = {}
-    for rows, cw in zip(groups, crosses):
-        cross_rows.update({b: cw[j] for j, b in enumerate(rows)})
-    return [Position(int(tokens[b]), bool(forced[b]), selfs[b].copy(), cross_rows[b].copy(), ks[b].clone(),
-                     vs[b].clone(), hidden[b, -1].clone(), int(ids[b])) for b in range(B)]
+    cross_rows = [cw[j] for cw in crosses for j in range(len(cw))]  # row b's, in the rows' order
+    rows.keys, rows.values, rows.t = keys, values, t + 1
+    # each row's k, v and state: views of this step's (B, ...) tensors, one storage for the batch's rows (a clone per
+    # row would be three more copies per row and step)
+    return [Position(int(tokens[b]), bool(forced[b]), selfs[b].copy(), cross_rows[b].copy(), k, v, h, int(ids[b]))
+            for b, k, v, h in zip(range(B), ks.unbind(0), vs.unbind(0), hidden[:, -1].unbind(0))]
 
 
 def run_rows(sessions, done=None) -> None:
     """Step every session greedily to its end, rows at the same position together (feed_rows); `done(session)`
     is called as each one ends."""
-    active = [s for s in sessions if not s.done]
+    active = sorted((s for s in sessions if not s.done), key=lambda s: s.cross_k.size(2))  # one run per length
     for s in sessions:
         if done and s.done:
             done(s)
+    rows = None
     while active:
         by_pos = defaultdict(list)
         for s in active:
             by_pos[s.cursor].append(s)
-        rows = by_pos[min(by_pos)]  # the furthest behind first, so that the positions meet
-        tokens = [s.positions[s.cursor].greedy if s.positions else s.translator.config.bos_id for s in rows]
-        for s, p in zip(rows, feed_rows(rows, tokens)):  # a session begun without <s> is fed it first
+        group = by_pos[min(by_pos)]  # the furthest behind first, so that the positions meet
+        rows = rows.keep(group) if rows is not None and rows.holds(group) else Rows(group)
+        tokens = [s.positions[s.cursor].greedy if s.positions else s.translator.config.bos_id for s in group]
+        for s, p in zip(group, feed_rows(group, tokens, rows=rows)):  # a session begun without <s> is fed it first
             s._put(p)
         active = [s for s in active if not s.done]
         if done:
-            for s in rows:
+            for s in group:
                 if s.done:
                     done(s)
 
