@@ -5,8 +5,10 @@ checkpoints, half German -> English and half English -> German, each with its ow
     python -m benchmarks.classroom --students 30 --limits 4,8,16,32
     python -m benchmarks.classroom --lone 8
 
-Each student, after all have connected: /start, /attribution (ALTI+), a think time, /ablate (one head off),
-a think time, /beam (size 3). The app runs as a subprocess (`app.py`, its own GIL and allocator, as served),
+Each student, after all have connected: /start, ALTI+ as the page asks it (the Translate view's own request on the
+started sentence: page_alti), a think time, /ablate (one head off), a think time, /beam (size 3). `--flow api` asks
+ALTI+ through /attribution instead, as a program would (it decodes the sentence again; the flow of the figures in
+docs/benchmarks.md before 2026-12-03's fourth session). The app runs as a subprocess (`app.py`, its own GIL and allocator, as served),
 once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: today's serving, its queue
 settings), "batched" with cross-user batching (transformer/batching.py, settings in ui/components.py). Prints per
 endpoint p50/p95/max, throughput, errors, answers that differ from the same request made alone (translation,
@@ -30,7 +32,8 @@ from pathlib import Path
 from .common import pct, rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
-ENDPOINTS = ("/start", "/attribution", "/ablate", "/beam")
+ENDPOINTS = ("/start", "ALTI+ (page)", "/attribution", "/ablate", "/beam")  # a flow asks one of the two ALTI+
+PAGE_ALTI = "ALTI+ (page)"  # the Translate view's own ALTI+ request on the started sentence (page_alti)
 FALLBACK = {"de-en": ["Ein Mann mit einem roten Hut sitzt auf einer Bank vor dem alten Haus.",
                       "Zwei kleine Kinder spielen am Strand mit einem großen bunten Ball."],
             "en-de": ["A man in a red hat is sitting on a bench in front of the house.",
@@ -55,24 +58,30 @@ def sentences(n: int, seed: int = 0) -> list[tuple[str, str]]:
     return [("de-en" if i % 2 == 0 else "en-de", pools["de-en" if i % 2 == 0 else "en-de"][i // 2]) for i in range(n)]
 
 
-def answers(start_out, attribution) -> dict:
-    """What a student's answers are compared on: translation, /start's maps and top-k, ALTI+'s rows."""
+def answers(start_out, alti: dict) -> dict:
+    """What a student's answers are compared on: translation, /start's maps and top-k, ALTI+'s rows (the page's
+    payload without its timing, or /attribution's rows)."""
     _, payload, topk = start_out
+    rows = [alti["source"], alti["target"]] if "source_rows" not in alti else \
+        {k: v for k, v in alti.items() if k != "ms"}
     return {"translation": start_out[0], "maps": payload.get("maps"), "topk": payload.get("topk"),
-            "items": topk.get("items"), "alti": [attribution["source"], attribution["target"]]}
+            "items": topk.get("items"), "alti": rows}
 
 
-def expected(work: list[tuple[str, str]]) -> list[dict]:
+def expected(work: list[tuple[str, str]], flow: str = "page") -> list[dict]:
     """Each student's answers computed alone in this process, one request at a time, by the same handlers."""
     import torch
     from transformer.decoding import Translator
     from ui import handlers as h
+    from ui.attribution_views import attribution_at
     torch.set_num_threads(1)
     trs = {key: Translator.load(ROOT / "checkpoints" / key) for key in {k for k, _ in work}}
     out = []
     for key, text in work:
-        _, translation, payload, topk = h.start(trs[key], text, 8)
-        got = answers((translation, payload, topk), h.api_attribution(trs[key], text, "alti"))
+        session, translation, payload, topk = h.start(trs[key], text, 8)
+        alti = attribution_at(trs[key], session, "", "alti", "k") if flow == "page" else \
+            h.api_attribution(trs[key], text, "alti")
+        got = answers((translation, payload, topk), alti)
         out.append(json.loads(json.dumps(got)))  # as it reaches a client: tuples are lists
     return out
 
@@ -94,7 +103,36 @@ def client(url: str):
     return Client(url, verbose=False, ssl_verify=_TLS[0], httpx_kwargs={"timeout": TIMEOUT_S})
 
 
-def student(url, key, text, think, barrier, rng, out):
+def page_event(me, elem_id: str) -> tuple[int, int]:
+    """(fn_index, trigger id) of the click event of the page's component `elem_id`, from the app's config."""
+    comp = next(c["id"] for c in me.config["components"] if c.get("props", {}).get("elem_id") == elem_id)
+    return next((d["id"], comp) for d in me.config["dependencies"] if [comp, "click"] in d["targets"])
+
+
+def page_alti(me, event: tuple[int, int]) -> dict:
+    """What a student's browser asks once Start has answered and ALTI+ is chosen (assets/attribution.js): the hidden
+    #attribution view's click, with {method, position, key}, on the student's own session, through Gradio's queue
+    as the page sends it (POST queue/join, then the session's event stream); it reads the started sentence and
+    decodes nothing. gradio_client cannot send an event's data, so this speaks the protocol itself. -> the payload."""
+    import httpx
+    fn_index, trigger = event
+    kw = dict(verify=_TLS[0], timeout=TIMEOUT_S)
+    body = {"data": [None], "event_data": {"method": "alti", "position": "", "key": "k"}, "fn_index": fn_index,
+            "trigger_id": trigger, "session_hash": me.session_hash}
+    joined = httpx.post(me.sse_data_url, json=body, **kw)  # queue/join
+    joined.raise_for_status()
+    event_id = joined.json()["event_id"]
+    with httpx.stream("GET", me.sse_url, params={"session_hash": me.session_hash}, **kw) as stream:
+        for line in stream.iter_lines():
+            msg = json.loads(line[5:]) if line.startswith("data:") else {}
+            if msg.get("event_id") == event_id and msg.get("msg") == "process_completed":
+                if not msg.get("success"):
+                    raise RuntimeError(str(msg.get("output"))[:200])
+                return msg["output"]["data"][0]
+    raise RuntimeError("the event stream ended without an answer")
+
+
+def student(url, key, text, think, barrier, rng, out, flow="page"):
     out.update(latency={e: None for e in ENDPOINTS}, errors=[], got=None)
     try:
         with CONNECTING:
@@ -108,22 +146,25 @@ def student(url, key, text, think, barrier, rng, out):
         pass
     if me is None:
         return
-    calls = [("/start", (text, 8, False, key)), ("/attribution", (text, "alti", key)),
-             ("/ablate", (["L1 H1"], [], [], 8, None)), ("/beam", (text, 3, key))]
-    results = {}
+    asks = (PAGE_ALTI, None) if flow == "page" else ("/attribution", (text, "alti", key))
+    calls = [("/start", (text, 8, False, key)), asks, ("/ablate", (["L1 H1"], [], [], 8, None)),
+             ("/beam", (text, 3, key))]
+    results, alti = {}, page_event(me, "attribution")
     for name, args in calls:
         if name in ("/ablate", "/beam"):
             time.sleep(think * rng.uniform(0.5, 1.5))
         t0 = time.perf_counter()
         try:
-            results[name] = me.predict(*args, api_name=name)
+            results[name] = page_alti(me, alti) if name == PAGE_ALTI else me.predict(*args, api_name=name)
+            if name == PAGE_ALTI and "error" in results[name]:
+                raise RuntimeError(results[name]["error"])
             out["latency"][name] = time.perf_counter() - t0
         except Exception as e:  # noqa: BLE001 - counted and reported
             out["errors"].append(f"{name}: {type(e).__name__}: {str(e)[:120]}")
             if name == "/start":
                 break
-    if "/start" in results and "/attribution" in results:
-        out["got"] = answers(results["/start"], results["/attribution"])
+    if "/start" in results and asks[0] in results:
+        out["got"] = answers(results["/start"], results[asks[0]])
     me.close()
 
 
@@ -147,7 +188,7 @@ def ready(url: str, proc: subprocess.Popen, timeout: float = 240):
     raise RuntimeError("the app did not start")
 
 
-def run_mode(mode: str, work, want, think: float, seed: int) -> dict:
+def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page") -> dict:
     from ui.serving import free_port
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
@@ -156,6 +197,7 @@ def run_mode(mode: str, work, want, think: float, seed: int) -> dict:
         warm = ready(url, proc)
         for key, text in work[:2]:  # every endpoint once per direction: nothing first-time in the measure
             warm.predict(text, 8, False, key, api_name="/start")
+            page_alti(warm, page_event(warm, "attribution"))
             warm.predict(text, "alti", key, api_name="/attribution")
             warm.predict(["L1 H1"], [], [], 8, None, api_name="/ablate")
             warm.predict(text, 3, key, api_name="/beam")
@@ -164,7 +206,7 @@ def run_mode(mode: str, work, want, think: float, seed: int) -> dict:
         outs = [dict() for _ in work]
         barrier = threading.Barrier(len(work) + 1)
         threads = [threading.Thread(target=student, daemon=True,
-                                    args=(url, key, text, think, barrier, random.Random(seed + i), outs[i]))
+                                    args=(url, key, text, think, barrier, random.Random(seed + i), outs[i], flow))
                    for i, (key, text) in enumerate(work)]
         for t in threads:
             t.start()
@@ -270,8 +312,9 @@ def machine() -> str:
 def report(reps: list[dict], n: int, think: float) -> None:
     print(f"\n{n} students, think {think:g} s; {machine()}")
     print(f"{'mode':8} {'endpoint':13} {'n':>3} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
+    asked = [e for e in ENDPOINTS if any(r["lat"][e] for r in reps)]  # the flow's ALTI+ is one of two
     for r in reps:
-        for e in ENDPOINTS:
+        for e in asked:
             xs = r["lat"][e]
             print(f"{r['mode']:8} {e:13} {len(xs):3d} {pct(xs, 50):7.2f} {pct(xs, 95):7.2f} "
                   f"{max(xs) if xs else float('nan'):7.2f}")
@@ -286,7 +329,7 @@ def report(reps: list[dict], n: int, think: float) -> None:
     if len(reps) == 2:
         a, b = reps
         print("batched / alone:", ", ".join(f"{e} p50 {pct(b['lat'][e], 50) / pct(a['lat'][e], 50):.2f} "
-                                            f"p95 {pct(b['lat'][e], 95) / pct(a['lat'][e], 95):.2f}" for e in ENDPOINTS))
+                                            f"p95 {pct(b['lat'][e], 95) / pct(a['lat'][e], 95):.2f}" for e in asked))
 
 
 def main(argv=None):
@@ -296,6 +339,8 @@ def main(argv=None):
     p.add_argument("--think", type=float, default=1.0, help="seconds between a student's requests (±50%%)")
     p.add_argument("--mode", choices=("alone", "batched", "both"), default="both")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--flow", choices=("page", "api"), default="page",
+                   help="ALTI+ as the page asks it (default), or through the API's /attribution (decoding again)")
     p.add_argument("--limits", help="instead: concurrency limits to compare in this process, e.g. 4,8,16,32")
     p.add_argument("--lone", type=int, default=0, help="instead: N rounds of one user's Start, batching off and on")
     a = p.parse_args(argv)
@@ -310,11 +355,11 @@ def main(argv=None):
     if a.limits:
         limits(work, [int(x) for x in a.limits.split(",")])
         return 0
-    want = expected(work)
+    want = expected(work, a.flow)
     reps = []
     for mode in (("alone", "batched") if a.mode == "both" else (a.mode,)):
         print(f"mode {mode}: launching app.py", flush=True)
-        reps.append(run_mode(mode, work, want, a.think, a.seed))
+        reps.append(run_mode(mode, work, want, a.think, a.seed, a.flow))
     report(reps, a.students, a.think)
     return 0
 

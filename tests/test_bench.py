@@ -94,3 +94,21 @@ def test_first_screens_box_and_view_page_holds_the_box_a_state_and_one_bundled_v
     [event] = config["dependencies"]
     assert [ids[t] for t, _ in event["targets"]] == ["start"] and event["backend_fn"]
     assert [ids[i] for i in event["inputs"]] == ["source"] and [ids[o] for o in event["outputs"]] == [None, "attention"]
+
+
+def test_classroom_asks_alti_as_the_page_does(translator):
+    """benchmarks.classroom's page_alti speaks Gradio's queue as the Translate view does when ALTI+ is chosen: on the
+    client's own started sentence, the answer is the view's payload for it (what attribution_at computes from that
+    session), with no error and no second decoding."""
+    from benchmarks import classroom as C
+    from ui.attribution_views import attribution_at
+    from ui.serving import serving
+    text = "Ein Hund rennt durch den Schnee."
+    with serving(translator) as url:
+        me = C.client(url)
+        me.predict(text, 8, False, "", api_name="/start")
+        got = C.page_alti(me, C.page_event(me, "attribution"))
+        me.close()
+    want = attribution_at(translator, translator.decode(text), "", "alti", "k")
+    assert "error" not in got and got["method"] == "alti" and got["key"] == "k"
+    assert {k: v for k, v in got.items() if k != "ms"} == {k: v for k, v in want.items() if k != "ms"}
