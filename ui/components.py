@@ -33,6 +33,10 @@ BATCH_ROWS = 32
 # ALTI+ of 30 students, wall 4.9-5.7 s unbatched at 4; batched at 4, 8, 16, 32: 4.0-4.6, 3.2-3.6, 3.2-3.3, 2.2-2.7 s
 # (Start p95 3.7-4.4, 2.9-3.3, 2.6, 1.4-1.8 s against 4.7-5.3 s). The other events stay at 4: 32 of them at once (one
 # limit for all, measured through HTTP with benchmarks.classroom) made ablation's p95 2.7x and beam's 1.9x today's.
+# 64 decoding events at once, with Gradio's worker threads raised from 40 to 100 to hold them (2026-12-03,
+# benchmarks.classroom --students 60 --mode batched, each student asking ALTI+ both as the page does and through
+# /attribution, run alternately, twice each): /start p95 8.85 and 5.67 s against 9.67 and 10.91 s at 32, but RSS
+# +151-172 MB against +134-135 MB, over the +150 MB a class may add: kept at 32.
 CONCURRENCY = int(os.environ.get("ATTENTION_LENS_CONCURRENCY", "4"))
 DECODE_CONCURRENCY = 32 if BATCHING else CONCURRENCY
 CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit
