@@ -176,6 +176,15 @@ def launch(mode: str, port: int) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """The app launched by `launch` ended (killed if it does not end within 30 s)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def ready(url: str, proc: subprocess.Popen, timeout: float = 240):
     t0 = time.time()
     while time.time() - t0 < timeout:
@@ -217,11 +226,7 @@ def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page")
         wall = time.perf_counter() - t0
         after = rss_mb(proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
     lat = {e: [o["latency"][e] for o in outs if o.get("latency", {}).get(e) is not None] for e in ENDPOINTS}
     differ = [(i, [k for k in w if o["got"][k] != w[k]]) for i, (o, w) in enumerate(zip(outs, want))
               if o.get("got") is not None and o["got"] != w]

@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .classroom import client, launch, machine, ready, sentences
+from .classroom import client, launch, machine, ready, sentences, stop
 from .common import pct
 
 
@@ -111,11 +111,7 @@ def main(argv=None):
                   f"{len(b['errors'])}; CPU s: server {b['server']:.2f} ({split}), clients {b['clients']:.2f}",
                   flush=True)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
     return 0
 
 
