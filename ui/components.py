@@ -41,7 +41,13 @@ CONCURRENCY = int(os.environ.get("ATTENTION_LENS_CONCURRENCY", "4"))
 DECODE_CONCURRENCY = 32 if BATCHING else CONCURRENCY
 CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit
 DECODE = dict(concurrency_limit=DECODE_CONCURRENCY, concurrency_id="decode")  # the events whose decoding is batched
-FAST = dict(CONC, show_progress="hidden", trigger_mode="multiple")  # a step must not flash a spinner
+# a step must not flash a spinner. The page's ALTI+ and saliency (ui/attribution_panel.py) are FAST too: a group of
+# their own (limit 4, then 8) was measured (2026-12-03, benchmarks.classroom --mode batched, run alternately): 30
+# students' ALTI+ p95 1.12-1.77 s at 4 and 0.96-1.22 s at 8 against 1.90-2.10 s shared, /start 2.24-3.00 s against
+# 2.42-2.49 s; but 60 students' /start p95 11.53 and 13.52 s at 8 against 7.54 and 8.48 s shared (ALTI+ 1.52-1.71
+# against 8.71-9.25 s): the first students' ALTI+ then runs beside the later students' Starts. A translation comes
+# first: kept shared.
+FAST = dict(CONC, show_progress="hidden", trigger_mode="multiple")
 
 
 @dataclass
