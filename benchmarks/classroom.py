@@ -8,10 +8,10 @@ checkpoints, half German -> English and half English -> German, each with its ow
 Each student, after all have connected: /start, ALTI+ as the page asks it (the Translate view's own request on the
 started sentence: page_alti), a think time, /ablate (one head off), a think time, /beam (size 3). `--flow api` asks
 ALTI+ through /attribution instead, as a program would (it decodes the sentence again; the flow of the figures in
-docs/benchmarks.md before 2026-12-03's fourth session). The app runs as a subprocess (`app.py`, its own GIL and allocator, as served),
-once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: today's serving, its queue
-settings), "batched" with cross-user batching (transformer/batching.py, settings in ui/components.py). Prints per
-endpoint p50/p95/max, throughput, errors, answers that differ from the same request made alone (translation,
+docs/benchmarks.md before 2026-12-03's fourth session). The app runs as a subprocess (`app.py`, its own GIL and
+allocator, as served), once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: today's
+serving, its queue settings), "batched" with cross-user batching (transformer/batching.py, settings in
+ui/components.py). Prints per endpoint p50/p95/max, throughput, errors, answers that differ from the same request made alone (translation,
 the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after, and the batched/alone ratio;
 with the machine and what else ran on it. --limits: in this process, without HTTP, /start then /attribution through
 the handlers under each concurrency limit, batched, beside today's 4 unbatched. Prints, never asserts.
@@ -149,7 +149,7 @@ def student(url, key, text, think, barrier, rng, out, flow="page"):
     asks = (PAGE_ALTI, None) if flow == "page" else ("/attribution", (text, "alti", key))
     calls = [("/start", (text, 8, False, key)), asks, ("/ablate", (["L1 H1"], [], [], 8, None)),
              ("/beam", (text, 3, key))]
-    results, alti = {}, page_event(me, "attribution")
+    results, alti = {}, page_event(me, "attribution") if flow == "page" else None
     for name, args in calls:
         if name in ("/ablate", "/beam"):
             time.sleep(think * rng.uniform(0.5, 1.5))

@@ -5,9 +5,9 @@
 The app runs as a subprocess (`app.py`, both shipped models, as benchmarks.classroom launches it). Each round, N new
 gradio_client students (each its own session; half German -> English, half English -> German, benchmarks.classroom's
 sentences) connect, then press /start together. Prints per round: wall, /start p50/p95/max, the CPU seconds the
-server (psutil) and the clients (this process) spent in the burst, and the server's CPU by thread, read from
-/proc/<pid>/task and named by `py-spy dump` when py-spy is installed (not a project dependency; without it the
-split is left out). Prints, never asserts.
+server and the clients (this process) spent in the burst, the server's by thread, read from /proc/<pid>/task and
+named by `py-spy dump` when py-spy is installed (not a project dependency; without it the threads are "unnamed").
+Prints, never asserts.
 """
 from __future__ import annotations
 

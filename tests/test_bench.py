@@ -99,7 +99,7 @@ def test_first_screens_box_and_view_page_holds_the_box_a_state_and_one_bundled_v
 def test_classroom_asks_alti_as_the_page_does(translator):
     """benchmarks.classroom's page_alti speaks Gradio's queue as the Translate view does when ALTI+ is chosen: on the
     client's own started sentence, the answer is the view's payload for it (what attribution_at computes from that
-    session), with no error and no second decoding."""
+    session), with no error."""
     from benchmarks import classroom as C
     from ui.attribution_views import attribution_at
     from ui.serving import serving

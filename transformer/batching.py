@@ -116,16 +116,16 @@ class Rows:
         if any(s.translator is not tr or s.cursor + 1 != self.t for s in sessions):
             raise ValueError("feed_rows needs sessions of one translator at the same position")
         decoder, B = tr.model.decoder, len(sessions)
+        L = len(decoder)
         if keys is None and self.t:  # (B, L, H, t, d) each, from the sessions' positions
             k = torch.stack([torch.stack([p.k for p in s.positions[:self.t]], 2) for s in sessions])
             v = torch.stack([torch.stack([p.v for p in s.positions[:self.t]], 2) for s in sessions])
             keys, values = list(k.unbind(1)), list(v.unbind(1))  # (B, H, t, d) per layer
         self.keys, self.values = keys, values
         self.runs = _runs([s.cross_k.size(2) for s in sessions])
-        L = len(decoder)
         self.cross = [([torch.stack([s.cross_k[i] for s in sessions[a:b]]) for i in range(L)],  # (G, H, S, d) each
                        [torch.stack([s.cross_v[i] for s in sessions[a:b]]) for i in range(L)]) for a, b in self.runs]
-        self.heads = [(_heads(sessions, "decoder_self", i), _heads(sessions, "cross", i)) for i in range(len(decoder))]
+        self.heads = [(_heads(sessions, "decoder_self", i), _heads(sessions, "cross", i)) for i in range(L)]
         self.linear = {}  # Linear module -> (its weightᵀ expanded to (B, K, N), its bias)
         for block in decoder:
             for m in (block.self_attn.q_proj, block.self_attn.k_proj, block.self_attn.v_proj, block.self_attn.out_proj,
