@@ -12,8 +12,8 @@ docs/benchmarks.md before 2026-12-03's fourth session). The app runs as a subpro
 allocator, as served), once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: today's
 serving, its queue settings), "batched" with cross-user batching (transformer/batching.py, settings in
 ui/components.py). Prints per endpoint p50/p95/max, throughput, errors, answers that differ from the same request
-made alone (translation, the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after, and the batched/alone ratio;
-with the machine and what else ran on it. --limits: in this process, without HTTP, /start then /attribution through
+made alone (translation, the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after, and the
+batched/alone ratio; with the machine and what else ran on it. --limits: in this process, without HTTP, /start then /attribution through
 the handlers under each concurrency limit, batched, beside today's 4 unbatched. Prints, never asserts.
 """
 from __future__ import annotations
