@@ -13,8 +13,9 @@ allocator, as served), once per mode: "alone" serves every request by itself (AT
 serving, its queue settings), "batched" with cross-user batching (transformer/batching.py, settings in
 ui/components.py). Prints per endpoint p50/p95/max, throughput, errors, answers that differ from the same request
 made alone (translation, the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after, and the
-batched/alone ratio; with the machine and what else ran on it. --limits: in this process, without HTTP, /start then /attribution through
-the handlers under each concurrency limit, batched, beside today's 4 unbatched. Prints, never asserts.
+batched/alone ratio; with the machine and what else ran on it. --limits: in this process, without HTTP, /start
+then /attribution through the handlers under each concurrency limit, batched, beside today's 4 unbatched. Prints,
+never asserts.
 """
 from __future__ import annotations
 
