@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.batching import Batcher, feed_rows, run_rows
+from transformer.batching import Batcher, begin_row, feed_rows, run_rows
 from ui import handlers as h
 
 TEXTS = ["Ein Boston Terrier läuft über saftig-grünes Gras vor einem weißen Zaun.",
@@ -85,6 +85,22 @@ def test_a_batch_computes_the_first_position_as_alone(translator):
     assert differences(alone[3], fresh[3].run()) == []
 
 
+def test_a_batch_begins_a_row_as_start_ids_does(translator, tiny_en_de):
+    """begin_row (the compiled encoder pass a batch begins a caller's session with) gives start_ids' session to
+    the bit: the encoder's attention, the cross-attention keys and values, every head switch, then the same run."""
+    tiny = [None, [("encoder_self", 0, 1), ("encoder_self", 1, 0), ("cross", 1, 3)]]
+    for tr, text, switched in ((translator, TEXTS[0], ABLATED[:4]), (translator, TEXTS[2], ABLATED[:4]),
+                               (tiny_en_de, "Two children play with a ball.", tiny)):
+        for heads in switched:
+            ids = tr.source_ids(text)
+            a, b = tr.start_ids(ids, heads, first=False), begin_row(tr, ids, heads)
+            assert a.encoder_self.dtype == b.encoder_self.dtype and a.encoder_self.shape == b.encoder_self.shape
+            assert a.encoder_self.tobytes() == b.encoder_self.tobytes(), heads
+            assert torch.equal(a.cross_k, b.cross_k) and torch.equal(a.cross_v, b.cross_v), heads
+            assert a.ablated == b.ablated and a.source_ids == b.source_ids and b.positions == []
+            assert differences(a.run(), b.run()) == []
+
+
 def test_feed_rows_needs_one_position_and_one_translator(translator):
     a, b = translator.start(TEXTS[0]), translator.start(TEXTS[1])
     b.step()
@@ -120,6 +136,28 @@ def test_concurrent_callers_are_batched_and_get_their_own_sessions(translator):
     assert max(batcher.batches) > 1 and sum(batcher.batches) == len(texts) and max(batcher.batches) <= 8
     for text, s in zip(texts, got):
         assert differences(translator.start(text).run(), s) == []
+
+
+@pytest.mark.parametrize("join_steps", [8, 0])
+def test_a_caller_arriving_while_a_batch_runs_joins_it(translator, join_steps):
+    """A caller that arrives once a batch has begun joins it (while its rows are fewer than join_steps positions
+    on), catches up and gets its own session, bit for bit; join_steps 0: it waits for a batch of its own."""
+    batcher = Batcher(window_s=0, max_rows=8, enabled=True, join_steps=join_steps)
+    late, got = [], {}
+
+    def first():  # runs on the batch's thread: the second caller arrives before the batch's first step
+        thread = threading.Thread(target=lambda: got.update(late=batcher.run(
+            lambda: translator.start_ids(translator.source_ids(TEXTS[1]), ABLATED[1], first=False), 9)))
+        thread.start()
+        late.append(thread)
+        while not batcher._pending:
+            thread.join(0.001)
+        return translator.start_ids(translator.source_ids(TEXTS[0]), first=False)
+    got["first"] = batcher.run(first, 9)
+    late[0].join(60)
+    assert batcher.batches == ([2] if join_steps else [1, 1])
+    assert differences(translator.start(TEXTS[0]).run(), got["first"]) == []
+    assert differences(translator.start(TEXTS[1], ABLATED[1]).run(), got["late"]) == []
 
 
 def test_a_huge_input_is_decoded_apart_and_a_broken_one_fails_alone(translator):

@@ -43,57 +43,99 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .attention import scaled_dot_product_attention
-from .capture import host_arrays
+from . import batch_step
+from .capture import host_arrays, parse_heads, split_host
 from .session import Position
 
 WINDOW_S = 0.05  # the longest a new batch waits for callers still encoding (arrive()); none others: it starts at once
 MAX_ROWS = 32  # rows decoded together at most
+JOIN_STEPS = 8  # a caller arriving while a batch runs joins it while no row of it has gone this many positions
 MAX_PIECES = 64  # a source longer than this is decoded apart (its steps are dearer and it may decode for long)
-
-
-def _split(x: Tensor, H: int) -> Tensor:
-    B, T, D = x.shape
-    return x.view(B, T, H, D // H).transpose(1, 2)  # (B, H, T, d)
-
-
-def _merge(out: Tensor, heads: list[list[int]]) -> Tensor:
-    """(B, H, 1, d) head outputs -> (B, 1, H*d), each row's ablated heads zeroed (HeadAblation's pre-hook)."""
-    B, H, T, d = out.shape
-    x = out.transpose(1, 2).reshape(B, T, H * d)  # (B, 1, D)
-    if any(heads):
-        x = x.reshape(B, T, H, d).clone()  # (B, 1, H, d)
-        for b, hs in enumerate(heads):
-            for h in hs:
-                x[b, :, h, :] = 0
-        x = x.flatten(-2)  # (B, 1, D)
-    return x
 
 
 _norms = weakref.WeakKeyDictionary()  # model -> max_j ‖E_j‖ of its output projection (read only: computed once)
 
 
-def _greedy(model, hidden: Tensor) -> Tensor:
-    """argmax of model.project(row) for each row of hidden (B, D), exactly as one row alone gives it. The logits
-    of the batch come from one matrix product, which may differ from a row's own in the last bits, but never by
-    more than err = 2·γ_D·‖h‖·max_j‖E_j‖ (γ_D = D·2⁻²⁴: a sum of D products in any order, for either of the two,
-    and Σ|h_i E_ji| ≤ ‖h‖‖E_j‖): a row whose two best logits lie more than 2·err apart has the same argmax
-    either way. The few other rows (a near tie) are projected alone, as model.project does."""
+def _err_scale(model) -> float:
+    """The bound on the error of a row's logits from one batched matrix product, per unit of its ‖h‖: a row's
+    argmax from `hidden @ embᵀ` for the batch may differ from model.project(row)'s in the last bits, but never by more
+    than err = 2·γ_D·‖h‖·max_j‖E_j‖ (γ_D = D·2⁻²⁴: a sum of D products in any order, for either of the two, and
+    Σ|h_i E_ji| ≤ ‖h‖‖E_j‖): a row whose two best logits lie more than 2·err apart has the same argmax either way.
+    The few other rows (a near tie) are projected alone, as model.project does (feed_rows)."""
     emb = model.embed.weight  # (V, D), tied: model.project(h) = h @ embᵀ
     if model not in _norms:
         _norms[model] = float(emb.norm(dim=1).max())
-    logits = hidden @ emb.t()  # (B, V)
-    top = logits.topk(2, dim=-1).values  # (B, 2)
-    err = 2 * 1.01 * emb.size(1) * 2.0 ** -24 * hidden.norm(dim=-1) * _norms[model]  # (B,)
-    greedy = logits.argmax(-1)  # (B,)
-    near = torch.nonzero(top[:, 0] - top[:, 1] <= 2 * err)[:, 0].tolist()  # rows to project alone
-    for b in near:
-        greedy[b] = (hidden[b:b + 1] @ emb.t()).argmax(-1)[0]
-    return greedy
+    return 2 * 1.01 * emb.size(1) * 2.0 ** -24 * _norms[model]
 
 
-def _heads(sessions, kind: str, layer: int) -> list[list[int]]:
-    return [sorted(h for k, l, h in s.ablated if k == kind and l == layer) for s in sessions]
+class _Params:
+    """A model's parameters in the lists batch_step's functions take (read only, built once per model)."""
+
+    def __init__(self, model):
+        enc, dec = model.encoder, model.decoder
+        self.enc_w = [m.weight for b in enc for m in (b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj,
+                                                      b.self_attn.out_proj, b.ffn.linear1, b.ffn.linear2)]
+        self.enc_b = [m.bias for b in enc for m in (b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj,
+                                                    b.self_attn.out_proj, b.ffn.linear1, b.ffn.linear2)]
+        enc_norms = [n for b in enc for n in (b.norm1, b.norm2)] + [model.encoder_norm]
+        self.enc_norms = [p for n in enc_norms for p in (n.weight, n.bias)]
+        self.enc_eps = [n.eps for n in enc_norms]
+        self.cross = [p for b in dec for m in (b.cross_attn.k_proj, b.cross_attn.v_proj) for p in (m.weight, m.bias)]
+        self.dec = [m for b in dec for m in (b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj,
+                                             b.self_attn.out_proj, b.cross_attn.q_proj, b.cross_attn.out_proj,
+                                             b.ffn.linear1, b.ffn.linear2)]
+        self.dec_b = [m.bias for m in self.dec]
+        dec_norms = [n for b in dec for n in (b.norm1, b.norm2, b.norm3)] + [model.decoder_norm]
+        self.dec_norms = [p for n in dec_norms for p in (n.weight, n.bias)]
+        self.dec_eps = [n.eps for n in dec_norms]
+        self.expanded: dict[int, list[Tensor]] = {}  # B -> the decoder's weightsᵀ expanded to B rows (views)
+
+    def weights(self, B: int) -> list[Tensor]:
+        if B not in self.expanded:
+            self.expanded[B] = [m.weight.t().expand(B, m.in_features, m.out_features) for m in self.dec]
+        return self.expanded[B]
+
+
+_params_of = weakref.WeakKeyDictionary()  # model -> its _Params
+_params_lock = threading.Lock()
+
+
+def _params(model) -> _Params:
+    with _params_lock:
+        if model not in _params_of:
+            _params_of[model] = _Params(model)
+        return _params_of[model]
+
+
+def begin_row(tr, src_ids: list[int], heads=frozenset()):
+    """`tr.start_ids(src_ids, heads, first=False)`: the session a batch begins for a caller (its first position left
+    to the batch), its encoder's pass compiled (batch_step.encoder_pass) rather than run module by module under
+    hooks: the same bits (tests/test_batching.py), with one hand-over of the GIL instead of hundreds."""
+    from .session import DecodingSession
+    model, P = tr.model, _params(tr.model)
+    heads = parse_heads(model, heads)
+    H = model.config.n_heads
+    off = [_off([heads], "encoder_self", i, H, tr.device) for i in range(len(model.encoder))]
+    with torch.inference_mode():
+        maps, cross_k, cross_v = batch_step.compiled("encoder_pass", model.embed.weight)(
+            [int(i) for i in src_ids], model.embed.weight, model.positions.pe, model.config.pad_id, H, P.enc_w,
+            P.enc_b, P.enc_norms, P.enc_eps, off, P.cross)
+        encoder_self = host_arrays(maps)[0]  # (L_enc, H, S, S): one copy to the host
+    session = DecodingSession(tr, src_ids, encoder_self, cross_k, cross_v)
+    session.ablated = heads
+    return session
+
+
+def _off(ablated: list, kind: str, layer: int, H: int, device) -> Tensor:
+    """(B, 1, H, 1) bool: each row's heads of `kind` switched off in `layer` (ablated: each row's (kind, layer,
+    head) set); an empty tensor when no row has one."""
+    off = [(b, h) for b, heads in enumerate(ablated) for k, l, h in heads if k == kind and l == layer]
+    if not off:
+        return torch.empty(0, dtype=torch.bool, device=device)
+    mask = torch.zeros(len(ablated), 1, H, 1, dtype=torch.bool)
+    for b, h in off:
+        mask[b, 0, h, 0] = True
+    return mask.to(device)
 
 
 def _runs(lengths: list[int]) -> list[tuple[int, int]]:
@@ -104,34 +146,34 @@ def _runs(lengths: list[int]) -> list[tuple[int, int]]:
 
 class Rows:
     """What `feed_rows` reads besides the new tokens, for sessions of one translator at one position, kept by
-    `run_rows` from one step to the next so that a step rebuilds nothing: each decoder layer's keys and values of
-    the positions so far, (B, H, t, d), extended by each step; for each run of rows with one source length
-    (rows a..b-1: run_rows orders its rows by source length, so there is one run per length) the cross-attention
-    keys and values of each layer, (G, H, S, d); each row's switched-off heads; the weights of every Linear
-    expanded to the B rows. `keep(sessions)` narrows it to some of its rows (those not done)."""
+    `run_rows` from one step to the next so that a step rebuilds nothing, in the lists that
+    `batch_step.decoder_step` takes: each decoder layer's keys and values of the positions so far, (B, H, t, d),
+    extended by each step; for each run of rows with one source length (rows a..b-1: run_rows orders its rows by
+    source length, so there is one run per length) the cross-attention keys and values of each layer, (G, H, S, d);
+    each row's switched-off heads; the weights of every Linear expanded to the B rows, the biases and the layer
+    norms. `keep(sessions)` narrows it to some of its rows (those not done)."""
 
     def __init__(self, sessions, keys: list[Tensor] | None = None, values: list[Tensor] | None = None):
         tr = sessions[0].translator
         self.sessions, self.t = list(sessions), sessions[0].cursor + 1
         if any(s.translator is not tr or s.cursor + 1 != self.t for s in sessions):
             raise ValueError("feed_rows needs sessions of one translator at the same position")
-        decoder, B = tr.model.decoder, len(sessions)
+        model, B, H = tr.model, len(sessions), tr.model.config.n_heads
+        decoder = model.decoder
         L = len(decoder)
         if keys is None and self.t:  # (B, L, H, t, d) each, from the sessions' positions
             k = torch.stack([torch.stack([p.k for p in s.positions[:self.t]], 2) for s in sessions])
             v = torch.stack([torch.stack([p.v for p in s.positions[:self.t]], 2) for s in sessions])
             keys, values = list(k.unbind(1)), list(v.unbind(1))  # (B, H, t, d) per layer
-        self.keys, self.values = keys, values
-        self.runs = _runs([s.cross_k.size(2) for s in sessions])
-        self.cross = [([torch.stack([s.cross_k[i] for s in sessions[a:b]]) for i in range(L)],  # (G, H, S, d) each
-                       [torch.stack([s.cross_v[i] for s in sessions[a:b]]) for i in range(L)]) for a, b in self.runs]
-        self.heads = [(_heads(sessions, "decoder_self", i), _heads(sessions, "cross", i)) for i in range(L)]
-        self.linear = {}  # Linear module -> (its weightᵀ expanded to (B, K, N), its bias)
-        for block in decoder:
-            for m in (block.self_attn.q_proj, block.self_attn.k_proj, block.self_attn.v_proj, block.self_attn.out_proj,
-                      block.cross_attn.q_proj, block.cross_attn.out_proj, block.ffn.linear1, block.ffn.linear2):
-                w = m.weight.t()  # (K, N), a view
-                self.linear[m] = (w.expand(B, *w.shape), m.bias)
+        self.keys, self.values = keys or [], values or []
+        runs = _runs([s.cross_k.size(2) for s in sessions])
+        self.runs = [x for run in runs for x in run]  # [a, b, ...]
+        self.cross_k = [torch.stack([s.cross_k[i] for s in sessions[a:b]]) for a, b in runs for i in range(L)]
+        self.cross_v = [torch.stack([s.cross_v[i] for s in sessions[a:b]]) for a, b in runs for i in range(L)]
+        ablated = [s.ablated for s in sessions]
+        self.off = [_off(ablated, kind, i, H, tr.device) for i in range(L) for kind in ("decoder_self", "cross")]
+        P = _params(model)
+        self.weights, self.biases, self.norms, self.eps = P.weights(B), P.dec_b, P.dec_norms, P.dec_eps
 
     def holds(self, sessions) -> bool:
         """These sessions are some of this one's rows, still at its position."""
@@ -142,80 +184,64 @@ class Rows:
         """These rows only (some of this one's, in the same order), their keys and values taken from here."""
         if [id(s) for s in sessions] == [id(s) for s in self.sessions]:
             return self
-        if self.keys is None:
+        if not self.keys:
             return Rows(sessions)
         where = {id(s): b for b, s in enumerate(self.sessions)}
         idx = torch.tensor([where[id(s)] for s in sessions], device=sessions[0].cross_k.device)
         return Rows(sessions, [k.index_select(0, idx) for k in self.keys],
                     [v.index_select(0, idx) for v in self.values])
 
-    def apply(self, x: Tensor, m) -> Tensor:
-        """m(x) for x (B, 1, K), each row computed as F.linear computes a single row (see the module docstring)."""
-        w, b = self.linear[m]
-        return torch.baddbmm(b, x, w)  # (B, 1, N)
-
 
 @torch.inference_mode()
 def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None,
               rows: Rows | None = None) -> list[Position]:
     """The Position each session's `feed(token, forced)` computes, for sessions of one translator whose cursors
-    are at the same position, in one pass of the decoder. Changes no session; `rows` (run_rows'), when given, is
-    for these very sessions and is advanced to the new position."""
+    are at the same position, in one pass of the decoder (batch_step.decoder_step). Changes no session; `rows`
+    (run_rows'), when given, is for these very sessions and is advanced to the new position."""
     rows = Rows(sessions) if rows is None else rows
     if [id(s) for s in rows.sessions] != [id(s) for s in sessions] or rows.t != sessions[0].cursor + 1:
         raise ValueError("feed_rows was given the rows of other sessions")
     tr = sessions[0].translator
     model, dev, B, t = tr.model, tr.device, len(sessions), rows.t
     forced = forced or [False] * B
-    H = model.config.n_heads
-    x = model.embed_tokens(torch.tensor([[tok] for tok in tokens], dtype=torch.long, device=dev), t)  # (B, 1, D)
-    keys, values, self_w, cross_w = [], [], [], [[] for _ in rows.runs]
-    for i, block in enumerate(model.decoder):
-        a, c, (self_heads, cross_heads) = block.self_attn, block.cross_attn, rows.heads[i]
-        h = block.norm1(x)  # (B, 1, D)
-        k, v = _split(rows.apply(h, a.k_proj), H), _split(rows.apply(h, a.v_proj), H)  # (B, H, 1, d)
-        keys.append(torch.cat([rows.keys[i], k], 2) if t else k)  # (B, H, t+1, d)
-        values.append(torch.cat([rows.values[i], v], 2) if t else v)
-        q = _split(rows.apply(h, a.q_proj), H)  # (B, H, 1, d)
-        out, w = scaled_dot_product_attention(q, keys[i], values[i])  # (B, H, 1, d), (B, H, 1, t+1)
-        self_w.append(w[:, :, 0])
-        x = x + rows.apply(_merge(out, self_heads), a.out_proj)  # (B, 1, D)
-        q = _split(rows.apply(block.norm2(x), c.q_proj), H)  # (B, H, 1, d)
-        outs = []
-        for g, (lo, hi) in enumerate(rows.runs):  # rows lo..hi-1 share a source length: no padding
-            ck, cv = rows.cross[g][0][i], rows.cross[g][1][i]  # (G, H, S, d)
-            o, w = scaled_dot_product_attention(q[lo:hi], ck, cv)  # (G, H, 1, d), (G, H, 1, S)
-            outs.append(o)
-            cross_w[g].append(w[:, :, 0])  # (G, H, S)
-        out = torch.cat(outs) if len(outs) > 1 else outs[0]  # (B, H, 1, d)
-        x = x + rows.apply(_merge(out, cross_heads), c.out_proj)
-        f = block.ffn
-        x = x + rows.apply(torch.relu(rows.apply(block.norm3(x), f.linear1)), f.linear2)
-    hidden = model.decoder_norm(x)  # (B, 1, D)
-    greedy = _greedy(model, hidden[:, 0])  # (B,)
-    ks, vs = torch.stack([k[:, :, -1] for k in keys], 1), torch.stack([v[:, :, -1] for v in values], 1)  # (B, L, H, d)
-    # one copy to the host for the whole batch: the greedy ids (their int64 bits as float32, first: 8-byte
-    # aligned), every row's self-attention rows and each run's cross-attention rows
-    choice, selfs, *crosses = host_arrays(greedy.view(torch.float32), torch.stack(self_w, 1),  # (B, L, H, t+1)
-                                          *(torch.stack(ws, 1) for ws in cross_w))  # (G, L, H, S) each
-    ids = choice.view(np.int64)
+    L, H, emb, pe = len(model.decoder), model.config.n_heads, model.embed.weight, model.positions.pe
+    if t >= pe.size(0):
+        raise ValueError(f"sequence of {t + 1} positions exceeds max_len={pe.size(0)}")
+    hidden, flat, keys, values, ks, vs, hs = batch_step.compiled("decoder_step", emb)(
+        [int(tok) for tok in tokens], t, emb, pe, model.config.pad_id, H, rows.weights, rows.biases, rows.norms,
+        rows.eps, rows.keys, rows.values, rows.cross_k, rows.cross_v, rows.runs, rows.off, _err_scale(model))
+    # the one copy to the host, for the whole batch (batch_step.decoder_step says what it holds)
+    runs = [(rows.runs[j], rows.runs[j + 1]) for j in range(0, len(rows.runs), 2)]
+    crosses = [(b - a, L, H, rows.cross_k[g * L].size(2)) for g, (a, b) in enumerate(runs)]
+    choice, near, selfs, *crosses = split_host(flat.cpu().numpy(), [(B,), (B,), (B, L, H, t + 1)] + crosses)
+    ids = choice.astype(np.int64)
+    for b in np.flatnonzero(near):  # a near tie: this row projected alone, as model.project does
+        ids[b] = int((hidden[b:b + 1, 0] @ emb.t()).argmax(-1)[0])
     cross_rows = [cw[j] for cw in crosses for j in range(len(cw))]  # row b's, in the rows' order
     rows.keys, rows.values, rows.t = keys, values, t + 1
     # each row's k, v and state: views of this step's (B, ...) tensors, one storage for the batch's rows (a clone per
     # row would be three more copies per row and step)
     return [Position(int(tokens[b]), bool(forced[b]), selfs[b].copy(), cross_rows[b].copy(), k, v, h, int(ids[b]))
-            for b, k, v, h in zip(range(B), ks.unbind(0), vs.unbind(0), hidden[:, -1].unbind(0))]
+            for b, k, v, h in zip(range(B), ks, vs, hs)]
 
-
-def run_rows(sessions, done=None) -> None:
+def run_rows(sessions, done=None, more=None) -> None:
     """Step every session greedily to its end, rows at the same position together (feed_rows); `done(session)`
-    is called as each one ends."""
-    active = sorted((s for s in sessions if not s.done), key=lambda s: s.cross_k.size(2))  # one run per length
-    for s in sessions:
-        if done and s.done:
-            done(s)
+    is called as each one ends. `more(active)`, when given, is asked before each step for sessions to add (begun,
+    not yet stepped; `active`: the rows not done, never none); they step first, being the furthest behind, until
+    they meet the others' position and go on with them."""
+    active: list = []
+
+    def admit(new) -> None:
+        for s in new:
+            if done and s.done:
+                done(s)
+        active[:] = sorted(active + [s for s in new if not s.done], key=lambda s: s.cross_k.size(2))  # a run per length
+
+    admit(sessions)
     rows = None
     while active:
+        if more is not None:
+            admit(more(active))
         by_pos = defaultdict(list)
         for s in active:
             by_pos[s.cursor].append(s)
@@ -224,7 +250,7 @@ def run_rows(sessions, done=None) -> None:
         tokens = [s.positions[s.cursor].greedy if s.positions else s.translator.config.bos_id for s in group]
         for s, p in zip(group, feed_rows(group, tokens, rows=rows)):  # a session begun without <s> is fed it first
             s._put(p)
-        active = [s for s in active if not s.done]
+        active[:] = [s for s in active if not s.done]
         if done:
             for s in group:
                 if s.done:
@@ -244,8 +270,9 @@ class Batcher:
     and `max_rows` 1 turn batching off (every session is run by its caller, as without a Batcher)."""
 
     def __init__(self, window_s: float = WINDOW_S, max_rows: int = MAX_ROWS, max_pieces: int = MAX_PIECES,
-                 enabled: bool = False):
+                 enabled: bool = False, join_steps: int = JOIN_STEPS):
         self.window_s, self.max_rows, self.max_pieces, self.enabled = window_s, max_rows, max_pieces, enabled
+        self.join_steps = join_steps
         self._cond = threading.Condition()
         self._pending: list[_Item] = []
         self._arriving = 0  # callers between arrive() and run(): encoding their sentences
@@ -301,23 +328,42 @@ class Batcher:
                        and (left := deadline - time.monotonic()) > 0):
                     self._cond.wait(left)
                 batch, self._pending = self._pending[:self.max_rows], self._pending[self.max_rows:]
-            self.batches = (self.batches + [len(batch)])[-1000:]
+            self.batches = (self.batches + [0])[-1000:]  # its size, counted by _decode as callers join it
             self._decode(batch)
 
-    @staticmethod
-    def _decode(batch: list[_Item]) -> None:
-        for it in batch:  # encoded one after the other; an input that cannot be encoded fails its own request
-            try:
-                it.session = it.begin()
-            except Exception as e:  # noqa: BLE001 - handed to its caller
-                it.error = e
-                it.event.set()
-        batch = [it for it in batch if it.error is None]
-        by_session = {id(it.session): it for it in batch}
+    def _join(self, active: list, taken: int) -> list[_Item]:
+        """The callers waiting now that may join a running batch whose rows not done are `active`, of `taken` rows
+        so far: while none of its rows is `join_steps` positions on (they wait while the newcomers catch up), up to
+        `max_rows` rows in all."""
+        if taken >= self.max_rows or any(s.cursor + 1 >= self.join_steps for s in active):
+            return []
+        with self._cond:
+            new, self._pending = self._pending[:self.max_rows - taken], self._pending[self.max_rows - taken:]
+        return new
+
+    def _decode(self, batch: list[_Item]) -> None:
+        """The batch's sessions begun and run to their end, with the callers that join it on the way (counted in
+        the last of `batches`)."""
+        rows: dict[int, _Item] = {}  # id(session) -> its caller, every row begun in this batch
+        taken = 0
+
+        def begin(items: list[_Item]) -> list:
+            nonlocal taken
+            taken += len(items)
+            self.batches[-1] = taken
+            for it in items:  # encoded one after the other; an input that cannot be encoded fails its own request
+                try:
+                    it.session = it.begin()
+                    rows[id(it.session)] = it
+                except Exception as e:  # noqa: BLE001 - handed to its caller
+                    it.error = e
+                    it.event.set()
+            return [it.session for it in items if it.error is None]
+
         try:
-            run_rows([it.session for it in batch], lambda s: by_session[id(s)].event.set())
+            run_rows(begin(batch), lambda s: rows[id(s)].event.set(), lambda active: begin(self._join(active, taken)))
         except Exception:  # noqa: BLE001 - each session again alone: an error reaches only its own request
-            for it in batch:
+            for it in rows.values():
                 if it.event.is_set():
                     continue
                 try:
@@ -326,5 +372,5 @@ class Batcher:
                     it.error = e
                 it.event.set()
         finally:
-            for it in batch:
+            for it in rows.values():
                 it.event.set()

@@ -203,10 +203,16 @@ def host_arrays(*tensors: Tensor) -> list[np.ndarray]:
     """Tensors of one dtype on one device -> numpy arrays of the same shapes, in ONE device-to-host copy:
     they are flattened and joined on the device, copied once, and split on the host (views of one buffer)."""
     flat = torch.cat([t.reshape(-1) for t in tensors]).cpu().numpy()  # a new buffer, never the tensors' own
+    return split_host(flat, [t.shape for t in tensors])
+
+
+def split_host(flat: np.ndarray, shapes) -> list[np.ndarray]:
+    """One host buffer (tensors flattened and joined, in order) -> arrays of these shapes, views of it."""
     out, start = [], 0
-    for t in tensors:
-        out.append(flat[start:start + t.numel()].reshape(t.shape))
-        start += t.numel()
+    for shape in shapes:
+        n = int(np.prod(shape))
+        out.append(flat[start:start + n].reshape(shape))
+        start += n
     return out
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .batching import Batcher
+from .batching import Batcher, begin_row
 from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 from .checkpoint import load_checkpoint
 from .device import resolve_device
@@ -156,7 +156,7 @@ class Translator:
             raise
 
         def begin() -> "DecodingSession":  # what start(text, ablate) does, on the batch's thread when batched
-            session = self.start_ids(ids, heads, first=False)  # <s> computed by the batch (or by run, alone)
+            session = begin_row(self, ids, heads)  # start_ids(first=False); <s> computed by the batch (or by run, alone)
             session.notes = notes
             return session
         return self.batcher.run(begin, len(ids), arrived=True)
