@@ -1,4 +1,6 @@
 """Smoke tests: the benchmarks run and print their figures (their numbers are never asserted)."""
+import re
+
 from benchmarks import decode
 
 
@@ -112,3 +114,16 @@ def test_classroom_asks_alti_as_the_page_does(translator):
     want = attribution_at(translator, translator.decode(text), "", "alti", "k")
     assert "error" not in got and got["method"] == "alti" and got["key"] == "k"
     assert {k: v for k, v in got.items() if k != "ms"} == {k: v for k, v in want.items() if k != "ms"}
+
+
+def test_batch_gil_times_a_compiled_batch(capsys):
+    """(The uncompiled mode beside a busy thread takes half a minute a sentence: python -m benchmarks.batch_gil.)"""
+    from benchmarks import batch_gil
+    from transformer import batch_step
+    before = batch_step.compiled
+    assert batch_gil.main(["--sentences", "2", "--rounds", "1", "--modes", "compiled"]) == 0
+    out = capsys.readouterr().out
+    assert batch_step.compiled is before
+    for mode in ("compiled",):
+        line = next(x for x in out.splitlines() if x.startswith(mode))
+        assert re.search(r"alone +\d+ ms, beside a busy Python thread +\d+ ms \(\d+\.\dx\)", line), line

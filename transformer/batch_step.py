@@ -3,12 +3,14 @@ that joins a batch (batching.begin_row), compiled with TorchScript.
 
 Why compiled: every torch call made from Python lets go of Python's GIL while it computes and must get it back
 after, and in the app the event loop and the other model's batch want it too; a step of ~400 small calls then
-waited far longer for the GIL than it computed (15 sentences' decoding: 0.17 s alone, 20 s beside a busy Python
-thread). A TorchScript function runs all its calls without the GIL, letting go of it once: the app's other
-threads go on meanwhile and the step does not wait for them between its calls.
+waited far longer for the GIL than it computed. A TorchScript function runs its calls without the GIL, so the app's
+other threads go on meanwhile and the step seldom waits for them between its calls (`python -m
+benchmarks.batch_gil`: 15 sentences' batch beside a thread running pure Python, compiled 13x its time alone, run
+op by op from Python 125x; docs/benchmarks.md).
 
-Each computes what the model's modules compute op by op in Python, with the very same ATen calls on the same operands in the
-same layouts (TorchScript adds no fusion on the CPU), so its rows are the same bits: tests/test_batching.py.
+Each computes what the model's modules compute op by op in Python, with the very same ATen calls on the same
+operands in the same layouts (TorchScript adds no fusion on the CPU), so its rows are the same bits:
+tests/test_batching.py.
 This file keeps Python's own annotations (no `from __future__ import annotations`): TorchScript reads them.
 """
 import math

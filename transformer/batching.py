@@ -17,20 +17,26 @@ same way whatever else is in the batch (measured with torch 2.13 on the CPU, and
 - layer norms, embeddings, ReLU and residual sums, which act on each row alone.
 
 What a step reads besides the new tokens (the keys and values so far, each run's cross-attention keys and values,
-the expanded weights) is kept from step to step by `run_rows` in a `Rows`, so that a step stacks nothing again:
-a pass is about 400 small operations instead of 700, each of which hands Python's GIL to the app's other threads
-and back (python -m benchmarks.classroom, docs/benchmarks.md).
+the expanded weights) is kept from step to step by `run_rows` in a `Rows`, so that a step stacks nothing again.
+The step itself is `batch_step.decoder_step`, compiled with TorchScript: its ~400 small operations run without
+Python's GIL, which a step run op by op from Python handed to the app's other threads and waited to get back ~400
+times (python -m benchmarks.start_burst, docs/benchmarks.md).
 
 Head ablation is applied per row (each row's own heads zeroed before its output projection, as `HeadAblation`
 does), and the attention rows are read from the weights computed here rather than by hooks. A step copies to the
 host once for the whole batch (the greedy choices and every row's attention), like a single step.
 
 `Batcher` collects the sessions that reach one model together (a new batch waits, at most `window_s`, for the
-callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and runs them to the end together on one worker thread (each session begun without its first position, <s>,
-which the batch computes for all its new rows in one pass); each caller gets its own session back
-the moment its row is done (a row that ends early does not wait for the others). A session whose source is longer
-than `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its
-sessions alone, so it reaches only the request that caused it.
+callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and
+runs them to the end together on one worker thread. Each session is begun there by `begin_row` (the encoder's pass,
+compiled too: `batch_step.encoder_pass`), without its first position, <s>, which the batch computes for all its
+new rows in one pass. A caller that arrives while a batch runs joins it before its next step, as long as no row
+of the batch has gone `join_steps` positions: the batch's rows wait while the newcomers catch up, then go on with
+them (so a class's Starts, which the server's event loop hands over one after another, meet in one batch instead
+of the first decoding alone while the others wait for it). Each caller gets its own session back the moment its
+row is done (a row that ends early does not wait for the others). A session whose source is longer than
+`max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its sessions
+alone, so it reaches only the request that caused it.
 """
 from __future__ import annotations
 
