@@ -139,18 +139,44 @@ def encoder_pass(ids: List[int], emb: Tensor, pe: Tensor, pad_id: int, H: int, w
     return torch.stack(maps), torch.stack(ks), torch.stack(vs)
 
 
+def gather_rows(cross_k: List[Tensor], cross_v: List[Tensor], runs: List[int], keys: List[Tensor],
+                values: List[Tensor], keep: List[int], pos_k: List[List[Tensor]], pos_v: List[List[Tensor]]
+                ) -> Tuple[List[Tensor], List[Tensor], List[Tensor], List[Tensor]]:
+    """What batching.Rows holds, as it stacked it op by op: each run's cross-attention keys and values (G, H, S, d),
+    stacked contiguous per layer from its rows' own (L, H, S, d) (run g, layer i at g·L + i; runs: [lo, hi, ...]);
+    the keys and values so far per layer (B, H, t, d): `keys`/`values` narrowed to the rows `keep` when it names
+    any, else stacked from each row's positions' (L, H, d) (pos_k/pos_v; empty lists at the first position)."""
+    L = cross_k[0].size(0)
+    ck: List[Tensor] = []
+    cv: List[Tensor] = []
+    for g in range(len(runs) // 2):
+        for i in range(L):
+            ck.append(torch.stack([c[i] for c in cross_k[runs[2 * g]:runs[2 * g + 1]]]))
+            cv.append(torch.stack([c[i] for c in cross_v[runs[2 * g]:runs[2 * g + 1]]]))
+    if len(keep) > 0:
+        idx = torch.tensor(keep, dtype=torch.long, device=cross_k[0].device)
+        keys = [k.index_select(0, idx) for k in keys]
+        values = [v.index_select(0, idx) for v in values]
+    elif len(pos_k) > 0 and len(pos_k[0]) > 0:
+        k = torch.stack([torch.stack(ps, 2) for ps in pos_k])  # (B, L, H, t, d)
+        v = torch.stack([torch.stack(ps, 2) for ps in pos_v])
+        keys, values = k.unbind(1), v.unbind(1)  # (B, H, t, d) per layer
+    return ck, cv, keys, values
+
+
+_FUNCTIONS = {"decoder_step": decoder_step, "encoder_pass": encoder_pass, "gather_rows": gather_rows}
 _compiled: Dict[str, torch.jit.ScriptFunction] = {}
 _lock = threading.Lock()
 
 
 def compiled(name: str, weight: Tensor):
-    """decoder_step or encoder_pass, compiled (once per process, at its first use) for a model whose `weight` is
+    """decoder_step, encoder_pass or gather_rows, compiled (once per process, at its first use) for a model whose `weight` is
     a plain tensor; as written, run by Python, for a tensor subclass (the tests' emulated accelerator: TorchScript
     would drop its __torch_function__, and with it what the subclass checks)."""
     if type(weight) not in (Tensor, torch.nn.Parameter):
-        return {"decoder_step": decoder_step, "encoder_pass": encoder_pass}[name]
+        return _FUNCTIONS[name]
     with _lock:
         if name not in _compiled:
-            _compiled[name] = torch.jit.script({"decoder_step": decoder_step, "encoder_pass": encoder_pass}[name])
+            _compiled[name] = torch.jit.script(_FUNCTIONS[name])
         return _compiled[name]
 

@@ -50,7 +50,7 @@ import torch
 from torch import Tensor
 
 from . import batch_step
-from .capture import host_arrays, parse_heads, split_host
+from .capture import parse_heads, split_host
 from .session import Position
 
 WINDOW_S = 0.05  # the longest a new batch waits for callers still encoding (arrive()); none others: it starts at once
@@ -126,10 +126,13 @@ def begin_row(tr, src_ids: list[int], heads=frozenset()):
         maps, cross_k, cross_v = batch_step.compiled("encoder_pass", model.embed.weight)(
             [int(i) for i in src_ids], model.embed.weight, model.positions.pe, model.config.pad_id, H, P.enc_w,
             P.enc_b, P.enc_norms, P.enc_eps, off, P.cross)
-        encoder_self = host_arrays(maps)[0]  # (L_enc, H, S, S): one copy to the host
+        encoder_self = maps.cpu().numpy()  # (L_enc, H, S, S): one copy to the host (on a CPU, the new tensor itself)
     session = DecodingSession(tr, src_ids, encoder_self, cross_k, cross_v)
     session.ablated = heads
     return session
+
+
+_NONE_OFF: dict = {}  # device -> the empty mask (read only): no head switched off
 
 
 def _off(ablated: list, kind: str, layer: int, H: int, device) -> Tensor:
@@ -137,7 +140,9 @@ def _off(ablated: list, kind: str, layer: int, H: int, device) -> Tensor:
     head) set); an empty tensor when no row has one."""
     off = [(b, h) for b, heads in enumerate(ablated) for k, l, h in heads if k == kind and l == layer]
     if not off:
-        return torch.empty(0, dtype=torch.bool, device=device)
+        if device not in _NONE_OFF:
+            _NONE_OFF[device] = torch.empty(0, dtype=torch.bool, device=device)
+        return _NONE_OFF[device]
     mask = torch.zeros(len(ablated), 1, H, 1, dtype=torch.bool)
     for b, h in off:
         mask[b, 0, h, 0] = True
@@ -159,23 +164,23 @@ class Rows:
     each row's switched-off heads; the weights of every Linear expanded to the B rows, the biases and the layer
     norms. `keep(sessions)` narrows it to some of its rows (those not done)."""
 
-    def __init__(self, sessions, keys: list[Tensor] | None = None, values: list[Tensor] | None = None):
+    def __init__(self, sessions, kept: tuple[list[Tensor], list[Tensor], list[int]] | None = None):
+        """`kept`: (keys, values, rows) of another Rows and which of its rows these sessions are; without it, the keys
+        and values are stacked from the sessions' positions."""
         tr = sessions[0].translator
         self.sessions, self.t = list(sessions), sessions[0].cursor + 1
         if any(s.translator is not tr or s.cursor + 1 != self.t for s in sessions):
             raise ValueError("feed_rows needs sessions of one translator at the same position")
         model, B, H = tr.model, len(sessions), tr.model.config.n_heads
-        decoder = model.decoder
-        L = len(decoder)
-        if keys is None and self.t:  # (B, L, H, t, d) each, from the sessions' positions
-            k = torch.stack([torch.stack([p.k for p in s.positions[:self.t]], 2) for s in sessions])
-            v = torch.stack([torch.stack([p.v for p in s.positions[:self.t]], 2) for s in sessions])
-            keys, values = list(k.unbind(1)), list(v.unbind(1))  # (B, H, t, d) per layer
-        self.keys, self.values = keys or [], values or []
+        L = len(model.decoder)
         runs = _runs([s.cross_k.size(2) for s in sessions])
         self.runs = [x for run in runs for x in run]  # [a, b, ...]
-        self.cross_k = [torch.stack([s.cross_k[i] for s in sessions[a:b]]) for a, b in runs for i in range(L)]
-        self.cross_v = [torch.stack([s.cross_v[i] for s in sessions[a:b]]) for a, b in runs for i in range(L)]
+        keys, values, keep = kept or ([], [], [])
+        stack = not kept and self.t  # (L, H, d) of each position so far, of each row
+        pos_k = [[p.k for p in s.positions[:self.t]] for s in sessions] if stack else []
+        pos_v = [[p.v for p in s.positions[:self.t]] for s in sessions] if stack else []
+        self.cross_k, self.cross_v, self.keys, self.values = batch_step.compiled("gather_rows", model.embed.weight)(
+            [s.cross_k for s in sessions], [s.cross_v for s in sessions], self.runs, keys, values, keep, pos_k, pos_v)
         ablated = [s.ablated for s in sessions]
         self.off = [_off(ablated, kind, i, H, tr.device) for i in range(L) for kind in ("decoder_self", "cross")]
         P = _params(model)
@@ -193,9 +198,7 @@ class Rows:
         if not self.keys:
             return Rows(sessions)
         where = {id(s): b for b, s in enumerate(self.sessions)}
-        idx = torch.tensor([where[id(s)] for s in sessions], device=sessions[0].cross_k.device)
-        return Rows(sessions, [k.index_select(0, idx) for k in self.keys],
-                    [v.index_select(0, idx) for v in self.values])
+        return Rows(sessions, (self.keys, self.values, [where[id(s)] for s in sessions]))
 
 
 @torch.inference_mode()
