@@ -221,3 +221,16 @@ def test_rows_near_a_tie_are_projected_alone(translator, monkeypatch):
     batched = [started(translator, i) for i in range(4)]
     run_rows(batched)
     assert all(differences(a, b) == [] for a, b in zip(alone, batched))
+
+
+def test_the_step_is_compiled_quietly_and_runs_as_written_without_torchscript(monkeypatch):
+    """TorchScript's deprecation warning is silenced where batch_step compiles (a warning turned error here would
+    fail it); a torch without torch.jit.script gets the functions as written."""
+    import warnings
+
+    from transformer import batch_step
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert isinstance(batch_step._script(batch_step.gather_rows), torch.jit.ScriptFunction)
+    monkeypatch.delattr(torch.jit, "script")
+    assert batch_step._script(batch_step.gather_rows) is batch_step.gather_rows

@@ -15,6 +15,7 @@ This file keeps Python's own annotations (no `from __future__ import annotations
 """
 import math
 import threading
+import warnings
 from typing import Dict, List, Tuple
 
 import torch
@@ -177,6 +178,19 @@ def compiled(name: str, weight: Tensor):
         return _FUNCTIONS[name]
     with _lock:
         if name not in _compiled:
-            _compiled[name] = torch.jit.script(_FUNCTIONS[name])
+            _compiled[name] = _script(_FUNCTIONS[name])
         return _compiled[name]
+
+
+def _script(fn):
+    """fn compiled by TorchScript. torch 2.13 calls `torch.jit.script` deprecated in favour of `torch.compile` and
+    `torch.export`, but those generate fused code of their own on a CPU, whose rows would not be the bits a row alone
+    gets; TorchScript runs the very ATen calls. Its warning is therefore silenced here, and a torch without
+    `torch.jit.script` gets fn as written (the same bits, with a GIL hand-over at each call)."""
+    script = getattr(torch.jit, "script", None)
+    if script is None:
+        return fn
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.script` is deprecated", category=DeprecationWarning)
+        return script(fn)
 
