@@ -20,7 +20,7 @@ What a step reads besides the new tokens (the keys and values so far, each run's
 the expanded weights) is kept from step to step by `run_rows` in a `Rows`, so that a step stacks nothing again.
 The step itself is `batch_step.decoder_step`, compiled with TorchScript: its ~400 small operations run without
 Python's GIL, which a step run op by op from Python handed to the app's other threads and waited to get back ~400
-times (python -m benchmarks.start_burst, docs/benchmarks.md).
+times (python -m benchmarks.batch_gil, docs/benchmarks.md).
 
 Head ablation is applied per row (each row's own heads zeroed before its output projection, as `HeadAblation`
 does), and the attention rows are read from the weights computed here rather than by hooks. A step copies to the
@@ -51,7 +51,7 @@ from torch import Tensor
 
 from . import batch_step
 from .capture import parse_heads, split_host
-from .session import Position
+from .session import DecodingSession, Position
 
 WINDOW_S = 0.05  # the longest a new batch waits for callers still encoding (arrive()); none others: it starts at once
 MAX_ROWS = 32  # rows decoded together at most
@@ -116,8 +116,7 @@ def _params(model) -> _Params:
 def begin_row(tr, src_ids: list[int], heads=frozenset()):
     """`tr.start_ids(src_ids, heads, first=False)`: the session a batch begins for a caller (its first position left
     to the batch), its encoder's pass compiled (batch_step.encoder_pass) rather than run module by module under
-    hooks: the same bits (tests/test_batching.py), with one hand-over of the GIL instead of hundreds."""
-    from .session import DecodingSession
+    hooks: the same bits (tests/test_batching.py), with a few hand-overs of the GIL instead of hundreds."""
     model, P = tr.model, _params(tr.model)
     heads = parse_heads(model, heads)
     H = model.config.n_heads
