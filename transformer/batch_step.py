@@ -61,9 +61,9 @@ def decoder_step(tokens: List[int], t: int, emb: Tensor, pe: Tensor, pad_id: int
     per layer the self-attention's then the cross-attention's switched-off heads (see _merge); err_scale: the
     bound on a row's logit error per unit of its ‖hidden‖ (batching._err_scale).
     -> hidden (B, 1, D); what the host needs, flattened and joined into one float32 tensor: the greedy ids (B; a
-    float holds every id below 2²⁴ exactly), which rows are near a tie (B: 1.0 or 0.0; their ids are to be projected alone), the
-    self-attention rows (B, L, H, t+1), each run's cross-attention rows (G, L, H, S); keys and values per layer
-    (B, H, t+1, d); and per row its new position's keys, values (L, H, d) and hidden state (D,)."""
+    float holds every id below 2²⁴ exactly), which rows are near a tie (B: 1.0 or 0.0; their ids are to be projected
+    alone), the self-attention rows (B, L, H, t+1), each run's cross-attention rows (G, L, H, S); keys and values per
+    layer (B, H, t+1, d); and per row its new position's keys, values (L, H, d) and hidden state (D,)."""
     ids = torch.tensor(tokens, dtype=torch.long, device=emb.device).view(-1, 1)  # (B, 1)
     x = torch.embedding(emb, ids, pad_id) * math.sqrt(emb.size(1)) + pe[t:t + 1]  # (B, 1, D)
     L = len(weights) // 8
@@ -171,9 +171,9 @@ _lock = threading.Lock()
 
 
 def compiled(name: str, weight: Tensor):
-    """decoder_step, encoder_pass or gather_rows, compiled (once per process, at its first use) for a model whose `weight` is
-    a plain tensor; as written, run by Python, for a tensor subclass (the tests' emulated accelerator: TorchScript
-    would drop its __torch_function__, and with it what the subclass checks)."""
+    """decoder_step, encoder_pass or gather_rows, compiled (once per process, at its first use) for a model whose
+    `weight` is a plain tensor; as written, run by Python, for a tensor subclass (the tests' emulated accelerator:
+    TorchScript would drop its __torch_function__, and with it what the subclass checks)."""
     if type(weight) not in (Tensor, torch.nn.Parameter):
         return _FUNCTIONS[name]
     with _lock:

@@ -79,10 +79,9 @@ class _Params:
 
     def __init__(self, model):
         enc, dec = model.encoder, model.decoder
-        self.enc_w = [m.weight for b in enc for m in (b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj,
-                                                      b.self_attn.out_proj, b.ffn.linear1, b.ffn.linear2)]
-        self.enc_b = [m.bias for b in enc for m in (b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj,
-                                                    b.self_attn.out_proj, b.ffn.linear1, b.ffn.linear2)]
+        enc_linears = [m for b in enc for m in (b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj,
+                                                b.self_attn.out_proj, b.ffn.linear1, b.ffn.linear2)]
+        self.enc_w, self.enc_b = [m.weight for m in enc_linears], [m.bias for m in enc_linears]
         enc_norms = [n for b in enc for n in (b.norm1, b.norm2)] + [model.encoder_norm]
         self.enc_norms = [p for n in enc_norms for p in (n.weight, n.bias)]
         self.enc_eps = [n.eps for n in enc_norms]
@@ -172,8 +171,10 @@ class Rows:
             raise ValueError("feed_rows needs sessions of one translator at the same position")
         model, B, H = tr.model, len(sessions), tr.model.config.n_heads
         L = len(model.decoder)
-        runs = _runs([s.cross_k.size(2) for s in sessions])
+        S = [s.cross_k.size(2) for s in sessions]  # source lengths
+        runs = _runs(S)  # run_rows orders its rows by source length: one run per length
         self.runs = [x for run in runs for x in run]  # [a, b, ...]
+        self.run_shapes = [(b - a, L, H, S[a]) for a, b in runs]  # each run's cross-attention rows (G, L, H, S)
         keys, values, keep = kept or ([], [], [])
         stack = not kept and self.t  # (L, H, d) of each position so far, of each row
         pos_k = [[p.k for p in s.positions[:self.t]] for s in sessions] if stack else []
@@ -219,9 +220,7 @@ def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None,
         [int(tok) for tok in tokens], t, emb, pe, model.config.pad_id, H, rows.weights, rows.biases, rows.norms,
         rows.eps, rows.keys, rows.values, rows.cross_k, rows.cross_v, rows.runs, rows.off, _err_scale(model))
     # the one copy to the host, for the whole batch (batch_step.decoder_step says what it holds)
-    runs = [(rows.runs[j], rows.runs[j + 1]) for j in range(0, len(rows.runs), 2)]
-    crosses = [(b - a, L, H, rows.cross_k[g * L].size(2)) for g, (a, b) in enumerate(runs)]
-    choice, near, selfs, *crosses = split_host(flat.cpu().numpy(), [(B,), (B,), (B, L, H, t + 1)] + crosses)
+    choice, near, selfs, *crosses = split_host(flat.cpu().numpy(), [(B,), (B,), (B, L, H, t + 1)] + rows.run_shapes)
     ids = choice.astype(np.int64)
     for b in np.flatnonzero(near):  # a near tie: this row projected alone, as model.project does
         ids[b] = int((hidden[b:b + 1, 0] @ emb.t()).argmax(-1)[0])

@@ -156,7 +156,7 @@ class Translator:
             raise
 
         def begin() -> "DecodingSession":  # what start(text, ablate) does, on the batch's thread when batched
-            session = begin_row(self, ids, heads)  # start_ids(first=False); <s> computed by the batch (or by run, alone)
+            session = begin_row(self, ids, heads)  # start_ids(first=False): <s> computed by the batch, or by run
             session.notes = notes
             return session
         return self.batcher.run(begin, len(ids), arrived=True)

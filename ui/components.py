@@ -36,7 +36,9 @@ BATCH_ROWS = 32
 # 64 decoding events at once, with Gradio's worker threads raised from 40 to 100 to hold them (2026-12-03,
 # benchmarks.classroom --students 60 --mode batched, each student asking ALTI+ both as the page does and through
 # /attribution, run alternately, twice each): /start p95 8.85 and 5.67 s against 9.67 and 10.91 s at 32, but RSS
-# +151-172 MB against +134-135 MB, over the +150 MB a class may add: kept at 32.
+# +151-172 MB against +134-135 MB, over the +150 MB a class may add: kept at 32. Again with the batch's step compiled
+# (2026-12-03, 17:05-17:08, the same benchmark, limits in the order 32, 56, 56, 32, 64 worker threads for 56): 56 gave
+# /start p95 2.23 and 2.26 s against 3.12 and 2.78 s, RSS +172 and +138 MB against +123 and +126 MB: kept at 32.
 CONCURRENCY = int(os.environ.get("ATTENTION_LENS_CONCURRENCY", "4"))
 DECODE_CONCURRENCY = 32 if BATCHING else CONCURRENCY
 CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit
