@@ -234,3 +234,68 @@ def test_the_step_is_compiled_quietly_and_runs_as_written_without_torchscript(mo
         assert isinstance(batch_step._script(batch_step.gather_rows), torch.jit.ScriptFunction)
     monkeypatch.delattr(torch.jit, "script")
     assert batch_step._script(batch_step.gather_rows) is batch_step.gather_rows
+
+
+def replayed_alone(tr, text, heads, script, stop):
+    """What a scripted session is, stepped alone by the session's own methods: <s>, then at each position the
+    script's piece (forced with force(), a given one with _append) or the greedy step, to `stop` or the end."""
+    s = tr.start(text, heads)
+    while not s.done and (stop is None or s.cursor < stop):
+        token, forced = script.get(s.cursor + 1, (None, False))
+        if token is None:
+            s.step()
+        elif forced:
+            s.force(token)
+        else:
+            s._append(token, forced=False)
+    return s
+
+
+def test_scripted_sessions_in_a_batch_are_what_they_are_stepped_alone(translator):
+    """Replays (Compare's: forced pieces at positions, a given prefix up to a stop) beside greedy rows in one batch:
+    each bit for bit what stepping it alone gives."""
+    piece = translator.tokenizer.piece_id("▁the")
+    given = [p.token for p in translator.start(TEXTS[3]).run().positions]
+    jobs = [(TEXTS[0], None, {2: (piece, True), 5: (piece, True)}, None),
+            (TEXTS[0], ABLATED[1], {2: (piece, True), 5: (piece, True)}, None),
+            (TEXTS[3], ABLATED[3], {i: (t, i == 4) for i, t in enumerate(given) if i}, 6),
+            (TEXTS[1], None, {}, None), (TEXTS[2], ABLATED[5], {1: (piece, True)}, 0)]
+    batched = []
+    for text, heads, script, stop in jobs:
+        s = translator.start_ids(translator.source_ids(text), heads, first=False)
+        s.script, s.stop = script, stop
+        batched.append(s)
+    run_rows(batched)
+    for (text, heads, script, stop), b in zip(jobs, batched):
+        a = replayed_alone(translator, text, heads, script, stop)
+        assert differences(a, b) == [], (text, differences(a, b))
+    assert batched[2].cursor == 6 and [p.token for p in batched[2].positions] == given[:7]
+    assert [p.forced for p in batched[2].positions].count(True) == 1 and len(batched[4].positions) == 1
+
+
+def test_compare_and_force_handlers_answer_as_alone(translator):
+    """The app's Compare (intact and ablated replays of a trajectory with a forced piece, viewed mid-way) and
+    forcing a piece, with batching on, give what they give alone; each Compare's three decodings meet in a batch."""
+    def shown(i):
+        s = translator.start(TEXTS[i])
+        s.step()
+        s.step()
+        s.force("▁the")
+        s.run()
+        s.goto(3)
+        return s
+
+    def both(i):
+        return (h.ablate(translator, shown(i), ["L1 H1"], ["L2 H3"], ["L3 H2"], 5),
+                h.force_at(translator, shown(i), None, "▁a", 5))
+    alone = [both(i) for i in range(4)]
+    got = concurrently(translator, list(range(4)), Batcher(window_s=0.1, enabled=True), both)
+    batches = translator.batcher.batches
+    translator.batcher = Batcher()
+    assert max(batches) >= 3 and sum(batches) == 4 * 4
+    for (c0, f0), (c1, f1) in zip(alone, got):
+        assert c0[:4] == c1[:4] and c0[5] == c1[5]
+        p0, p1, f0p, f1p = dict(c0[4]), dict(c1[4]), dict(f0[2]), dict(f1[2])
+        [p.pop(key, None) for p in (p0, p1, f0p, f1p) for key in ("ms", "seq")]  # time taken, a counter
+        assert p0 == p1 and f0p == f1p and f0[1] == f1[1] and f0[3] == f1[3]
+        assert differences(f0[0], f1[0]) == []

@@ -37,6 +37,11 @@ of the first decoding alone while the others wait for it). Each caller gets its 
 row is done (a row that ends early does not wait for the others). A session whose source is longer than
 `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its sessions
 alone, so it reaches only the request that caused it.
+
+What a batch computes for a session is `DecodingSession.finish()`: from its last position to its end, greedily or as
+its `script` says (pieces fed at given positions, forced or given, up to a `stop`). So besides Start's and the API's
+decodings, Compare's intact and ablated replays of a trajectory with forced pieces (`Translator.replays`, three rows
+per request, `Batcher.run_all`) and a forced piece's greedy continuation (`Translator.finish`) run in batches.
 """
 from __future__ import annotations
 
@@ -232,17 +237,22 @@ def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None,
             for b, k, v, h in zip(range(B), ks, vs, hs)]
 
 def run_rows(sessions, done=None, more=None) -> None:
-    """Step every session greedily to its end, rows at the same position together (feed_rows); `done(session)`
-    is called as each one ends. `more(active)`, when given, is asked before each step for sessions to add (begun,
-    not yet stepped; `active`: the rows not done, never none); they step first, being the furthest behind, until
-    they meet the others' position and go on with them."""
+    """`finish()` every session: each computed on to its end (greedily, or as its script says: DecodingSession.
+    next_feed), rows at the same position together (feed_rows); `done(session)` is called as each one ends.
+    `more(active)`, when given, is asked before each step for sessions to add (not yet stepped from where they are;
+    `active`: the rows not done, never none); the furthest behind step first, until they meet the others' position
+    and go on with them."""
     active: list = []
+    fed: dict[int, tuple[int, bool]] = {}  # id(session) -> what it is fed next
 
     def admit(new) -> None:
         for s in new:
-            if done and s.done:
-                done(s)
-        active[:] = sorted(active + [s for s in new if not s.done], key=lambda s: s.cross_k.size(2))  # a run per length
+            if (f := s.next_feed()) is None:
+                if done:
+                    done(s)
+            else:
+                fed[id(s)] = f
+        active[:] = sorted(active + [s for s in new if id(s) in fed], key=lambda s: s.cross_k.size(2))  # a run per length
 
     admit(sessions)
     rows = None
@@ -254,14 +264,14 @@ def run_rows(sessions, done=None, more=None) -> None:
             by_pos[s.cursor].append(s)
         group = by_pos[min(by_pos)]  # the furthest behind first, so that the positions meet
         rows = rows.keep(group) if rows is not None and rows.holds(group) else Rows(group)
-        tokens = [s.positions[s.cursor].greedy if s.positions else s.translator.config.bos_id for s in group]
-        for s, p in zip(group, feed_rows(group, tokens, rows=rows)):  # a session begun without <s> is fed it first
+        tokens, forced = zip(*(fed.pop(id(s)) for s in group))  # a session begun without <s> is fed it first
+        for s, p in zip(group, feed_rows(group, list(tokens), list(forced), rows=rows)):
             s._put(p)
-        active[:] = [s for s in active if not s.done]
-        if done:
-            for s in group:
-                if s.done:
-                    done(s)
+            if (f := s.next_feed()) is not None:
+                fed[id(s)] = f
+            elif done:
+                done(s)
+        active[:] = [s for s in active if id(s) in fed]
 
 
 class _Item:
@@ -302,27 +312,42 @@ class Batcher:
             self._cond.notify_all()
 
     def run(self, begin, pieces: int, arrived: bool = False):
-        """`begin().run()`: the session `begin()` starts (encoding its sentence), decoded to its end, in a batch with
-        the sessions of other callers when batching is on; `begin` is then called on the worker thread, so that the
-        encodings of a batch, each alone and under its own hooks, follow one another instead of all registering hooks
-        on the shared model at once. `pieces`: the source's length (a longer one than max_pieces is decoded apart, by
-        its caller). `arrived`: this caller announced itself with `arrive()`. Returns the session."""
-        batched = self.enabled and self.max_rows >= 2 and pieces <= self.max_pieces
-        item = _Item(begin) if batched else None
+        """`begin().finish()`: the session `begin()` starts (encoding its sentence) or hands over, computed to its end
+        (DecodingSession.finish: greedily, or as its script says), in a batch with the sessions of other callers
+        when batching is on; `begin` is then called on the worker thread, so that the encodings of a batch follow
+        one another. `pieces`: the source's length (a longer one than max_pieces is decoded apart, by its caller).
+        `arrived`: this caller announced itself with `arrive()`. Returns the session."""
+        return self.run_all([begin], [pieces], arrived)[0]
+
+    def run_all(self, begins: list, pieces: list[int], arrived: bool = False) -> list:
+        """`run` for several sessions of one caller (e.g. a comparison's intact and ablated replays), in one batch
+        when batching is on: their sessions, in order. An error of one is raised after all are done."""
+        batched = self.enabled and self.max_rows >= 2
+        items = [_Item(begin) if batched and n <= self.max_pieces else None for begin, n in zip(begins, pieces)]
         with self._cond:
             self._arriving -= 1 if arrived else 0
-            if item is not None:
-                self._pending.append(item)
+            if any(items):
+                self._pending.extend(it for it in items if it is not None)
                 if self._worker is None or not self._worker.is_alive():
                     self._worker = threading.Thread(target=self._loop, name="attention-lens-batcher", daemon=True)
                     self._worker.start()
             self._cond.notify_all()
-        if item is None:
-            return begin().run()
-        item.event.wait()
-        if item.error is not None:
-            raise item.error
-        return item.session
+        out, error = [], None
+        for begin, it in zip(begins, items):
+            try:
+                if it is None:
+                    out.append(begin().finish())
+                    continue
+                it.event.wait()
+                if it.error is not None:
+                    raise it.error
+                out.append(it.session)
+            except Exception as e:  # noqa: BLE001 - raised once the others are done
+                error = error or e
+                out.append(None)
+        if error is not None:
+            raise error
+        return out
 
     def _loop(self) -> None:
         torch.set_grad_enabled(False)
@@ -374,7 +399,7 @@ class Batcher:
                 if it.event.is_set():
                     continue
                 try:
-                    it.session.run()
+                    it.session.finish()
                 except Exception as e:  # noqa: BLE001 - handed to its caller
                     it.error = e
                 it.event.set()

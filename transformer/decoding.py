@@ -161,6 +161,27 @@ class Translator:
             return session
         return self.batcher.run(begin, len(ids), arrived=True)
 
+    def replays(self, source_ids: list[int], jobs: list[tuple]) -> list["DecodingSession"]:
+        """One session on `source_ids` per job (heads switched off, script, stop), each computed from <s> to its end
+        as DecodingSession.finish says (`script` {position: (token id, forced)}: fed there instead of the greedy
+        choice; `stop`: the last position, None: to </s> or the limit); all in one batch, with other threads'
+        sessions, when `self.batcher` is on: the same bits as start_ids(...) stepped alone."""
+        heads = [parse_heads(self.model, h) for h, _, _ in jobs]  # bad input fails here, alone
+
+        def begin_of(off, script, stop):
+            def begin() -> "DecodingSession":
+                session = begin_row(self, source_ids, off)
+                session.script, session.stop = script, stop
+                return session
+            return begin
+        return self.batcher.run_all([begin_of(off, script, stop) for off, (_, script, stop) in zip(heads, jobs)],
+                                    [len(source_ids)] * len(jobs))
+
+    def finish(self, session: "DecodingSession") -> "DecodingSession":
+        """`session.finish()` (greedily from its last position to its end), in one batch with other threads'
+        sessions when `self.batcher` is on. Returns the session."""
+        return self.batcher.run(lambda: session, len(session.source_ids))
+
     def caveats(self, text: str, source_ids: list[int], output_ids: list[int]) -> list[dict]:
         """What to say beside this translation (transformer.caveats): too long, repeating, another language,
         unknown characters. `source_ids` as source_ids() gave them (with </s>); `output_ids` with or without

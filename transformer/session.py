@@ -219,6 +219,26 @@ class DecodingSession:
             pass
         return self
 
+    # -- a replay: what `finish` (and a batch, transformer/batching.py) feeds after the last position
+    script: Optional[dict] = None  # {position: (token id, forced)}: fed there instead of the greedy choice
+    stop: Optional[int] = None  # the last position computed (None: to the end: </s> or the limit)
+
+    def next_feed(self) -> Optional[tuple[int, bool]]:
+        """(token, forced) that running this session on from its last position feeds next: <s> first, then at each
+        position the piece `script` gives there, else the greedy choice; None once it is done or at `stop`."""
+        if not self.positions:
+            return self.translator.config.bos_id, False
+        if self.done or (self.stop is not None and self.cursor >= self.stop):
+            return None
+        return (self.script or {}).get(self.cursor + 1, (self.positions[self.cursor].greedy, False))
+
+    def finish(self) -> "DecodingSession":
+        """Computed on from the cursor (the last position) as `next_feed` says, to its end: for a session without a
+        script, `run()` from its last position."""
+        while (fed := self.next_feed()) is not None:
+            self._append(*fed)
+        return self
+
     def back(self) -> bool:
         if self.cursor <= 0:
             return False

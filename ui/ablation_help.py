@@ -98,16 +98,15 @@ def forced_plan(session) -> dict[int, int]:
     return {i: p.token for i, p in enumerate(session.positions) if i and p.forced}
 
 
-def replay(tr, source_ids: list[int], plan: dict[int, int], heads=None):
-    """Decode with `heads` off (None: intact), the pieces of `plan` forced at their positions and every other
-    piece the model's own greedy choice: the sequence the view shows, decoded by either model."""
-    r = tr.start_ids(source_ids, ablate=heads or None)
-    while not r.done:
-        if r.cursor + 1 in plan:
-            r.force(plan[r.cursor + 1])
-        else:
-            r.step()
-    return r
+def replays(tr, session, plan: dict[int, int], heads) -> tuple:
+    """What Compare decodes, in one batch (Translator.replays): the sequence the view shows decoded by the intact
+    model and with `heads` off (the pieces of `plan` forced at their positions, every other piece the model's own
+    greedy choice), and the model with `heads` off following the intact prefix up to the cursor (forced where the
+    user forced it), which marks where the ablated model would have chosen otherwise."""
+    script = {i: (t, True) for i, t in plan.items()}
+    prefix = {i: (p.token, p.forced) for i, p in enumerate(session.positions[:session.cursor + 1]) if i}
+    return tr.replays(session.source_ids, [(None, script, None), (heads, script, None),
+                                           (heads, prefix, session.cursor)])
 
 
 def topk_step(tr, session) -> int:

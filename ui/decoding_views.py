@@ -125,7 +125,7 @@ def force_at(tr: Translator, session, position, piece, k: int = TOPK, words: boo
     except ValueError as e:
         fail(e)
     at = s.cursor
-    s.run()
+    tr.finish(s)  # greedily to the end, in a batch with other users' decodings
     s.goto(at)
     return trajectory_outputs(s, k, words, t0)
 

@@ -44,14 +44,11 @@ def ablate(tr: Translator, session, enc_heads, dec_heads, cross_heads, k: int = 
     w = labels(page_lang())  # the user's page's language; English for programs (ui/texts [label])
     if not heads:
         raise gr.Error(w["err_tick_head"], print_exception=False)
+    plan = A.forced_plan(s)  # the sequence the view shows, forced pieces included, decoded by both models
     try:
-        a = tr.start_ids(s.source_ids, ablate=heads)
+        intact_run, ablated_run, a = A.replays(tr, s, plan, heads)  # in one batch
     except ValueError as e:
         fail(e)
-    for p in s.positions[1:s.cursor + 1]:  # follow the intact prefix (forced where the user forced it): the view
-        a._append(p.token, forced=p.forced)  # marks where the ablated model would have chosen otherwise (differs)
-    plan = A.forced_plan(s)  # the sequence the view shows, forced pieces included, decoded by both models
-    intact_run, ablated_run = A.replay(tr, s.source_ids, plan), A.replay(tr, s.source_ids, plan, heads)
     ids = intact_run.target_ids
     p0, p1 = tr.token_probs(s.source_ids, ids), tr.token_probs(s.source_ids, ids, heads)
     pieces = tr.tokenizer.pieces(ids)
