@@ -12,10 +12,11 @@ docs/benchmarks.md before 2026-12-03's fourth session). The app runs as a subpro
 allocator, as served), once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: today's
 serving, its queue settings), "batched" with cross-user batching (transformer/batching.py, settings in
 ui/components.py). Prints per endpoint p50/p95/max, throughput, errors, answers that differ from the same request
-made alone (translation, the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after, and the
-batched/alone ratio; with the machine and what else ran on it. --limits: in this process, without HTTP, /start
-then /attribution through the handlers under each concurrency limit, batched, beside today's 4 unbatched. Prints,
-never asserts.
+made alone (translation, the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after and the
+CPU seconds it spent over the run, and the batched/alone ratio; with the machine and what else ran on it. The
+server's environment passes through (e.g. ATTENTION_LENS_QUEUE_STATUS_S=auto: Gradio's own queue updates).
+--limits: in this process, without HTTP, /start then /attribution through the handlers under each concurrency
+limit, batched, beside today's 4 unbatched. Prints, never asserts.
 """
 from __future__ import annotations
 
@@ -212,7 +213,7 @@ def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page")
             warm.predict(["L1 H1"], [], [], 8, None, api_name="/ablate")
             warm.predict(text, 3, key, api_name="/beam")
         warm.close()
-        idle = rss_mb(proc.pid)
+        idle, cpu0 = rss_mb(proc.pid), server_cpu(proc.pid)
         outs = [dict() for _ in work]
         barrier = threading.Barrier(len(work) + 1)
         threads = [threading.Thread(target=student, daemon=True,
@@ -225,7 +226,7 @@ def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page")
         for t in threads:
             t.join()
         wall = time.perf_counter() - t0
-        after = rss_mb(proc.pid)
+        after, cpu = rss_mb(proc.pid), server_cpu(proc.pid) - cpu0
     finally:
         stop(proc)
     lat = {e: [o["latency"][e] for o in outs if o.get("latency", {}).get(e) is not None] for e in ENDPOINTS}
@@ -233,7 +234,15 @@ def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page")
               if o.get("got") is not None and o["got"] != w]
     return {"mode": mode, "lat": lat, "wall": wall, "requests": sum(len(v) for v in lat.values()),
             "errors": [f"student {i}: {e}" for i, o in enumerate(outs) for e in o.get("errors", [])],
-            "compared": sum(o.get("got") is not None for o in outs), "differ": differ, "idle": idle, "after": after}
+            "compared": sum(o.get("got") is not None for o in outs), "differ": differ, "idle": idle, "after": after,
+            "cpu": cpu}
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds the process `pid` has spent (user and system)."""
+    import psutil
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
 
 
 def limits(work, values: list[int], rounds: int = 2) -> None:
@@ -329,7 +338,7 @@ def report(reps: list[dict], n: int, think: float) -> None:
         grow = f" (+{r['after'] - r['idle']:.0f} MB)" if r["idle"] and r["after"] else ""
         print(f"{r['mode']:8} wall {r['wall']:.1f} s, {r['requests'] / r['wall']:.2f} requests/s, "
               f"errors {len(r['errors'])}, answers differing from alone {len(r['differ'])} of {r['compared']}, "
-              f"RSS idle {fmt(r['idle'])} -> after {fmt(r['after'])}{grow}")
+              f"RSS idle {fmt(r['idle'])} -> after {fmt(r['after'])}{grow}, server CPU {r['cpu']:.1f} s")
         for line in r["errors"][:10] + [f"student {i} differs in {keys}" for i, keys in r["differ"][:10]]:
             print("   ", line)
     if len(reps) == 2:

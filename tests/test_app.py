@@ -258,3 +258,26 @@ def test_the_config_copied_on_every_page_load_is_plain_data():
              if isinstance(v, functools.partial) or hasattr(v, "__self__")]
     assert bound == []
     copy.deepcopy(demo.config)  # raised RuntimeError ("Lock objects should only be shared ...")
+
+
+def test_the_queue_tells_waiting_requests_their_place_at_a_rate_and_absent_matplotlib_is_not_searched(
+        tiny_translator):
+    """A class waiting in the queue is told its places once a second, not again at every start (Gradio's "auto":
+    a message per waiting request per start, on the event loop); where matplotlib is not installed, the import Gradio
+    attempts around every event fails at once instead of searching sys.path (ui/app.py)."""
+    import importlib.util
+    import sys
+    from ui.app import build_demo
+    saved = sys.modules.pop("matplotlib", "absent")
+    installed = importlib.util.find_spec("matplotlib") is not None
+    try:
+        demo = build_demo(tiny_translator)
+        assert demo._queue.live_updates is False and demo._queue.update_intervals == 1.0
+        if not installed:
+            assert "matplotlib" in sys.modules and sys.modules["matplotlib"] is None
+            with pytest.raises(ImportError):
+                import matplotlib  # noqa: F401
+    finally:
+        sys.modules.pop("matplotlib", None)
+        if saved != "absent":
+            sys.modules["matplotlib"] = saved

@@ -21,6 +21,13 @@ SESSION_TTL_S = 3600
 # first" (stepping in their browser goes on: it needs no server). Memory at the cap: benchmarks.sessions.
 SESSIONS_MAX = 200
 QUEUE_MAX = 256
+# How often Gradio's queue tells each waiting request its place ("queue: 5/28", seconds). Gradio's default, "auto",
+# tells every waiting request of a concurrency group again each time one of them starts: with a class waiting, that
+# is a message per waiting request per start, each written by the event loop that also answers everyone (a class of
+# 60, benchmarks.classroom --students 60: 7,155 such messages over the run at "auto", 1,903 at 1 s, counted on the
+# server, 2026-12-03). ATTENTION_LENS_QUEUE_STATUS_S=auto gives Gradio's default (benchmarks.classroom, docs).
+_status = os.environ.get("ATTENTION_LENS_QUEUE_STATUS_S", "1")
+QUEUE_STATUS_S: float | str = _status if _status == "auto" else float(_status)
 # Batching across users (transformer/batching.py): Start's and the API's decodings that reach one model together run
 # in one batch, each bit for bit as alone. ATTENTION_LENS_BATCH=0 turns it off (benchmarks.classroom's "alone").
 BATCHING = os.environ.get("ATTENTION_LENS_BATCH", "1") != "0"
