@@ -14,6 +14,13 @@ while the many small tensors of a step still reuse the heap (a 128 kB threshold 
 a little more time for the same memory). Only glibc (Linux) has these knobs; elsewhere this does nothing.
 An operator's own settings win, given either way glibc reads them: MALLOC_ARENA_MAX /
 MALLOC_MMAP_THRESHOLD_, or GLIBC_TUNABLES=glibc.malloc.arena_max=N:glibc.malloc.mmap_threshold=N.
+
+Intel MKL (torch's BLAS on x86 CPUs) keeps a pool of buffers per thread that has called it, until that thread ends
+(its "fast memory manager"): 3.5 MB per thread after one Linear of the output projection's size
+(tests/test_memory.py). Every handler thread that projects a hidden state (a Start's top-k at each step) keeps one,
+and with batching 32 Start handlers run at once: a class of 30 pressing Start held +239 MB while connected, against
++34 MB with it off (2026-12-03, docs/benchmarks.md). `tune_allocator` turns it off (MKL_DISABLE_FAST_MM=1, read when
+MKL starts: set before torch runs anything) unless the environment says otherwise.
 app.py calls this first thing, before gradio, torch or the library are imported.
 """
 from __future__ import annotations
@@ -27,6 +34,7 @@ M_MMAP_THRESHOLD = -3  # mallopt parameters, from glibc's malloc.h
 M_ARENA_MAX = -8
 ARENA_MAX = 2
 MMAP_THRESHOLD = 1024 * 1024
+MKL_FAST_MM = "MKL_DISABLE_FAST_MM"  # Intel MKL's switch for its per-thread buffer pools ("1": off)
 # each setting, and the two ways an operator gives it to glibc: an environment variable, a tunable
 FROM_ENVIRONMENT = {"arena_max": ("MALLOC_ARENA_MAX", "glibc.malloc.arena_max"),
                     "mmap_threshold": ("MALLOC_MMAP_THRESHOLD_", "glibc.malloc.mmap_threshold")}
@@ -40,18 +48,23 @@ def given_by_environment(environ=os.environ) -> set[str]:
 
 
 def tune_allocator(arena_max: int = ARENA_MAX, mmap_threshold: int = MMAP_THRESHOLD, environ=os.environ) -> dict:
-    """Caps glibc's malloc arenas and fixes its mmap threshold for this process. Returns what was set
-    ({} where the C library is not glibc, or for settings the environment already gives)."""
+    """Caps glibc's malloc arenas and fixes its mmap threshold for this process, and turns MKL's per-thread buffer
+    pools off. Returns what was set ({} where the C library is not glibc, or for settings the environment already
+    gives; "mkl_fast_mm": "off" wherever MKL_DISABLE_FAST_MM was not given)."""
+    done = {}
+    if MKL_FAST_MM not in environ:
+        environ[MKL_FAST_MM] = "1"
+        done["mkl_fast_mm"] = "off"
     if not sys.platform.startswith("linux"):
-        return {}
+        return done
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
         libc.gnu_get_libc_version  # glibc only (musl has a mallopt that does nothing)
     except (OSError, AttributeError):
-        return {}
+        return done
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    given, done = given_by_environment(environ), {}
+    given = given_by_environment(environ)
     if "arena_max" not in given and mallopt(M_ARENA_MAX, arena_max) == 1:
         done["arena_max"] = arena_max
     if "mmap_threshold" not in given and mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1:
