@@ -54,7 +54,7 @@ def main(argv=None):
     from transformer.decoding import Translator
     from transformer.device import describe, is_accelerator
     from ui import build_demo
-    from ui.components import SESSIONS_MAX
+    from ui.components import SESSIONS_MAX, WORKER_THREADS
     try:
         translators = [Translator.load(path, a.device) for path in find_checkpoints(a.checkpoint)]
     except (CheckpointError, ValueError) as e:
@@ -67,7 +67,8 @@ def main(argv=None):
     language.warm()  # the language hint's and the caveats' detectors, before the first user's request
     print(f"{len(translators)} model(s) loaded on {describe(translators[0].device)}", flush=True)
     build_demo(translators).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,
-                                   footer_links=["api"], state_session_capacity=SESSIONS_MAX)
+                                   footer_links=["api"], state_session_capacity=SESSIONS_MAX,
+                                   max_threads=WORKER_THREADS)
 
 
 if __name__ == "__main__":

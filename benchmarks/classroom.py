@@ -12,9 +12,10 @@ docs/benchmarks.md before 2026-12-03's fourth session). The app runs as a subpro
 allocator, as served), once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: today's
 serving, its queue settings), "batched" with cross-user batching (transformer/batching.py, settings in
 ui/components.py). Prints per endpoint p50/p95/max, throughput, errors, answers that differ from the same request
-made alone (translation, the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle and after and the
-CPU seconds it spent over the run, and the batched/alone ratio; with the machine and what else ran on it. The
-server's environment passes through (e.g. ATTENTION_LENS_QUEUE_STATUS_S=auto: Gradio's own queue updates).
+made alone (translation, the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle, at its peak while
+the students were connected (sampled every 0.25 s) and after, the CPU seconds it spent over the run, and the
+batched/alone ratio; with the machine and what else ran on it. The server's environment passes through (e.g.
+ATTENTION_LENS_QUEUE_STATUS_S=auto: Gradio's own queue updates).
 --limits: in this process, without HTTP, /start then /attribution through the handlers under each concurrency
 limit, batched, beside today's 4 unbatched. Prints, never asserts.
 """
@@ -221,11 +222,20 @@ def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page")
                    for i, (key, text) in enumerate(work)]
         for t in threads:
             t.start()
+        peak, sampling = [idle or 0.0], threading.Event()
+
+        def sample():  # the server's RSS while the students are connected (it falls as their sessions close)
+            while not sampling.wait(0.25):
+                peak[0] = max(peak[0], rss_mb(proc.pid) or 0.0)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         barrier.wait(timeout=1800)
         t0 = time.perf_counter()
         for t in threads:
             t.join()
         wall = time.perf_counter() - t0
+        sampling.set()
+        sampler.join()
         after, cpu = rss_mb(proc.pid), server_cpu(proc.pid) - cpu0
     finally:
         stop(proc)
@@ -235,7 +245,7 @@ def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page")
     return {"mode": mode, "lat": lat, "wall": wall, "requests": sum(len(v) for v in lat.values()),
             "errors": [f"student {i}: {e}" for i, o in enumerate(outs) for e in o.get("errors", [])],
             "compared": sum(o.get("got") is not None for o in outs), "differ": differ, "idle": idle, "after": after,
-            "cpu": cpu}
+            "peak": peak[0], "cpu": cpu}
 
 
 def server_cpu(pid: int) -> float:
@@ -335,7 +345,8 @@ def report(reps: list[dict], n: int, think: float) -> None:
                   f"{max(xs) if xs else float('nan'):7.2f}")
     for r in reps:
         fmt = lambda x: "n/a" if x is None else f"{x:.0f} MB"
-        grow = f" (+{r['after'] - r['idle']:.0f} MB)" if r["idle"] and r["after"] else ""
+        grow = f" (+{r['after'] - r['idle']:.0f} MB; peak +{r['peak'] - r['idle']:.0f} MB)" if r["idle"] and r["after"] \
+            else ""
         print(f"{r['mode']:8} wall {r['wall']:.1f} s, {r['requests'] / r['wall']:.2f} requests/s, "
               f"errors {len(r['errors'])}, answers differing from alone {len(r['differ'])} of {r['compared']}, "
               f"RSS idle {fmt(r['idle'])} -> after {fmt(r['after'])}{grow}, server CPU {r['cpu']:.1f} s")

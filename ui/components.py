@@ -46,8 +46,15 @@ BATCH_ROWS = 32
 # +151-172 MB against +134-135 MB, over the +150 MB a class may add: kept at 32. Again with the batch's step compiled
 # (2026-12-03, 17:05-17:08, the same benchmark, limits in the order 32, 56, 56, 32, 64 worker threads for 56): 56 gave
 # /start p95 2.23 and 2.26 s against 3.12 and 2.78 s, RSS +172 and +138 MB against +123 and +126 MB: kept at 32.
+# 64, with MKL's per-thread buffer pools off (ui/memory.py; each of the 32 waiting handler threads had kept one, the
+# RSS the two measurements above saw grow), 2026-12-03, 19:04-19:07, the same benchmark in the order 32, 64, 64, 32
+# (Gradio's worker threads 40 at 32, 80 at 64): /start p95 3.70 and 3.66 s against 5.09 and 6.11 s at 32 (a loaded
+# host), ALTI+ 2.19 and 2.63 s against 3.65 and 4.29 s, RSS at its peak +83 and +87 MB against +64 and +55 MB: 64.
+# A class of up to 64 then decodes in one wave instead of two.
 CONCURRENCY = int(os.environ.get("ATTENTION_LENS_CONCURRENCY", "4"))
-DECODE_CONCURRENCY = 32 if BATCHING else CONCURRENCY
+DECODE_CONCURRENCY = 64 if BATCHING else CONCURRENCY
+WORKER_THREADS = DECODE_CONCURRENCY + 16  # Gradio's threads for sync handlers (its default 40): the decoding events
+# waiting for their batch, the model events (4) and the page's quiet events beside them
 CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit
 DECODE = dict(concurrency_limit=DECODE_CONCURRENCY, concurrency_id="decode")  # the events whose decoding is batched
 # a step must not flash a spinner. The page's ALTI+ and saliency (ui/attribution_panel.py) are FAST too: a group of

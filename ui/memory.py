@@ -20,7 +20,8 @@ Intel MKL (torch's BLAS on x86 CPUs) keeps a pool of buffers per thread that has
 (tests/test_memory.py). Every handler thread that projects a hidden state (a Start's top-k at each step) keeps one,
 and with batching 32 Start handlers run at once: a class of 30 pressing Start held +239 MB while connected, against
 +34 MB with it off (2026-12-03, docs/benchmarks.md). `tune_allocator` turns it off (MKL_DISABLE_FAST_MM=1, read when
-MKL starts: set before torch runs anything) unless the environment says otherwise.
+MKL starts: set before torch runs anything) where the environment does not give MKL_DISABLE_FAST_MM already (MKL
+turns the pools off for any value of it).
 app.py calls this first thing, before gradio, torch or the library are imported.
 """
 from __future__ import annotations
