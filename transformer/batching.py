@@ -38,10 +38,9 @@ row is done (a row that ends early does not wait for the others). A session whos
 `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its sessions
 alone, so it reaches only the request that caused it.
 
-What a batch computes for a session is `DecodingSession.finish()`: from its last position to its end, greedily or as
-its `script` says (pieces fed at given positions, forced or given, up to a `stop`). So besides Start's and the API's
-decodings, Compare's intact and ablated replays of a trajectory with forced pieces (`Translator.replays`, three rows
-per request, `Batcher.run_all`) and a forced piece's greedy continuation (`Translator.finish`) run in batches.
+A batch computes `DecodingSession.finish()`: on to the end, greedily or as a session's `script` says (pieces at given
+positions, up to a `stop`), so Compare's replays (`Translator.replays`, `Batcher.run_all`: three rows per request) and
+a forced piece's continuation (`Translator.finish`) are batched too.
 """
 from __future__ import annotations
 
@@ -247,11 +246,10 @@ def run_rows(sessions, done=None, more=None) -> None:
 
     def admit(new) -> None:
         for s in new:
-            if (f := s.next_feed()) is None:
-                if done:
-                    done(s)
-            else:
+            if (f := s.next_feed()) is not None:
                 fed[id(s)] = f
+            elif done:
+                done(s)
         active[:] = sorted(active + [s for s in new if id(s) in fed], key=lambda s: s.cross_k.size(2))  # a run per length
 
     admit(sessions)
@@ -312,11 +310,9 @@ class Batcher:
             self._cond.notify_all()
 
     def run(self, begin, pieces: int, arrived: bool = False):
-        """`begin().finish()`: the session `begin()` starts (encoding its sentence) or hands over, computed to its end
-        (DecodingSession.finish: greedily, or as its script says), in a batch with the sessions of other callers
-        when batching is on; `begin` is then called on the worker thread, so that the encodings of a batch follow
-        one another. `pieces`: the source's length (a longer one than max_pieces is decoded apart, by its caller).
-        `arrived`: this caller announced itself with `arrive()`. Returns the session."""
+        """`begin().finish()` (`begin` encodes a sentence or hands a session over; called on the worker thread when
+        batched, so that a batch's encodings follow one another), in a batch with other callers' when batching is on.
+        `pieces`: the source's length (over max_pieces: decoded apart); `arrived`: it called `arrive()` first."""
         return self.run_all([begin], [pieces], arrived)[0]
 
     def run_all(self, begins: list, pieces: list[int], arrived: bool = False) -> list:
@@ -335,13 +331,9 @@ class Batcher:
         out, error = [], None
         for begin, it in zip(begins, items):
             try:
-                if it is None:
-                    out.append(begin().finish())
-                    continue
-                it.event.wait()
-                if it.error is not None:
+                if it is not None and it.event.wait() and it.error is not None:
                     raise it.error
-                out.append(it.session)
+                out.append(begin().finish() if it is None else it.session)
             except Exception as e:  # noqa: BLE001 - raised once the others are done
                 error = error or e
                 out.append(None)
