@@ -18,7 +18,7 @@ MALLOC_MMAP_THRESHOLD_, or GLIBC_TUNABLES=glibc.malloc.arena_max=N:glibc.malloc.
 Intel MKL (torch's BLAS on x86 CPUs) keeps a pool of buffers per thread that has called it, until that thread ends
 (its "fast memory manager"): 3.5 MB per thread after one Linear of the output projection's size
 (tests/test_memory.py). Every handler thread that projects a hidden state (a Start's top-k at each step) keeps one,
-and with batching 32 Start handlers run at once: a class of 30 pressing Start held +239 MB while connected, against
+and with batching up to 64 Start handlers run at once: 30 students pressing Start held +239 MB while connected, against
 +34 MB with it off (2026-12-03, docs/benchmarks.md). `tune_allocator` turns it off (MKL_DISABLE_FAST_MM=1, read when
 MKL starts: set before torch runs anything) where the environment does not give MKL_DISABLE_FAST_MM already (MKL
 turns the pools off for any value of it).
