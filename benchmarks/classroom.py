@@ -2,20 +2,21 @@
 checkpoints, half German -> English and half English -> German, each with its own 10-12-word sentence.
 
     python -m benchmarks.classroom [--students 30] [--think 1.0] [--mode alone|batched|both] [--seed 0]
+                                   [--flow page|api] [--asks start,alti,ablate,beam]
     python -m benchmarks.classroom --students 30 --limits 4,8,16,32
     python -m benchmarks.classroom --lone 8
 
 Each student, after all have connected: /start, ALTI+ as the page asks it (the Translate view's own request on the
-started sentence: page_alti), a think time, /ablate (one head off), a think time, /beam (size 3). `--flow api` asks
-ALTI+ through /attribution instead, as a program would (it decodes the sentence again; the flow of the figures in
-docs/benchmarks.md before 2026-12-03's fourth session). The app runs as a subprocess (`app.py`, its own GIL and
-allocator, as served), once per mode: "alone" serves every request by itself (ATTENTION_LENS_BATCH=0: today's
-serving, its queue settings), "batched" with cross-user batching (transformer/batching.py, settings in
-ui/components.py). Prints per endpoint p50/p95/max, throughput, errors, answers that differ from the same request
-made alone (translation, the maps and top-k of /start, ALTI+), the server's RSS (psutil) idle, at its peak while
-the students were connected (sampled every 0.25 s) and after, the CPU seconds it spent over the run, and the
-batched/alone ratio; with the machine and what else ran on it. The server's environment passes through (e.g.
-ATTENTION_LENS_QUEUE_STATUS_S=auto: Gradio's own queue updates).
+started sentence: page_alti), a think time, /ablate (one head off), a think time, /beam (size 3); `--asks` some of
+them (issue 42 measured start,alti). `--flow api` asks ALTI+ through /attribution instead, as a program would (it
+decodes again; the flow of docs/benchmarks.md's figures before 2026-12-03's fourth session). The app runs as a
+subprocess (`app.py`, its own GIL and allocator, as served), once per mode: "alone" serves every request by
+itself (ATTENTION_LENS_BATCH=0: today's serving, its queue settings), "batched" with cross-user batching
+(transformer/batching.py, settings in ui/components.py). Prints per endpoint p50/p95/max, throughput, errors,
+answers that differ from the same request made alone (translation, the maps and top-k of /start, ALTI+), the
+server's RSS (psutil) idle, at its peak while the students were connected (sampled every 0.25 s) and after, the CPU
+seconds it spent over the run, and the batched/alone ratio; with the machine and what else ran on it. The server's
+environment passes through (e.g. ATTENTION_LENS_QUEUE_STATUS_S=auto: Gradio's own queue updates).
 --limits: in this process, without HTTP, /start then /attribution through the handlers under each concurrency
 limit, batched, beside today's 4 unbatched. Prints, never asserts.
 """
@@ -36,6 +37,7 @@ from .common import pct, rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 ENDPOINTS = ("/start", "ALTI+ (page)", "/attribution", "/ablate", "/beam")  # a flow asks one of the two ALTI+
+ASKED = ("start", "alti", "ablate", "beam")  # what each student asks, in this order (--asks)
 PAGE_ALTI = "ALTI+ (page)"  # the Translate view's own ALTI+ request on the started sentence (page_alti)
 FALLBACK = {"de-en": ["Ein Mann mit einem roten Hut sitzt auf einer Bank vor dem alten Haus.",
                       "Zwei kleine Kinder spielen am Strand mit einem großen bunten Ball."],
@@ -135,7 +137,7 @@ def page_alti(me, event: tuple[int, int]) -> dict:
     raise RuntimeError("the event stream ended without an answer")
 
 
-def student(url, key, text, think, barrier, rng, out, flow="page"):
+def student(url, key, text, think, barrier, rng, out, flow="page", asked=ASKED):
     out.update(latency={e: None for e in ENDPOINTS}, errors=[], got=None)
     try:
         with CONNECTING:
@@ -150,8 +152,8 @@ def student(url, key, text, think, barrier, rng, out, flow="page"):
     if me is None:
         return
     asks = (PAGE_ALTI, None) if flow == "page" else ("/attribution", (text, "alti", key))
-    calls = [("/start", (text, 8, False, key)), asks, ("/ablate", (["L1 H1"], [], [], 8, None)),
-             ("/beam", (text, 3, key))]
+    calls = [c for c, name in zip([("/start", (text, 8, False, key)), asks, ("/ablate", (["L1 H1"], [], [], 8, None)),
+                                   ("/beam", (text, 3, key))], ASKED) if name in asked]
     results, alti = {}, page_event(me, "attribution") if flow == "page" else None
     for name, args in calls:
         if name in ("/ablate", "/beam"):
@@ -200,7 +202,7 @@ def ready(url: str, proc: subprocess.Popen, timeout: float = 240):
     raise RuntimeError("the app did not start")
 
 
-def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page") -> dict:
+def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page", asked=ASKED) -> dict:
     from ui.serving import free_port
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
@@ -217,8 +219,8 @@ def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page")
         idle, cpu0 = rss_mb(proc.pid), server_cpu(proc.pid)
         outs = [dict() for _ in work]
         barrier = threading.Barrier(len(work) + 1)
-        threads = [threading.Thread(target=student, daemon=True,
-                                    args=(url, key, text, think, barrier, random.Random(seed + i), outs[i], flow))
+        threads = [threading.Thread(target=student, daemon=True, args=(url, key, text, think, barrier,
+                                                                       random.Random(seed + i), outs[i], flow, asked))
                    for i, (key, text) in enumerate(work)]
         for t in threads:
             t.start()
@@ -367,11 +369,15 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--flow", choices=("page", "api"), default="page",
                    help="ALTI+ as the page asks it (default), or through the API's /attribution (decoding again)")
+    p.add_argument("--asks", default=",".join(ASKED), help="what each student asks, of start,alti,ablate,beam "
+                   "(issue 42's own measurement: start,alti)")
     p.add_argument("--limits", help="instead: concurrency limits to compare in this process, e.g. 4,8,16,32")
     p.add_argument("--lone", type=int, default=0, help="instead: N rounds of one user's Start, batching off and on")
     a = p.parse_args(argv)
     if a.students < 1:
         p.error("--students must be at least 1")
+    if not {"start", "alti"} <= set(a.asks.split(",")) <= set(ASKED):
+        p.error(f"--asks: start and alti, and any of {', '.join(ASKED)}")
     if a.lone:
         lone(a.lone)
         return 0
@@ -385,7 +391,7 @@ def main(argv=None):
     reps = []
     for mode in (("alone", "batched") if a.mode == "both" else (a.mode,)):
         print(f"mode {mode}: launching app.py", flush=True)
-        reps.append(run_mode(mode, work, want, a.think, a.seed, a.flow))
+        reps.append(run_mode(mode, work, want, a.think, a.seed, a.flow, tuple(a.asks.split(","))))
     report(reps, a.students, a.think)
     return 0
 

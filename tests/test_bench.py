@@ -1,5 +1,8 @@
 """Smoke tests: the benchmarks run and print their figures (their numbers are never asserted)."""
+import random
 import re
+import threading
+from pathlib import Path
 
 from benchmarks import decode
 
@@ -127,3 +130,56 @@ def test_batch_gil_times_a_compiled_batch(capsys):
     for mode in ("compiled",):
         line = next(x for x in out.splitlines() if x.startswith(mode))
         assert re.search(r"alone +\d+ ms, beside a busy Python thread +\d+ ms \(\d+\.\dx\)", line), line
+
+
+def test_classroom_students_ask_what_asks_names_in_order(monkeypatch):
+    """--asks start,alti (issue 42's own measurement) makes each student ask Start then ALTI+ and nothing else; by
+    default Start, ALTI+, ablation, beam, in that order."""
+    from benchmarks import classroom as C
+
+    class Fake:
+        def __init__(self):
+            self.names = []
+
+        def predict(self, *args, api_name=None):
+            self.names.append(api_name)
+            return ("x", {"maps": [], "topk": []}, {"items": []}) if api_name == "/start" else {"source": 1, "target": 2}
+
+        def close(self):
+            pass
+    for asked, want in ((("start", "alti"), ["/start", "/attribution"]),
+                        (C.ASKED, ["/start", "/attribution", "/ablate", "/beam"])):
+        me, out = Fake(), {}
+        monkeypatch.setattr(C, "client", lambda url: me)
+        C.student("u", "de-en", "Ein Hund.", 0.0, threading.Barrier(1), random.Random(0), out, "api", asked)
+        assert me.names == want and out["errors"] == [] and out["got"]["translation"] == "x"
+        assert [e for e, v in out["latency"].items() if v is not None] == want
+
+
+def test_against_alternates_the_two_checkouts_and_gives_the_ratio_of_p95s(monkeypatch, capsys):
+    """benchmarks.against reads the classroom's own table (printed by its report) and runs REV and this checkout in
+    the order REV, here, here, REV; the ratio is of the medians of each side's p95."""
+    from benchmarks import against, classroom as C
+
+    def table(p95):
+        rep = {"mode": "batched", "lat": {e: [] for e in C.ENDPOINTS}, "wall": 1.0, "requests": 2, "errors": [],
+               "differ": [], "compared": 1, "idle": None, "after": None, "peak": None, "cpu": 1.0}
+        rep["lat"]["/start"], rep["lat"]["ALTI+ (page)"] = [p95 / 2, p95], [p95 * 2]
+        C.report([rep], 1, 1.0)
+        return capsys.readouterr().out
+    assert against.rows(table(3.0)) == {"/start": 3.0, "ALTI+ (page)": 6.0}
+    order, p95s = [], {"old": iter([4.0, 6.0]), "new": iter([1.0, 2.0])}
+
+    def run(where, name, args):
+        assert name == "classroom" and args == ["--students", "2"]
+        order.append(where.name)
+        return table(next(p95s[where.name]))
+    monkeypatch.setattr(against, "checkout", lambda rev: Path("old"))
+    monkeypatch.setattr(against, "ROOT", Path("new"))
+    monkeypatch.setattr(against, "run", run)
+    monkeypatch.setattr(against.subprocess, "run", lambda *a, **k: None)  # the worktree's removal
+    assert against.main(["abc1234", "classroom", "--students", "2"]) == 0
+    out = capsys.readouterr().out
+    assert order == ["old", "new", "new", "old"]
+    assert re.search(r"/start +abc1234: 4\.00, 6\.00 s \| here: 1\.00, 2\.00 s \| 0\.30x", out), out
+    assert re.search(r"ALTI\+ \(page\) +abc1234: 8\.00, 12\.00 s \| here: 2\.00, 4\.00 s \| 0\.30x", out), out
