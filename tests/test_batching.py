@@ -299,3 +299,29 @@ def test_compare_and_force_handlers_answer_as_alone(translator):
         [p.pop(key, None) for p in (p0, p1, f0p, f1p) for key in ("ms", "seq")]  # time taken, a counter
         assert p0 == p1 and f0p == f1p and f0[1] == f1[1] and f0[3] == f1[3]
         assert differences(f0[0], f1[0]) == []
+
+
+def test_references_followed_in_a_batch_are_what_follow_gives_alone(translator):
+    """Translator.follow (the page's reference, teacher-forced step by step) in one batch with other callers' gives
+    what start_ids(...).follow gives alone, to the bit: with heads off, with </s> inside the reference (it stops
+    there), and with a reference longer than the decoding limit of its source (the limit grows as follow grows it)."""
+    tr, eos = translator, translator.config.eos_id
+    long_ref = tr.target_ids_of(" ".join(["a dog runs in the snow"] * 4))[1:-1]
+    jobs = [(TEXTS[0], "A dog runs through the snow.", None), (TEXTS[1], "A girl breaks a board.", ABLATED[1]),
+            (TEXTS[2], None, ABLATED[3]), (TEXTS[3], "Two children play.", None)]
+
+    def target(i):
+        text, ref, heads = jobs[i]
+        ids = tr.target_ids_of(ref)[1:] if ref else long_ref
+        return tr.source_ids(text), (ids[:3] + [eos] + ids[3:] if i == 3 else ids), heads
+    assert len(long_ref) > tr.start(TEXTS[2]).limit
+    alone = [tr.start_ids(src, heads).follow(ids) for src, ids, heads in map(target, range(4))]
+    got = concurrently(tr, list(range(4)), Batcher(window_s=0.1, enabled=True), lambda i: tr.follow(*target(i)))
+    batches = tr.batcher.batches
+    tr.batcher = Batcher()
+    assert max(batches) >= 2 and sum(batches) == 4
+    for a, b in zip(alone, got):
+        assert differences(a, b) == [] and a.limit == b.limit
+    assert got[3].positions[-1].token == eos and len(got[3].positions) == 5
+    with pytest.raises(ValueError, match="other than <pad> and <s>"):
+        tr.follow(tr.source_ids(TEXTS[0]), [tr.config.bos_id])

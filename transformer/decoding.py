@@ -17,7 +17,7 @@ from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 from .checkpoint import load_checkpoint
 from .device import resolve_device
 from .model import Transformer, padding_mask
-from .session import TOPK_MAX, DecodingSession, Position, max_new_tokens  # noqa: F401 (re-exported)
+from .session import TOPK_MAX, DecodingSession, Position, follow_ids, max_new_tokens  # noqa: F401 (re-exported)
 from .tokenizer import Tokenizer
 
 MAX_INPUT_CHARS = 2000  # bounded before tokenising; the model's own limit is max_len pieces
@@ -176,6 +176,19 @@ class Translator:
             return begin
         return self.batcher.run_all([begin_of(off, script, stop) for off, (_, script, stop) in zip(heads, jobs)],
                                     [len(source_ids)] * len(jobs))
+
+    def follow(self, source_ids: list[int], tokens, ablate=None) -> "DecodingSession":
+        """`start_ids(source_ids, ablate).follow(tokens)` (teacher forcing, e.g. a reference translation, step by
+        step), in one batch with other threads' sessions when `self.batcher` is on: the same bits."""
+        heads = parse_heads(self.model, ablate)  # bad input fails here, alone
+        tokens = follow_ids(self, tokens)  # bad input fails here too
+
+        def begin() -> "DecodingSession":
+            session = begin_row(self, source_ids, heads)
+            session.followable(tokens)  # its limit grown as follow grows it
+            session.script, session.stop = {i + 1: (t, False) for i, t in enumerate(tokens)}, len(tokens)
+            return session
+        return self.batcher.run(begin, len(source_ids))
 
     def finish(self, session: "DecodingSession") -> "DecodingSession":
         """`session.finish()` (greedily from its last position to its end), in one batch with other threads'

@@ -46,6 +46,15 @@ class Position:
     greedy: int  # argmax of that distribution: the token greedy decoding appends next
 
 
+def follow_ids(translator, tokens) -> list[int]:
+    """`tokens` as piece ids a session can follow: ValueError for <pad>, <s> or an id outside the vocabulary."""
+    tokens = [int(t) for t in tokens]
+    tok = translator.tokenizer
+    if any(t in (tok.pad_id, tok.bos_id) or not 0 <= t < len(tok) for t in tokens):
+        raise ValueError("follow needs piece ids of the vocabulary other than <pad> and <s>")
+    return tokens
+
+
 class DecodingSession:
     """Greedy decoding of one sentence, one position at a time, with attention captured per step.
 
@@ -271,16 +280,19 @@ class DecodingSession:
         choose (each position's `greedy` still says what it would have chosen; `forced` stays False: the pieces
         were given, not chosen by a user). The old future is dropped; the limit grows to fit them, up to the
         model's max_len - 1 positions; following stops at EOS. Returns self, its cursor on the last one."""
-        tokens = [int(t) for t in tokens]
-        tok = self.translator.tokenizer
-        if any(t in (tok.pad_id, tok.bos_id) or not 0 <= t < len(tok) for t in tokens):
-            raise ValueError("follow needs piece ids of the vocabulary other than <pad> and <s>")
-        self.limit = max(self.limit, min(self.translator.config.max_len - 1, self.cursor + len(tokens)))
+        tokens = self.followable(tokens)
         for t in tokens:
             if self.done:
                 break
             self._append(t, forced=False)
         return self
+
+    def followable(self, tokens) -> list[int]:
+        """`tokens` as ids that `follow` can append after the cursor (ValueError for <pad>, <s> or an id outside the
+        vocabulary), the limit grown to fit them (from <s> for a session without it), up to max_len - 1 positions."""
+        tokens = follow_ids(self.translator, tokens)
+        self.limit = max(self.limit, min(self.translator.config.max_len - 1, max(self.cursor, 0) + len(tokens)))
+        return tokens
 
     def _append(self, token: int, forced: bool) -> None:
         self._put(self.feed(token, forced))

@@ -196,7 +196,7 @@ def reference_at(tr: Translator, session, ref: str, k: int = TOPK, words: bool =
     s = need_session(session)
     check_k(k)
     try:
-        r = tr.start_ids(s.source_ids, ablate=s.ablated or None).follow(tr.target_ids_of(ref)[1:])
+        r = tr.follow(s.source_ids, tr.target_ids_of(ref)[1:], s.ablated or None)  # batched with others'
     except ValueError as e:
         fail(e)
     _, _, payload, topk = trajectory_outputs(r, k, words, mode="reference")
