@@ -6,7 +6,8 @@ the same run.
     python -m benchmarks.against aae5d47 classroom --students 30 --mode batched --flow api --asks start,alti
 
 Runs `python -m benchmarks.NAME ARGS` in a checkout of REV and in this one, alternately (REV, here, here, REV, ...:
-`--pairs` of each), and prints each run's table rows (lines "<mode> <endpoint> <n> <p50> <p95> <max>"), then per
+`--pairs` of each), and prints each run's table rows (lines "<mode> <endpoint> <n> <p50> <p95> <max>") and its
+line of errors, then per
 endpoint the p95 of every run and the ratio of their medians, here ÷ REV. The checkout of REV is a git worktree
 beside this one (so that both read the same ../shared/data and the same sentences), with this checkout's
 benchmarks/ copied in (both are measured by the same rig), removed at the end. aae5d47 is the code issue 42
@@ -67,7 +68,8 @@ def main(argv=None) -> int:
                 text = run(where if label == "REV" else ROOT, a.name, args)
                 got[label].append(rows(text))
                 print(f"-- {label} ({a.rev if label == 'REV' else 'this checkout'}), run {len(got[label])}")
-                print("\n".join(line for line in text.splitlines() if ROW.match(line)), flush=True)
+                shown = [line for line in text.splitlines() if ROW.match(line) or " errors " in line]
+                print("\n".join(shown), flush=True)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=ROOT, capture_output=True)
     print(f"\np95 per endpoint, {a.rev} vs this checkout, runs alternated; ratio of the medians (here / {a.rev})")
