@@ -14,14 +14,7 @@ def require_chromium():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
 
 
-def serve(translator, **launch):
-    """The app in this process on a free loopback port, as the load benchmark runs it. Without Gradio's check that
-    localhost answers (launch(_frontend=False)): a HEAD of the page with a 3 s timeout, which a loaded machine misses
-    now and then (the module's tests then all failed with "When localhost is not accessible ... share=True")."""
-    launch.setdefault("_frontend", False)
-    return serving(translator, **launch)
-
-
+serve = serving  # the app in this process on a free loopback port, as the load benchmark runs it
 browser = chromium  # the same Chromium the check above found, with the flags the benchmarks use
 
 

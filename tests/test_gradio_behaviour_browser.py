@@ -24,7 +24,7 @@ def little_page() -> gr.Blocks:
 def page():
     require_chromium()
     from ui.serving import chromium, launched
-    with launched(little_page(), _frontend=False) as url, chromium() as b:
+    with launched(little_page()) as url, chromium() as b:
         p = b.new_page()
         p.goto(url)
         p.wait_for_selector("#same", timeout=120000)

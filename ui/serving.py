@@ -22,7 +22,12 @@ def free_port() -> int:
 
 @contextmanager
 def launched(demo, **launch):
-    """`demo` launched on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
+    """`demo` launched on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL.
+    Without Gradio's check that localhost answers (launch(_frontend=False); it changes nothing else): one HEAD of
+    the page with a 3 s timeout, which a loaded machine misses now and then, and launch then raises "When localhost
+    is not accessible ... share=True" (seen in CI on tests/test_sessions.py). The server is listening when launch
+    returns: Gradio waits for uvicorn to have started."""
+    launch.setdefault("_frontend", False)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch)
     try:
