@@ -221,3 +221,26 @@ def test_a_run_with_sample_alpha_draws_each_epoch_anew_and_resumes_into_the_same
     assert [d for d in draws if d[0] > 0] == [(0.1, seed * 1000 + 1), (0.1, seed * 1000 + 2)]
     assert log["epochs"][0].get("paused_at_group") == 3 and metrics["epochs"] == 2
     assert "pieces sampled each epoch (alpha 0.1)" in metrics["data"]
+
+
+def test_minutes_fits_the_cosine_to_a_time_budget_and_ends_the_run_when_it_is_spent(tmp_path, monkeypatch):
+    """--minutes (a lent GPU's fixed time): the learning rate decays over the budget's training time, not over
+    --epochs, and the run ends, validated and saved, when the budget is spent. A fake clock: every reading of
+    time.time() in transformer.train is 1 s later than the one before, so the budget of 0.5 min is 30 readings."""
+    clock = iter(range(10**6))
+    monkeypatch.setattr(train.time, "time", lambda: float(next(clock)))
+    lrs = []
+    real_set_lr = train.set_lr
+    monkeypatch.setattr(train, "set_lr", lambda opt, lr: (lrs.append(lr), real_set_lr(opt, lr)))
+    out = tmp_path / "ck"
+    metrics = train.main(["--dry-run", "--out", str(out), "--no-progress", "--epochs", "50", "--minutes", "0.5",
+                          "--average-last", "1", "--lr", "1e-3"])
+    log = json.loads((out / "training_log.json").read_text())
+    epochs = [e["epoch"] for e in log["epochs"]]
+    assert 1 < len(epochs) < 3 and epochs == list(range(1, len(epochs) + 1))  # ended by the budget, before the
+    # dry run's 3 epochs (--dry-run caps --epochs at 3)
+    assert sum(e["epoch_seconds"] for e in log["epochs"]) <= 30 + len(epochs)  # training time within the budget
+    assert metrics["steps"] == log["epochs"][-1]["step"] == len(lrs) and (out / "model.pt").exists()
+    after_warmup = lrs[5:]  # the dry run warms up over 5 steps
+    assert after_warmup == sorted(after_warmup, reverse=True)  # a cosine over time: never rising
+    assert lrs[4] == pytest.approx(1e-3) and after_warmup[-1] < 0.15e-3  # from the peak to near the floor

@@ -1,7 +1,9 @@
 """Data-parallel training: 2 processes under torchrun equal one process stepping on the union of their batches.
 
-On CPU over gloo by default; ATTENTION_LENS_DDP_DEVICE=cuda runs the 2 processes on cuda:0 and cuda:1 over NCCL
-and the single-process reference on cuda:0 (the GPU lane, .ci/gpu, does so where the machine has 2 GPUs)."""
+On CPU over gloo by default; ATTENTION_LENS_DDP_DEVICE=cuda runs the processes on cuda:0, cuda:1, ... over NCCL
+and the single-process reference on cuda:0. ATTENTION_LENS_DDP_PROCS sets how many (default 2): the GPU lane
+(.ci/gpu) runs as many as the machine has GPUs, so one GPU checks NCCL with one torchrun process, which joins
+the job (DDP, all-reduces) as every process of a larger one does."""
 import json
 import os
 import signal
@@ -18,13 +20,16 @@ from transformer.metrics import read_metrics
 from transformer.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
-WORLD = 2
+WORLD = int(os.environ.get("ATTENTION_LENS_DDP_PROCS", "2"))
+SPE = 7 // WORLD  # steps an epoch: 7 batches at --max-tokens 48, WORLD a step (a tail of fewer dropped)
+STEPS = SPE + 1  # so the run crosses an epoch boundary
 DEVICE = os.environ.get("ATTENTION_LENS_DDP_DEVICE", "cpu")
 pytestmark = pytest.mark.skipif(DEVICE == "cuda" and torch.cuda.device_count() < WORLD,
                                 reason=f"ATTENTION_LENS_DDP_DEVICE=cuda needs {WORLD} GPUs")
-# 7 batches an epoch at --max-tokens 48: 3 steps of 2 (one batch dropped), so 4 steps cross an epoch boundary.
+# 7 batches an epoch at --max-tokens 48: with 2 processes 3 steps of 2 (one batch dropped), so 4 steps cross an
+# epoch boundary.
 # The tiny captions corpus alone (--tatoeba none), the one the single-process reference below reads.
-ARGS = ["--dry-run", "--tatoeba", "none", "--no-progress", "--epochs", "2", "--max-steps", "4", "--max-tokens", "48",
+ARGS = ["--dry-run", "--tatoeba", "none", "--no-progress", "--epochs", "2", "--max-steps", str(STEPS), "--max-tokens", "48",
         "--seed", "3", "--dropout", "0", "--attn-dropout", "0", "--average-last", "1", "--label-smoothing", "0.1",
         "--clip", "0.5"]
 
@@ -85,7 +90,7 @@ def reference(out: Path, tiny_dir, ranks=range(WORLD)):
 def test_two_processes_equal_one_process_on_the_union_of_their_batches(two_process_run, tiny_dir):
     out, _ = two_process_run
     got = torch.load(out / "train_state.pt", map_location="cpu", weights_only=True)
-    assert got["step"] == 4 and got["epoch"] == 2
+    assert got["step"] == STEPS and got["epoch"] == 2
     want, norms = reference(out, tiny_dir)
     # AdamW all but ignores the scale of the gradient (and clipping hides it), so check that directly:
     # the mean gradient norm (before clipping) of each epoch's steps
@@ -94,18 +99,18 @@ def test_two_processes_equal_one_process_on_the_union_of_their_batches(two_proce
     assert set(got["model"]) == set(want)
     for k in want:
         torch.testing.assert_close(got["model"][k], want[k], atol=1e-5, rtol=1e-5, msg=k)
-    # the comparison can fail: training on process 0's batches alone ends elsewhere
-    alone, _ = reference(out, tiny_dir, ranks=[0])
-    assert max((alone[k] - want[k]).abs().max().item() for k in want) > 1e-3
+    if WORLD > 1:  # the comparison can fail: training on process 0's batches alone ends elsewhere
+        alone, _ = reference(out, tiny_dir, ranks=[0])
+        assert max((alone[k] - want[k]).abs().max().item() for k in want) > 1e-3
 
 
 def test_two_process_dry_run_records_world_size_and_only_process_0_writes(two_process_run):
     out, output = two_process_run
     m = read_metrics(out)
-    assert m["world_size"] == WORLD and m["amp"] == "off" and m["steps"] == 4 and m["epochs"] == 2
+    assert m["world_size"] == WORLD and m["amp"] == "off" and m["steps"] == STEPS and m["epochs"] == 2
     log = json.loads((out / LOG).read_text())
     assert log["world_size"] == WORLD and [e["epoch"] for e in log["epochs"]] == [1, 2]
-    assert log["epochs"][0]["step"] == 3  # 7 batches, 2 a step: 3 steps in epoch 1
+    assert log["epochs"][0]["step"] == SPE  # 7 batches, WORLD a step
     lines = output.splitlines()
     assert sum(l.startswith("done:") for l in lines) == 1 and sum(l.startswith("model:") for l in lines) == 1
     assert f"x {WORLD} processes" in output
@@ -124,8 +129,34 @@ def test_two_processes_paused_and_resumed_equal_an_uninterrupted_two_process_run
     torchrun(tmp_path / "parts", args=[*args, "--resume"])
     a, b = (torch.load(tmp_path / d / "train_state.pt", map_location="cpu", weights_only=True)
             for d in ("whole", "parts"))
-    assert a["step"] == b["step"] == 4
+    assert a["step"] == b["step"] == STEPS
     for k in a["model"]:
         torch.testing.assert_close(b["model"][k], a["model"][k], atol=1e-6, rtol=0, msg=k)
     log = json.loads((tmp_path / "parts" / LOG).read_text())
     assert [(e["epoch"], e.get("paused_at_group")) for e in log["epochs"]] == [(1, 2), (1, None), (2, None)]
+
+
+def test_one_process_under_torchrun_joins_the_job_and_a_plain_process_does_not(monkeypatch):
+    """torchrun --nproc_per_node 1 runs the code of N processes (a process group, DDP, all-reduces): how the GPU
+    lane checks NCCL on a machine with one GPU. Without torchrun's environment nothing touches torch.distributed."""
+    import socket
+    from torch.nn.parallel import DistributedDataParallel
+    from transformer import distributed
+    for k in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "TORCHELASTIC_RUN_ID"):
+        monkeypatch.delenv(k, raising=False)
+    plain = distributed.init("cpu")
+    assert not plain.active and plain.wrap(torch.nn.Linear(2, 2)).__class__ is torch.nn.Linear
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    for k, v in {"WORLD_SIZE": "1", "RANK": "0", "LOCAL_RANK": "0", "TORCHELASTIC_RUN_ID": "test",
+                 "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}.items():
+        monkeypatch.setenv(k, v)
+    d = distributed.init("cpu")
+    try:
+        assert d.active and torch.distributed.is_initialized() and torch.distributed.get_world_size() == 1
+        assert isinstance(d.wrap(torch.nn.Linear(2, 2)), DistributedDataParallel)
+        assert d.all_sum([2.0, 3.0]) == [2.0, 3.0] and d.broadcast({"a": 1}) == {"a": 1}
+    finally:
+        d.close()
+    assert not torch.distributed.is_initialized()

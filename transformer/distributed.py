@@ -2,9 +2,10 @@
 
     torchrun --nproc_per_node N [--nnodes M ...] -m transformer.train ...
 
-torchrun sets WORLD_SIZE, RANK and LOCAL_RANK; without them (or with WORLD_SIZE=1) training is one plain
-process and nothing here touches torch.distributed. On CUDA each process drives cuda:LOCAL_RANK over NCCL;
-on CPU the processes talk over gloo.
+torchrun sets WORLD_SIZE, RANK and LOCAL_RANK; without them training is one plain process and nothing here
+touches torch.distributed. Under torchrun every process joins the job, one process too (torchrun
+--nproc_per_node 1: the same code path as N, which is how one GPU checks NCCL). On CUDA each process drives
+cuda:LOCAL_RANK over NCCL; on CPU the processes talk over gloo.
 """
 from __future__ import annotations
 
@@ -36,11 +37,12 @@ def env_world() -> tuple[int, int, int]:
 
 @dataclass
 class Dist:
-    """This process's place in the job; world_size 1 is a plain single process."""
+    """This process's place in the job; `joined` False is a plain single process."""
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     world_size: int = 1
     rank: int = 0
     local_rank: int = 0
+    joined: bool = False  # in a torch.distributed process group (launched by torchrun)
 
     @property
     def is_main(self) -> bool:
@@ -48,7 +50,7 @@ class Dist:
 
     @property
     def active(self) -> bool:
-        return self.world_size > 1
+        return self.joined
 
     def all_sum(self, values: list[float]) -> list[float]:
         """Element-wise sum over all processes (float64: exact for counts below 2**53)."""
@@ -82,7 +84,7 @@ class Dist:
                 tdist.barrier()
 
     def wrap(self, model: torch.nn.Module) -> torch.nn.Module:
-        """DistributedDataParallel(model) when there are several processes, else the model itself."""
+        """DistributedDataParallel(model) in a torchrun job (one process too), else the model itself."""
         if not self.active:
             return model
         from torch.nn.parallel import DistributedDataParallel
@@ -98,7 +100,7 @@ def init(device: str = "auto") -> Dist:
     """Join the torchrun job if there is one (nccl on CUDA, gloo on CPU) and pick this process's device."""
     world, rank, local = env_world()
     dev = resolve_device(device)
-    if world == 1:
+    if world == 1 and "TORCHELASTIC_RUN_ID" not in os.environ:  # not launched by torchrun
         return Dist(dev)
     if dev.type == "cuda":
         if local >= torch.cuda.device_count():
@@ -111,4 +113,4 @@ def init(device: str = "auto") -> Dist:
     if tdist.get_world_size() != world or tdist.get_rank() != rank:
         raise RuntimeError(f"process group disagrees with the environment: {tdist.get_world_size()} "
                            f"processes, rank {tdist.get_rank()}; env says {world}, {rank}")
-    return Dist(dev, world, rank, local)
+    return Dist(dev, world, rank, local, joined=True)

@@ -28,6 +28,15 @@ def lr_at(step: int, peak: float, warmup: int, total: int, floor: float = 0.02) 
     return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+def lr_at_time(step: int, peak: float, warmup: int, spent: float, floor: float = 0.02) -> float:
+    """--minutes: linear warm-up over `warmup` steps, then cosine decay to floor*peak as `spent` (the share of
+    the time budget used, 0..1) reaches 1."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = min(1.0, max(0.0, spent))
+    return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
 def encode_pairs(tok: Tokenizer, pairs, max_len: int, alpha: float = 0.0, seed: int = 0):
     """(source ids + </s>, target ids) per pair, cut to max_len; alpha > 0: sampled segmentations (from seed)."""
     srcs = tok.encode_batch([s for s, _ in pairs], alpha, seed)

@@ -40,7 +40,7 @@ from .evaluate import translate_bleu
 from .history import HISTORY, save_history
 from .metrics import update_metrics
 from .model import Transformer
-from .steps import (encode_pairs, loss_fn, lr_at, make_tensors, new_model, new_optimizer, set_lr,  # noqa: F401
+from .steps import (encode_pairs, loss_fn, lr_at, lr_at_time, make_tensors, new_model, new_optimizer, set_lr,  # noqa: F401
                     step_groups, train_step, validate)
 from .corpus import corpora  # noqa: F401 (importable from here, as before)
 from .synthetic import tiny_corpus, tiny_tatoeba
@@ -124,6 +124,7 @@ class Run:
     train_seconds: float = 0.0
     data_note: str = ""
     paused: bool = False  # --stop-after-*: the run stopped mid-epoch and saved its state
+    spent: bool = False  # --minutes: the time budget is used up; this epoch is the last
     started: float = field(default_factory=time.time)
     steps_this_process: int = 0
     train_pairs: list = field(default_factory=list)  # the text pairs, re-segmented each epoch under --sample-alpha
@@ -202,7 +203,15 @@ def train_epoch(run: Run, epoch: int) -> dict:
                file=sys.stdout, initial=first)
     t0, ep_tokens, ep_loss, ep_n, norms, done = time.time(), 0, 0.0, 0, [], first
     for group in groups[first:]:
-        set_lr(run.opt, lr_at(run.step, a.lr, a.warmup, run.total_steps))
+        if a.minutes:  # the share of the budget used, as process 0 measures it (every process sets the same lr)
+            share = (run.train_seconds + time.time() - t0) / (60 * a.minutes)
+            share = dist.broadcast(share) if dist.active else share
+            if share >= 1:
+                run.spent = True
+                break
+            set_lr(run.opt, lr_at_time(run.step, a.lr, a.warmup, share))
+        else:
+            set_lr(run.opt, lr_at(run.step, a.lr, a.warmup, run.total_steps))
         s, ti, to = make_tensors(run.train, group[dist.rank], c.pad_id, c.bos_id, c.eos_id, run.device)
         loss, n_tok, norm = train_step(run.net, run.opt, [(s, ti, to)], c.pad_id, a.label_smoothing, a.clip,
                                        AMP[a.amp], dist)
@@ -227,6 +236,7 @@ def train_epoch(run: Run, epoch: int) -> dict:
     secs = time.time() - t0
     ep_loss, ep_n, ep_tokens = dist.all_sum([ep_loss, ep_n, ep_tokens])
     return {"loss": ep_loss / max(1, ep_n), "tokens": ep_tokens, "seconds": secs, "next_group": done,
+            "steps": done - first,
             "grad_norm": sum(norms) / max(1, len(norms))}  # the same on every process
 
 
@@ -339,9 +349,11 @@ def main(argv=None):
     try:
         run = setup(a, dist)
         for epoch in range(run.start_epoch, a.epochs + 1):
-            if a.max_steps and run.step >= a.max_steps:
+            if (a.max_steps and run.step >= a.max_steps) or run.spent:
                 break
             stats = train_epoch(run, epoch)
+            if not stats["steps"]:  # --minutes ran out at the epoch's start: nothing new to validate or save
+                break
             rngs = process_rngs(dist)  # every process's generators, before validation draws anything
             if dist.is_main:
                 end_of_epoch(run, epoch, stats, rngs)

@@ -72,6 +72,10 @@ def parse_args(argv=None, description: str | None = None):
     p.add_argument("--atlas", action="store_true",
                    help="at the end, write the head atlas of the final weights on the val split (transformer.atlas)")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
+    p.add_argument("--minutes", type=float, default=0,
+                   help="a time budget: the cosine decays over N minutes of training steps (validation not counted) "
+                        "instead of over --epochs, and the run ends when they are spent (its last epoch partial); "
+                        "--epochs is then an upper bound. For a lent accelerator of fixed time (0: off)")
     p.add_argument("--stop-after-minutes", type=float, default=0,
                    help="pause this process after N minutes of training: validate, save the state mid-epoch and "
                         "exit; --resume continues at the next batch (the schedule is unchanged)")
