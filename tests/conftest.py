@@ -28,6 +28,8 @@ for _old in Path(tempfile.gettempdir()).glob(f"{GRADIO_PREFIX}*-*"):
 GRADIO_TEMP_DIR = tempfile.mkdtemp(prefix=f"{GRADIO_PREFIX}{os.getpid()}-")
 os.environ["GRADIO_TEMP_DIR"] = GRADIO_TEMP_DIR
 
+import importlib.util
+
 import pytest
 import torch
 
@@ -130,3 +132,26 @@ def tiny_page(tiny_trained):
     require_chromium()
     with serve(Translator.load(tiny_trained, "cpu")) as url, browser() as b:
         yield open_app(b, url, 1280, 800)
+
+
+# The GPU lane (.ci/gpu) runs the suite on a lent machine that has torch but lacks some of the app's packages
+# (gradio, plotly, py3langid: no registry can be reached there). Under ATTENTION_LENS_LANE=gpu a test that fails
+# because such a package is not installed is reported as skipped, with the package named; everywhere else (CI,
+# here) a missing package stays a failure.
+def _installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+if os.environ.get("ATTENTION_LENS_LANE") == "gpu":
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        outcome = yield
+        rep = outcome.get_result()
+        if rep.failed and call.excinfo is not None and call.excinfo.errisinstance(ModuleNotFoundError):
+            name = (call.excinfo.value.name or "").split(".")[0]
+            if name and name not in {"transformer", "ui", "benchmarks", "tests", "app"} and not _installed(name):
+                rep.outcome = "skipped"
+                rep.longrepr = (str(item.path), item.location[1] or 0, f"needs {name}, not installed on this machine")

@@ -143,9 +143,16 @@ def test_hooks_are_removed_even_when_the_pass_fails(tiny_translator, session):
     model = tiny_translator.model
     assert no_hooks(model)
     s = session.fork()
-    s.source_ids = [len(tiny_translator.tokenizer) + 5]  # an id the embedding does not have
-    with pytest.raises(IndexError):
-        s.inside("cross", 0, 0, norms=True)
+    layer = model.decoder[-1]
+
+    def broken(*args, **kwargs):  # the pass fails half way, after the capture's hooks are in place
+        raise RuntimeError("the pass failed")
+    layer.forward = broken  # an instance attribute: nn.Module.__call__ finds it first
+    try:  # (an id the embedding does not have would fail on the CPU alone: on CUDA it is a device-side assert
+        with pytest.raises(RuntimeError, match="the pass failed"):  # that poisons the whole process)
+            s.inside("cross", 0, 0, norms=True)
+    finally:
+        del layer.forward
     assert no_hooks(model)
     session.inside("cross", 0, 0, norms=True)
     assert no_hooks(model)

@@ -131,6 +131,9 @@ def test_handler_threads_keep_no_mkl_buffer_pools():
         return json.loads(done), float(added)
     (done, tuned), (_, default) = run("tuned"), run("default")
     print(f"16 handler threads: +{tuned:.1f} MB tuned, +{default:.1f} MB with MKL's default")
+    if default < 16:  # MKL's pools depend on the processor: an Intel Xeon VM (torch 2.13) and the GPU lane (torch
+        # 2.11) kept +7.0 and +7.9 MB with the default, an AMD EPYC VM +57 MB
+        pytest.skip(f"this machine's MKL keeps no per-thread pools by default (+{default:.1f} MB): nothing to tune")
     assert done["mkl_fast_mm"] == "off" and tuned < 20 and default > 2 * tuned + 16, (tuned, default)
 
 
