@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.browser import go, open_app, open_link, pick, start
+from transformer.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS, read_weights
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ein Hund rennt durch den Schnee."
@@ -186,17 +187,20 @@ def test_the_model_is_in_the_link_with_no_sentence_started(served_browser):
     other.context.close()
 
 
+# The default model's shape: the ranges the page states come from it (German -> English: 3 layers of 5 heads).
+_SHAPE = read_weights(DEFAULT_CHECKPOINT / WEIGHTS)[0]
+LAYERS, HEADS = _SHAPE.n_encoder_layers, _SHAPE.n_heads
 HOSTILE = [  # (query, fragments of the line said)
     ("model=de-en&tab=compare&compare_a=Hallo.&compare_b=Welt.&compare_step=99&compare_kind=%3Cimg%3E&compare_head=0",
      ['compare_step "99" (a whole number from 0 to', 'compare_kind "<img>" (one of encoder_self, decoder_self, cross)',
-      'compare_head "0" (a whole number from 1 to 4)']),
+      f'compare_head "0" (a whole number from 1 to {HEADS})']),
     ("text=Ich+liebe+dich.&tab=beam&beam_size=0&beam_hypothesis=99&beam_zz=1",
      ['beam_size "0" (a whole number from 1 to 8)', 'beam_hypothesis "99" (a whole number from 1 to',
       "beam_zz (not a parameter of this tab)"]),
     ("text=Ich+liebe+dich.&tab=ablation&ablation_off=e1.2,x9.9,e99.1",
-     ['ablation_off "x9.9" (heads such as e1.2: e, d or c, layer 1 to 3, head 1 to 4)', 'ablation_off "e99.1"']),
+     [f'ablation_off "x9.9" (heads such as e1.2: e, d or c, layer 1 to {LAYERS}, head 1 to {HEADS})', 'ablation_off "e99.1"']),
     ("tab=atlas&atlas_head=%3Cscript%3Ealert(1)%3C/script%3E",
-     ['atlas_head "<script>alert(1)</script', "(a head such as c2.3: e, d or c, layer 1 to 3, head 1 to 4)"]),
+     ['atlas_head "<script>alert(1)</script', f"(a head such as c2.3: e, d or c, layer 1 to {LAYERS}, head 1 to {HEADS})"]),
     ("tab=learned&learned_snapshot=999", ['learned_snapshot "999" (a whole number from 1 to']),
     ("tab=layers&layers_method=javascript:alert(1)&beam_size=3",
      ['layers_method "javascript:alert(1)" (one of alti, saliency, attention)',

@@ -71,14 +71,15 @@ def suggestions_note(tr) -> str:
     if not picks:
         return ""
     heads = ranked(atlas)[:tr.config.n_heads]
-    def listed(lang):  # the kinds' short names in `lang` (ui/texts [label] kind_short_<kind>)
-        kind = lambda k: labels(lang)[f"kind_short_{k}"]  # noqa: E731
-        return ", ".join(f"{kind(h['kind'])} {label(h['layer'], h['head'])} −{h['bleu_drop']:.2f}" for h in heads)
+    def listed(mode, lang):  # the kinds' short names in `lang` (ui/texts [label] kind_short_<kind>); the BLEU each
+        kind = lambda k: labels(lang)[f"kind_short_{k}"]  # noqa: E731  # loses in detail (plain: the atlas tab has it)
+        return ", ".join(f"{kind(h['kind'])} {label(h['layer'], h['head'])}"
+                         + (f" −{h['bleu_drop']:.2f}" if mode == "detail" else "") for h in heads)
     layer = picks[-1]
     fill = dict(on=eval_sets.atlas_words(atlas, tr), n=(atlas or {}).get("sentences", "some"), total=f"{layer['total']:.2f}")
     n, (lk, ll) = fill["n"], layer["heads"][0][:2]
     return each(lambda mode, lang: text("ablation.picks", mode, lang).format(
-        **fill | {"heads": listed(lang), "layer": f"{labels(lang)['kind_short_' + lk]} L{ll + 1}"}
+        **fill | {"heads": listed(mode, lang), "layer": f"{labels(lang)['kind_short_' + lk]} L{ll + 1}"}
         | ({} if lang == "en" else {"on": text("ablation.atlas_on", mode, lang).format(n=n)})))
 
 
