@@ -139,6 +139,7 @@ def one_screen(served):
     """Today's first screen in one gr.HTML (the module's docstring), on a free loopback port. Yields its URL."""
     import gradio as gr
 
+    from ui import first_load
     from ui.app import build_demo
     from ui.serving import launched
     app = build_demo(served)
@@ -146,7 +147,7 @@ def one_screen(served):
         gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
         gr.State(None)
         gr.HTML(None, html_template='<div class="al-one-screen"></div>', js_on_load=ONE_SCREEN_JS,
-                parts=json.dumps(first_screen_parts(app), default=str), head=app._deprecated_head,
+                parts=json.dumps(first_screen_parts(app), default=str), head=first_load.head_tag(app),
                 elem_id="one_screen")
     demo.queue()
     with launched(demo) as url:

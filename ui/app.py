@@ -99,12 +99,14 @@ def skip_absent_matplotlib() -> None:
 
 
 def with_labels(demo: gr.Blocks) -> None:
-    """The page's component labels in each language of the catalogue (ui/texts.py I18N): Gradio takes them at
-    launch only, so every launch of this page gets them unless it brings its own (app.py, ui/serving.py)."""
-    launch = demo.launch
+    """The page's component labels in each language of the catalogue (ui/texts.py I18N) and the page's head (the
+    views' bundle, loaded as the page starts: ui/first_load.py): Gradio takes both at launch only, so every launch
+    of this page gets them (labels: unless it brings its own; a head it brings comes after the bundle's)."""
+    launch, head = demo.launch, first_load.head_tag(demo)
 
     def launch_with_labels(*args, **kw):
         kw.setdefault("i18n", texts.I18N)
+        kw["head"] = head + (kw.get("head") or "")
         return launch(*args, **kw)
     demo.launch = launch_with_labels
 
