@@ -214,7 +214,9 @@ document.addEventListener("input", e => {
 function received() {
   const v = props.value, decode = window.__lens && window.__lens.decode;
   if (v && v.for) inst.model = v.for;     // the tab redrawn for this model (ui/compare_tab.py on_model)
-  if (!v || !v.a || !v.b) {
+  // a pair is drawn only under the model the tab was last reset for: an answer of the model before, still under
+  // way when the picker changed, is one of the old state (it names its model: compare_tab.start_both)
+  if (!v || !v.a || !v.b || (v.model && inst.model && v.model !== inst.model)) {
     st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true; stale();
     setText(q("status"), w("cmp_pick")); return;
   }

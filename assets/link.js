@@ -176,8 +176,9 @@ async function open(search = location.search, inLesson = false) {
     for (const k of VIEW) if (k in want) { bad.push(`${k} (the link has no sentence to show it on)`); delete want[k]; }
   }
   inst.stage = "waiting for the view"; await until(() => lens() && lens().ready, 60000);
-  if (shownAlready(want)) apply(want, bad);  // the sentence shown (a lesson's next view, Back): no request
-  else if (want.text !== undefined || want.model !== undefined) {
+  if (shownAlready(want)) {               // the model and sentence shown (a lesson's next view, Back): no request
+    if (want.text !== undefined) apply(want, bad);
+  } else if (want.text !== undefined || want.model !== undefined) {
     const seq = lens().state.traj ? lens().state.traj.seq : null, id = `link-${Date.now()}-${Math.random()}`;
     inst.stage = "asking the server"; const answer = await ask({id, model: want.model ?? null, text: want.text ?? null});
     bad.push(...(answer.notes || []));

@@ -165,3 +165,87 @@ def test_a_tab_change_is_a_history_entry_and_back_stays_in_the_app(served):
     page.wait_for_function(f"{tab} === 'Beam search'", timeout=30000)
     assert page.errors == []
     page.close()
+
+
+# -- every tab that holds results × every change of the page's value: no text or map of the old state remains -----
+OLD, NEW = "Der Hund schläft im Garten.", "Ich trinke heute Kaffee."
+MARKS = ("schläft", "Garten", "garden", "sleep")  # the old sentence's and its translation's own words
+RESULT_TABS = ["Translate", "Head ablation", "Beam search", "Across layers"]
+RED = """() => [...document.querySelectorAll('body *')].filter(e => e.offsetParent !== null && e.children.length === 0
+    && e.textContent.trim() === 'Error').map(e => '#' + ((e.closest('[id]:not([id^="html-"])') || {}).id))"""
+MAPS = """() => ['attention', 'attention_ablated', 'attention_beam'].map(id => { const v = (window.__lensViews || {})[id];
+    const d = v && v.state && v.state.doc; return d && d.p ? d.p.input || '' : ''; })"""
+
+
+def tab(page, name):
+    page.get_by_role("tab", name=name).click()
+    page.wait_for_timeout(200)
+
+
+def fill_every_tab(page):
+    """Results of OLD (started) on every tab that holds results."""
+    tab(page, "Head ablation")
+    page.wait_for_selector("#ablate_cross label", timeout=30000)
+    page.click("#ablate_cross label:has-text('L1 H1')")
+    page.click("#ablate_run")
+    page.wait_for_function("document.querySelector('#ablated_translation textarea').value !== ''", timeout=60000)
+    tab(page, "Beam search")
+    page.click("#beam_run")
+    page.wait_for_function("document.querySelectorAll('#attention_beam .lens-tok').length > 0", timeout=60000)
+    tab(page, "Across layers")
+    page.click("#layers_run")
+    page.wait_for_function("document.querySelector('#word_align_summary') &&"
+                           " document.querySelector('#word_align_summary').innerText.trim() !== ''", timeout=60000)
+    tab(page, "Translate")
+    text = page.inner_text("body") + page.input_value("#translation textarea")
+    assert any(m in text for m in MARKS), "the old sentence's words are on the page before the change"
+
+
+def nothing_old_left(page, change):
+    page.wait_for_timeout(1500)  # answers of the old state that were under way have come by now
+    for name in RESULT_TABS:
+        tab(page, name)
+        text = page.inner_text("body") + " ".join(  # the box a user types in keeps what they typed: theirs
+            page.eval_on_selector_all("textarea", "es => es.filter(e => !e.closest('#source')).map(e => e.value)"))
+        assert not [m for m in MARKS if m in text], (change, name, [m for m in MARKS if m in text])
+    assert OLD not in page.evaluate(MAPS), (change, page.evaluate(MAPS))
+    assert page.evaluate(RED) == [] and page.errors == [], change
+
+
+def pick_example(page):
+    label = page.eval_on_selector_all("#examples option", "os => os.map(o => o.textContent)"
+                                      ".find(t => t.includes('Zeit'))")
+    seq = page.evaluate("window.__lens.state.traj ? window.__lens.state.traj.seq : null")
+    page.select_option("#examples select", label=label)
+    page.wait_for_function(f"window.__lens.state.traj && window.__lens.state.traj.seq !== {seq or 'null'}",
+                           timeout=60000)
+
+
+CHANGES = {
+    "model switch": lambda page: choose_model(page, "English → German"),
+    "new sentence": lambda page: start(page, NEW),
+    "example pick": pick_example,
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_change_leaves_no_text_or_map_of_the_old_state_on_any_tab(served, change):
+    url, b = served
+    page = open_app(b, url, 1280, 800)
+    start(page, OLD)
+    fill_every_tab(page)
+    CHANGES[change](page)
+    nothing_old_left(page, change)
+    page.close()
+
+
+def test_a_lesson_next_leaves_no_text_or_map_of_the_old_view_on_any_tab(served):
+    url, b = served
+    views = [[f"model=de-en&text={quote(OLD)}", "one"], [f"model=de-en&text={quote(NEW)}", "two"]]
+    page = open_link(b, f"{url}?lesson={lesson_param(views)}", "window.__lesson && !window.__lesson.busy")
+    shown(page, 0)
+    fill_every_tab(page)
+    page.click("#lesson_next")
+    shown(page, 1)
+    nothing_old_left(page, "lesson Next")
+    page.context.close()
