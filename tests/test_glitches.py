@@ -147,7 +147,7 @@ def test_beam_search_of_the_started_sentence(tiny_translator):
 def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothing(tiny_translator):
     """The page's Start (the button, Enter) answers a sentence the model cannot read with the note under the box
     (#source_hint's value, drawn by assets/sentence.js) and no other output: the count of sentences started stays,
-    so the clears of the other tabs (ui/fresh.py, on its change) do not run; a sentence it can read is started, the
+    so the clears of the other tabs (ui/page_state.py, on its change) do not run; a sentence it can read is started, the
     count moves on and the clears follow it."""
     import json
 

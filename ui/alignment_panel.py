@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from . import fresh
+from . import page_state
 from . import handlers as h
 from .attribution_views import ALIGN_METHODS, alignment_headers
 from .components import CONC, Ctx
@@ -44,4 +44,4 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
 
     for event in ([tab.select] if tab is not None else []) + [method.input]:
         event(word_alignment_follow, inputs, outs, **follow)
-    fresh.on_new(ctx, outs, [None, None, ""])  # of the sentence before: recomputed when the tab is opened
+    page_state.on_new(ctx, outs, [None, None, ""])  # of the sentence before: recomputed when the tab is opened

@@ -10,7 +10,7 @@ from transformer.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
 from . import compare_tab, controls, link, panels
-from . import first_load, fresh, session_state, texts
+from . import first_load, page_state, session_state, texts
 from .components import (BATCH_ROWS, BATCH_WINDOW_S, BATCHING, CONC, CONCURRENCY, DECODE, QUEUE_MAX, QUEUE_STATUS_S,
                          SESSION_TTL_S, VENDOR, Ctx, asset)
 from .models import Models
@@ -69,7 +69,7 @@ def build_demo(translators) -> gr.Blocks:
             page.when_opened(tab.column, lambda key, content=content: content(models.get(key)), [picker], outputs)
         translate_tab.wire_model(ctx, [(o, c) for _, o, c in followers])
         link.wire(ctx, tools)
-        fresh.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
+        page_state.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
         api(models)
         demo.unload(handlers.end_session)  # the user closed the page: their exports go
         page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened

@@ -6,14 +6,14 @@ import gradio as gr
 from transformer.capture import layers_of
 
 from . import alignment_panel, handlers as h
-from . import fresh
+from . import page_state
 from .components import CONC, Ctx, api_only, live_position, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
 from .panels import Panel
 from .texts import explained, label, page_lang, words as said_words
 
-UNSTARTED = "un_layers"  # ui/texts [label], said by fresh.unstarted in the user's language
+UNSTARTED = "un_layers"  # ui/texts [label], said by page_state.unstarted in the user's language
 
 
 def build(ctx: Ctx, tab: Panel | None = None) -> None:
@@ -40,8 +40,8 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     at = of_session(h.across_layers_at)
 
     def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
-        if not fresh.started(session):
-            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=said_words(page_lang()))]
+        if not page_state.started(session):
+            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang()))]
         return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), ""]
 
     page_js = with_width(live_position(4, 3), 5)
@@ -51,11 +51,11 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     follow_at = of_session(h.across_layers_follow)
 
     def across_layers_follow(session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
-        if not fresh.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
+        if not page_state.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
             return [gr.skip()] * len(outs)
         return [for_width(f, page_width) for f in follow_at(session, chosen, cut, position)]
 
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
         event(across_layers_follow, inputs + [width], outs, **follow)
-    fresh.on_new(ctx, outs + [note], [None, None, None, ""])  # a new sentence or model: recomputed when opened
+    page_state.on_new(ctx, outs + [note], [None, None, None, ""])  # a new sentence or model: recomputed when opened
     alignment_panel.build(ctx, tab)  # the whole sentence's word alignment by each method, and their agreement

@@ -106,7 +106,7 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
     browser what was ignored and what was started ({id, ok, notes, input})."""
     c, models = ctx.translate, ctx.models
     words_out, model_parts = ctx.model_outputs  # translate_tab.wire_model: the components a model choice sets
-    started_n = getattr(c, "started", None)  # changed by each sentence started: the tabs' old results go (ui/fresh.py)
+    started_n = getattr(c, "started", None)  # changed by each sentence started: the tabs' old results go (ui/page_state.py)
     extra = [started_n] if started_n is not None else []
     outs = [ctx.model, ctx.state, c.translation, c.attention, c.topk] + words_out + extra + [parts.box]
     links = itertools.count(1)
