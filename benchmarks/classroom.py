@@ -203,7 +203,7 @@ def ready(url: str, proc: subprocess.Popen, timeout: float = 240):
 
 
 def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page", asked=ASKED) -> dict:
-    from ui.serving import free_port
+    from tests.serving import free_port
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     proc = launch(mode, port)

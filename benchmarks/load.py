@@ -36,7 +36,7 @@ from transformer import data as D
 from ui import handlers
 from ui.components import CONCURRENCY, QUEUE_MAX
 from ui.payload import decode_array
-from ui.serving import serving
+from tests.serving import serving
 
 from .common import hooks_left, pct, rss_mb, server_pid
 

@@ -12,7 +12,7 @@ import statistics
 import time
 from contextlib import contextmanager
 
-from ui.serving import launched
+from tests.serving import launched
 
 READY = "window.__lens !== undefined && window.__lens.ready === true"
 BARE_READY = "document.querySelector('textarea') !== null"  # the bare page's one textbox

@@ -5,7 +5,7 @@ import pytest
 
 from ui import handlers
 from ui.payload import decode_array
-from ui.serving import serving
+from tests.serving import serving
 from tests.conftest import DEVICE
 
 

@@ -14,7 +14,7 @@ import pytest
 from transformer.decoding import Translator
 from ui import exports, handlers
 from ui.components import SESSION_TTL_S
-from ui.serving import serving
+from tests.serving import serving
 from tests.conftest import DEVICE
 
 SENTENCES = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt.", "Ein Kind springt."]

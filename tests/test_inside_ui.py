@@ -13,7 +13,7 @@ from transformer.decoding import Translator
 from ui import api as ui_api, handlers
 from tests.decoders import decode_inside, decode_mask, decode_rows16, decode_unit16, decode_visible
 from ui.inside_payload import INSIDE_VERSION, encode_mask, encode_rows16, encode_unit16, encode_visible
-from ui.serving import serving
+from tests.serving import serving
 
 TEXT = "Ein Hund rennt durch den Schnee."
 ATOL = 1e-4

@@ -50,7 +50,7 @@ def test_a_model_name_that_is_no_text_is_an_unknown_model(models, bad):
 
 def test_the_api_answers_a_model_name_that_is_no_text_with_the_choices(models):
     from gradio_client import Client
-    from ui.serving import serving
+    from tests.serving import serving
     with serving([models.first, models.get("en-de")]) as url:
         client = Client(url, verbose=False)
         for api, args in (("/start", (DE, 8, False)), ("/reference", (DE, EN)), ("/translate", (DE,))):
@@ -126,7 +126,7 @@ def test_the_other_language_is_noticed_and_a_switch_offered(models):
 
 
 def test_the_api_takes_an_optional_model(models):
-    from ui.serving import serving
+    from tests.serving import serving
     from gradio_client import Client
     with serving([models.first, models.get("en-de")]) as url:
         client = Client(url, verbose=False)

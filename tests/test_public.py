@@ -11,7 +11,7 @@ import pytest
 from transformer.decoding import Translator
 from ui import api as ui_api, decoding_views, handlers
 from ui.payload import decode_array
-from ui.serving import serving
+from tests.serving import serving
 from tests.conftest import DEVICE
 
 

@@ -32,7 +32,7 @@ def test_the_notebook_example_runs_and_forces_what_it_says():
 
 def test_the_api_example_runs_against_the_served_app():
     pytest.importorskip("gradio_client")
-    from ui.serving import serving
+    from tests.serving import serving
     code = block("from gradio_client import Client")
     assert '"http://127.0.0.1:7860/"' in code
     from transformer.checkpoint import find_checkpoints
