@@ -217,12 +217,12 @@ function received() {
   // a pair is drawn only under the model the tab was last reset for: an answer of the model before, still under
   // way when the picker changed, is one of the old state (it names its model: compare_tab.start_both)
   if (!v || !v.a || !v.b || (v.model && inst.model && v.model !== inst.model)) {
-    st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true; stale();
+    st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true; q("scale").hidden = true; stale();
     setText(q("status"), w("cmp_pick")); return;
   }
   if (!decode) { setText(q("status"), w("cmp_not_loaded")); return; }
   st.a = decode(v.a); st.b = decode(v.b); st.t = 0;
-  q("bar").hidden = false; q("panels").hidden = false;
+  q("bar").hidden = false; q("panels").hidden = false; q("scale").hidden = false;
   status();
   stale(); render();
 }

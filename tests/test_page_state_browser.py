@@ -26,12 +26,12 @@ def served():
 
 
 def compare_shown(page) -> dict:
-    """What Compare shows: the pair its maps were drawn from (None: no maps), the boxes, whether its maps or its
-    step bar are on screen (the CSS of the view decides: a `hidden` attribute alone is not enough)."""
+    """What Compare shows: the pair its maps were drawn from (None: no maps), the boxes, whether its maps, its
+    step bar or its colour scale are on screen (the CSS of the view decides: a `hidden` attribute alone is not enough)."""
     return page.evaluate("""() => { const c = window.__compare, s = c.state;
       const box = (x) => document.querySelector(`#compare_${x} textarea`).value;
       return {maps: s.a && s.b ? [s.a.p.input, s.b.p.input] : null, boxes: [box('a'), box('b')],
-              panels: ['panels', 'bar'].some(r => document.querySelector(`#compare [data-role=${r}]`)
+              panels: ['panels', 'bar', 'scale'].some(r => document.querySelector(`#compare [data-role=${r}]`)
                 .checkVisibility())}; }""")
 
 
