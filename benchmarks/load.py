@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from transformer import data as D
-from ui import handlers
+from ui import decoding_views
 from ui.components import CONCURRENCY, QUEUE_MAX
 from ui.payload import decode_array
 from tests.serving import serving
@@ -205,11 +205,11 @@ def memory_run(translator, sentences: list[str], steps: int, warmup_steps: int |
     done_steps, sessions, rss_warm, i = 0, 0, None, 0
     t0 = time.perf_counter()
     while done_steps < steps + warmup_steps:
-        state = handlers.start(translator, sentences[i % len(sentences)], k)[0]
+        state = decoding_views.start(translator, sentences[i % len(sentences)], k)[0]
         i += 1
         sessions += 1
         while not state.done:
-            state = handlers.step(translator, state, k)[0]
+            state = decoding_views.step(translator, state, k)[0]
             done_steps += 1
             if rss_warm is None and done_steps >= warmup_steps:
                 gc.collect()

@@ -8,7 +8,7 @@ from transformer.capture import layers_of
 from . import ablation_help as A
 from . import controls as drawn
 from . import page_state
-from . import handlers as h
+from . import other_tabs
 from .components import CONC, api_only, Ctx, lens_view, live_position, started_sentence
 from .models import of_session
 from .texts import both, explained, label, page_lang, said, words as said_words
@@ -29,7 +29,7 @@ def build(ctx: Ctx) -> None:
                                   ("decoder_self", label("dec_heads"), "ablate_dec"),
                                   ("cross", label("cross_heads"), "ablate_cross")):
             with gr.Column(min_width=300):
-                groups[kind] = gr.CheckboxGroup(h.head_choices(tr, kind), label=title, elem_id=elem)
+                groups[kind] = gr.CheckboxGroup(other_tabs.head_choices(tr, kind), label=title, elem_id=elem)
                 whole_buttons(tr, kind, groups[kind])
     enc, dec, cross = groups["encoder_self"], groups["decoder_self"], groups["cross"]
     picks = A.suggestions(tr)
@@ -58,7 +58,7 @@ def build(ctx: Ctx) -> None:
     # at the step the Translate view shows (ctx.position, read live by the js); the page's Compare also shows the
     # maps' box in the same answer (a view drawn while hidden has no map to read); /ablate for programs as before
     inputs, outs = [ctx.state, enc, dec, cross, ctx.k, ctx.position], [intact, ablated, probs, topk, view, note]
-    ablate = of_session(h.ablate_at)
+    ablate = of_session(other_tabs.ablate_at)
 
     def compare(session, *rest):  # without a started sentence (a model picked, a reload): said in the note
         if not page_state.started(session):

@@ -8,7 +8,9 @@ import gradio as gr
 
 from transformer.decoding import Translator
 
-from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
+from . import ablation_tab, atlas_tab, beam_tab, layers_tab, learned_tab, model_tab, translate_tab
+from . import exports
+from .api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
 from . import compare_tab, controls, link, panels
 from . import first_load, page_state, session_state, texts
 from .components import (BATCH_ROWS, BATCH_WINDOW_S, BATCHING, CONC, CONCURRENCY, DECODE, QUEUE_MAX, QUEUE_STATUS_S,
@@ -71,7 +73,7 @@ def build_demo(translators) -> gr.Blocks:
         link.wire(ctx, tools)
         page_state.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
         api(models)
-        demo.unload(handlers.end_session)  # the user closed the page: their exports go
+        demo.unload(exports.end_session)  # the user closed the page: their exports go
         page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened
     for _, t in models:  # decodings of one model that arrive together run in one batch (ui/components.py)
         t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
@@ -117,20 +119,20 @@ def api(models: Models) -> None:
 
     def translate(text: str, model: str = "") -> str:
         """Text in the model's source language -> its translation (greedy)."""
-        return handlers.api_translate(models.get(model), text)
+        return api_translate(models.get(model), text)
 
     def attention(text: str, model: str = "") -> dict:
         """Text -> source/target pieces, translation and all three attention maps as nested lists."""
-        return handlers.api_attention(models.get(model), text)
+        return api_attention(models.get(model), text)
 
     def attention_compact(text: str, model: str = "") -> dict:
         """Text -> pieces, translation and the three maps as base64 uint16 (weight = value / 65535)."""
-        return handlers.api_attention_compact(models.get(model), text)
+        return api_attention_compact(models.get(model), text)
 
     def inside(text: str, kind: str, layer: int, head: int, step: int | None = None, model: str = "") -> dict:
         """Text -> inside one head (0-based layer, head) at a step (None: the last) of its greedy
         decoding: q, k, v, scores, mask, weights, out, contribution as nested lists (bounded)."""
-        return handlers.api_inside(models.get(model), text, kind, layer, head, step)
+        return api_inside(models.get(model), text, kind, layer, head, step)
 
     gr.api(translate, api_name="translate", **CONC)
     gr.api(attention, api_name="attention", **DECODE)
@@ -140,6 +142,6 @@ def api(models: Models) -> None:
     def attribution(text: str, method: str = "alti", model: str = "") -> dict:
         """Text -> where each piece of its greedy translation comes from: method "alti" (ALTI+), "saliency" or
         "attention"; rows source + target sum to 1; at most 60 rows x (200 source + 60 target), 4 decimals."""
-        return handlers.api_attribution(models.get(model), text, method)
+        return api_attribution(models.get(model), text, method)
 
     gr.api(attribution, api_name="attribution", **DECODE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from . import page_state
-from . import handlers as h
+from . import other_tabs
 from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
@@ -30,7 +30,7 @@ def build(ctx: Ctx) -> None:
 
     width = width_input()  # the page's width: on a phone the tree is drawn upright (ui/figures.py for_width)
     outs = [state, tree, choice, view]
-    started = of_session(h.beam_started)
+    started = of_session(other_tabs.beam_started)
 
     def run(session, n, page_width=0):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
         if not page_state.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
@@ -44,10 +44,10 @@ def build(ctx: Ctx) -> None:
     page_state.on_new(ctx, outs + [note, view_box], empty + [PRESS, page_state.hidden()], idle=empty + ["", page_state.hidden()])
 
     def beam(text, n, key=""):  # /beam (text, size[, model])
-        return h.beam(models.get(key), text, n)
+        return other_tabs.beam(models.get(key), text, n)
 
     def pick(beams, picked):  # the beam's own model (its state names it)
-        return h.beam_pick(models.get(beams.get("model") if isinstance(beams, dict) else ""), beams, picked)
+        return other_tabs.beam_pick(models.get(beams.get("model") if isinstance(beams, dict) else ""), beams, picked)
 
     def pick_here(beams, picked, page_width):  # the page's: the tree drawn for its width
         fig, shown = pick(beams, picked)

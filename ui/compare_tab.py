@@ -10,7 +10,8 @@ import gradio as gr
 
 from transformer.language import name
 
-from . import handlers as h
+from . import decoding_views
+from .inputs import source_problem
 from .components import CONC, Ctx, asset, box_note, box_note_value
 from .texts import both, each, label, labels, text
 
@@ -80,7 +81,7 @@ def first_pair(tr) -> tuple[str, str]:
 def start_both(models, a, b, k, key):
     """Both sentences decoded as Start decodes one: {a, b} trajectory payloads, and the model's key and label."""
     tr = models.get(key)
-    pa, pb = h.start(tr, a, k, False)[2], h.start(tr, b, k, False)[2]
+    pa, pb = decoding_views.start(tr, a, k, False)[2], decoding_views.start(tr, b, k, False)[2]
     return {"a": pa, "b": pb, "model": tr.config.direction, "model_label": models.label(key)}
 
 
@@ -103,7 +104,7 @@ def build(ctx: Ctx) -> None:
     def on_start(ta, tb, kk, key=""):  # a sentence the model cannot read: said under the boxes, nothing else
         tr_, sent = models.get(key), {"compare_a": ta, "compare_b": tb}
         for label, text in (("Sentence A", ta), ("Sentence B", tb)):
-            if problem := h.source_problem(tr_, text):
+            if problem := source_problem(tr_, text):
                 return [gr.skip(), box_note_value(sent, f"{label}: {problem}")]
         return [start_both(models, ta, tb, kk, key), box_note_value(sent)]
 

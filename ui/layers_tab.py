@@ -5,7 +5,8 @@ import gradio as gr
 
 from transformer.capture import layers_of
 
-from . import alignment_panel, handlers as h
+from . import alignment_panel
+from . import other_tabs
 from . import page_state
 from .components import CONC, Ctx, api_only, live_position, started_sentence
 from .figures import for_width, width_input, with_width
@@ -37,7 +38,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
 
     width = width_input()  # the page's width: on a phone the figures are drawn for it (ui/figures.py for_width)
     inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
-    at = of_session(h.across_layers_at)
+    at = of_session(other_tabs.across_layers_at)
 
     def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
         if not page_state.started(session):
@@ -48,7 +49,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     b_show.click(show, inputs + [width], outs + [note], js=page_js, api_visibility="private", **CONC)
     api_only(ctx).click(at, inputs, outs, js=live_position(4, 3), api_name="layers", **CONC)  # gr.Error for programs
     follow = dict(CONC, js=page_js, api_visibility="private", show_progress="hidden", trigger_mode="always_last")
-    follow_at = of_session(h.across_layers_follow)
+    follow_at = of_session(other_tabs.across_layers_follow)
 
     def across_layers_follow(session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
         if not page_state.started(session):  # quietly nothing before Start (of_session alone says gr.Error)

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from . import handlers as h
+from . import decoding_views
 from . import lesson
 from .components import CONC, VENDOR, Ctx, asset
 
@@ -94,7 +94,7 @@ def opened(models, text, key, now, k, words):
         notes.append(f"text ({size} characters; a sentence of 1 to {MAX_TEXT})")
         return key, None, notes
     try:
-        return key, h.start(models.get(key), text, k, words), notes
+        return key, decoding_views.start(models.get(key), text, k, words), notes
     except gr.Error as e:
         notes.append(f"text: {e.message}")
         return key, None, notes
