@@ -16,7 +16,7 @@ requests (start, steps, force, run, export, attention on a 2,200-character input
 server's RSS growth after the warm-up and the hooks left on the model (any module). Every mode sets up the
 allocator as app.py does (ui/memory.py) unless --default-allocator keeps glibc's defaults.
 
---memory-steps N: no HTTP. Runs N+ steps over many sessions through ui.handlers.start/step in this
+--memory-steps N: no HTTP. Runs N+ steps over many sessions through ui.decoding_views.start/step in this
 process, discarding sessions as a user would, and prints the RSS growth after a warm-up, plus the
 number of forward hooks left on the model's attention modules (should be 0).
 """
