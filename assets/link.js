@@ -251,11 +251,14 @@ const inLesson = () => !!(window.__lesson && window.__lesson.views);
 document.addEventListener("click", (e) => {
   const b = e.target.closest && e.target.closest("button[role=tab]");
   if (!b || inst.opening || inLesson() || b.getAttribute("aria-selected") === "true" || !lens() || !lens().ready) return;
-  history.replaceState(history.state, "", url().url);
+  const here = () => { try { return url().url; } catch (err) { return null; } };  // a view not ready: no entry
+  const left = here();
+  if (left) history.replaceState(history.state, "", left);
   const before = currentTab();
   const pushed = () => {
     if (currentTab() === before) { if (++pushed.tries < 40) setTimeout(pushed, 50); return; }
-    history.pushState({tab: currentTab()}, "", url().url);
+    const now = here();
+    if (now) history.pushState({tab: currentTab()}, "", now);
   };
   pushed.tries = 0; setTimeout(pushed, 0);
 }, true);
