@@ -7,7 +7,7 @@ as `ui`. Installed under those names, generic as they are, they would collide wi
 
     attention_lens/app.py           app.py; the `attention-lens` command runs attention_lens.app:main
     attention_lens/transformer/     the library: from attention_lens.transformer import Translator
-    attention_lens/ui/              the Gradio app, without ui/serving.py (a helper of the tests and benchmarks)
+    attention_lens/ui/              the Gradio app
     attention_lens/assets/          the browser views
     attention_lens/checkpoints/     the shipped model
 
@@ -27,7 +27,7 @@ from setuptools.command.build_py import build_py
 
 PACKAGE = "attention_lens"
 RENAMED = ("transformer", "ui", "app")  # the checkout's top-level names, each PACKAGE.<name> in the wheel
-LEFT_OUT = {f"{PACKAGE}.setup", f"{PACKAGE}.ui.serving"}  # this file; the tests' and benchmarks' server helper
+LEFT_OUT = {f"{PACKAGE}.setup"}  # this file
 INIT = f'''"""attention-lens, installed: the library is {PACKAGE}.transformer (from {PACKAGE}.transformer import
 Translator), the Gradio app {PACKAGE}.ui, and the `attention-lens` command runs {PACKAGE}.app:main."""
 '''

@@ -12,7 +12,9 @@ const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89
                  "#fde725"].map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
 const NONE = "#d4d4d4", RED = "#ff4136", MAX_ROWS_PX = 250;
 const st = {a: null, b: null, t: 0, kind: "cross", layer: 0, head: 0, geo: {}};
-const inst = {state: st, renders: 0};
+const picked = () => { const p = document.querySelector("#model select"); return p ? p.value : null; };
+const inst = {state: st, renders: 0, model: element.querySelector(".cmp").dataset.model};  // the model the boxes
+// and the view were last reset for: the page's first, then each switch's (received)
 window.__compare = inst;
 
 // -- the maps at a step -----------------------------------------------------------------------------------------
@@ -211,13 +213,16 @@ document.addEventListener("input", e => {
 // -- the two trajectories from the server ---------------------------------------------------------------------------
 function received() {
   const v = props.value, decode = window.__lens && window.__lens.decode;
-  if (!v || !v.a || !v.b) {
-    st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true; stale();
+  if (v && v.for) inst.model = v.for;     // the tab redrawn for this model (ui/compare_tab.py on_model)
+  // a pair is drawn only under the model the tab was last reset for: an answer of the model before, still under
+  // way when the picker changed, is one of the old state (it names its model: compare_tab.start_both)
+  if (!v || !v.a || !v.b || (v.model && inst.model && v.model !== inst.model)) {
+    st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true; q("scale").hidden = true; stale();
     setText(q("status"), w("cmp_pick")); return;
   }
   if (!decode) { setText(q("status"), w("cmp_not_loaded")); return; }
   st.a = decode(v.a); st.b = decode(v.b); st.t = 0;
-  q("bar").hidden = false; q("panels").hidden = false;
+  q("bar").hidden = false; q("panels").hidden = false; q("scale").hidden = false;
   status();
   stale(); render();
 }
@@ -237,7 +242,7 @@ watch("value", received);
 // -- the view as link parameters (assets/views.js: window.__views; assets/link.js writes and opens them) ------
 const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
 (window.__views = window.__views || {}).compare = {
-  ready: () => !!box("compare_a") && !!window.__viewKit,
+  ready: () => !!box("compare_a") && !!window.__viewKit && inst.model === picked(),  // not before the model's reset
   get() {
     if (!st.a || !st.b) return {a: box("compare_a").value, b: box("compare_b").value};
     return {a: st.a.p.input, b: st.b.p.input, step: st.t, kind: st.kind, layer: st.layer + 1,

@@ -13,7 +13,7 @@ const wl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) 
 const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectories); a request unanswered by then is sent again
 const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
 const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
-const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null};
+const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null, sheet: false};
 window.__inside = inst;
 const lens = () => window.__lensViews && window.__lensViews.attention;
 
@@ -234,11 +234,11 @@ q("follow").addEventListener("click", () => { ui.pick = null; redrawLens(); });
 q("retry").addEventListener("click", () => { failed.clear(); update(); });
 function redrawLens() { const L = lens(); if (L && L.redraw) L.redraw(); else update(); }
 // a row of the big map (lens.js calls this with the row's query position, in pieces)
-function pick(row) {
+function pick(row, asSheet = true) {      // asSheet false: a link's view whose teacher had no sheet open
   const L = lens(); if (!L || !L.state.traj) return;
   ui.pick = {ids: L.state.traj.ids.join(","), kind: L.state.kind === "encoder_self" ? "src" : "tgt", row};
   redrawLens();
-  if (PHONE.matches) sheet(true);
+  if (PHONE.matches && asSheet) sheet(true);
 }
 // A phone (issue 41 item 1): a row tapped on the map opens the panel as a sheet over the page, its table's key, weight
 // and contribution first (inside.css); ✕ or Escape closes it, the focus goes into it and back to the map
@@ -290,7 +290,7 @@ function setMeasure(on) {
   if (L) update();                        // asks for the norms if this trajectory has none yet
   redrawLens();
 }
-inst.setMeasure = setMeasure; inst.stage = stage; inst.pick = pick;
+inst.setMeasure = setMeasure; inst.stage = stage; inst.pick = pick; inst.closeSheet = () => sheet(false);
 inst.ready = () => pending.size === 0;
 window.__insideView = {update, pick, row};
 if (!placeToggle()) { const t = setInterval(() => { if (placeToggle()) clearInterval(t); }, 200); setTimeout(() => clearInterval(t), 30000); }

@@ -9,7 +9,7 @@ const LIMITS = JSON.parse(element.querySelector(".lesson").dataset.views || "{}"
 const MAX_VIEWS = LIMITS.views || 8, MAX_NOTE = LIMITS.note || 140, MAX_LINK = LIMITS.link || 12000;
 const bar = element.querySelector("#lesson_bar"), make = element.querySelector(".lesson-make");
 const role = (root, r) => root.querySelector(`[data-role="${r}"]`);
-const lesson = {made: [], views: null, at: -1, busy: false, last: null};
+const lesson = {made: [], views: null, at: -1, busy: false, last: null, want: null};
 window.__lesson = lesson;
 const link = () => window.__link;
 const say = (text, u) => { if (link() && link().say) link().say(text, u); };
@@ -52,10 +52,19 @@ function noteNodes(el, text) {            // *word* in a note is set in italics;
     else el.appendChild(document.createTextNode(part));
   });
 }
-async function show(i) {
+// The browser's history follows the lesson: each view shown by Back / Next is an entry (?lesson=...&view=2), so
+// the browser's Back and Forward walk through the lesson and never out of the app.
+function viewUrl(i) {
+  const q = new URLSearchParams(location.search);
+  if (i > 0) q.set("view", String(i + 1)); else q.delete("view");
+  return `${location.pathname}?${q}`;
+}
+async function show(i, how = "push") {    // how: "push" (Back / Next), "replace" (the first view), "none" (history)
   const views = lesson.views;
   if (!views || lesson.busy || i < 0 || i >= views.length) return;
   lesson.busy = true; lesson.at = i;
+  if (how === "push") history.pushState({lesson: i}, "", viewUrl(i));
+  else if (how === "replace") history.replaceState({lesson: i}, "", viewUrl(i));
   role(bar, "where").textContent = W("lesson_view_of", {i: i + 1, n: views.length});
   noteNodes(role(bar, "note"), views[i][1]);
   bar.querySelector("#lesson_back").disabled = true; bar.querySelector("#lesson_next").disabled = true;
@@ -64,8 +73,27 @@ async function show(i) {
     bar.querySelector("#lesson_back").disabled = i === 0;
     bar.querySelector("#lesson_next").disabled = i === views.length - 1;
     lesson.shown = i;
-    bar.scrollIntoView({block: "nearest"});  // a view's restoring may scroll the page (a list opened): the bar in sight
+    inSight();
+    const want = lesson.want; lesson.want = null;
+    if (want !== null && want !== undefined && want !== i) show(want, "none");  // Back pressed while it opened
   }
+}
+// The bar in sight (a view's restoring may scroll the page: a list opened); on a phone at the top of the screen, and
+// Inside this head's sheet (assets/inside.js, inside.css) ends below it: never over the bar, its note or Next.
+const PHONE = window.matchMedia("(max-width: 599px)");
+function inSight() {
+  bar.scrollIntoView({block: PHONE.matches ? "start" : "nearest"});
+  const below = Math.ceil(bar.getBoundingClientRect().bottom) + 4;
+  document.documentElement.style.setProperty("--lesson-bar-bottom", `${Math.max(0, below)}px`);
+}
+window.addEventListener("popstate", () => {
+  if (!lesson.views || !new URLSearchParams(location.search).has("lesson")) return;
+  lesson.want = viewOf(location.search);  // shown now, or once the view being opened is
+  if (!lesson.busy) show(lesson.want, "none");
+});
+function viewOf(search) {                 // ?view=2 -> 1 (0-based); missing or out of range: the first
+  const v = new URLSearchParams(search).get("view"), n = lesson.views ? lesson.views.length : 1;
+  return /^\d{1,2}$/.test(v || "") && +v >= 1 && +v <= n ? +v - 1 : 0;
 }
 bar.querySelector("#lesson_back").addEventListener("click", () => show(lesson.at - 1));
 bar.querySelector("#lesson_next").addEventListener("click", () => show(lesson.at + 1));
@@ -126,6 +154,6 @@ async function begin() {
   }
   lesson.views = views;
   bar.hidden = false;
-  await show(0);
+  await show(viewOf(location.search), "replace");
 }
 begin().catch(e => { lesson.busy = false; say(W("lesson_failed", {why: e.message || e})); });

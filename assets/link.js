@@ -15,8 +15,9 @@ const KINDS = ["encoder_self", "decoder_self", "cross"];
 const MEASURES = ["weight", "contribution", "alti", "saliency"];
 const TABS = {translate: "Translate", compare: "Compare", ablation: "Head ablation", beam: "Beam search",
               layers: "Across layers", atlas: "Head atlas", learned: "Attention being learned", model: "Model"};
-const KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "measure", "tab"];
-const VIEW = ["step", "kind", "layer", "head", "row", "measure"];  // need a started sentence
+const KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "stage", "sheet", "measure", "tab"];
+const VIEW = ["step", "kind", "layer", "head", "row", "stage", "sheet", "measure"];  // need a started sentence
+const STAGES = 6, ALL = 6;                // Inside this head's stages ①..⑤ and "all" (assets/inside.js stage)
 const MAX_TEXT = 2000;                    // the source box's limit (ui/link.py checks it again)
 const VIEW_KEY = new RegExp(`^(${Object.keys(TABS).filter(k => k !== "translate").join("|")})_(.+)$`);
 const inst = {notes: [], applied: null, opening: false, last: null};
@@ -128,7 +129,13 @@ function apply(want, notes) {             // the step, head, row and colours of 
     const rows = kind === "encoder_self" ? d.S : st.t + 1;
     if (st.head === "mean") notes.push(`row ${want.row} (the mean of heads has no inside view)`);
     else if (want.row >= rows) notes.push(`row ${want.row} (this map has rows 0 to ${rows - 1})`);
-    else if (I && I.pick) I.pick(want.row);
+    else if (I && I.pick) I.pick(want.row, want.sheet === 1);  // a phone's sheet only if the view had it open
+  }
+  if (I && I.stage) {                     // the stage is part of the view: missing is "all", as url() writes it
+    if (want.stage !== undefined && (want.stage < 1 || want.stage > STAGES)) {
+      notes.push(`stage ${want.stage} (one of 1 to ${STAGES})`);
+    } else if ((want.stage ?? ALL) !== I.ui.stage) I.stage(want.stage ?? ALL);
+    if (want.sheet !== 1 && I.sheet && I.closeSheet) I.closeSheet();
   }
   const A = window.__attribution;
   if (want.measure === "contribution" && I && I.setMeasure) I.setMeasure(true);
@@ -136,6 +143,13 @@ function apply(want, notes) {             // the step, head, row and colours of 
     if (A && A.setMethod) A.setMethod(want.measure); else notes.push(`measure ${want.measure} (not on this page)`);
   }
   inst.applied = {kind: st.kind, layer: st.layer, head: st.head, step: st.t, row: want.row ?? null};
+}
+function shownAlready(want) {             // the link's model and sentence are those of the view shown now
+  const picker = document.querySelector("#model select"), L = lens(), st = L && L.state, d = st && st.traj;
+  const model = want.model === undefined || (picker && picker.value === want.model);
+  if (want.text === undefined) return want.model !== undefined && model;
+  const started = window.__sentence ? window.__sentence.started : null;
+  return model && !!d && st.doc === d && !d.forced.some(Boolean) && started === want.text && d.p.input === want.text;
 }
 function showTab(key) {
   const b = tabButton(TABS[key || "translate"]);
@@ -162,7 +176,9 @@ async function open(search = location.search, inLesson = false) {
     for (const k of VIEW) if (k in want) { bad.push(`${k} (the link has no sentence to show it on)`); delete want[k]; }
   }
   inst.stage = "waiting for the view"; await until(() => lens() && lens().ready, 60000);
-  if (want.text !== undefined || want.model !== undefined) {
+  if (shownAlready(want)) {               // the model and sentence shown (a lesson's next view, Back): no request
+    if (want.text !== undefined) apply(want, bad);
+  } else if (want.text !== undefined || want.model !== undefined) {
     const seq = lens().state.traj ? lens().state.traj.seq : null, id = `link-${Date.now()}-${Math.random()}`;
     inst.stage = "asking the server"; const answer = await ask({id, model: want.model ?? null, text: want.text ?? null});
     bad.push(...(answer.notes || []));
@@ -196,6 +212,8 @@ function url() {                          // the view shown now as a link
     const I = window.__inside, p = I && I.ui.pick, enc = st.kind === "encoder_self";
     const picked = p && p.ids === d.ids.join(",") && p.kind === (enc ? "src" : "tgt") && (enc || p.row <= st.t);
     if (picked) q.set("row", String(p.row));  // a row clicked on the map (else the panel follows the step)
+    if (I && I.ui.stage !== ALL) q.set("stage", String(I.ui.stage));  // Inside this head's stage (① .. ⑤)
+    if (I && I.sheet) q.set("sheet", "1");  // on a phone: the panel open as a sheet over the page
     const A = window.__attribution, method = A && A.ui && A.ui.method;
     if (method) q.set("measure", method); else if (I && I.ui.measure) q.set("measure", "contribution");
     if (d.forced.some(Boolean) || st.doc !== d) {
@@ -225,6 +243,29 @@ btn.addEventListener("click", async () => {
   inst.last = u;                          // given, and said (a test waits for this: the line is up by then)
 });
 inst.url = () => url().url;
+
+// -- the browser's history follows the view: a tab changed by the user is an entry; Back / Forward reopen it ----
+// (a lesson's views are entries of their own: assets/lesson.js). The entry left is first rewritten to the view it
+// showed, so Back returns to exactly that view; opening an entry makes none.
+const inLesson = () => !!(window.__lesson && window.__lesson.views);
+document.addEventListener("click", (e) => {
+  const b = e.target.closest && e.target.closest("button[role=tab]");
+  if (!b || inst.opening || inLesson() || b.getAttribute("aria-selected") === "true" || !lens() || !lens().ready) return;
+  const here = () => { try { return url().url; } catch (err) { return null; } };  // a view not ready: no entry
+  const left = here();
+  if (left) history.replaceState(history.state, "", left);
+  const before = currentTab();
+  const pushed = () => {
+    if (currentTab() === before) { if (++pushed.tries < 40) setTimeout(pushed, 50); return; }
+    const now = here();
+    if (now) history.pushState({tab: currentTab()}, "", now);
+  };
+  pushed.tries = 0; setTimeout(pushed, 0);
+}, true);
+window.addEventListener("popstate", () => {
+  if (inLesson() || new URLSearchParams(location.search).has("lesson")) return;  // assets/lesson.js
+  open(location.search, true).catch(failed("link_view_failed"));
+});
 inst.parse = parse;
 inst.say = say;
 const failed = (key) => (e) => {          // said, and the link counts as opened: nothing waits for it any more

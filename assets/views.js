@@ -143,7 +143,7 @@
   views.learned = {
     ready: () => (!!$("#learned_epoch input[type=range]") && /Snapshot \d/.test(text("#learned_point")))
       || /no attention history/.test(text("#learned_intro")),
-    get: () => ({snapshot: +$("#learned_epoch input[type=range]").value}),
+    get: () => { const r = $("#learned_epoch input[type=range]"); return r ? {snapshot: +r.value} : {}; },  // none: no history
     async set(p, notes) {                 // (ready once the model's history has come: its slider's range)
       kit.unknown(notes, "learned", p, ["snapshot"]);
       const r = $("#learned_epoch input[type=range]");

@@ -77,15 +77,15 @@ def expected(work: list[tuple[str, str]], flow: str = "page") -> list[dict]:
     """Each student's answers computed alone in this process, one request at a time, by the same handlers."""
     import torch
     from transformer.decoding import Translator
-    from ui import handlers as h
+    from ui import api, decoding_views
     from ui.attribution_views import attribution_at
     torch.set_num_threads(1)
     trs = {key: Translator.load(ROOT / "checkpoints" / key) for key in {k for k, _ in work}}
     out = []
     for key, text in work:
-        session, translation, payload, topk = h.start(trs[key], text, 8)
+        session, translation, payload, topk = decoding_views.start(trs[key], text, 8)
         alti = attribution_at(trs[key], session, "", "alti", "k") if flow == "page" else \
-            h.api_attribution(trs[key], text, "alti")
+            api.api_attribution(trs[key], text, "alti")
         got = answers((translation, payload, topk), alti)
         out.append(json.loads(json.dumps(got)))  # as it reaches a client: tuples are lists
     return out
@@ -203,7 +203,7 @@ def ready(url: str, proc: subprocess.Popen, timeout: float = 240):
 
 
 def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page", asked=ASKED) -> dict:
-    from ui.serving import free_port
+    from tests.serving import free_port
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     proc = launch(mode, port)
@@ -262,11 +262,11 @@ def limits(work, values: list[int], rounds: int = 2) -> None:
     (a semaphore, as Gradio's concurrency limit), for each C with batching and at 4 without; rounds interleaved."""
     import torch
     from transformer.decoding import Translator
-    from ui import handlers as h
+    from ui import api, decoding_views
     torch.set_num_threads(1)
     trs = {key: Translator.load(ROOT / "checkpoints" / key) for key in {k for k, _ in work}}
     for key, text in work[:2]:
-        h.start(trs[key], text, 8)
+        decoding_views.start(trs[key], text, 8)
 
     def one(batching: bool, c: int):
         for tr in trs.values():
@@ -275,8 +275,8 @@ def limits(work, values: list[int], rounds: int = 2) -> None:
 
         def go(key, text):
             barrier.wait()
-            for name, f in (("/start", lambda: h.start(trs[key], text, 8)),
-                            ("/attribution", lambda: h.api_attribution(trs[key], text, "alti"))):
+            for name, f in (("/start", lambda: decoding_views.start(trs[key], text, 8)),
+                            ("/attribution", lambda: api.api_attribution(trs[key], text, "alti"))):
                 t0 = time.perf_counter()
                 with gate:
                     f()
@@ -300,17 +300,17 @@ def lone(rounds: int) -> None:
     import statistics
     import torch
     from transformer.decoding import Translator
-    from ui import handlers as h
+    from ui import decoding_views
     from .decode import SENTENCE
     torch.set_num_threads(1)
     tr = Translator.load(ROOT / "checkpoints" / "de-en")
-    h.start(tr, SENTENCE, 8)
+    decoding_views.start(tr, SENTENCE, 8)
     took = {False: [], True: []}
     for _ in range(rounds):
         for on in (False, True):
             tr.batcher.configure(on, 0.05, 32)
             t0 = time.perf_counter()
-            h.start(tr, SENTENCE, 8)
+            decoding_views.start(tr, SENTENCE, 8)
             took[on].append(time.perf_counter() - t0)
     for on in (False, True):
         print(f"one user's Start, batching {'on ' if on else 'off'}: median {statistics.median(took[on]) * 1e3:.1f} ms, "

@@ -39,11 +39,11 @@ def time_steps(tr: Translator, sentences: list[str]) -> list[float]:
 
 
 def time_starts(tr: Translator, sentences: list[str]) -> list[float]:
-    from ui import handlers
+    from ui import decoding_views
     out = []
     for text in sentences:
         t0 = time.perf_counter()
-        handlers.start(tr, text)
+        decoding_views.start(tr, text)
         out.append(time.perf_counter() - t0)
     return out
 

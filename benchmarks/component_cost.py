@@ -23,7 +23,7 @@ import json
 import statistics
 from contextlib import ExitStack, contextmanager
 
-from ui.serving import chromium, launched
+from tests.serving import chromium, launched
 
 from .page_load import BARE_READY, first_loads
 

@@ -39,7 +39,7 @@ from unittest import mock
 
 from transformer.checkpoint import find_checkpoints
 from transformer.decoding import Translator
-from ui.serving import chromium, serving
+from tests.serving import chromium, serving
 
 from .page_load import BARE_READY, READY, bare_page, first_loads, one_load
 
@@ -95,7 +95,7 @@ def box_and_view(tr, start: bool = False):
 
     import ui.first_load as fl
     from ui.components import Ctx, asset, lens_view
-    from ui.serving import launched
+    from tests.serving import launched
     with gr.Blocks() as demo:
         box = gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
         ctx = Ctx(tr, gr.State(None), asset("lens.css"), "")
@@ -139,14 +139,15 @@ def one_screen(served):
     """Today's first screen in one gr.HTML (the module's docstring), on a free loopback port. Yields its URL."""
     import gradio as gr
 
+    from ui import first_load
     from ui.app import build_demo
-    from ui.serving import launched
+    from tests.serving import launched
     app = build_demo(served)
     with gr.Blocks() as demo:
         gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
         gr.State(None)
         gr.HTML(None, html_template='<div class="al-one-screen"></div>', js_on_load=ONE_SCREEN_JS,
-                parts=json.dumps(first_screen_parts(app), default=str), head=app._deprecated_head,
+                parts=json.dumps(first_screen_parts(app), default=str), head=first_load.head_tag(app),
                 elem_id="one_screen")
     demo.queue()
     with launched(demo) as url:

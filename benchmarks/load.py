@@ -16,7 +16,7 @@ requests (start, steps, force, run, export, attention on a 2,200-character input
 server's RSS growth after the warm-up and the hooks left on the model (any module). Every mode sets up the
 allocator as app.py does (ui/memory.py) unless --default-allocator keeps glibc's defaults.
 
---memory-steps N: no HTTP. Runs N+ steps over many sessions through ui.handlers.start/step in this
+--memory-steps N: no HTTP. Runs N+ steps over many sessions through ui.decoding_views.start/step in this
 process, discarding sessions as a user would, and prints the RSS growth after a warm-up, plus the
 number of forward hooks left on the model's attention modules (should be 0).
 """
@@ -33,10 +33,10 @@ import time
 import numpy as np
 
 from transformer import data as D
-from ui import handlers
+from ui import decoding_views
 from ui.components import CONCURRENCY, QUEUE_MAX
 from ui.payload import decode_array
-from ui.serving import serving
+from tests.serving import serving
 
 from .common import hooks_left, pct, rss_mb, server_pid
 
@@ -205,11 +205,11 @@ def memory_run(translator, sentences: list[str], steps: int, warmup_steps: int |
     done_steps, sessions, rss_warm, i = 0, 0, None, 0
     t0 = time.perf_counter()
     while done_steps < steps + warmup_steps:
-        state = handlers.start(translator, sentences[i % len(sentences)], k)[0]
+        state = decoding_views.start(translator, sentences[i % len(sentences)], k)[0]
         i += 1
         sessions += 1
         while not state.done:
-            state = handlers.step(translator, state, k)[0]
+            state = decoding_views.step(translator, state, k)[0]
             done_steps += 1
             if rss_warm is None and done_steps >= warmup_steps:
                 gc.collect()

@@ -12,7 +12,7 @@ import statistics
 import time
 from contextlib import contextmanager
 
-from ui.serving import launched
+from tests.serving import launched
 
 READY = "window.__lens !== undefined && window.__lens.ready === true"
 BARE_READY = "document.querySelector('textarea') !== null"  # the bare page's one textbox
@@ -102,10 +102,10 @@ def first_load_lines(url: str, browser, n: int, latency_ms: float) -> list[str]:
             lines.append(f"first page load, {what}: ours median {1000 * o:.0f} ms "
                          f"(runs {', '.join(f'{1000 * x:.0f}' for x in t['ours'])}), bare Gradio page median "
                          f"{1000 * b:.0f} ms (runs {', '.join(f'{1000 * x:.0f}' for x in t['bare'])}): "
-                         f"{o / b:.2f}x (target <= 1.2x)")
+                         f"{o / b:.2f}x (guard <= {2.0 if not lat else 1.6}x: issue 57)")
         for name, (u, ready) in pages.items():
             x = one_load(browser, u, ready, settle_ms=2000)
             lines.append(f"{name}: requests before ready {counts(x['before_ready'])}; in all {counts(x['all'])}; "
                          f"HTML document {x['html_bytes'] / 1000:.0f} kB ({x['html_wire'] / 1000:.0f} kB on the "
-                         "wire)" + (" (target: <= 45 requests)" if name == "ours" else ""))
+                         "wire)" + (" (guard: <= 60 requests)" if name == "ours" else ""))
     return lines

@@ -24,7 +24,7 @@ import psutil
 import torch
 
 from transformer.decoding import Translator
-from ui import handlers as h
+from ui import decoding_views
 from ui.components import SESSIONS_MAX
 
 WORDS = ("Der alte Mann ging gestern Abend mit seinem kleinen Hund langsam durch den dunklen Park nach Hause und "
@@ -76,14 +76,14 @@ def main(argv=None):
         return first_event(a.rounds)
     tr = Translator.load()
     text = " ".join(WORDS[:a.words]) + "."
-    h.start(tr, text)  # warm
+    decoding_views.start(tr, text)  # warm
     gc.collect()
     before = psutil.Process().memory_info().rss
-    kept = [h.start(tr, text)[0] for _ in range(a.sessions)]
+    kept = [decoding_views.start(tr, text)[0] for _ in range(a.sessions)]
     gc.collect()
     after = psutil.Process().memory_info().rss
     one = held_bytes(kept[0])
-    long_one = held_bytes(h.start(tr, " ".join(WORDS[:60]) + ".")[0])
+    long_one = held_bytes(decoding_views.start(tr, " ".join(WORDS[:60]) + ".")[0])
     mb = 2 ** 20
     print(f"{a.sessions} sessions of a {a.words}-word sentence ({len(kept[0].positions)} positions): RSS "
           f"{before / mb:.1f} -> {after / mb:.1f} MB (+{(after - before) / mb:.1f} MB, "

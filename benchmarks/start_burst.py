@@ -92,7 +92,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.students < 1 or a.rounds < 1:
         p.error("--students and --rounds must be at least 1")
-    from ui.serving import free_port
+    from tests.serving import free_port
     work, port = sentences(a.students), free_port()
     url = f"http://127.0.0.1:{port}/"
     proc = launch(a.mode, port)

@@ -42,7 +42,7 @@ import time
 import urllib.request
 
 from transformer.decoding import Translator
-from ui.serving import chromium, serving
+from tests.serving import chromium, serving
 
 from .common import pct
 from .decode import SENTENCE

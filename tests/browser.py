@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from ui.serving import chromium, chromium_path, serving
+from tests.serving import chromium, chromium_path, serving
 
 
 def require_chromium():

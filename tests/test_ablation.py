@@ -104,7 +104,7 @@ def test_the_ablation_handler_compares_the_sequence_with_the_forced_pieces(tiny_
     """Head ablation compares the sequence the view shows, forced pieces included, on both sides (issue 43 A1).
     Catches the mutation `plan = {}` in ui/other_tabs.py ablate (the forced pieces ignored: both sides decoded
     greedily), which only a browser test caught before."""
-    from ui import handlers as h
+    from ui import decoding_views, other_tabs
     tr, text, heads = tiny_translator, "Ein Hund rennt.", [("cross", 0, 0)]
     greedy = tr.start(text).run()
     alt = tr.start(text).topk(2)[1][0]  # the second choice for the first piece
@@ -113,8 +113,8 @@ def test_the_ablation_handler_compares_the_sequence_with_the_forced_pieces(tiny_
         s.force(alt)
         s.run()
     assert shown.translation != greedy.translation
-    session = h.force_at(tr, h.start(tr, text)[0], None, alt)[0]  # the view's what-if at step 1
-    intact, ablated, probs, _, _, note = h.ablate(tr, session, [], [], ["L1 H1"])
+    session = decoding_views.force_at(tr, decoding_views.start(tr, text)[0], None, alt)[0]  # the view's what-if at step 1
+    intact, ablated, probs, _, _, note = other_tabs.ablate(tr, session, [], [], ["L1 H1"])
     assert intact == shown.translation  # not the greedy decoding
     assert ablated == off.translation
     assert [row[1] for row in probs] == shown.target_tokens[1:]

@@ -3,25 +3,26 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from ui import handlers
+from ui import api, decoding_views
+from ui.inputs import TOPK
 from ui.payload import decode_array
-from ui.serving import serving
+from tests.serving import serving
 from tests.conftest import DEVICE
 
 
 def test_start_step_run_equals_translate(tiny_translator, tiny_pairs):
     de, en = tiny_pairs[3]
-    state, text, payload, topk = handlers.start(tiny_translator, de)
+    state, text, payload, topk = decoding_views.start(tiny_translator, de)
     assert text == "" and payload["cursor"] == 0 and payload["target"] == ["<s>"]
-    assert len(topk["items"]) == handlers.TOPK and topk["items"][0][0] == payload["next"]
-    state, text, payload, _ = handlers.step(tiny_translator, state)
+    assert len(topk["items"]) == TOPK and topk["items"][0][0] == payload["next"]
+    state, text, payload, _ = decoding_views.step(tiny_translator, state)
     assert payload["cursor"] == 1 and len(payload["target"]) == 2
-    state, text, payload, topk = handlers.run(tiny_translator, state)
+    state, text, payload, topk = decoding_views.run(tiny_translator, state)
     assert text == tiny_translator.translate(de) == en and payload["done"] and topk["done"]
 
 
 def test_payload_round_trips_the_maps(tiny_translator):
-    state, _, payload, _ = handlers.run(tiny_translator, handlers.start(tiny_translator, "Ein Hund springt.")[0])
+    state, _, payload, _ = decoding_views.run(tiny_translator, decoding_views.start(tiny_translator, "Ein Hund springt.")[0])
     maps = state.attention
     for kind in ("encoder_self", "decoder_self", "cross"):
         got = decode_array(payload["maps"][kind])
@@ -31,60 +32,60 @@ def test_payload_round_trips_the_maps(tiny_translator):
 
 
 def test_handlers_do_not_mutate_the_state_they_were_given(tiny_translator):
-    s0 = handlers.start(tiny_translator, "Ein Mann sitzt.")[0]
-    s1 = handlers.step(tiny_translator, s0)[0]
+    s0 = decoding_views.start(tiny_translator, "Ein Mann sitzt.")[0]
+    s1 = decoding_views.step(tiny_translator, s0)[0]
     assert s0.cursor == 0 and s1.cursor == 1
-    s2 = handlers.back(tiny_translator, s1)[0]
+    s2 = decoding_views.back(tiny_translator, s1)[0]
     assert s1.cursor == 1 and s2.cursor == 0
 
 
 def test_back_reset_goto_force(tiny_translator):
-    s = handlers.run(tiny_translator, handlers.start(tiny_translator, "Ein Kind rennt.")[0])[0]
+    s = decoding_views.run(tiny_translator, decoding_views.start(tiny_translator, "Ein Kind rennt.")[0])[0]
     n = s.cursor
-    s = handlers.back(tiny_translator, s)[0]
+    s = decoding_views.back(tiny_translator, s)[0]
     assert s.cursor == n - 1
-    s = handlers.goto(tiny_translator, s, 1)[0]
+    s = decoding_views.goto(tiny_translator, s, 1)[0]
     assert s.cursor == 1
     with pytest.raises(gr.Error, match="step index"):
-        handlers.goto(tiny_translator, s, 10_000)
+        decoding_views.goto(tiny_translator, s, 10_000)
     with pytest.raises(gr.Error, match="step index"):
-        handlers.goto(tiny_translator, s, -3)
-    s = handlers.goto(tiny_translator, s, 0)[0]
+        decoding_views.goto(tiny_translator, s, -3)
+    s = decoding_views.goto(tiny_translator, s, 0)[0]
     alt = s.topk(3)[2][0]
-    s, _, payload, _ = handlers.force(tiny_translator, s, alt)
+    s, _, payload, _ = decoding_views.force(tiny_translator, s, alt)
     assert payload["target"][1] == alt and payload["forced"] == [False, True]
-    s = handlers.reset(tiny_translator, s)[0]
+    s = decoding_views.reset(tiny_translator, s)[0]
     assert s.cursor == 0 and len(s.positions) == 1
     with pytest.raises(gr.Error):
-        handlers.force(tiny_translator, s, "no-such-piece-zz")
+        decoding_views.force(tiny_translator, s, "no-such-piece-zz")
     with pytest.raises(gr.Error):
-        handlers.force(tiny_translator, s, None)
+        decoding_views.force(tiny_translator, s, None)
 
 
 @pytest.mark.parametrize("k", [0, 21, -1, 2.5, "3", True])
 def test_out_of_range_k_rejected(tiny_translator, k):
-    s = handlers.start(tiny_translator, "Ein Hund.")[0]
+    s = decoding_views.start(tiny_translator, "Ein Hund.")[0]
     with pytest.raises(gr.Error, match="top-k"):
-        handlers.step(tiny_translator, s, k)
+        decoding_views.step(tiny_translator, s, k)
 
 
 def test_bad_input_gives_clear_errors(tiny_translator):
     for text in ["", "   ", "\u200b"]:
         with pytest.raises(gr.Error, match="empty"):
-            handlers.start(tiny_translator, text)
-    for h in (handlers.step, handlers.run, handlers.back, handlers.reset):
+            decoding_views.start(tiny_translator, text)
+    for h in (decoding_views.step, decoding_views.run, decoding_views.back, decoding_views.reset):
         with pytest.raises(gr.Error, match="Start"):
             h(tiny_translator, None)
 
 
 def test_reference_and_api_endpoints(tiny_translator):
-    payload, topk = handlers.reference(tiny_translator, "Ein Hund rennt.", "A dog runs.")
+    payload, topk = decoding_views.reference(tiny_translator, "Ein Hund rennt.", "A dog runs.")
     assert payload["mode"] == "reference" and payload["target"][0] == "<s>" and payload["target"][-1] == "</s>"
     assert topk["items"] == []
     with pytest.raises(gr.Error):
-        handlers.reference(tiny_translator, "Ein Hund rennt.", "  ")
-    assert handlers.api_translate(tiny_translator, "Ein Hund rennt.") == tiny_translator.translate("Ein Hund rennt.")
-    d = handlers.api_attention(tiny_translator, "Ein Hund rennt.")
+        decoding_views.reference(tiny_translator, "Ein Hund rennt.", "  ")
+    assert api.api_translate(tiny_translator, "Ein Hund rennt.") == tiny_translator.translate("Ein Hund rennt.")
+    d = api.api_attention(tiny_translator, "Ein Hund rennt.")
     L, H = tiny_translator.config.n_decoder_layers, tiny_translator.config.n_heads
     T, S = len(d["target_tokens"]), len(d["source_tokens"])
     assert np.array(d["cross"]).shape == (L, H, T, S)
@@ -109,16 +110,16 @@ def test_gradio_client_endpoints_and_isolation(served, tiny_pairs):
     att = a.predict("Ein Hund rennt.", api_name="/attention")
     assert att["translation"] == tr.translate("Ein Hund rennt.") and len(att["cross"]) == tr.config.n_decoder_layers
     (de1, _), (de2, _) = tiny_pairs[0], tiny_pairs[7]
-    a.predict(de1, handlers.TOPK, api_name="/start")
-    b.predict(de2, handlers.TOPK, api_name="/start")
+    a.predict(de1, TOPK, api_name="/start")
+    b.predict(de2, TOPK, api_name="/start")
     for _ in range(30):
-        ta, pa, _ = a.predict(handlers.TOPK, api_name="/step")
-        tb, pb, _ = b.predict(handlers.TOPK, api_name="/step")
+        ta, pa, _ = a.predict(TOPK, api_name="/step")
+        tb, pb, _ = b.predict(TOPK, api_name="/step")
     assert ta == tr.translate(de1) and tb == tr.translate(de2)
     assert pa["source"] == tr.tokenizer.pieces(tr.source_ids(de1))
     assert pb["source"] == tr.tokenizer.pieces(tr.source_ids(de2))
     with pytest.raises(Exception, match="step index"):
-        a.predict(99999, handlers.TOPK, api_name="/goto")
+        a.predict(99999, TOPK, api_name="/goto")
     with pytest.raises(Exception, match="maximum|top-k"):
         a.predict(500, api_name="/step")
 
@@ -160,7 +161,7 @@ def check_trajectory(tr, text, payload, sessions):
 def test_start_payload_holds_every_step(tiny_translator, tiny_pairs):
     tr = tiny_translator
     de, _ = tiny_pairs[3]
-    state, text, payload, topk = handlers.start(tr, de, 5, True)
+    state, text, payload, topk = decoding_views.start(tr, de, 5, True)
     n = len(tr.start(de).run().positions)
     assert payload["v"] == 2 and payload["steps"]["n"] == n and payload["ui"] == {"k": 5, "words": True}
     assert payload["cursor"] == 0 and payload["target"] == ["<s>"] and text == ""  # the one-step keys: step 0
@@ -173,15 +174,15 @@ def test_api_stepping_after_start_is_unchanged(tiny_translator, tiny_pairs):
     """/start now keeps the whole history: /step, /back, /goto move along it as the server did before."""
     tr = tiny_translator
     de, _ = tiny_pairs[5]
-    s = handlers.start(tr, de)[0]
+    s = decoding_views.start(tr, de)[0]
     ref = tr.start(de)
     for _ in range(3):
-        s, text, payload, _ = handlers.step(tr, s)
+        s, text, payload, _ = decoding_views.step(tr, s)
         ref.step()
         assert payload["v"] == 1 and payload["target"] == ref.target_tokens and text == ref.translation
-    s = handlers.back(tr, s)[0]
+    s = decoding_views.back(tr, s)[0]
     assert s.cursor == 2
-    s, text, payload, _ = handlers.run(tr, s)
+    s, text, payload, _ = decoding_views.run(tr, s)
     assert text == tr.translate(de) and payload["done"]
 
 
@@ -189,11 +190,11 @@ def test_force_at_the_browsers_step_returns_the_forced_trajectory(tiny_translato
     import json
     tr = tiny_translator
     de, _ = tiny_pairs[3]
-    state = handlers.start(tr, de)[0]
+    state = decoding_views.start(tr, de)[0]
     at = 1
     alt = stepped(tr, de, at).topk(3)[2][0]
     pos = json.dumps({"step": at, "ids": [p.token for p in state.positions[:at + 1]], "forced": [0] * (at + 1)})
-    s, text, payload, topk = handlers.force_at(tr, state, pos, alt)
+    s, text, payload, topk = decoding_views.force_at(tr, state, pos, alt)
     want = stepped(tr, de, at)
     want.force(alt)
     assert payload["cursor"] == at + 1 and text == want.translation and s.cursor == at + 1
@@ -214,23 +215,23 @@ def test_at_position_follows_the_view_or_decodes_it_again(tiny_translator, tiny_
     import json
     tr = tiny_translator
     de, _ = tiny_pairs[3]
-    greedy = handlers.start(tr, de)[0]
+    greedy = decoding_views.start(tr, de)[0]
     ids = [p.token for p in greedy.positions]
     alt = stepped(tr, de, 0).topk(2)[1][0]
-    forced_state = handlers.force_at(tr, greedy, {"step": 0, "ids": ids[:1], "forced": [0]}, alt)[0]
+    forced_state = decoding_views.force_at(tr, greedy, {"step": 0, "ids": ids[:1], "forced": [0]}, alt)[0]
     # the view went back to greedy (a local Reset) and shows step 2 there: the server holds the forced history
-    s = handlers.at_position(tr, forced_state, json.dumps({"step": 2, "ids": ids[:3], "forced": [0, 0, 0]}))
+    s = decoding_views.at_position(tr, forced_state, json.dumps({"step": 2, "ids": ids[:3], "forced": [0, 0, 0]}))
     assert s.target_ids == ids[:3] and s.cursor == 2 and s is not forced_state
-    assert handlers.at_position(tr, greedy, "").cursor == greedy.cursor
-    same = handlers.at_position(tr, greedy, {"step": 1, "ids": ids[:2], "forced": [0, 0]})
+    assert decoding_views.at_position(tr, greedy, "").cursor == greedy.cursor
+    same = decoding_views.at_position(tr, greedy, {"step": 1, "ids": ids[:2], "forced": [0, 0]})
     assert same.cursor == 1 and len(same.positions) == len(greedy.positions) and greedy.cursor == 0
     for bad in ("{", "[1]", json.dumps({"ids": []}), json.dumps({"ids": [999999]}), json.dumps({"ids": ids[1:3]}),
                 json.dumps({"step": 5, "ids": ids[:2]}), json.dumps({"ids": [ids[0], True]}),
                 json.dumps({"ids": ids[:1] * 10_000}), {"ids": ids[:2], "forced": [0]}):
         with pytest.raises(gr.Error, match="position must be"):
-            handlers.at_position(tr, greedy, bad)
+            decoding_views.at_position(tr, greedy, bad)
     with pytest.raises(gr.Error, match="Start"):
-        handlers.at_position(tr, None, "")
+        decoding_views.at_position(tr, None, "")
 
 
 def test_tril_packing_round_trips():

@@ -12,7 +12,8 @@ from tests.conftest import DEVICE
 from transformer.agreement import session_alignment
 from transformer.attribution import attribute_ids
 from transformer.decoding import Translator
-from ui import api as ui_api, handlers
+from ui import api as ui_api
+from ui import api, attribution_views, decoding_views
 from ui.attribution_panel import answer
 from tests.decoders import decode_attribution
 from ui.attribution_views import alignment_table
@@ -40,9 +41,9 @@ def library(tr, session, method):
 
 @pytest.mark.parametrize("method", ["alti", "saliency"])
 def test_the_payload_decodes_to_the_librarys_rows_which_sum_to_one(tr, method):
-    state = handlers.start(tr, TEXT)[0]  # the server's session sits at step 0, as after Start
+    state = decoding_views.start(tr, TEXT)[0]  # the server's session sits at step 0, as after Start
     full = tr.start(TEXT).run()
-    p = handlers.attribution_at(tr, state, position_of(full), method, "7|" + method)
+    p = attribution_views.attribution_at(tr, state, position_of(full), method, "7|" + method)
     src, tgt = decode_attribution(p)
     want_src, want_tgt = library(tr, full, method)
     assert p["ids"] == full.target_ids and p["key"] == "7|" + method and p["method"] == method
@@ -52,21 +53,21 @@ def test_the_payload_decodes_to_the_librarys_rows_which_sum_to_one(tr, method):
     assert np.allclose(src.sum(-1) + tgt.sum(-1), 1, atol=(src.shape[1] + tgt.shape[1]) * Q)
     assert (np.triu(tgt, 1) == 0).all()  # causal
     # no position: the session's whole history, whatever its cursor
-    same = decode_attribution(handlers.attribution_at(tr, state, None, method))
+    same = decode_attribution(attribution_views.attribution_at(tr, state, None, method))
     np.testing.assert_array_equal(same[0], src)
 
 
 def test_a_forced_trajectorys_attribution_is_that_trajectorys(tr):
-    state = handlers.start(tr, TEXT)[0]
+    state = decoding_views.start(tr, TEXT)[0]
     pos = json.dumps({"step": 1, "ids": [p.token for p in state.positions[:2]], "forced": [0, 0]})
-    piece = handlers.step_view(tr, state)[3]["items"][1][0]  # the second most probable piece at step 1
-    forced_state = handlers.force_at(tr, state, pos, piece)[0]
+    piece = decoding_views.step_view(tr, state)[3]["items"][1][0]  # the second most probable piece at step 1
+    forced_state = decoding_views.force_at(tr, state, pos, piece)[0]
     assert any(p.forced for p in forced_state.positions)
-    p = handlers.attribution_at(tr, forced_state, position_of(forced_state), "alti")
+    p = attribution_views.attribution_at(tr, forced_state, position_of(forced_state), "alti")
     np.testing.assert_allclose(decode_attribution(p)[0], library(tr, forced_state, "alti")[0], atol=Q)
     # the view back on the greedy trajectory while the session holds the forced one: decoded again, the greedy's
     greedy = tr.start(TEXT).run()
-    p = handlers.attribution_at(tr, forced_state, position_of(greedy), "alti")
+    p = attribution_views.attribution_at(tr, forced_state, position_of(greedy), "alti")
     assert p["ids"] == greedy.target_ids
     np.testing.assert_allclose(decode_attribution(p)[0], library(tr, greedy, "alti")[0], atol=Q)
 
@@ -74,7 +75,7 @@ def test_a_forced_trajectorys_attribution_is_that_trajectorys(tr):
 def test_an_ablated_sessions_attribution_has_its_heads_off(tr):
     heads = [("cross", 0, 0), ("cross", 0, 1), ("decoder_self", 0, 2)]
     ablated = tr.start(TEXT, ablate=heads).run()
-    p = handlers.attribution_at(tr, ablated, None, "alti")
+    p = attribution_views.attribution_at(tr, ablated, None, "alti")
     got = decode_attribution(p)[0]
     np.testing.assert_allclose(got, library(tr, ablated, "alti")[0], atol=Q)
     intact = attribute_ids(tr.model, ablated.source_ids, ablated.target_ids, "alti")[0]
@@ -83,7 +84,7 @@ def test_an_ablated_sessions_attribution_has_its_heads_off(tr):
 
 def test_bad_requests_are_answered_with_the_panels_message(tr):
     assert "Press Start first" in answer(None, {"method": "alti", "key": "k"})["error"]
-    state = handlers.start(tr, TEXT)[0]
+    state = decoding_views.start(tr, TEXT)[0]
     bad = answer(state, {"method": "nonsense", "key": "3|nonsense", "position": position_of(state)})
     assert bad["key"] == "3|nonsense" and "alti" in bad["error"]
     assert "position" in answer(state, {"method": "alti", "position": "{\"ids\": [99999]}", "key": 5})["error"]
@@ -92,9 +93,9 @@ def test_bad_requests_are_answered_with_the_panels_message(tr):
 
 
 def test_the_word_alignment_is_the_librarys(tr):
-    state = handlers.start(tr, TEXT)[0]
+    state = decoding_views.start(tr, TEXT)[0]
     full = tr.start(TEXT).run()
-    fig, table, summary = handlers.word_alignment_follow(state, "alti", position_of(full))
+    fig, table, summary = attribution_views.word_alignment_follow(state, "alti", position_of(full))
     wa = session_alignment(full)
     assert table == alignment_table(wa) and len(table) == len(wa.target_words)
     for row, word, agree in zip(table, wa.target_words, wa.agreement()):
@@ -102,13 +103,13 @@ def test_the_word_alignment_is_the_librarys(tr):
         assert row[1:4] == [wa.source_words[wa.best[m][wa.target_words.index(word)]] for m in wa.methods]
     np.testing.assert_allclose(np.array(fig.data[0].z, dtype=np.float32), wa.scores["alti"], atol=5e-5)  # 4 decimals
     assert f"{len(wa.target_words)} target word" in summary
-    assert handlers.word_alignment_follow(None, "alti", None)[0] == gr.skip()  # before Start: quietly nothing
+    assert attribution_views.word_alignment_follow(None, "alti", None)[0] == gr.skip()  # before Start: quietly nothing
     with pytest.raises(gr.Error):
-        handlers.word_alignment_at(tr, state, "weights", None)
+        attribution_views.word_alignment_at(tr, state, "weights", None)
 
 
 def test_the_api_answer_is_bounded(tr, monkeypatch):
-    d = handlers.api_attribution(tr, TEXT, "alti")
+    d = api.api_attribution(tr, TEXT, "alti")
     s = tr.start(TEXT).run()
     src, tgt = np.array(d["source"]), np.array(d["target"])
     assert src.shape == (len(s.target_ids), len(s.source_ids)) and tgt.shape == (len(s.target_ids),) * 2
@@ -117,14 +118,14 @@ def test_the_api_answer_is_bounded(tr, monkeypatch):
     np.testing.assert_allclose(src.sum(-1) + tgt.sum(-1), 1, atol=(src.shape[1] + tgt.shape[1]) * 5e-5)
     np.testing.assert_allclose(src, s.attribution("alti").source, atol=5e-5)
     monkeypatch.setattr(ui_api, "ATTRIBUTION_ROWS", 2)
-    cut = handlers.api_attribution(tr, TEXT, "saliency")
+    cut = api.api_attribution(tr, TEXT, "saliency")
     assert np.array(cut["source"]).shape[0] == 2 and np.array(cut["target"]).shape == (2, 2)
     assert cut["target_tokens"] == s.target_tokens[:2] and "first 2" in cut["notes"][0]
     monkeypatch.setattr(ui_api, "ATTRIBUTION_COLUMNS", 2)
     with pytest.raises(gr.Error, match="source columns"):
-        handlers.api_attribution(tr, TEXT, "alti")
+        api.api_attribution(tr, TEXT, "alti")
     with pytest.raises(gr.Error, match="method"):
-        handlers.api_attribution(tr, TEXT, "contribution")
+        api.api_attribution(tr, TEXT, "contribution")
 
 
 def test_the_app_offers_attribution_to_programs(tr):

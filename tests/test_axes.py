@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ui import handlers
+from ui import decoding_views, exports, other_tabs
 from ui.figures import axis_line
 
 LINES = {("de", "en"): {"encoder_self": "↓ German reading · German it reads →",
@@ -27,8 +27,8 @@ def test_the_axis_line_names_rows_and_columns_in_the_models_languages(languages)
 def test_the_exported_page_says_what_rows_and_columns_are_for_every_kind(tiny_translator, tiny_en_de):
     for tr, languages in ((tiny_translator, ("de", "en")), (tiny_en_de, ("en", "de"))):
         text = {"de": "Ein Hund rennt.", "en": "A dog runs."}[tr.config.src_lang]
-        s = handlers.start(tr, text)[0]
-        page = [f for f in handlers.export_maps(tr, s) if f.endswith(".html")][0]
+        s = decoding_views.start(tr, text)[0]
+        page = [f for f in exports.export_maps(tr, s) if f.endswith(".html")][0]
         body = open(page, encoding="utf-8").read()
         for line in LINES[languages].values():
             assert line in body or json.dumps(line)[1:-1] in body, (languages, line)  # as typed, or JSON-escaped
@@ -36,9 +36,9 @@ def test_the_exported_page_says_what_rows_and_columns_are_for_every_kind(tiny_tr
 
 def test_the_ablation_top_k_lists_no_row_reading_p_0_on_both_sides(translator):
     tr = translator  # the shipped model: sure of its piece, its 20th choice has p 0 at 4 decimals
-    s = handlers.run(tr, handlers.start(tr, "Der Hund beißt den Mann.")[0])[0]
-    every = handlers.head_choices(tr, "cross")
-    *_, topk, _, note = handlers.ablate(tr, s, [], [], every[:1], 20)
+    s = decoding_views.run(tr, decoding_views.start(tr, "Der Hund beißt den Mann.")[0])[0]
+    every = other_tabs.head_choices(tr, "cross")
+    *_, topk, _, note = other_tabs.ablate(tr, s, [], [], every[:1], 20)
     assert topk, "the top-k table is empty"
     assert all(row[2] > 0 or row[4] > 0 for row in topk), [r for r in topk if not (r[2] > 0 or r[4] > 0)]
     assert [row[0] for row in topk] == list(range(1, len(topk) + 1))  # ranks in order, none skipped
@@ -49,8 +49,8 @@ def test_the_ablation_top_k_lists_no_row_reading_p_0_on_both_sides(translator):
 def test_across_layers_figures_say_what_rows_and_columns_are(tiny_translator, tiny_en_de):
     for tr, languages in ((tiny_translator, ("de", "en")), (tiny_en_de, ("en", "de"))):
         text = {"de": "Ein Hund rennt.", "en": "A dog runs."}[tr.config.src_lang]
-        s = handlers.run(tr, handlers.start(tr, text)[0])[0]
-        roll, lines, matrix = handlers.across_layers(tr, s)
+        s = decoding_views.run(tr, decoding_views.start(tr, text)[0])[0]
+        roll, lines, matrix = other_tabs.across_layers(tr, s)
         for fig, kind in ((roll, "encoder_self"), (matrix, "cross")):
             rows, cols = LINES[languages][kind][2:-2].split(" · ")
             assert LINES[languages][kind] in fig.layout.title.text

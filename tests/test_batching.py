@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from transformer.batching import Batcher, begin_row, feed_rows, run_rows
-from ui import handlers as h
+from ui import api, decoding_views, other_tabs
 
 TEXTS = ["Ein Boston Terrier läuft über saftig-grünes Gras vor einem weißen Zaun.",
          "Ein Mädchen in einem Karateanzug bricht ein Brett mit einem Tritt.",
@@ -186,10 +186,10 @@ def test_a_huge_input_is_decoded_apart_and_a_broken_one_fails_alone(translator):
 def test_start_and_attribution_handlers_answer_as_alone(translator):
     """The app's Start and /attribution with batching on (as ui/app.py sets it) give what they give alone."""
     texts = TEXTS[:4]
-    alone = [(h.start(translator, t, 8), h.api_attribution(translator, t, "alti")) for t in texts]
+    alone = [(decoding_views.start(translator, t, 8), api.api_attribution(translator, t, "alti")) for t in texts]
 
     def both(t):
-        return h.start(translator, t, 8), h.api_attribution(translator, t, "alti")
+        return decoding_views.start(translator, t, 8), api.api_attribution(translator, t, "alti")
     got = concurrently(translator, texts, Batcher(window_s=0.1, enabled=True), both)
     batches = translator.batcher.batches
     translator.batcher = Batcher()
@@ -286,8 +286,8 @@ def test_compare_and_force_handlers_answer_as_alone(translator):
         return s
 
     def both(i):
-        return (h.ablate(translator, shown(i), ["L1 H1"], ["L2 H3"], ["L3 H2"], 5),
-                h.force_at(translator, shown(i), None, "▁a", 5))
+        return (other_tabs.ablate(translator, shown(i), ["L1 H1"], ["L2 H3"], ["L3 H2"], 5),
+                decoding_views.force_at(translator, shown(i), None, "▁a", 5))
     alone = [both(i) for i in range(4)]
     got = concurrently(translator, list(range(4)), Batcher(window_s=0.1, enabled=True), both)
     batches = translator.batcher.batches

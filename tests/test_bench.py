@@ -107,7 +107,7 @@ def test_classroom_asks_alti_as_the_page_does(translator):
     session), with no error."""
     from benchmarks import classroom as C
     from ui.attribution_views import attribution_at
-    from ui.serving import serving
+    from tests.serving import serving
     text = "Ein Hund rennt durch den Schnee."
     with serving(translator) as url:
         me = C.client(url)

@@ -69,11 +69,11 @@ def test_a_long_sentence_and_french_get_theirs(en_de):
 
 
 def test_the_api_and_the_page_payload_carry_them(en_de):
-    from ui import handlers as h
-    _, _, payload, topk = h.start(en_de, LONG)
+    from ui import decoding_views
+    _, _, payload, topk = decoding_views.start(en_de, LONG)
     messages = [c["message"] for c in payload["caveats"]]
     assert messages and all(m in topk["notes"] for m in messages)
-    _, _, payload, topk = h.start(en_de, "I am tired.")
+    _, _, payload, topk = decoding_views.start(en_de, "I am tired.")
     assert payload["caveats"] == [] and topk["notes"] == []
 
 

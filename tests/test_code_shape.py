@@ -126,60 +126,6 @@ def test_no_import_circles():
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
-# -- no long files: what a reader has to hold to know a module, or a view's script (assets/vendor/ is not ours)
-
-PY_LIMIT = 400  # app.py, transformer/*.py, ui/*.py, benchmarks/*.py
-JS_LIMIT = 300  # assets/*.js
-# over the limit today, each held at its size until it is split (the test fails when one grows, and when one is
-# back under the limit: then drop it from here)
-LONG_FILES = {"assets/attribution.js": 324}
-
-
-def file_lines(root: Path = ROOT) -> dict[str, tuple[int, int]]:
-    """{path: (lines, limit)} of every file a limit holds for."""
-    py = [root / "app.py", *(root / "transformer").glob("*.py"), *(root / "ui").glob("*.py"),
-          *(root / "benchmarks").glob("*.py")]
-    files = [(f, PY_LIMIT) for f in py] + [(f, JS_LIMIT) for f in (root / "assets").glob("*.js")]
-    return {str(f.relative_to(root)): (len(f.read_text("utf-8").splitlines()), limit) for f, limit in sorted(files)}
-
-
-def long_files(root: Path = ROOT, held=LONG_FILES) -> dict[str, str]:
-    """{path: "n > limit"} of every file over its limit (a file of `held`: over the size it is held at)."""
-    out = {}
-    for name, (n, limit) in file_lines(root).items():
-        if n > held.get(name, limit):
-            out[name] = f"{n} > {held.get(name, limit)}"
-    return out
-
-
-def test_the_size_check_sees_a_long_file(tmp_path):
-    for d in ("transformer", "ui", "benchmarks", "assets/vendor"):
-        (tmp_path / d).mkdir(parents=True)
-    (tmp_path / "app.py").write_text("x = 1\n" * PY_LIMIT)
-    (tmp_path / "ui" / "tab.py").write_text("x = 1\n" * PY_LIMIT)
-    (tmp_path / "benchmarks" / "bench.py").write_text("x = 1\n" * PY_LIMIT)
-    (tmp_path / "assets" / "view.js").write_text("x;\n" * JS_LIMIT)
-    (tmp_path / "assets" / "vendor" / "lib.js").write_text("x;\n" * 5000)  # vendored: not held
-    assert long_files(tmp_path, {}) == {}
-    (tmp_path / "benchmarks" / "bench.py").write_text("x = 1\n" * (PY_LIMIT + 1))
-    assert long_files(tmp_path, {}) == {"benchmarks/bench.py": "401 > 400"}
-    (tmp_path / "benchmarks" / "bench.py").write_text("x = 1\n" * PY_LIMIT)
-    (tmp_path / "ui" / "tab.py").write_text("x = 1\n" * (PY_LIMIT + 1))
-    (tmp_path / "assets" / "view.js").write_text("x;\n" * (JS_LIMIT + 1))
-    assert long_files(tmp_path, {}) == {"assets/view.js": "301 > 300", "ui/tab.py": "401 > 400"}
-    assert long_files(tmp_path, {"assets/view.js": JS_LIMIT + 1}) == {"ui/tab.py": "401 > 400"}
-    assert long_files(tmp_path, {"assets/view.js": JS_LIMIT}) == {"assets/view.js": "301 > 300", "ui/tab.py": "401 > 400"}
-
-
-def test_no_file_is_over_its_limit():
-    lines = file_lines()
-    assert {"app.py", "transformer/session.py", "ui/components.py", "benchmarks/load.py", "assets/lens.js"} <= set(lines)
-    found = long_files()
-    assert not found, "files over their limit (split them): " + ", ".join(f"{k} ({v})" for k, v in found.items())
-    back = sorted(name for name in LONG_FILES if lines[name][0] <= lines[name][1])
-    assert not back, f"back under the limit, drop from LONG_FILES: {back}"
-
-
 # -- a view's script made of several files of assets/ (ui/components.py asset): one js_on_load function body, so
 # the files share one scope and a name may be declared in only one of them (a second function of the same name
 # would silently replace the first)

@@ -11,6 +11,8 @@ The second half runs every handler and API function on an accelerator emulated o
 (tests/emulated_device.py): numpy refuses its tensors as it refuses CUDA ones, and its host transfers are
 counted per decoding step.
 """
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
@@ -161,16 +163,16 @@ def test_the_emulated_device_refuses_what_cuda_refuses():
 
 def test_decoding_state_lives_on_the_emulated_device(on_device, emulated):
     tr, _, _ = on_device
-    from ui import handlers
-    state, text, payload, topk = handlers.start(tr, "Ein Hund rennt.")
+    from ui import decoding_views
+    state, text, payload, topk = decoding_views.start(tr, "Ein Hund rennt.")
     assert isinstance(state.cross_k, OnDevice) and isinstance(state.cross_v, OnDevice)
     for p in state.positions:
         assert isinstance(p.k, OnDevice) and isinstance(p.v, OnDevice) and isinstance(p.hidden, OnDevice)
         assert type(p.self_row) is np.ndarray and type(p.cross_row) is np.ndarray
     cpu = emulated[1]
-    s = handlers.run(tr, state)[0]
+    s = decoding_views.run(tr, state)[0]
     assert s.translation == cpu.translate("Ein Hund rennt.")  # the same answers as on the CPU
-    ref = handlers.start(cpu, "Ein Hund rennt.")
+    ref = decoding_views.start(cpu, "Ein Hund rennt.")
     assert [p for p, _ in topk["items"]] == [p for p, _ in ref[3]["items"]]
     np.testing.assert_allclose([q for _, q in topk["items"]], [q for _, q in ref[3]["items"]], atol=1e-6)
 
@@ -179,11 +181,11 @@ def test_start_copies_to_the_host_once_per_decoding_step(on_device, tiny_pairs):
     """Start decodes the whole sentence: one host copy per position (its attention rows and greedy choice),
     plus the encoder's self-attention and the top-k rows of every position (one projection)."""
     tr, t, feeds = on_device
-    from ui import handlers
+    from ui import decoding_views
     for de in ("Ein Hund rennt.", tiny_pairs[3][0], "Ein Mann. " * 6):
         t.clear()
         feeds[0] = 0
-        state = handlers.start(tr, de)[0]
+        state = decoding_views.start(tr, de)[0]
         T = len(state.positions)
         assert feeds[0] == T and t.to_host == ["cpu"] * (T + 2), (de, T, t.to_host)
         assert t.uploads == ["tensor"] * (1 + T)  # the source once, then one token id per position
@@ -221,7 +223,7 @@ def _handler_calls(tr, s0, fresh, pos, alt, h):
             ("word_alignment_at", lambda: h.word_alignment_at(tr, s0, "alti", pos), 3)]  # the three methods
 
 
-# what the emulated-device tests call, and what they need not: the rest of ui.handlers' functions run no model
+# what the emulated-device tests call, and what they need not: the rest of the handlers' functions run no model
 # (input checks, file housekeeping) or run inside the called ones (outputs, topk_rows, decoded, beam_payload, ...)
 RUN_ON_THE_DEVICE = {"start", "step", "run", "back", "goto", "reset", "step_view", "force", "force_at", "at_position",
                      "reference", "ablate", "ablate_at", "across_layers", "across_layers_at", "across_layers_follow",
@@ -232,27 +234,47 @@ NO_MODEL_OR_INSIDE_THOSE = {"fail", "need_session", "check_k", "check_piece", "c
                             "head_choices", "noop", "export_root", "gradio_cache", "prune_exports", "end_session",
                             "export_event", "figures_html", "outputs", "trajectory_outputs", "decoded",
                             "beam_payload", "source_problem", "reference_problem",
-                            "word_alignment_follow"}  # word_alignment_at with the session's own model
+                            "word_alignment_follow",  # word_alignment_at with the session's own model
+                            # helpers of the handlers: text and tables, input checks, files; or run inside the
+                            # handlers above (beam_ids in beam, whole in attribution_at)
+                            "alignment_headers", "alignment_summary", "alignment_table", "beam_ids", "check_method",
+                            "data_rows", "device_words", "epoch_words", "new_export_dir", "plain_set",
+                            "prune_dead_processes", "session_key", "set_words", "told", "unreachable",
+                            "validation_rows", "weights_words", "whole"}
+
+
+HANDLER_MODULES = ("api", "attribution_views", "decoding_views", "exports", "inputs", "other_tabs")
+
+
+def handlers() -> SimpleNamespace:
+    """Every public function of the modules of ui/ that hold the page's and the API's handlers, by name."""
+    import importlib
+    out = {}
+    for name in HANDLER_MODULES:
+        m = importlib.import_module(f"ui.{name}")
+        out.update({n: f for n, f in vars(m).items()
+                    if callable(f) and not n.startswith("_") and getattr(f, "__module__", None) == m.__name__})
+    return SimpleNamespace(**out)
 
 
 def test_every_handler_is_run_on_the_emulated_device():
     """A new handler joins RUN_ON_THE_DEVICE (and a test above calls it) or says why it need not."""
-    from ui import handlers as h
-    functions = {n for n in h.__all__ if callable(getattr(h, n)) and not n.isupper()}
+    h = handlers()
+    functions = {n for n in vars(h) if not n.isupper()}
     missing = functions - RUN_ON_THE_DEVICE - NO_MODEL_OR_INSIDE_THOSE
     assert not missing, f"run these under the emulated device (tests/test_device.py): {sorted(missing)}"
 
 
 def test_every_handler_runs_on_the_device_with_one_host_copy_per_step(on_device):
     tr, t, feeds = on_device
-    from ui import handlers as h
-    s0 = h.start(tr, "Ein Hund rennt.")[0]
+    from ui import decoding_views
+    s0 = decoding_views.start(tr, "Ein Hund rennt.")[0]
     assert len(s0.positions) >= 3, "the tiny model should translate this into a few pieces"
     fresh = tr.start_ids(s0.source_ids)
     tok = tr.tokenizer
     alt = next(p for p, _ in fresh.topk(5)[1:] if tok.piece_id(p) not in (tok.pad_id, tok.bos_id, tok.eos_id))
     pos = {"step": 1, "ids": [p.token for p in s0.positions[:2]], "forced": [0, 0]}
-    for name, call, fixed in _handler_calls(tr, s0, fresh, pos, alt, h):
+    for name, call, fixed in _handler_calls(tr, s0, fresh, pos, alt, handlers()):
         t.clear()
         feeds[0] = 0
         call()
@@ -265,12 +287,12 @@ def test_greedy_decoding_and_beam_search_read_the_device_once_per_step(on_device
     Beam search: one copy of the candidates per step, and the best hypothesis's maps once."""
     tr, t, _ = on_device
     from transformer import atlas
-    from ui import handlers as h
+    from ui import api, decoding_views, other_tabs
     texts = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt."]
     ids = [tr.translate_ids([tr.source_ids(x)])[0] for x in texts]
     for name, call, steps in [
             ("translate", lambda: tr.translate(texts[0]), len(ids[0])),
-            ("/translate", lambda: h.api_translate(tr, texts[1]), len(ids[1])),
+            ("/translate", lambda: api.api_translate(tr, texts[1]), len(ids[1])),
             ("translate_batch", lambda: tr.translate_batch(texts), max(map(len, ids))),
             ("atlas corpus_bleu", lambda: atlas.corpus_bleu(tr, [(x, "A dog runs.") for x in texts]),
              max(map(len, ids)))]:
@@ -279,15 +301,15 @@ def test_greedy_decoding_and_beam_search_read_the_device_once_per_step(on_device
         assert len(t.to_host) == steps + 3 and t.to_host.count("__bool__") == steps + 1, (name, t.to_host)
     assert tr.translate_batch(texts) == emulated[1].translate_batch(texts)
     t.clear()
-    state = h.beam(tr, texts[0], 3)[0]
+    state = other_tabs.beam(tr, texts[0], 3)[0]
     beam_steps = len(state["tree"]) - 1
     assert t.to_host == ["tolist"] * beam_steps + ["cpu"], t.to_host
     t.clear()
-    h.beam_pick(tr, state, "2.")
+    other_tabs.beam_pick(tr, state, "2.")
     assert t.to_host == ["cpu"]
-    started = h.start(tr, texts[1])[0]
+    started = decoding_views.start(tr, texts[1])[0]
     t.clear()
-    state = h.beam_started(tr, started, 2)[0]  # the Beam tab's button: the sentence started in Translate
+    state = other_tabs.beam_started(tr, started, 2)[0]  # the Beam tab's button: the sentence started in Translate
     assert t.to_host == ["tolist"] * (len(state["tree"]) - 1) + ["cpu"], t.to_host
 
 
@@ -297,14 +319,14 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
     tr, t, _ = on_device
     from transformer.history import AttentionHistory, save_history
     from transformer.train import snapshot_attention
-    from ui import handlers as h
+    from ui import decoding_views, other_tabs
     texts = ["Ein Hund rennt.", "Eine Katze schläft."]
     snap = snapshot_attention(tr.model, tr.tokenizer, texts, tr.config.max_len)
     save_history(tmp_path / "h.npz", texts, tr.tokenizer, [{"epoch": 1, "snap": snap}])
     history = AttentionHistory.load(tmp_path / "h.npz")
-    fig, text = h.learned(history, 0, 1)
-    assert text == tr.translate(texts[0]) and h.learned_at(history, 1, 1)[1] == tr.translate(texts[1])
-    s = h.start(tr, texts[0])[0]
+    fig, text = other_tabs.learned(history, 0, 1)
+    assert text == tr.translate(texts[0]) and other_tabs.learned_at(history, 1, 1)[1] == tr.translate(texts[1])
+    s = decoding_views.start(tr, texts[0])[0]
     t.clear()
     inside = s.inside("cross", 0, 1, norms=True)
     assert t.to_host == ["cpu"] and type(inside.weights) is np.ndarray

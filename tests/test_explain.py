@@ -87,7 +87,7 @@ def learned_tab(checkpoint_dir):
 def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     import numpy as np
     from transformer.history import HISTORY, AttentionHistory
-    from ui import handlers as h
+    from ui import other_tabs
     write_history(tmp_path / HISTORY, tiny_tok, EARLY)
     history = AttentionHistory.load(tmp_path / HISTORY)
     assert history.epochs == EARLY
@@ -97,14 +97,14 @@ def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     assert "before training" in c["learned_intro"].value and "inside epoch 1" in c["learned_intro"].value
     for i, (epoch, words) in enumerate([(0, "before training"), (0.02, "2 % into epoch 1"), (3, "after epoch 3")]):
         i = EARLY.index(epoch) + 1  # snapshots are numbered from 1
-        fig, text, point = h.learned_at(history, 1, i)
+        fig, text, point = other_tabs.learned_at(history, 1, i)
         assert words in point and f"Snapshot {i} of {len(EARLY)}" in point
         assert fig.layout.title.text == f"Cross-attention {words}"
         np.testing.assert_allclose(np.array(fig.data[0].z), history.cross(1, epoch).mean((0, 1)), atol=1e-4)
         assert text == "".join(p for p in history.target(1, epoch) if p not in ("<s>", "</s>")).replace("▁", " ").strip()
     for bad in (0, len(EARLY) + 1, 1.5, "1", None, True):
         with pytest.raises(gr.Error):
-            h.learned_at(history, 0, bad)
+            other_tabs.learned_at(history, 0, bad)
 
 
 def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
@@ -113,13 +113,13 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
     import re
     from transformer import language
     from transformer.history import HISTORY, AttentionHistory
-    from ui import handlers as h
+    from ui import other_tabs
     write_history(tmp_path / HISTORY, tiny_tok, EARLY, say=lambda e: "")
     history = AttentionHistory.load(tmp_path / HISTORY)
     for i, (de, en) in enumerate([("vor dem ersten Trainingsschritt", "before any training step"),
                                   ("mitten im Durchgang 1", "partway through pass 1"),
                                   ("3 vollständige Durchgänge", "3 full passes")]):
-        point = h.learned_at(history, 1, EARLY.index([0, 0.02, 3][i]) + 1)[2]
+        point = other_tabs.learned_at(history, 1, EARLY.index([0, 0.02, 3][i]) + 1)[2]
         part = {(m, l): t for m, l, t in re.findall(r'<div class="x-(\w+) l-(\w+)" lang="\w+">(.*?)</div>', point, re.S)}
         assert de in part["detail", "de"] and en in part["detail", "en"] and en not in part["detail", "de"]
         for mode in ("plain", "detail"):
@@ -133,12 +133,12 @@ def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
     """A history of whole epochs (the shipped one has 1..19) still works: the slider's first point is epoch 1,
     and the intro says that the untrained model is not in it."""
     from transformer.history import HISTORY, AttentionHistory
-    from ui import handlers as h
+    from ui import other_tabs
     write_history(tmp_path / HISTORY, tiny_tok, [1, 2, 3, 4])
     _, c = learned_tab(tmp_path)
     assert (c["learned_epoch"].minimum, c["learned_epoch"].maximum) == (1, 4)
     assert "after every epoch" in c["learned_intro"].value and "starts after epoch 1" in c["learned_intro"].value
-    fig, _, point = h.learned_at(AttentionHistory.load(tmp_path / HISTORY), 0, 1)
+    fig, _, point = other_tabs.learned_at(AttentionHistory.load(tmp_path / HISTORY), 0, 1)
     assert "after epoch 1" in point and fig.layout.title.text == "Cross-attention after epoch 1"
 
 
@@ -153,21 +153,21 @@ def test_learned_tab_with_one_point(tmp_path, tiny_tok):
 # -- 11: the payload names the heads switched off, for the view to grey them ----------------------------------
 
 def test_ablated_payload_names_the_heads(tiny_translator):
-    from ui import handlers as h
+    from ui import decoding_views, other_tabs
     from ui.payload import session_payload
     tr = tiny_translator
-    session = h.start(tr, "ein hund", 4)[0]
+    session = decoding_views.start(tr, "ein hund", 4)[0]
     labels = ["L1 H2", "L2 H1"]
-    out = h.ablate(tr, session, [], [], labels, 4)
+    out = other_tabs.ablate(tr, session, [], [], labels, 4)
     assert out[4]["ablated"] == [["cross", 0, 1], ["cross", 1, 0]]
     assert "ablated" not in session_payload(tr.start("ein hund").view())
 
 
 def test_beam_hypotheses_say_what_normalised_means(tiny_translator):
     from transformer.beam import beam_search
-    from ui import handlers as h
+    from ui import other_tabs
     tr, text = tiny_translator, "ein hund"
-    out = h.beam(tr, text, 3)
+    out = other_tabs.beam(tr, text, 3)
     labels = out[2]["choices"]
     labels = [c[0] if isinstance(c, (list, tuple)) else c for c in labels]
     hyps = beam_search(tr.model, tr.source_ids(text), 3).hypotheses

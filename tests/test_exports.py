@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from transformer.decoding import Translator
-from ui import exports, handlers
+from ui import exports
 from ui.components import SESSION_TTL_S
-from ui.serving import serving
+from tests.serving import serving
 from tests.conftest import DEVICE
 
 SENTENCES = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt.", "Ein Kind springt."]
@@ -51,24 +51,24 @@ def test_two_users_keep_their_exports_while_their_sessions_live(tr, cache):
             c.predict(8, api_name="/run")
         ann_files = ann.predict(api_name="/export")
         bob_files = []
-        for i in range(3 * handlers.EXPORTS_PER_SESSION):
+        for i in range(3 * exports.EXPORTS_PER_SESSION):
             bob.predict(i % 4, 8, api_name="/goto")
             bob_files.append(bob.predict(api_name="/export"))
         # Ann's one export outlived Bob's many: on disk and over HTTP, byte for byte
-        assert len(ann_files) == handlers.FILES_PER_EXPORT
+        assert len(ann_files) == exports.FILES_PER_EXPORT
         for f in ann_files:
             r = httpx.get(f["url"], timeout=30)
             assert r.status_code == 200 and r.content == Path(f["path"]).read_bytes()
         # Bob keeps his newest exports, the older ones are gone
-        kept, gone = bob_files[-handlers.EXPORTS_PER_SESSION:], bob_files[:-handlers.EXPORTS_PER_SESSION]
+        kept, gone = bob_files[-exports.EXPORTS_PER_SESSION:], bob_files[:-exports.EXPORTS_PER_SESSION]
         assert all(os.path.exists(f["path"]) for files in kept for f in files)
         assert not any(os.path.exists(f["path"]) for files in gone for f in files)
         assert httpx.get(bob_files[-1][0]["url"], timeout=30).status_code == 200
         # one folder per session, and Gradio served the files where they were written: no copy in its cache
-        assert sorted(map(len, on_disk().values())) == [1, handlers.EXPORTS_PER_SESSION]
+        assert sorted(map(len, on_disk().values())) == [1, exports.EXPORTS_PER_SESSION]
         served = [Path(f["path"]) for files in [ann_files, *kept] for f in files]
         assert all(p.parent.parent.parent == exports.export_root() for p in served)
-        assert {p for p in cache.rglob(f"{handlers.EXPORT_PREFIX}*") if p.is_file()} == set(served)
+        assert {p for p in cache.rglob(f"{exports.EXPORT_PREFIX}*") if p.is_file()} == set(served)
         ann.close()  # Ann leaves: her session ends (demo.unload), and her files with it
         deadline = time.time() + 30
         while len(on_disk()) > 1 and time.time() < deadline:
@@ -83,7 +83,7 @@ def test_all_users_together_keep_at_most_exports_max_the_oldest_going_first(tr, 
     session = tr.start(SENTENCES[0]).run()
     made = {}
     for i in range(5):
-        made[f"u{i}"] = handlers.export_maps(tr, session, user(f"u{i}"))
+        made[f"u{i}"] = exports.export_maps(tr, session, user(f"u{i}"))
         assert all(map(os.path.exists, made[f"u{i}"]))  # handed out whole, whatever the cap
     assert sorted(on_disk()) == ["u2", "u3", "u4"]
     assert not any(os.path.exists(f) for u in ("u0", "u1") for f in made[u])
@@ -93,37 +93,37 @@ def test_an_export_is_never_pruned_by_the_request_that_hands_it_out(tr, cache, m
     monkeypatch.setattr(exports, "EXPORTS_MAX", 0)  # a cap that every other export is over
     session = tr.start(SENTENCES[1]).run()
     for i in range(3):
-        files = handlers.export_maps(tr, session, user(f"u{i}"))
-        assert len(files) == handlers.FILES_PER_EXPORT and all(map(os.path.exists, files))
+        files = exports.export_maps(tr, session, user(f"u{i}"))
+        assert len(files) == exports.FILES_PER_EXPORT and all(map(os.path.exists, files))
         assert sum(map(len, on_disk().values())) == 1
 
 
 def test_a_session_keeps_its_newest_exports(tr, cache):
     runs = [tr.start(s).run() for s in SENTENCES]
-    made = [handlers.export_maps(tr, runs[i % 4], user("ann")) for i in range(10)]
-    assert len(on_disk()["ann"]) == handlers.EXPORTS_PER_SESSION
+    made = [exports.export_maps(tr, runs[i % 4], user("ann")) for i in range(10)]
+    assert len(on_disk()["ann"]) == exports.EXPORTS_PER_SESSION
     assert [all(map(os.path.exists, m)) for m in made] == [False] * 8 + [True] * 2
 
 
 def test_a_session_that_ended_leaves_nothing_and_others_keep_theirs(tr, cache):
     session = tr.start(SENTENCES[2]).run()
     for name in ("ann", "bob", "cid"):
-        handlers.export_maps(tr, session, user(name))
-    handlers.end_session(user("ann"))  # ann closed the page (demo.unload)
+        exports.export_maps(tr, session, user(name))
+    exports.end_session(user("ann"))  # ann closed the page (demo.unload)
     assert sorted(on_disk()) == ["bob", "cid"]
     # bob's newest export is older than a session lives: the next export, anyone's, removes his
     old = time.time() - SESSION_TTL_S - 60
     for folder in on_disk()["bob"]:
         os.utime(folder, (old, old))
-    handlers.export_maps(tr, session, user("cid"))
+    exports.export_maps(tr, session, user("cid"))
     assert sorted(on_disk()) == ["cid"] and len(on_disk()["cid"]) == 2
 
 
 def test_calls_without_a_request_share_the_local_session(tr, cache):
     session = tr.start(SENTENCES[3]).run()
-    files = handlers.export_maps(tr, session)
+    files = exports.export_maps(tr, session)
     assert Path(files[0]).parent.parent.name == exports.LOCAL
-    handlers.end_session(None)  # nothing to end: a notebook's exports stay
+    exports.end_session(None)  # nothing to end: a notebook's exports stay
     assert all(map(os.path.exists, files))
 
 
@@ -132,7 +132,7 @@ def test_the_app_passes_the_users_session_and_ends_it_on_unload(tr):
     demo = build_demo(tr)
     fns = list(demo.fns.values())
     (unload,) = [f for f in fns if (None, "unload") in f.targets]
-    assert unload.fn is handlers.end_session
+    assert unload.fn is exports.end_session
     (export,) = [f for f in fns if f.api_name == "export"]
     from gradio.utils import get_type_hints
     import gradio as gr
@@ -147,9 +147,9 @@ def test_the_test_session_writes_no_export_into_the_real_temp_dir(tr):
     session_dir = Path(os.environ.get("GRADIO_TEMP_DIR", real))
     assert session_dir.resolve() != real.resolve() and real.resolve() not in session_dir.resolve().parents
     assert session_dir.name.startswith(f"attention-lens-tests-gradio-{os.getpid()}-")  # a killed session's is pruned
-    files = handlers.export_maps(tr, tr.start(SENTENCES[0]).run())
+    files = exports.export_maps(tr, tr.start(SENTENCES[0]).run())
     assert all(session_dir.resolve() in Path(f).resolve().parents for f in files)
-    assert not (real / f"{handlers.EXPORT_PREFIX}{os.getpid()}").exists()
+    assert not (real / f"{exports.EXPORT_PREFIX}{os.getpid()}").exists()
 
 
 def test_the_export_folders_of_processes_that_are_gone_are_pruned(cache):

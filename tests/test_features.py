@@ -5,7 +5,7 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from ui import handlers
+from ui import decoding_views, exports, other_tabs
 from transformer import analysis
 from ui.payload import decode_array
 from transformer.capture import attention_modules
@@ -13,13 +13,13 @@ from transformer.capture import attention_modules
 
 @pytest.fixture()
 def finished(tiny_translator):
-    return handlers.run(tiny_translator, handlers.start(tiny_translator, "Ein Hund rennt.")[0])[0]
+    return decoding_views.run(tiny_translator, decoding_views.start(tiny_translator, "Ein Hund rennt.")[0])[0]
 
 
 def test_ablation_panel_compares_intact_and_ablated(tiny_translator, finished):
     tr = tiny_translator
-    every = {kind: handlers.head_choices(tr, kind) for kind in ("encoder_self", "decoder_self", "cross")}
-    intact, ablated, probs, topk, payload, note = handlers.ablate(tr, finished, every["encoder_self"],
+    every = {kind: other_tabs.head_choices(tr, kind) for kind in ("encoder_self", "decoder_self", "cross")}
+    intact, ablated, probs, topk, payload, note = other_tabs.ablate(tr, finished, every["encoder_self"],
                                                              every["decoder_self"], every["cross"], 5)
     assert intact == tr.translate("Ein Hund rennt.")
     heads = [(k, l, h) for k, l, _ in attention_modules(tr.model) for h in range(tr.config.n_heads)]
@@ -35,50 +35,50 @@ def test_ablation_panel_compares_intact_and_ablated(tiny_translator, finished):
     # the intact session handed in is untouched, and the model still translates as before
     assert finished.ablated == frozenset() and tr.translate("Ein Hund rennt.") == intact
     with pytest.raises(gr.Error, match="at least one head"):
-        handlers.ablate(tr, finished, [], [], [], 5)
+        other_tabs.ablate(tr, finished, [], [], [], 5)
     with pytest.raises(gr.Error, match="head label"):
-        handlers.ablate(tr, finished, ["L9 H9 <script>"], [], [], 5)
+        other_tabs.ablate(tr, finished, ["L9 H9 <script>"], [], [], 5)
     with pytest.raises(gr.Error):
-        handlers.ablate(tr, finished, ["L9 H1"], [], [], 5)
+        other_tabs.ablate(tr, finished, ["L9 H1"], [], [], 5)
 
 
 def test_beam_panel(tiny_translator):
     tr = tiny_translator
-    state, fig, choices, payload = handlers.beam(tr, "Ein Kind springt.", 3)
+    state, fig, choices, payload = other_tabs.beam(tr, "Ein Kind springt.", 3)
     assert len(choices["choices"]) == 3 and choices["value"] == choices["choices"][0]
     assert tr.tokenizer.decode(state["hyps"][0]) in choices["choices"][0]
     assert payload["mode"] == "beam" and payload["target"][-1] == "</s>"
-    fig2, payload2 = handlers.beam_pick(tr, state, choices["choices"][2])
+    fig2, payload2 = other_tabs.beam_pick(tr, state, choices["choices"][2])
     assert payload2["target"] == tr.tokenizer.pieces([tr.config.bos_id] + state["hyps"][2])
-    s1 = handlers.beam(tr, "Ein Kind springt.", 1)[0]
+    s1 = other_tabs.beam(tr, "Ein Kind springt.", 1)[0]
     assert tr.tokenizer.decode(s1["hyps"][0]) == tr.translate("Ein Kind springt.")
     for bad in (0, 9, 2.5, "4"):
         with pytest.raises(gr.Error):
-            handlers.beam(tr, "Ein Kind springt.", bad)
+            other_tabs.beam(tr, "Ein Kind springt.", bad)
     with pytest.raises(gr.Error):
-        handlers.beam_pick(tr, state, "17. nope")
+        other_tabs.beam_pick(tr, state, "17. nope")
     with pytest.raises(gr.Error):
-        handlers.beam_pick(tr, None, choices["choices"][0])
+        other_tabs.beam_pick(tr, None, choices["choices"][0])
 
 
 def test_across_layers(tiny_translator, finished):
-    roll, lines, matrix = handlers.across_layers(tiny_translator, finished, "all layers", 0.15)
+    roll, lines, matrix = other_tabs.across_layers(tiny_translator, finished, "all layers", 0.15)
     S = len(finished.source_ids)
     T = len(finished.target_ids) - 1  # finished: the </s> row predicts nothing
     z = np.array(matrix.data[0].z)
     assert z.shape == (T, S)
     np.testing.assert_allclose(z, analysis.alignment(finished.attention.cross)[:T], atol=1e-4)
     assert np.array(roll.data[0].z).shape == (S, S)
-    handlers.across_layers(tiny_translator, finished, "layer 2", 0.5)
+    other_tabs.across_layers(tiny_translator, finished, "layer 2", 0.5)
     for bad in ("layer 0", "layer 3", "<b>"):
         with pytest.raises(gr.Error):
-            handlers.across_layers(tiny_translator, finished, bad, 0.15)
+            other_tabs.across_layers(tiny_translator, finished, bad, 0.15)
     with pytest.raises(gr.Error):
-        handlers.across_layers(tiny_translator, finished, "all layers", 0)
+        other_tabs.across_layers(tiny_translator, finished, "all layers", 0)
 
 
 def test_word_toggle_merges_pieces(tiny_translator, finished):
-    _, _, payload, _ = handlers.outputs(finished, 5, words=True)
+    _, _, payload, _ = decoding_views.outputs(finished, 5, words=True)
     maps = finished.attention
     ss, ts = analysis.word_spans(maps.source_tokens), analysis.word_spans(maps.target_tokens)
     assert payload["words"] and payload["source"] == analysis.word_labels(maps.source_tokens, ss)
@@ -86,12 +86,12 @@ def test_word_toggle_merges_pieces(tiny_translator, finished):
     assert cross.shape == (maps.cross.shape[0], maps.cross.shape[1], len(ts), len(ss))
     np.testing.assert_allclose(cross.sum(-1), 1.0, atol=1e-3)
     np.testing.assert_allclose(cross, analysis.merge_words(maps.cross, ts, ss), atol=1e-4)
-    s2, _, p2, _ = handlers.step_view(tiny_translator, finished, 5, True)
+    s2, _, p2, _ = decoding_views.step_view(tiny_translator, finished, 5, True)
     assert p2["words"]
 
 
 def test_export_files_hold_the_maps(tiny_translator, finished):
-    npz, js, page = handlers.export_maps(tiny_translator, finished)
+    npz, js, page = exports.export_maps(tiny_translator, finished)
     html = open(page, encoding="utf-8").read()
     assert html.startswith("<!doctype html>") and "Plotly" in html and html.count("plotly-graph-div") == 3
     maps = finished.attention
@@ -103,7 +103,7 @@ def test_export_files_hold_the_maps(tiny_translator, finished):
     assert d["target_tokens"] == maps.target_tokens and d["translation"] == finished.translation
     np.testing.assert_allclose(np.array(d["cross"]), maps.cross, atol=1e-6)
     with pytest.raises(gr.Error):
-        handlers.export_maps(tiny_translator, None)
+        exports.export_maps(tiny_translator, None)
 
 
 def test_attention_history_recorded_during_training_and_shown(tmp_path):
@@ -113,18 +113,18 @@ def test_attention_history_recorded_during_training_and_shown(tmp_path):
     h = AttentionHistory.load(tmp_path / "ck" / HISTORY)
     assert h.epochs[0] == 0 and h.epochs[-2:] == [1, 2] and len(h.sentences) == 4  # before training ... epoch 2
     assert all(0 < e < 1 for e in h.epochs[1:-2])  # and inside epoch 1
-    fig, text = handlers.learned(h, 0, 2)
+    fig, text = other_tabs.learned(h, 0, 2)
     z = np.array(fig.data[0].z)
     assert z.ndim == 2 and np.allclose(z.sum(1), 1, atol=2e-3)
     np.testing.assert_allclose(z, h.cross(0, 2).mean((0, 1)), atol=1e-4)
     assert text == "".join(p for p in h.target(0, 2) if p not in ("<s>", "</s>")).replace("▁", " ").strip()
-    fig1, _ = handlers.learned(h, 1, 1, "layer 1", "head 2")
+    fig1, _ = other_tabs.learned(h, 1, 1, "layer 1", "head 2")
     np.testing.assert_allclose(np.array(fig1.data[0].z), h.cross(1, 1)[0, 1], atol=1e-4)
     for bad in ((0, 7), (9, 1), (0, 1, "layer 5"), (0, 1, "layer 1", "head 9"), (None, 1), ("0", 1)):
         with pytest.raises(gr.Error):
-            handlers.learned(h, *bad)
+            other_tabs.learned(h, *bad)
     with pytest.raises(gr.Error, match="no attention history"):
-        handlers.learned(None, 0, 1)
+        other_tabs.learned(None, 0, 1)
     with pytest.raises(FileNotFoundError):
         AttentionHistory.load(tmp_path / "missing.npz")
 

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import gradio as gr
 import pytest
@@ -19,8 +20,8 @@ def demo(tiny_trained):
 
 
 def bundle_path(demo):
-    from ui.first_load import bundle_dir
-    return bundle_dir() / re.search(r"attention-lens-[0-9a-f]{12}\.js", demo._deprecated_head).group(0)
+    from ui.first_load import bundle_dir, head_tag
+    return bundle_dir() / re.search(r"attention-lens-[0-9a-f]{12}\.js", head_tag(demo)).group(0)
 
 
 def test_every_view_calls_the_one_script_and_it_compiles(demo):
@@ -76,3 +77,15 @@ def test_the_boxes_are_written_by_the_server_directly(demo):
     writers = [d for d in config["dependencies"] if d["backend_fn"] and boxes & set(d["outputs"])]
     assert len(writers) >= 2
     assert not [c for c in config["components"] if c["props"].get("elem_id") in ("boxes_relay", "hint_text")]
+
+
+def test_the_page_writes_no_private_gradio_attribute(demo):
+    """The bundle reaches the page's head by launch(head=...) (ui/app.py with_labels), Gradio's public way, not by
+    writing Blocks' private _deprecated_head; no module of the app assigns to a private attribute of a Gradio
+    object."""
+    from ui.first_load import head_tag
+    assert head_tag(demo).startswith('<script src="gradio_api/file=') and not getattr(demo, "_deprecated_head", None)
+    root = Path(__file__).resolve().parent.parent
+    for path in [root / "app.py", *sorted((root / "ui").rglob("*.py"))]:
+        found = re.findall(r"\b(?:demo|blocks|app|gr\.\w+)\._\w+\s*=(?!=)", path.read_text("utf-8"))
+        assert not found, (path.name, found)

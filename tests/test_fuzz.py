@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from transformer.decoding import Translator
 from transformer.history import AttentionHistory
-from ui import handlers
+from ui import api, decoding_views, exports, other_tabs
 from tests.conftest import DEVICE
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
@@ -81,10 +81,10 @@ def test_start_and_api_functions(guarded):
     @FUZZ
     @given(text=texts, k=st.one_of(st.just(8), numbers), words=st.one_of(st.booleans(), anything))
     def check(text, k, words):
-        answers_or_gr_error(handlers.start, tr, text, k, words)
-        answers_or_gr_error(handlers.api_translate, tr, text)
-        answers_or_gr_error(handlers.api_attention, tr, text)
-        answers_or_gr_error(handlers.api_attention_compact, tr, text)
+        answers_or_gr_error(decoding_views.start, tr, text, k, words)
+        answers_or_gr_error(api.api_translate, tr, text)
+        answers_or_gr_error(api.api_attention, tr, text)
+        answers_or_gr_error(api.api_attention_compact, tr, text)
 
     check()
 
@@ -96,10 +96,10 @@ def test_moving_handlers(guarded, sessions):
     @given(session=session_values(sessions), i=st.one_of(st.integers(-2, 12), numbers),
            k=st.one_of(st.integers(1, 20), numbers), words=st.one_of(st.booleans(), anything))
     def check(session, i, k, words):
-        for fn in (handlers.step, handlers.run, handlers.back, handlers.reset, handlers.step_view):
+        for fn in (decoding_views.step, decoding_views.run, decoding_views.back, decoding_views.reset, decoding_views.step_view):
             answers_or_gr_error(fn, tr, session, k, words)
-        answers_or_gr_error(handlers.goto, tr, session, i, k, words)
-        answers_or_gr_error(handlers.export_maps, tr, session)
+        answers_or_gr_error(decoding_views.goto, tr, session, i, k, words)
+        answers_or_gr_error(exports.export_maps, tr, session)
 
     check()
 
@@ -111,15 +111,15 @@ def test_force_and_reference(guarded, sessions):
     @FUZZ
     @given(session=session_values(sessions), piece=pieces, k=st.one_of(st.just(5), numbers), text=texts, ref=texts)
     def check(session, piece, k, text, ref):
-        answers_or_gr_error(handlers.force, tr, session, piece, k, False)
-        answers_or_gr_error(handlers.reference, tr, text, ref)
+        answers_or_gr_error(decoding_views.force, tr, session, piece, k, False)
+        answers_or_gr_error(decoding_views.reference, tr, text, ref)
 
     check()
 
 
 def test_ablation_beam_and_layers(guarded, sessions):
     tr = guarded
-    labels = st.one_of(st.sampled_from(handlers.head_choices(tr, "cross")), st.text(max_size=8), numbers)
+    labels = st.one_of(st.sampled_from(other_tabs.head_choices(tr, "cross")), st.text(max_size=8), numbers)
     head_lists = st.one_of(st.lists(labels, max_size=4), numbers, texts)
 
     @FUZZ
@@ -128,16 +128,16 @@ def test_ablation_beam_and_layers(guarded, sessions):
            choice=st.one_of(st.sampled_from(["1. x", "2. y", "9. z"]), anything), layer=anything,
            threshold=st.one_of(st.floats(0, 1.5), numbers))
     def check(session, enc, dec, cross, k, text, size, choice, layer, threshold):
-        answers_or_gr_error(handlers.ablate, tr, session, enc, dec, cross, k)
+        answers_or_gr_error(other_tabs.ablate, tr, session, enc, dec, cross, k)
         try:
-            state = handlers.beam(tr, text, size)[0]
+            state = other_tabs.beam(tr, text, size)[0]
         except gr.Error as e:
             assert e.message
             state = None  # gr.State lives on the server: a client cannot forge a beam state
-        answers_or_gr_error(handlers.beam_pick, tr, state, choice)
-        answers_or_gr_error(handlers.beam_pick, tr, choice, choice)
-        answers_or_gr_error(handlers.across_layers, tr, session, layer, threshold)
-        answers_or_gr_error(handlers.across_layers, tr, session, "all layers", threshold)
+        answers_or_gr_error(other_tabs.beam_pick, tr, state, choice)
+        answers_or_gr_error(other_tabs.beam_pick, tr, choice, choice)
+        answers_or_gr_error(other_tabs.across_layers, tr, session, layer, threshold)
+        answers_or_gr_error(other_tabs.across_layers, tr, session, "all layers", threshold)
 
     check()
 
@@ -155,7 +155,7 @@ def test_attention_being_learned(tmp_path_factory):
            head=st.one_of(st.sampled_from(["mean of heads", "head 1", "head 9"]), anything),
            h=st.sampled_from([history, None]))
     def check(example, epoch, layer, head, h):
-        answers_or_gr_error(handlers.learned, h, example, epoch, layer, head)
+        answers_or_gr_error(other_tabs.learned, h, example, epoch, layer, head)
 
     check()
 
@@ -174,9 +174,9 @@ def test_handlers_that_take_the_views_position(guarded, sessions):
     @FUZZ
     @given(session=session_values(sessions), position=positions, piece=pieces, k=st.one_of(st.just(5), numbers))
     def check(session, position, piece, k):
-        answers_or_gr_error(handlers.force_at, tr, session, position, piece, k, False)
-        answers_or_gr_error(handlers.export_at, tr, session, position)
-        answers_or_gr_error(handlers.ablate_at, tr, session, [], [], ["L1 H1"], k, position)
-        answers_or_gr_error(handlers.across_layers_at, tr, session, "all layers", 0.15, position)
+        answers_or_gr_error(decoding_views.force_at, tr, session, position, piece, k, False)
+        answers_or_gr_error(exports.export_at, tr, session, position)
+        answers_or_gr_error(other_tabs.ablate_at, tr, session, [], [], ["L1 H1"], k, position)
+        answers_or_gr_error(other_tabs.across_layers_at, tr, session, "all layers", 0.15, position)
 
     check()

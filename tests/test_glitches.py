@@ -9,7 +9,8 @@ import torch
 
 from tests.decoders import decode_trajectory
 from transformer.beam import beam_search
-from ui import handlers
+from ui import decoding_views, other_tabs
+from ui.inputs import reference_problem, source_problem
 from ui import payload as P
 
 SOURCE = "Ein Hund rennt."
@@ -70,7 +71,7 @@ def test_ablation_follows_the_intact_prefix_without_calling_it_forced(tiny_trans
     s = tr.start(SOURCE).run()
     L, H = tr.config.n_decoder_layers, tr.config.n_heads
     labels = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
-    payload = handlers.ablate(tr, s, [], [], labels)[4]
+    payload = other_tabs.ablate(tr, s, [], [], labels)[4]
     heads = [("cross", l, h) for l in range(L) for h in range(H)]
     a = tr.start_ids(s.source_ids, ablate=heads)
     want = [False]
@@ -87,7 +88,7 @@ def test_reference_of_the_started_sentence_is_a_trajectory(tiny_translator):
     s = tr.start(SOURCE).run()
     s.goto(1)
     ref = tr.translate(OTHER)
-    payload, topk = handlers.reference_at(tr, s, ref, 3)
+    payload, topk = decoding_views.reference_at(tr, s, ref, 3)
     ids = tr.target_ids_of(ref)
     d = decode_trajectory(payload)
     assert payload["v"] == P.TRAJECTORY_VERSION and payload["mode"] == "reference"
@@ -101,17 +102,17 @@ def test_reference_of_the_started_sentence_is_a_trajectory(tiny_translator):
     greedy = tr.start(SOURCE).run()
     assert s.cursor == 1 and [p.token for p in s.positions] == greedy.target_ids  # the session is left as it was
     with pytest.raises(gr.Error, match="Start"):
-        handlers.reference_at(tr, None, ref)
+        decoding_views.reference_at(tr, None, ref)
     with pytest.raises(gr.Error, match="empty"):
-        handlers.reference_at(tr, s, "   ")
+        decoding_views.reference_at(tr, s, "   ")
 
 
 def test_reference_problem_says_why_a_reference_cannot_be_shown(tiny_translator):
     tr = tiny_translator
     s = tr.start(SOURCE)
-    assert handlers.reference_problem(s, "A dog runs.") == ""
+    assert reference_problem(s, "A dog runs.") == ""
     for session, ref, message in ((None, "A dog runs.", "Press Start first"), (s, "   ", "empty")):
-        assert message in handlers.reference_problem(session, ref)
+        assert message in reference_problem(session, ref)
 
 
 def test_the_compare_tabs_start_says_which_sentence_it_cannot_read_under_the_boxes(tiny_translator):
@@ -126,7 +127,7 @@ def test_the_compare_tabs_start_says_which_sentence_it_cannot_read_under_the_box
     assert [o.elem_id for o in click.outputs] == ["compare", "compare_note"]
     view, note = click.fn(SOURCE, "   ", 8, "")
     said = json.loads(note)
-    assert view == gr.skip() and said["said"] == "Sentence B: " + handlers.source_problem(tiny_translator, "   ")
+    assert view == gr.skip() and said["said"] == "Sentence B: " + source_problem(tiny_translator, "   ")
     assert said["texts"] == {"compare_a": SOURCE, "compare_b": "   "}
     view, note = click.fn(SOURCE, SOURCE, 8, "")
     assert set(view) >= {"a", "b"} and json.loads(note)["said"] == ""
@@ -135,19 +136,19 @@ def test_the_compare_tabs_start_says_which_sentence_it_cannot_read_under_the_box
 def test_beam_search_of_the_started_sentence(tiny_translator):
     tr = tiny_translator
     s = tr.start(SOURCE)
-    state, _, choices, payload = handlers.beam_started(tr, s, 3)
+    state, _, choices, payload = other_tabs.beam_started(tr, s, 3)
     best = beam_search(tr.model, tr.source_ids(SOURCE), 3).hypotheses[0]
     assert state["source_ids"] == s.source_ids and state["hyps"][0] == best.ids
     assert payload["target"] == tr.tokenizer.pieces([tr.config.bos_id] + best.ids)
-    assert handlers.beam(tr, SOURCE, 3)[0]["hyps"] == state["hyps"]  # the API's /beam of the same text
+    assert other_tabs.beam(tr, SOURCE, 3)[0]["hyps"] == state["hyps"]  # the API's /beam of the same text
     with pytest.raises(gr.Error, match="Start"):
-        handlers.beam_started(tr, None, 3)
+        other_tabs.beam_started(tr, None, 3)
 
 
 def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothing(tiny_translator):
     """The page's Start (the button, Enter) answers a sentence the model cannot read with the note under the box
     (#source_hint's value, drawn by assets/sentence.js) and no other output: the count of sentences started stays,
-    so the clears of the other tabs (ui/fresh.py, on its change) do not run; a sentence it can read is started, the
+    so the clears of the other tabs (ui/page_state.py, on its change) do not run; a sentence it can read is started, the
     count moves on and the clears follow it."""
     import json
 
@@ -172,11 +173,11 @@ def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothin
 
 
 def test_source_problem_is_startings_own_check(tiny_translator):
-    assert handlers.source_problem(tiny_translator, SOURCE) == ""
+    assert source_problem(tiny_translator, SOURCE) == ""
     for bad, message in (("   ", "input is empty"), (None, "input must be text")):
-        assert message in handlers.source_problem(tiny_translator, bad)
+        assert message in source_problem(tiny_translator, bad)
         with pytest.raises(gr.Error, match=message):
-            handlers.start(tiny_translator, bad)
+            decoding_views.start(tiny_translator, bad)
 
 
 def test_start_echoes_the_text_it_translated_not_the_uncut_input(tiny_translator):
@@ -187,17 +188,17 @@ def test_start_echoes_the_text_it_translated_not_the_uncut_input(tiny_translator
     import json
     tr = tiny_translator
     text = "Ein Hund rennt. " * 12_500
-    state, _, payload, topk = handlers.start(tr, text, 4)
+    state, _, payload, topk = decoding_views.start(tr, text, 4)
     limit = tr.config.max_len - 1  # the model reads this many pieces, then </s>
     assert len(state.source_ids) == limit + 1
     assert tr.source_ids(payload["input"]) == state.source_ids  # what it names is what was translated
     assert len(payload["input"]) < 2000 and text.startswith(payload["input"])
     assert topk["notes"][0] == f"The input was cut from {len(text)} to 2000 characters."
     assert topk["notes"][1].endswith(f"only the first {limit} are translated (the model's limit).")
-    again = handlers.start(tr, payload["input"], 4)[2]  # the translated part started alone: the same answer's size
+    again = decoding_views.start(tr, payload["input"], 4)[2]  # the translated part started alone: the same answer's size
     assert abs(len(json.dumps(payload)) - len(json.dumps(again))) < 1000
     typed = "  Ein  Hund rennt. "
-    state, _, payload, topk = handlers.start(tr, typed, 4)
+    state, _, payload, topk = decoding_views.start(tr, typed, 4)
     assert payload["input"] == typed and topk["notes"] == []
 
 
@@ -207,7 +208,7 @@ def test_reset_keeps_the_sessions_switched_off_heads(tiny_translator):
     tr = tiny_translator
     heads = [("cross", 0, 0), ("cross", 1, 2), ("encoder_self", 0, 1)]
     s = tr.start(SOURCE, ablate=heads).run()
-    r, translation, payload, _ = handlers.reset(tr, s)
+    r, translation, payload, _ = decoding_views.reset(tr, s)
     fresh = tr.start(SOURCE, ablate=heads)
     assert r.ablated == frozenset(heads) and r.cursor == 0 and translation == ""
     np.testing.assert_array_equal(r.attention.encoder_self, fresh.attention.encoder_self)

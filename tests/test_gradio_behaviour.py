@@ -42,12 +42,12 @@ def test_a_bounded_number_given_text_raises_a_type_error_not_a_message():
 
 
 def test_launch_raises_when_its_probe_of_localhost_fails_and_the_tests_servers_skip_the_probe(monkeypatch):
-    """ui/serving.py checked: Gradio's launch probes its own page with one HEAD (3 s timeout) and raises "When
+    """tests/serving.py checked: Gradio's launch probes its own page with one HEAD (3 s timeout) and raises "When
     localhost is not accessible ..." when that fails, as it did in CI on a loaded machine. The servers tests and
-    benchmarks start (ui.serving.launched) skip the probe and still answer."""
+    benchmarks start (tests.serving.launched) skip the probe and still answer."""
     import httpx
     from gradio import networking
-    from ui.serving import free_port, launched
+    from tests.serving import free_port, launched
     monkeypatch.setattr(networking, "url_ok", lambda url: False)  # the probe timed out
     with gr.Blocks() as demo:
         gr.Markdown("a page")

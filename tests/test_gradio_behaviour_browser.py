@@ -23,7 +23,7 @@ def little_page() -> gr.Blocks:
 @pytest.fixture(scope="module")
 def page():
     require_chromium()
-    from ui.serving import chromium, launched
+    from tests.serving import chromium, launched
     with launched(little_page()) as url, chromium() as b:
         p = b.new_page()
         p.goto(url)

@@ -17,7 +17,8 @@ import gradio as gr
 import httpx
 import pytest
 
-from ui import handlers
+from ui import api, decoding_views
+from ui.inputs import TOPK
 from transformer.decoding import MAX_INPUT_CHARS, Translator, clean_text
 from tests.conftest import DEVICE
 
@@ -121,9 +122,9 @@ def tr(tiny_trained):
 @pytest.mark.parametrize("name,text,expect", HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_hostile_text_through_handlers_and_translate(tr, name, text, expect):
     def through_handlers(t):
-        state, _, payload, topk = handlers.start(tr, t)
+        state, _, payload, topk = decoding_views.start(tr, t)
         assert payload["cursor"] == 0 and payload["target"] == ["<s>"]
-        state, translation, payload, topk = handlers.run(tr, state)
+        state, translation, payload, topk = decoding_views.run(tr, state)
         assert payload["done"] and topk["done"]
         assert payload["source"] == tr.tokenizer.pieces(state.source_ids)
         json.dumps(payload, ensure_ascii=False).encode("utf-8")  # what Gradio sends: serialisable, no surrogates
@@ -149,11 +150,11 @@ def test_input_is_bounded_before_tokenising(tr, monkeypatch):
     monkeypatch.setattr(sp, "encode", recording, raising=False)
     texts = [t for _, t, e in HOSTILE if isinstance(t, str)] + ["Ein Hund " * 10_000, "ä" * (MAX_INPUT_CHARS + 1)]
     for t in texts:
-        outcome(lambda x: handlers.run(tr, handlers.start(tr, x)[0]), t)
+        outcome(lambda x: decoding_views.run(tr, decoding_views.start(tr, x)[0]), t)
         outcome(tr.translate, t)
-        outcome(lambda x: handlers.reference(tr, "Ein Hund rennt.", x), t)
-        outcome(lambda x: handlers.reference(tr, x, "A dog runs."), t)
-        outcome(lambda x: handlers.api_attention(tr, x), t)
+        outcome(lambda x: decoding_views.reference(tr, "Ein Hund rennt.", x), t)
+        outcome(lambda x: decoding_views.reference(tr, x, "A dog runs."), t)
+        outcome(lambda x: api.api_attention(tr, x), t)
     outcome(lambda x: tr.translate_batch(x), texts)
     assert seen, "the tokenizer was never called: the recording hook is in the wrong place"
     assert max(seen) <= MAX_INPUT_CHARS
@@ -192,7 +193,7 @@ def test_text_that_tokenises_to_nothing_is_rejected_as_empty(tr, text):
     or U+FFFD passes clean_text but encodes to no pieces; the model used to 'translate' a source of only
     </s> and invent a sentence. source_ids now rejects it as empty."""
     with pytest.raises(gr.Error, match="input is empty"):
-        handlers.start(tr, text)
+        decoding_views.start(tr, text)
     with pytest.raises(ValueError, match="input is empty"):
         tr.translate(text)
 
@@ -213,30 +214,30 @@ BAD_PIECES = [(123, "force needs one piece"), (None, "force needs one piece"), (
 @pytest.fixture()
 def running(tr):
     """A session run to the end and stepped back to 1, so goto has history 0..n."""
-    s = handlers.run(tr, handlers.start(tr, "Ein Hund rennt.")[0])[0]
-    return handlers.goto(tr, s, 1)[0]
+    s = decoding_views.run(tr, decoding_views.start(tr, "Ein Hund rennt.")[0])[0]
+    return decoding_views.goto(tr, s, 1)[0]
 
 
 def still_works(tr, state, text="Ein Hund rennt."):
-    s, translation, payload, _ = handlers.run(tr, state)
+    s, translation, payload, _ = decoding_views.run(tr, state)
     assert translation == tr.translate(text) and payload["done"]
-    assert handlers.api_translate(tr, "Eine Katze schläft.") == tr.translate("Eine Katze schläft.")
+    assert api.api_translate(tr, "Eine Katze schläft.") == tr.translate("Eine Katze schläft.")
 
 
 @pytest.mark.parametrize("i", BAD_STEP, ids=repr)
 def test_goto_out_of_range_is_rejected(tr, running, i):
     with pytest.raises(gr.Error, match="step index must be an integer from 0 to"):
-        handlers.goto(tr, running, i)
+        decoding_views.goto(tr, running, i)
     assert running.cursor == 1
     still_works(tr, running)
 
 
 @pytest.mark.parametrize("k", BAD_K, ids=repr)
 def test_k_out_of_range_is_rejected_by_every_handler(tr, running, k):
-    calls = [lambda: handlers.start(tr, "Ein Hund rennt.", k), lambda: handlers.step(tr, running, k),
-             lambda: handlers.run(tr, running, k), lambda: handlers.back(tr, running, k), lambda: handlers.reset(tr, running, k),
-             lambda: handlers.goto(tr, running, 0, k), lambda: handlers.step_view(tr, running, k),
-             lambda: handlers.force(tr, running, "</s>", k)]
+    calls = [lambda: decoding_views.start(tr, "Ein Hund rennt.", k), lambda: decoding_views.step(tr, running, k),
+             lambda: decoding_views.run(tr, running, k), lambda: decoding_views.back(tr, running, k), lambda: decoding_views.reset(tr, running, k),
+             lambda: decoding_views.goto(tr, running, 0, k), lambda: decoding_views.step_view(tr, running, k),
+             lambda: decoding_views.force(tr, running, "</s>", k)]
     for call in calls:
         with pytest.raises(gr.Error, match="top-k must be an integer from 1 to 20"):
             call()
@@ -247,30 +248,30 @@ def test_k_out_of_range_is_rejected_by_every_handler(tr, running, k):
 @pytest.mark.parametrize("piece,message", BAD_PIECES, ids=[repr(p)[:24] for p, _ in BAD_PIECES])
 def test_force_bad_piece_is_rejected(tr, running, piece, message):
     with pytest.raises(gr.Error, match=message):
-        handlers.force(tr, running, piece)
+        decoding_views.force(tr, running, piece)
     assert running.cursor == 1 and len(running.positions) > 2  # the state it was given is untouched
     still_works(tr, running)
 
 
 def test_force_after_the_end_and_on_no_session(tr):
-    done = handlers.run(tr, handlers.start(tr, "Ein Hund rennt.")[0])[0]
+    done = decoding_views.run(tr, decoding_views.start(tr, "Ein Hund rennt.")[0])[0]
     with pytest.raises(gr.Error, match="decoding has finished"):
-        handlers.force(tr, done, "▁A")
+        decoding_views.force(tr, done, "▁A")
     for bad_state in (None, 123, "session", {"cursor": 0}, object()):
-        for h in (handlers.step, handlers.run, handlers.back, handlers.reset, handlers.step_view):
+        for h in (decoding_views.step, decoding_views.run, decoding_views.back, decoding_views.reset, decoding_views.step_view):
             with pytest.raises(gr.Error, match="Press Start first"):
                 h(tr, bad_state)
         with pytest.raises(gr.Error, match="Press Start first"):
-            handlers.goto(tr, bad_state, 0)
+            decoding_views.goto(tr, bad_state, 0)
         with pytest.raises(gr.Error, match="Press Start first"):
-            handlers.force(tr, bad_state, "▁A")
+            decoding_views.force(tr, bad_state, "▁A")
 
 
 @pytest.mark.parametrize("ref,message", [("", "input is empty"), ("\u200b", "input is empty"), (None, "target must be"),
                                          (42, "target must be")])
 def test_reference_bad_values(tr, ref, message):
     with pytest.raises(gr.Error, match=message):
-        handlers.reference(tr, "Ein Hund rennt.", ref)
+        decoding_views.reference(tr, "Ein Hund rennt.", ref)
 
 
 @pytest.mark.parametrize("piece", ["\ud800", "▁\udfff"], ids=["lone-surrogate", "meta-space+surrogate"])
@@ -279,7 +280,7 @@ def test_force_lone_surrogate_piece_gives_a_clear_error(tr, running, piece):
     TypeError('Sequence elements must be str or bytes'), so the UI/API got Gradio's generic error without a
     message (reachable over HTTP: JSON allows "\\ud800"). piece_id now answers ValueError."""
     with pytest.raises(gr.Error, match="is not a piece of the vocabulary"):
-        handlers.force(tr, running, piece)
+        decoding_views.force(tr, running, piece)
 
 
 # -- out-of-range UI values through gradio_client against the launched app --------------------------
@@ -301,28 +302,28 @@ def client(served):
 
 def client_running(client, tr, text="Ein Hund rennt."):
     """/start, /run, then /goto 1: a session with history, as in `running`."""
-    client.predict(text, handlers.TOPK, api_name="/start")
-    _, payload, _ = client.predict(handlers.TOPK, api_name="/run")
+    client.predict(text, TOPK, api_name="/start")
+    _, payload, _ = client.predict(TOPK, api_name="/run")
     assert payload["done"] and len(payload["target"]) > 3
-    _, payload, _ = client.predict(1, handlers.TOPK, api_name="/goto")
+    _, payload, _ = client.predict(1, TOPK, api_name="/goto")
     assert payload["cursor"] == 1
     return payload
 
 
 def client_still_works(client, tr, text="Ein Hund rennt."):
-    _, payload, _ = client.predict(handlers.TOPK, api_name="/step")
+    _, payload, _ = client.predict(TOPK, api_name="/step")
     assert payload["cursor"] == 2  # the session survived the bad call, at the step it was on
     assert client.predict("Eine Katze schläft.", api_name="/translate") == tr.translate("Eine Katze schläft.")
-    translation, payload, _ = client.predict(handlers.TOPK, api_name="/run")
+    translation, payload, _ = client.predict(TOPK, api_name="/run")
     assert translation == tr.translate(text) and payload["done"]
 
 
 CLIENT_CASES = [
-    ("/goto", (-1, handlers.TOPK), "step index must be an integer"),
-    ("/goto", (-10**9, handlers.TOPK), "step index must be an integer"),
-    ("/goto", (10**9, handlers.TOPK), "step index must be an integer"),
-    ("/goto", (10**30, handlers.TOPK), "step index must be an integer"),
-    ("/goto", (None, handlers.TOPK), "step index must be an integer"),
+    ("/goto", (-1, TOPK), "step index must be an integer"),
+    ("/goto", (-10**9, TOPK), "step index must be an integer"),
+    ("/goto", (10**9, TOPK), "step index must be an integer"),
+    ("/goto", (10**30, TOPK), "step index must be an integer"),
+    ("/goto", (None, TOPK), "step index must be an integer"),
     ("/goto", (1, 0), "top-k|minimum"),
     ("/step", (0,), "top-k|minimum"),
     ("/step", (21,), "top-k|maximum"),
@@ -334,17 +335,17 @@ CLIENT_CASES = [
     ("/reset", (-1,), "top-k|minimum"),
     ("/topk", (0,), "top-k|minimum"),
     ("/topk", (21,), "top-k|maximum"),
-    ("/force", (None, handlers.TOPK), "force needs one piece"),
-    ("/force", ("", handlers.TOPK), "force needs one piece"),
-    ("/force", ("x" * 100_000, handlers.TOPK), "force needs one piece"),
-    ("/force", ("zz-no-such-piece", handlers.TOPK), "is not a piece of the vocabulary"),
-    ("/force", (123, handlers.TOPK), "is not a piece of the vocabulary|force needs one piece"),
-    ("/force", (["▁A"], handlers.TOPK), "is not a piece of the vocabulary|force needs one piece"),
-    ("/force", ("<s>", handlers.TOPK), "cannot force the special piece"),
+    ("/force", (None, TOPK), "force needs one piece"),
+    ("/force", ("", TOPK), "force needs one piece"),
+    ("/force", ("x" * 100_000, TOPK), "force needs one piece"),
+    ("/force", ("zz-no-such-piece", TOPK), "is not a piece of the vocabulary"),
+    ("/force", (123, TOPK), "is not a piece of the vocabulary|force needs one piece"),
+    ("/force", (["▁A"], TOPK), "is not a piece of the vocabulary|force needs one piece"),
+    ("/force", ("<s>", TOPK), "cannot force the special piece"),
     ("/force", ("▁A", 0), "top-k|minimum"),
-    ("/start", ("", handlers.TOPK), "input is empty"),
-    ("/start", ("\u200b\u202e\x00", handlers.TOPK), "input is empty"),
-    ("/start", (None, handlers.TOPK), "input must be text"),
+    ("/start", ("", TOPK), "input is empty"),
+    ("/start", ("\u200b\u202e\x00", TOPK), "input is empty"),
+    ("/start", (None, TOPK), "input must be text"),
     ("/start", ("Ein Hund.", 21), "top-k|maximum"),
     ("/reference", ("Ein Hund rennt.", "   "), "input is empty"),
     ("/translate", ("",), "input is empty"),
@@ -395,9 +396,9 @@ def raw_call(url, api, data, session_hash=None):
 
 def test_lone_surrogates_over_raw_http(served, tr):
     assert raw_call(served, "translate", ["\ud800 Ein Hund rennt."]) == ("complete", [tr.translate("Ein Hund rennt.")])
-    event, data = raw_call(served, "start", ["\udfff", handlers.TOPK], "hostile-surrogate")
+    event, data = raw_call(served, "start", ["\udfff", TOPK], "hostile-surrogate")
     assert event == "complete" and data[2]["target"] == ["<s>"]
-    event, data = raw_call(served, "run", [handlers.TOPK], "hostile-surrogate")
+    event, data = raw_call(served, "run", [TOPK], "hostile-surrogate")
     assert event == "complete" and data[2]["done"]
     assert raw_call(served, "translate", ["Ein Hund rennt."]) == ("complete", [tr.translate("Ein Hund rennt.")])
 
@@ -405,23 +406,23 @@ def test_lone_surrogates_over_raw_http(served, tr):
 def test_force_lone_surrogate_over_raw_http_gives_a_message(served, tr):
     """Regression: the same as test_force_lone_surrogate_piece_gives_a_clear_error, seen from the API: the
     error event used to carry no message ({'error': None})."""
-    raw_call(served, "start", ["Ein Hund rennt.", handlers.TOPK], "hostile-force")
-    event, data = raw_call(served, "force", ["\ud800", handlers.TOPK], "hostile-force")
+    raw_call(served, "start", ["Ein Hund rennt.", TOPK], "hostile-force")
+    event, data = raw_call(served, "force", ["\ud800", TOPK], "hostile-force")
     assert raw_call(served, "translate", ["Ein Hund rennt."]) == ("complete", [tr.translate("Ein Hund rennt.")])
     assert event == "error" and "not a piece" in str(data.get("error"))
 
 
 def test_goto_non_integer_via_gradio_client_is_rejected(client, tr):
-    """Regression (the step-index gr.Number): with precision=0 Gradio rounded 2.5 to 2 before handlers.goto
-    saw it, so the call silently jumped to step 2. The Number now has precision=None and handlers.goto's own
+    """Regression (the step-index gr.Number): with precision=0 Gradio rounded 2.5 to 2 before decoding_views.goto
+    saw it, so the call silently jumped to step 2. The Number now has precision=None and decoding_views.goto's own
     check rejects 2.5 with its clear message."""
     client_running(client, tr)
     with pytest.raises(Exception, match="step index must be an integer"):
-        client.predict(2.5, handlers.TOPK, api_name="/goto")
+        client.predict(2.5, TOPK, api_name="/goto")
     client_still_works(client, tr)
 
 
-@pytest.mark.parametrize("api,args", [("/goto", ("abc", handlers.TOPK)), ("/step", ("3",)), ("/step", (None,))],
+@pytest.mark.parametrize("api,args", [("/goto", ("abc", TOPK)), ("/step", ("3",)), ("/step", (None,))],
                          ids=repr)
 def test_non_numbers_via_gradio_client_get_a_clear_error(client, tr, api, args):
     """Regression (ui.components.checked): a non-number sent for the step index or k used to fail inside

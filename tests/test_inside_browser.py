@@ -145,16 +145,16 @@ def test_a_refused_head_is_said_in_the_panel_and_can_be_asked_again(page, transl
     """The server refusing a head (gr.Error) is said in the panel at once, with a Try again button that asks
     again; before, the panel said "Loading…" until a retry 15 s later."""
     import gradio as gr
-    import ui.handlers as h
+    from ui import decoding_views
     sentence = "Ich habe heute keine Zeit."  # a trajectory whose heads the panel holds none of yet
     start(page, sentence)
     settled(page)
-    real, calls = h.inside_at, []
+    real, calls = decoding_views.inside_at, []
 
     def refuse(*args):
         calls.append(args[3:])
         raise gr.Error("the session has expired (%s %s %s)" % args[3:])
-    monkeypatch.setattr(h, "inside_at", refuse)
+    monkeypatch.setattr(decoding_views, "inside_at", refuse)
     pick(page, "encoder_self", 1, 2)
     page.wait_for_function("document.querySelector('#inside [data-role=msg]').textContent.includes('1 2)')",
                            timeout=20000)
@@ -168,7 +168,7 @@ def test_a_refused_head_is_said_in_the_panel_and_can_be_asked_again(page, transl
     click(page, "#step")  # stepping does not ask again for a head that was refused
     page.wait_for_timeout(300)
     assert len(calls) == asked and page.is_visible("#inside [data-role=retry]")
-    monkeypatch.setattr(h, "inside_at", real)
+    monkeypatch.setattr(decoding_views, "inside_at", real)
     page.click("#inside [data-role=retry]")
     check_row(page, translator, 1, "encoder_self", 1, 2, i=0, sentence=sentence)
     assert not page.is_visible("#inside [data-role=retry]") and page.errors == []

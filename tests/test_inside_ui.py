@@ -10,10 +10,11 @@ import pytest
 from tests.conftest import DEVICE
 from transformer.capture import KINDS
 from transformer.decoding import Translator
-from ui import api as ui_api, handlers
+from ui import api as ui_api
+from ui import api, decoding_views
 from tests.decoders import decode_inside, decode_mask, decode_rows16, decode_unit16, decode_visible
 from ui.inside_payload import INSIDE_VERSION, encode_mask, encode_rows16, encode_unit16, encode_visible
-from ui.serving import serving
+from tests.serving import serving
 
 TEXT = "Ein Hund rennt durch den Schnee."
 ATOL = 1e-4
@@ -31,11 +32,11 @@ def position_of(session) -> str:
 
 
 def test_the_payload_is_session_inside_over_the_whole_trajectory(tr):
-    state = handlers.start(tr, TEXT)[0]  # the server's session sits at step 0, as after Start
+    state = decoding_views.start(tr, TEXT)[0]  # the server's session sits at step 0, as after Start
     full = tr.start(TEXT).run()
     for kind in KINDS:
         layer, head = 1, tr.config.n_heads - 1
-        p = handlers.inside_at(tr, state, position_of(full), kind, layer, head)
+        p = decoding_views.inside_at(tr, state, position_of(full), kind, layer, head)
         got, want = decode_inside(p), full.inside(kind, layer, head, norms=True)
         assert (p["kind"], p["layer"], p["head"], p["d_k"]) == (kind, layer, head, tr.config.d_head)
         assert p["version"] == INSIDE_VERSION  # its own key: "v" is the values (it once overwrote the version)
@@ -82,29 +83,29 @@ def test_the_views_trajectory_is_used_even_when_the_server_holds_another(tr):
     forced.force(forced.topk(2)[1][0])
     forced.run()
     for state, shown in ((forced, greedy), (greedy, forced)):
-        p = handlers.inside_at(tr, state, position_of(shown), "decoder_self", 0, 0)
+        p = decoding_views.inside_at(tr, state, position_of(shown), "decoder_self", 0, 0)
         assert p["ids"] == shown.target_ids
         np.testing.assert_array_equal(decode_inside(p)["q"], shown.inside("decoder_self", 0, 0).q)
-    whole = handlers.inside_at(tr, handlers.start(tr, TEXT)[0], None, "cross", 0, 0)  # no position: the history
+    whole = decoding_views.inside_at(tr, decoding_views.start(tr, TEXT)[0], None, "cross", 0, 0)  # no position: the history
     assert whole["ids"] == greedy.target_ids
 
 
 def test_bad_requests_are_clear_errors(tr):
-    state = handlers.start(tr, TEXT)[0]
+    state = decoding_views.start(tr, TEXT)[0]
     pos = position_of(tr.start(TEXT).run())
     for kind, layer, head in (("self", 0, 0), ("cross", 99, 0), ("cross", 0, 99), ("cross", 0, True),
                               ("cross", "0", 0), (None, None, None)):
         with pytest.raises(gr.Error):
-            handlers.inside_at(tr, state, pos, kind, layer, head)
+            decoding_views.inside_at(tr, state, pos, kind, layer, head)
     with pytest.raises(gr.Error, match="Press Start"):
-        handlers.inside_at(tr, None, pos, "cross", 0, 0)
+        decoding_views.inside_at(tr, None, pos, "cross", 0, 0)
     with pytest.raises(gr.Error, match="position"):
-        handlers.inside_at(tr, state, '{"step": 0, "ids": [99999]}', "cross", 0, 0)
+        decoding_views.inside_at(tr, state, '{"step": 0, "ids": [99999]}', "cross", 0, 0)
 
 
 def test_inside_api_answers_one_step_as_nested_lists_and_is_bounded(tr, monkeypatch):
     s = tr.start(TEXT).run()
-    d = handlers.api_inside(tr, TEXT, "decoder_self", 1, 2, 2)
+    d = api.api_inside(tr, TEXT, "decoder_self", 1, 2, 2)
     s.goto(2)
     want = s.inside("decoder_self", 1, 2)
     assert d["step"] == 2 and d["translation"] == tr.translate(TEXT) and d["key_tokens"] == want.key_tokens
@@ -114,13 +115,13 @@ def test_inside_api_answers_one_step_as_nested_lists_and_is_bounded(tr, monkeypa
         if name == "mask":
             assert got.dtype == bool and np.array_equal(got, expected)
         np.testing.assert_allclose(got.astype(float), expected.astype(float), atol=1e-5, err_msg=name)
-    assert handlers.api_inside(tr, TEXT, "cross", 0, 0)["step"] == len(s.positions) - 1  # no step: the last
+    assert api.api_inside(tr, TEXT, "cross", 0, 0)["step"] == len(s.positions) - 1  # no step: the last
     with pytest.raises(gr.Error, match="step index"):
-        handlers.api_inside(tr, TEXT, "cross", 0, 0, 999)
+        api.api_inside(tr, TEXT, "cross", 0, 0, 999)
     n = sum(np.array(d[a]).size for a in ui_api.INSIDE_ARRAYS)
     monkeypatch.setattr(ui_api, "MAX_API_WEIGHTS", n - 1)
     with pytest.raises(gr.Error, match="at most"):
-        handlers.api_inside(tr, TEXT, "decoder_self", 1, 2, 2)
+        api.api_inside(tr, TEXT, "decoder_self", 1, 2, 2)
 
 
 def test_inside_endpoint_through_gradio_client(tr):

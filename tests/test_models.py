@@ -9,7 +9,7 @@ import pytest
 
 from transformer.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
 from transformer.decoding import Translator
-from ui import handlers as h
+from ui import attribution_views, decoding_views, exports, other_tabs
 from ui.models import Models, direction_label, of_session
 from ui.attribution_views import alignment_headers
 from ui.texts import shown
@@ -50,7 +50,7 @@ def test_a_model_name_that_is_no_text_is_an_unknown_model(models, bad):
 
 def test_the_api_answers_a_model_name_that_is_no_text_with_the_choices(models):
     from gradio_client import Client
-    from ui.serving import serving
+    from tests.serving import serving
     with serving([models.first, models.get("en-de")]) as url:
         client = Client(url, verbose=False)
         for api, args in (("/start", (DE, 8, False)), ("/reference", (DE, EN)), ("/translate", (DE,))):
@@ -74,9 +74,9 @@ def test_find_checkpoints(tmp_path, tiny_trained, tiny_en_de_dir):
 
 def test_a_session_carries_its_model(models):
     """Every event after Start reads the model from the sentence: what the user picked, not a global."""
-    en_state = h.start(models.get("en-de"), EN)[0]
-    de_state = h.start(models.get("de-en"), DE)[0]
-    step = of_session(h.run)
+    en_state = decoding_views.start(models.get("en-de"), EN)[0]
+    de_state = decoding_views.start(models.get("de-en"), DE)[0]
+    step = of_session(decoding_views.run)
     assert step(en_state)[1] == DE and step(de_state)[1] == EN
     with pytest.raises(gr.Error, match="Press Start"):
         step(None)
@@ -88,9 +88,9 @@ def test_two_users_with_different_models_at_once_see_only_their_own(models):
     def user(key, text, want):
         try:
             for i in range(10):
-                state, translation, payload, _ = h.start(models.get(key), text)
+                state, translation, payload, _ = decoding_views.start(models.get(key), text)
                 assert payload["languages"] == key.split("-")
-                ran = of_session(h.run)(state)
+                ran = of_session(decoding_views.run)(state)
                 assert ran[1] == want, (key, ran[1])
                 results[key] = results.get(key, 0) + 1
         except Exception as e:  # noqa: BLE001
@@ -126,7 +126,7 @@ def test_the_other_language_is_noticed_and_a_switch_offered(models):
 
 
 def test_the_api_takes_an_optional_model(models):
-    from ui.serving import serving
+    from tests.serving import serving
     from gradio_client import Client
     with serving([models.first, models.get("en-de")]) as url:
         client = Client(url, verbose=False)
@@ -270,7 +270,7 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
     their own model. Every event of the page that reads the translator (ui/models.py of_session and the handlers
     that read session.translator themselves) answers with the user's own model: the same answer as the handler
     called with that model, never the one with the other. Catches the mutation "hand every handler the model
-    picked most recently by anyone" (the two-users test above goes only through h.run, which never reads it)."""
+    picked most recently by anyone" (the two-users test above goes only through decoding_views.run, which never reads it)."""
     from types import SimpleNamespace
 
     from ui.app import build_demo
@@ -296,25 +296,25 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
         third = own.start(text).topk(3)[2][0]  # a first piece the model would not choose: decoded again there
         pos = {"step": 1, "ids": [own.config.bos_id, own.tokenizer.piece_id(third)], "forced": [0, 1]}
         events = [  # (the page's event, its arguments, which of its outputs, the handler of (tr, ...) it answers as)
-            ("reset", (s, 8, False), slice(None), lambda tr: h.reset(tr, s, 8, False)),
-            ("on_reference", (s, ref, 8, False), slice(0, 2), lambda tr: h.reference_at(tr, s, ref, 8, False)),
-            ("export", (s, pos), slice(None), lambda tr: h.export_at(tr, s, pos)),
+            ("reset", (s, 8, False), slice(None), lambda tr: decoding_views.reset(tr, s, 8, False)),
+            ("on_reference", (s, ref, 8, False), slice(0, 2), lambda tr: decoding_views.reference_at(tr, s, ref, 8, False)),
+            ("export", (s, pos), slice(None), lambda tr: exports.export_at(tr, s, pos)),
             ("on_ask", (s, evt({"method": "alti", "position": pos, "key": "k"})), slice(None),
-             lambda tr: h.attribution_at(tr, s, pos, "alti", "k")),
+             lambda tr: attribution_views.attribution_at(tr, s, pos, "alti", "k")),
             ("ablate_at", (s, ["L1 H1"], [], ["L2 H2"], 8, pos), slice(None),
-             lambda tr: h.ablate_at(tr, s, ["L1 H1"], [], ["L2 H2"], 8, pos)),
-            ("run", (s, 3), slice(0, 4), lambda tr: h.beam_started(tr, s, 3)),
+             lambda tr: other_tabs.ablate_at(tr, s, ["L1 H1"], [], ["L2 H2"], 8, pos)),
+            ("run", (s, 3), slice(0, 4), lambda tr: other_tabs.beam_started(tr, s, 3)),
             ("across_layers_at", (s, "all layers", 0.15, pos), slice(None),
-             lambda tr: h.across_layers_at(tr, s, "all layers", 0.15, pos)),
+             lambda tr: other_tabs.across_layers_at(tr, s, "all layers", 0.15, pos)),
             ("across_layers_follow", (s, "layer 1", 0.15, pos), slice(None),
-             lambda tr: h.across_layers_at(tr, s, "layer 1", 0.15, pos)),
+             lambda tr: other_tabs.across_layers_at(tr, s, "layer 1", 0.15, pos)),
             ("word_alignment_follow", (s, "saliency", pos), slice(None),  # the page's table: its heads said
              lambda tr: (lambda f, rows, said: (f, {"headers": alignment_headers(), "data": rows}, said))(
-                 *h.word_alignment_at(tr, s, "saliency", pos))),
+                 *attribution_views.word_alignment_at(tr, s, "saliency", pos))),
             ("on_force", (s, 8, False, evt({"position": pos, "piece": "▁the"})), slice(None),
-             lambda tr: h.force_at(tr, s, pos, "▁the", 8, False)),
+             lambda tr: decoding_views.force_at(tr, s, pos, "▁the", 8, False)),
             ("on_open", (s, evt({"kind": "cross", "layer": 0, "head": 1, "position": pos})), slice(None),
-             lambda tr: h.inside_at(tr, s, pos, "cross", 0, 1)),
+             lambda tr: decoding_views.inside_at(tr, s, pos, "cross", 0, 1)),
         ]
         for name, args, part, handler in events:
             other_key = other.config.direction  # the other user picks their model and starts a sentence

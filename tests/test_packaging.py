@@ -82,7 +82,6 @@ def test_wheel_holds_one_package_without_benchmarks_or_test_helpers(wheel):
     # every module of the library and the app is there, under attention_lens/, the test and bench helpers are not
     want = {f"attention_lens/{p.relative_to(ROOT).as_posix()}" for d in ("transformer", "ui")
             for p in (ROOT / d).glob("*.py")} | {"attention_lens/app.py", "attention_lens/__init__.py"}
-    want.discard("attention_lens/ui/serving.py")
     assert {n for n in files if n.endswith(".py")} == want
     assert not [n for n in names if re.search(r"benchmarks|tests/|conftest|serving|setup\.py", n)]
     for data in ("assets/lens.js", "assets/vendor/plotly-cartesian.min.js", "assets/examples_de.txt",
@@ -171,3 +170,17 @@ def test_setup_py_rewrites_the_apps_imports(before, after):
 def test_setup_py_refuses_an_import_it_cannot_rename(line):
     with pytest.raises(SystemExit, match="write `from"):
         load_setup_py().rewrite_imports(line, "x.py")
+
+
+def test_gradio_is_pinned_to_the_versions_measured_and_installed():
+    """The page leans on Gradio 6.31's behaviours (docs/design.md, tests/test_gradio_behaviour*.py): pyproject.toml
+    and requirements.txt pin gradio and gradio_client exactly, to the same versions, which are those installed."""
+    from importlib.metadata import version
+
+    import tomllib
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    reqs = (ROOT / "requirements.txt").read_text().splitlines()
+    for name in ("gradio", "gradio_client"):
+        pinned = [d.split("#")[0].strip() for d in deps if re.match(rf"{name}\s*[=<>~!]", d)]
+        assert pinned == [f"{name}=={version(name)}"], pinned
+        assert f"{name}=={version(name)}" in reqs

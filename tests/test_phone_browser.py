@@ -73,6 +73,7 @@ def phone(b, url, size=PHONE):
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(url)
     page.wait_for_function("window.__lens && window.__lens.ready === true && window.__tour", timeout=60000)
+    page.wait_for_selector("#source textarea", timeout=60000)  # (on a loaded machine the box can come a little later)
     return page
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from transformer.decoding import Translator
-from ui import handlers
+from ui import decoding_views, exports
 from tests.conftest import DEVICE
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
@@ -28,10 +28,10 @@ def tr(tiny_trained):
 def sessions(tr):
     """The started greedy session (whole history, cursor 0), one with a piece forced at step 1 (its history
     differs from greedy's), and one with only <s> computed."""
-    greedy = handlers.start(tr, TEXT)[0]
+    greedy = decoding_views.start(tr, TEXT)[0]
     tok = tr.tokenizer
     alt = next(p for p, _ in greedy.topk(5, 1)[1:] if tok.piece_id(p) not in (tok.pad_id, tok.bos_id, tok.eos_id))
-    forced = handlers.force_at(tr, greedy, {"step": 1, "ids": greedy.target_ids[:1] + [greedy.positions[1].token],
+    forced = decoding_views.force_at(tr, greedy, {"step": 1, "ids": greedy.target_ids[:1] + [greedy.positions[1].token],
                                             "forced": [0, 0]}, alt)[0]
     return {"greedy": greedy, "forced": forced, "fresh": tr.start(TEXT)}
 
@@ -50,21 +50,21 @@ def test_a_step_after_the_end_is_refused_not_replaced(tr, sessions):
         for session in sessions.values():
             with pytest.raises(gr.Error, match=rf"step {end + len(extra)} cannot be reached: this decoding "
                                                rf"ends at step {end} \(</s>\)"):
-                handlers.at_position(tr, session, json.dumps(pos))
+                decoding_views.at_position(tr, session, json.dumps(pos))
         with pytest.raises(gr.Error, match="cannot be reached"):
-            handlers.export_at(tr, greedy, pos)  # no file named after another step
+            exports.export_at(tr, greedy, pos)  # no file named after another step
     # </s> forced early ends the decoding there too
     with pytest.raises(gr.Error, match=r"step 3 cannot be reached: this decoding ends at step 1 \(</s>\)"):
-        handlers.at_position(tr, greedy, {"step": 3, "ids": [ids[0], tr.config.eos_id, ids[1], ids[2]],
+        decoding_views.at_position(tr, greedy, {"step": 3, "ids": [ids[0], tr.config.eos_id, ids[1], ids[2]],
                                           "forced": [0, 1, 0, 0]})
 
 
 def test_export_at_names_the_step_it_was_asked_for(tr, sessions):
     ids = trajectory(sessions["greedy"])
     for step in (0, len(ids) - 1):
-        files = handlers.export_at(tr, sessions["forced"], {"step": step, "ids": ids[:step + 1],
+        files = exports.export_at(tr, sessions["forced"], {"step": step, "ids": ids[:step + 1],
                                                             "forced": [0] * (step + 1)})
-        assert all(os.path.basename(f).startswith(f"{handlers.EXPORT_PREFIX}step{step}.") for f in files)
+        assert all(os.path.basename(f).startswith(f"{exports.EXPORT_PREFIX}step{step}.") for f in files)
 
 
 def positions(tr, base: list[int]):
@@ -91,7 +91,7 @@ def test_a_position_it_accepts_is_the_one_it_returns(tr, sessions, data):
     as_json = data.draw(st.booleans())
     before = sessions[name].cursor, len(sessions[name].positions)
     try:
-        r = handlers.at_position(tr, sessions[name], json.dumps(pos) if as_json else pos)
+        r = decoding_views.at_position(tr, sessions[name], json.dumps(pos) if as_json else pos)
     except gr.Error as e:
         assert isinstance(e.message, str) and e.message.strip()
         return
@@ -107,6 +107,6 @@ def test_every_step_of_a_trajectory_is_reachable(tr, sessions, data):
     base = trajectory(data.draw(st.sampled_from([sessions["greedy"], sessions["forced"]])))
     step = data.draw(st.integers(0, len(base) - 1))
     forced = [0] + [data.draw(st.integers(0, 1)) for _ in range(step)]
-    r = handlers.at_position(tr, sessions[data.draw(st.sampled_from(sorted(sessions)))],
+    r = decoding_views.at_position(tr, sessions[data.draw(st.sampled_from(sorted(sessions)))],
                              {"step": step, "ids": base[:step + 1], "forced": forced})
     assert r.cursor == step and r.target_ids == base[:step + 1]

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from transformer.decoding import Translator
-from ui import api as ui_api, decoding_views, handlers
+from ui import api as ui_api, decoding_views
+from ui import api
 from ui.payload import decode_array
-from ui.serving import serving
+from tests.serving import serving
 from tests.conftest import DEVICE
 
 
@@ -21,25 +22,25 @@ def tr(tiny_trained):
 
 
 def test_attention_api_is_bounded_with_a_clear_error(tr, monkeypatch):
-    d = handlers.api_attention(tr, "Ein Hund rennt.")
+    d = api.api_attention(tr, "Ein Hund rennt.")
     n = sum(np.array(d[k]).size for k in ("encoder_self", "decoder_self", "cross"))
     monkeypatch.setattr(ui_api, "MAX_API_WEIGHTS", n - 1)
     with pytest.raises(gr.Error, match="attention_compact"):
-        handlers.api_attention(tr, "Ein Hund rennt.")
+        api.api_attention(tr, "Ein Hund rennt.")
     monkeypatch.setattr(ui_api, "MAX_API_WEIGHTS", n)
-    assert handlers.api_attention(tr, "Ein Hund rennt.")["translation"] == tr.translate("Ein Hund rennt.")
+    assert api.api_attention(tr, "Ein Hund rennt.")["translation"] == tr.translate("Ein Hund rennt.")
 
 
 def test_nested_lists_under_the_bound_stay_under_a_few_megabytes(tr):
     """The worst case the bound allows: MAX_API_WEIGHTS weights of the longest JSON form ('0.1234')."""
-    worst = len(json.dumps([0.1234] * handlers.MAX_API_WEIGHTS))
+    worst = len(json.dumps([0.1234] * api.MAX_API_WEIGHTS))
     assert worst < 3_000_000
-    d = handlers.api_attention(tr, "Ein Hund rennt. " * 200)  # the tiny model's longest input (64 positions)
+    d = api.api_attention(tr, "Ein Hund rennt. " * 200)  # the tiny model's longest input (64 positions)
     assert len(json.dumps(d)) < 3_000_000
 
 
 def test_compact_attention_round_trips(tr):
-    c = handlers.api_attention_compact(tr, "Eine Katze schläft.")
+    c = api.api_attention_compact(tr, "Eine Katze schläft.")
     maps = tr.start("Eine Katze schläft.").run().attention
     assert c["target_tokens"] == maps.target_tokens and c["translation"] == tr.translate("Eine Katze schläft.")
     for k in ("encoder_self", "decoder_self", "cross"):
@@ -59,7 +60,7 @@ def test_truncation_notes_reach_only_the_user_whose_input_was_cut(tr, monkeypatc
     def user(i):
         barrier.wait()
         text = long_text if i % 2 else short_text
-        answers[i] = (threading.get_ident(), handlers.start(tr, text)[3]["notes"])
+        answers[i] = (threading.get_ident(), decoding_views.start(tr, text)[3]["notes"])
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

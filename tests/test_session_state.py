@@ -10,7 +10,7 @@ from transformer.decoding import Translator
 from ui import session_state as S
 from ui.app import build_demo
 from ui.components import SESSIONS_MAX
-from ui.serving import launched
+from tests.serving import launched
 
 EAGER = S.LazySessionState.__mro__[1]  # Gradio's own SessionState, whether or not install() ran
 

@@ -23,7 +23,7 @@ def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
 
 def test_an_evicted_user_is_told_to_start_again(tiny_translator, monkeypatch):
     from gradio_client import Client
-    from ui.serving import serving
+    from tests.serving import serving
     monkeypatch.setattr(components, "SESSIONS_MAX", 2)
     with serving(tiny_translator) as url:
         users = [Client(url, verbose=False) for _ in range(3)]
@@ -47,7 +47,7 @@ def test_the_user_dropped_is_the_least_recently_used_not_the_oldest(tiny_transla
     sessions) behind the test's back."""
     from gradio_client import Client
     from gradio_client import client as gradio_client
-    from ui.serving import serving
+    from tests.serving import serving
     monkeypatch.setattr(components, "SESSIONS_MAX", 2)
     monkeypatch.setattr(gradio_client.Client, "_stream_heartbeat", staticmethod(lambda *a, **k: None))
     with serving(tiny_translator) as url:

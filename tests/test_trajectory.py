@@ -13,7 +13,7 @@ import pytest
 
 from tests.decoders import decode_trajectory
 from transformer.trajectory import Trajectory, top_rows
-from ui import handlers as h
+from ui import decoding_views
 from ui import payload as P
 
 SOURCE = "Ein Hund rennt."
@@ -101,7 +101,7 @@ def test_start_goes_down_into_the_library_once(tiny_translator):
 
     sys.setprofile(prof)
     try:
-        h.start(tr, SOURCE)
+        decoding_views.start(tr, SOURCE)
     finally:
         sys.setprofile(None)
     # reading the Trajectory's own fields (trajectory.topk, .n) computes nothing; the one trip down is this

@@ -7,14 +7,14 @@ from transformer.capture import layers_of
 
 from . import ablation_help as A
 from . import controls as drawn
-from . import fresh
-from . import handlers as h
+from . import page_state
+from . import other_tabs
 from .components import CONC, api_only, Ctx, lens_view, live_position, started_sentence
 from .models import of_session
 from .texts import both, explained, label, page_lang, said, words as said_words
 
 PRESS = label("ablation_press")  # in the page's language (gr.I18n: the note is a Textbox's value)
-UNSTARTED = "un_ablation"  # ui/texts [label], said by fresh.unstarted in the user's language
+UNSTARTED = "un_ablation"  # ui/texts [label], said by page_state.unstarted in the user's language
 HEADS = (("th_position", "th_piece", "th_p_intact", "th_p_ablated", "th_change"),  # the tables' heads: [label]
          ("th_rank", "th_intact", "th_p", "th_ablated", "th_p"))
 
@@ -29,7 +29,7 @@ def build(ctx: Ctx) -> None:
                                   ("decoder_self", label("dec_heads"), "ablate_dec"),
                                   ("cross", label("cross_heads"), "ablate_cross")):
             with gr.Column(min_width=300):
-                groups[kind] = gr.CheckboxGroup(h.head_choices(tr, kind), label=title, elem_id=elem)
+                groups[kind] = gr.CheckboxGroup(other_tabs.head_choices(tr, kind), label=title, elem_id=elem)
                 whole_buttons(tr, kind, groups[kind])
     enc, dec, cross = groups["encoder_self"], groups["decoder_self"], groups["cross"]
     picks = A.suggestions(tr)
@@ -52,20 +52,20 @@ def build(ctx: Ctx) -> None:
                              elem_id="ablate_probs")
         topk = gr.Dataframe(headers=[said_words()[k] for k in HEADS[1]], label=label("topk_step"),
                             interactive=False, elem_id="ablate_topk")
-    with gr.Column() as view_box:  # hidden while it would show another sentence's maps (ui/fresh.py)
+    with gr.Column() as view_box:  # hidden while it would show another sentence's maps (ui/page_state.py)
         view = lens_view(ctx, "attention_ablated")
 
     # at the step the Translate view shows (ctx.position, read live by the js); the page's Compare also shows the
     # maps' box in the same answer (a view drawn while hidden has no map to read); /ablate for programs as before
     inputs, outs = [ctx.state, enc, dec, cross, ctx.k, ctx.position], [intact, ablated, probs, topk, view, note]
-    ablate = of_session(h.ablate_at)
+    ablate = of_session(other_tabs.ablate_at)
 
     def compare(session, *rest):  # without a started sentence (a model picked, a reload): said in the note
-        if not fresh.started(session):
-            return [gr.skip()] * 5 + [fresh.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
+        if not page_state.started(session):
+            return [gr.skip()] * 5 + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
         out = list(ablate(session, *rest))  # the tables' heads in the user's page's language (not gr.I18n's)
         out[2:4] = [{"headers": [said(k) for k in keys], "data": rows} for keys, rows in zip(HEADS, out[2:4])]
-        return (*out, fresh.hidden(False))
+        return (*out, page_state.hidden(False))
 
     b_ablate.click(compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
     api_only(ctx).click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
@@ -78,17 +78,17 @@ def build(ctx: Ctx) -> None:
         return ticks
 
     for i, b in enumerate(b_suggest):  # one click: tick the atlas's pick and compare
-        b.click(suggest(i), [ctx.state, ctx.model], [enc, dec, cross], **fresh.QUIET).success(
+        b.click(suggest(i), [ctx.state, ctx.model], [enc, dec, cross], **page_state.QUIET).success(
             compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
 
     def new(key="", note=PRESS):  # a new sentence or model: nothing of the old one stays; the picks are the model's
         m = models.get(key) if models is not None else tr
         ps = A.suggestions(m)
-        return (["", "", None, None, None, note, fresh.hidden()]
+        return (["", "", None, None, None, note, page_state.hidden()]
                 + [gr.update(value=ps[i]["label"] if i < len(ps) else "", visible=i < len(ps))
                    for i in range(A.N_SUGGESTIONS)] + [A.suggestions_note(m)])
 
-    fresh.on_new(ctx, [intact, ablated, probs, topk, view, note, view_box] + b_suggest + [suggest_note], new,
+    page_state.on_new(ctx, [intact, ablated, probs, topk, view, note, view_box] + b_suggest + [suggest_note], new,
                  idle=lambda key="": new(key, ""))  # a model picked, no sentence: the sentence line says so
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from . import fresh
-from . import handlers as h
+from . import page_state
+from . import attribution_views
 from .attribution_views import ALIGN_METHODS, alignment_headers
 from .components import CONC, Ctx
 from .figures import for_width, width_input, with_width
@@ -37,11 +37,11 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
                   trigger_mode="always_last")
 
     def word_alignment_follow(session, chosen, position, page_width=0):  # page_width 0: a wide page
-        fig, rows, *rest = h.word_alignment_follow(session, chosen, position)
+        fig, rows, *rest = attribution_views.word_alignment_follow(session, chosen, position)
         if isinstance(rows, list):  # the table's heads in the user's page's language (a Dataframe's are not gr.I18n's)
             rows = {"headers": alignment_headers(lang=page_lang()), "data": rows}
         return [for_width(fig, page_width), rows, *rest]
 
     for event in ([tab.select] if tab is not None else []) + [method.input]:
         event(word_alignment_follow, inputs, outs, **follow)
-    fresh.on_new(ctx, outs, [None, None, ""])  # of the sentence before: recomputed when the tab is opened
+    page_state.on_new(ctx, outs, [None, None, ""])  # of the sentence before: recomputed when the tab is opened

@@ -8,9 +8,11 @@ import gradio as gr
 
 from transformer.decoding import Translator
 
-from . import ablation_tab, atlas_tab, beam_tab, handlers, layers_tab, learned_tab, model_tab, translate_tab
+from . import ablation_tab, atlas_tab, beam_tab, layers_tab, learned_tab, model_tab, translate_tab
+from . import exports
+from .api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
 from . import compare_tab, controls, link, panels
-from . import first_load, fresh, session_state, texts
+from . import first_load, page_state, session_state, texts
 from .components import (BATCH_ROWS, BATCH_WINDOW_S, BATCHING, CONC, CONCURRENCY, DECODE, QUEUE_MAX, QUEUE_STATUS_S,
                          SESSION_TTL_S, VENDOR, Ctx, asset)
 from .models import Models
@@ -69,9 +71,9 @@ def build_demo(translators) -> gr.Blocks:
             page.when_opened(tab.column, lambda key, content=content: content(models.get(key)), [picker], outputs)
         translate_tab.wire_model(ctx, [(o, c) for _, o, c in followers])
         link.wire(ctx, tools)
-        fresh.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
+        page_state.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
         api(models)
-        demo.unload(handlers.end_session)  # the user closed the page: their exports go
+        demo.unload(exports.end_session)  # the user closed the page: their exports go
         page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened
     for _, t in models:  # decodings of one model that arrive together run in one batch (ui/components.py)
         t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
@@ -99,12 +101,14 @@ def skip_absent_matplotlib() -> None:
 
 
 def with_labels(demo: gr.Blocks) -> None:
-    """The page's component labels in each language of the catalogue (ui/texts.py I18N): Gradio takes them at
-    launch only, so every launch of this page gets them unless it brings its own (app.py, ui/serving.py)."""
-    launch = demo.launch
+    """The page's component labels in each language of the catalogue (ui/texts.py I18N) and the page's head (the
+    views' bundle, loaded as the page starts: ui/first_load.py): Gradio takes both at launch only, so every launch
+    of this page gets them (labels: unless it brings its own; a head it brings comes after the bundle's)."""
+    launch, head = demo.launch, first_load.head_tag(demo)
 
     def launch_with_labels(*args, **kw):
         kw.setdefault("i18n", texts.I18N)
+        kw["head"] = head + (kw.get("head") or "")
         return launch(*args, **kw)
     demo.launch = launch_with_labels
 
@@ -115,20 +119,20 @@ def api(models: Models) -> None:
 
     def translate(text: str, model: str = "") -> str:
         """Text in the model's source language -> its translation (greedy)."""
-        return handlers.api_translate(models.get(model), text)
+        return api_translate(models.get(model), text)
 
     def attention(text: str, model: str = "") -> dict:
         """Text -> source/target pieces, translation and all three attention maps as nested lists."""
-        return handlers.api_attention(models.get(model), text)
+        return api_attention(models.get(model), text)
 
     def attention_compact(text: str, model: str = "") -> dict:
         """Text -> pieces, translation and the three maps as base64 uint16 (weight = value / 65535)."""
-        return handlers.api_attention_compact(models.get(model), text)
+        return api_attention_compact(models.get(model), text)
 
     def inside(text: str, kind: str, layer: int, head: int, step: int | None = None, model: str = "") -> dict:
         """Text -> inside one head (0-based layer, head) at a step (None: the last) of its greedy
         decoding: q, k, v, scores, mask, weights, out, contribution as nested lists (bounded)."""
-        return handlers.api_inside(models.get(model), text, kind, layer, head, step)
+        return api_inside(models.get(model), text, kind, layer, head, step)
 
     gr.api(translate, api_name="translate", **CONC)
     gr.api(attention, api_name="attention", **DECODE)
@@ -138,6 +142,6 @@ def api(models: Models) -> None:
     def attribution(text: str, method: str = "alti", model: str = "") -> dict:
         """Text -> where each piece of its greedy translation comes from: method "alti" (ALTI+), "saliency" or
         "attention"; rows source + target sum to 1; at most 60 rows x (200 source + 60 target), 4 decimals."""
-        return handlers.api_attribution(models.get(model), text, method)
+        return api_attribution(models.get(model), text, method)
 
     gr.api(attribution, api_name="attribution", **DECODE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from . import handlers as h
+from . import attribution_views
 from .components import FAST, Ctx, asset
 from .models import of_session
 
@@ -23,7 +23,7 @@ def answer(session, data) -> dict:
     data = data if isinstance(data, dict) else {}
     key = data.get("key") if isinstance(data.get("key"), str) else ""
     try:  # of_session: the model the sentence was started with
-        return of_session(h.attribution_at)(session, data.get("position"), data.get("method"), key)
+        return of_session(attribution_views.attribution_at)(session, data.get("position"), data.get("method"), key)
     except gr.Error as e:
         return {"error": e.message, "key": key[:200]}
 

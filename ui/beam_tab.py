@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import gradio as gr
 
-from . import fresh
-from . import handlers as h
+from . import page_state
+from . import other_tabs
 from .components import CONC, api_only, SESSION_TTL_S, Ctx, lens_view, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
 from .texts import explained, label, page_lang, words as said_words
 
 PRESS = label("beam_press")  # in the page's language (gr.I18n)
-UNSTARTED = "un_beam"  # ui/texts [label], said by fresh.unstarted in the user's language
+UNSTARTED = "un_beam"  # ui/texts [label], said by page_state.unstarted in the user's language
 
 
 def build(ctx: Ctx) -> None:
@@ -25,29 +25,29 @@ def build(ctx: Ctx) -> None:
     note = gr.Markdown("", elem_id="beam_note")
     tree = gr.Plot(label=label("beam_tree"), elem_id="beam_tree")
     choice = gr.Dropdown([], label=label("hypothesis"), elem_id="beam_choice")
-    with gr.Column() as view_box:  # hidden while it would show another sentence's hypothesis (ui/fresh.py)
+    with gr.Column() as view_box:  # hidden while it would show another sentence's hypothesis (ui/page_state.py)
         view = lens_view(ctx, "attention_beam")
 
     width = width_input()  # the page's width: on a phone the tree is drawn upright (ui/figures.py for_width)
     outs = [state, tree, choice, view]
-    started = of_session(h.beam_started)
+    started = of_session(other_tabs.beam_started)
 
     def run(session, n, page_width=0):  # the tree, and the view's box shown in the same answer (a hidden view draws no map)
-        if not fresh.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
-            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
+        if not page_state.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
+            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
         beams, fig, *rest = started(session, n)
-        return (beams, for_width(fig, page_width), *rest, "", fresh.hidden(False))
+        return (beams, for_width(fig, page_width), *rest, "", page_state.hidden(False))
 
     b_beam.click(run, [ctx.state, size, width], outs + [note, view_box], js=with_width(None, 3),
                  api_visibility="private", **CONC)
     empty = [None, None, gr.update(choices=[], value=None), None]
-    fresh.on_new(ctx, outs + [note, view_box], empty + [PRESS, fresh.hidden()], idle=empty + ["", fresh.hidden()])
+    page_state.on_new(ctx, outs + [note, view_box], empty + [PRESS, page_state.hidden()], idle=empty + ["", page_state.hidden()])
 
     def beam(text, n, key=""):  # /beam (text, size[, model])
-        return h.beam(models.get(key), text, n)
+        return other_tabs.beam(models.get(key), text, n)
 
     def pick(beams, picked):  # the beam's own model (its state names it)
-        return h.beam_pick(models.get(beams.get("model") if isinstance(beams, dict) else ""), beams, picked)
+        return other_tabs.beam_pick(models.get(beams.get("model") if isinstance(beams, dict) else ""), beams, picked)
 
     def pick_here(beams, picked, page_width):  # the page's: the tree drawn for its width
         fig, shown = pick(beams, picked)

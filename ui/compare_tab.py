@@ -10,7 +10,8 @@ import gradio as gr
 
 from transformer.language import name
 
-from . import handlers as h
+from . import decoding_views
+from .inputs import source_problem
 from .components import CONC, Ctx, asset, box_note, box_note_value
 from .texts import both, each, label, labels, text
 
@@ -33,7 +34,7 @@ def intro(tr) -> str:
         tgt=labels(lang)[f"lang_{tgt}"], src=labels(lang)[f"lang_{src}"], looks=looks, seen=seen))
 
 
-TEMPLATE = f"""<div class="cmp" tabindex="0" aria-label="two sentences side by side: ← → step both"
+TEMPLATE = f"""<div class="cmp" data-model="${{default_model}}" tabindex="0" aria-label="two sentences side by side: ← → step both"
   data-label="label.cmp_aria">
   <div class="cmp-status" data-role="status">{both("cmp_pick")}</div>
   <div class="cmp-stale" data-role="stale" hidden>{both("cmp_stale")}</div>
@@ -80,7 +81,7 @@ def first_pair(tr) -> tuple[str, str]:
 def start_both(models, a, b, k, key):
     """Both sentences decoded as Start decodes one: {a, b} trajectory payloads, and the model's key and label."""
     tr = models.get(key)
-    pa, pb = h.start(tr, a, k, False)[2], h.start(tr, b, k, False)[2]
+    pa, pb = decoding_views.start(tr, a, k, False)[2], decoding_views.start(tr, b, k, False)[2]
     return {"a": pa, "b": pb, "model": tr.config.direction, "model_label": models.label(key)}
 
 
@@ -98,12 +99,12 @@ def build(ctx: Ctx) -> None:
         go = gr.Button(label("start_both"), variant="primary", elem_id="compare_start", scale=0, min_width=150)
     note = box_note(ctx, "compare_note", ["compare_a", "compare_b"])  # under the boxes: why Start both started nothing
     view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare.css"), js_on_load=asset("compare.js"),
-                   elem_id="compare")
+                   elem_id="compare", default_model=models.default)  # the model the page opens with
 
     def on_start(ta, tb, kk, key=""):  # a sentence the model cannot read: said under the boxes, nothing else
         tr_, sent = models.get(key), {"compare_a": ta, "compare_b": tb}
         for label, text in (("Sentence A", ta), ("Sentence B", tb)):
-            if problem := h.source_problem(tr_, text):
+            if problem := source_problem(tr_, text):
                 return [gr.skip(), box_note_value(sent, f"{label}: {problem}")]
         return [start_both(models, ta, tb, kk, key), box_note_value(sent)]
 
@@ -119,12 +120,12 @@ def build(ctx: Ctx) -> None:
         on_pick, [pairs, a, b, ctx.k, ctx.model], [view, note], show_progress_on=[view], api_visibility="private",
         **CONC)
 
-    def on_model(key):  # another model: its example pairs, the first in the boxes, the view cleared
-        m = models.get(key)
+    def on_model(key):  # another model: its example pairs, the first in the boxes, the view cleared and marked as
+        m = models.get(key)  # drawn for `key`: a link's pair is typed only after this (assets/compare.js ready)
         a1, b1 = first_pair(m)
         return gr.update(value=a1, placeholder=label(f"sentence_a_{m.config.src_lang}")), gr.update(
             value=b1, placeholder=label(f"sentence_b_{m.config.src_lang}")), gr.update(
-            choices=pair_choices(m), value=""), None, intro(m)
+            choices=pair_choices(m), value=""), {"for": key}, intro(m)
 
     ctx.model.change(on_model, [ctx.model], [a, b, pairs, view, about], api_visibility="private",
                      show_progress="hidden", **CONC)

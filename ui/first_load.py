@@ -154,10 +154,9 @@ def bundle_text(html: list[gr.HTML]) -> tuple[str, list[gr.HTML]]:
 
 
 def bundle(demo: gr.Blocks) -> str:
-    """Write the bundle (named by its content) and serve it; returns its URL. The page's head loads it as soon as
-    the page starts (Gradio 6 takes `head` at launch: it is left where launch() finds the Blocks' own when the
-    launcher passes none); each view's head names it too, so that a page launched with another head still loads
-    it before the views run (Gradio loads a script once, whichever asks first)."""
+    """Write the bundle (named by its content) and serve it; returns its URL. Each view's head names it, so that
+    the views never run before it (Gradio loads a script once, whichever asks first); the page's own head loads it
+    as soon as the page starts: launch(head=head_tag(demo)), Gradio's public way (ui/app.py with_labels)."""
     text, bundled = bundle_text(html_components(demo))
     path = bundle_dir() / f"attention-lens-{hashlib.sha256(text.encode()).hexdigest()[:12]}.js"
     if not path.exists():
@@ -171,8 +170,15 @@ def bundle(demo: gr.Blocks) -> str:
     tag = f'<script src="{url}"></script>'
     for c in bundled:
         c.head = tag + (c.head or "")
-    demo._deprecated_head = (getattr(demo, "_deprecated_head", None) or "") + tag
     return url
+
+
+def head_tag(demo: gr.Blocks) -> str:
+    """The <script> tag of the page's bundle (as its views' heads name it), for launch(head=...); "" if none."""
+    for c in html_components(demo):
+        if m := re.search(r'<script src="[^"]*attention-lens-[0-9a-f]{12}\.js"></script>', c.head or ""):
+            return m.group(0)
+    return ""
 
 
 # -- what the first screen does not show -----------------------------------------------------------------------------

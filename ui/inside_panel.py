@@ -7,7 +7,8 @@ import re
 
 import gradio as gr
 
-from . import handlers as h
+from . import decoding_views
+from .inputs import need_session
 from .components import FAST, Ctx, asset
 
 INSIDE_JS = ("payload.js", "inside.js")  # the panel's script: the payloads' decoders, then the panel
@@ -27,8 +28,8 @@ def panel(ctx: Ctx) -> gr.HTML:
         if not isinstance(data, dict):
             data = {}
         try:
-            tr = h.need_session(session).translator  # the model the sentence was started with
-            return h.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"), data.get("head"))
+            tr = need_session(session).translator  # the model the sentence was started with
+            return decoding_views.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"), data.get("head"))
         except gr.Error as e:  # said in the panel, which offers to try again (a toast alone leaves it waiting)
             return {"error": e.message, "request": {k: data.get(k) for k in ("kind", "layer", "head", "position")}}
 

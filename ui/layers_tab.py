@@ -5,15 +5,16 @@ import gradio as gr
 
 from transformer.capture import layers_of
 
-from . import alignment_panel, handlers as h
-from . import fresh
+from . import alignment_panel
+from . import other_tabs
+from . import page_state
 from .components import CONC, Ctx, api_only, live_position, started_sentence
 from .figures import for_width, width_input, with_width
 from .models import of_session
 from .panels import Panel
 from .texts import explained, label, page_lang, words as said_words
 
-UNSTARTED = "un_layers"  # ui/texts [label], said by fresh.unstarted in the user's language
+UNSTARTED = "un_layers"  # ui/texts [label], said by page_state.unstarted in the user's language
 
 
 def build(ctx: Ctx, tab: Panel | None = None) -> None:
@@ -37,25 +38,25 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
 
     width = width_input()  # the page's width: on a phone the figures are drawn for it (ui/figures.py for_width)
     inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
-    at = of_session(h.across_layers_at)
+    at = of_session(other_tabs.across_layers_at)
 
     def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
-        if not fresh.started(session):
-            return [gr.skip()] * len(outs) + [fresh.unstarted(UNSTARTED, words=said_words(page_lang()))]
+        if not page_state.started(session):
+            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang()))]
         return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), ""]
 
     page_js = with_width(live_position(4, 3), 5)
     b_show.click(show, inputs + [width], outs + [note], js=page_js, api_visibility="private", **CONC)
     api_only(ctx).click(at, inputs, outs, js=live_position(4, 3), api_name="layers", **CONC)  # gr.Error for programs
     follow = dict(CONC, js=page_js, api_visibility="private", show_progress="hidden", trigger_mode="always_last")
-    follow_at = of_session(h.across_layers_follow)
+    follow_at = of_session(other_tabs.across_layers_follow)
 
     def across_layers_follow(session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
-        if not fresh.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
+        if not page_state.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
             return [gr.skip()] * len(outs)
         return [for_width(f, page_width) for f in follow_at(session, chosen, cut, position)]
 
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
         event(across_layers_follow, inputs + [width], outs, **follow)
-    fresh.on_new(ctx, outs + [note], [None, None, None, ""])  # a new sentence or model: recomputed when opened
+    page_state.on_new(ctx, outs + [note], [None, None, None, ""])  # a new sentence or model: recomputed when opened
     alignment_panel.build(ctx, tab)  # the whole sentence's word alignment by each method, and their agreement

@@ -7,7 +7,7 @@ import gradio as gr
 from transformer.capture import layers_of
 from transformer.history import HISTORY, AttentionHistory
 
-from . import handlers as h
+from . import other_tabs
 from .components import CONC, Ctx
 from .figures import localized_axes
 from .other_tabs import epoch_words
@@ -50,7 +50,7 @@ def content(tr) -> list:
     if history is None or not history.epochs:
         return [MISSING] + [gr.update(visible=False)] * 7
     L, H, n = layers_of(tr.model, "cross"), tr.config.n_heads, len(history.epochs)
-    fig, text, where = h.learned_at(history, 0, n)
+    fig, text, where = other_tabs.learned_at(history, 0, n)
     fig = localized_axes(fig)  # "keys", "queries" in the user's page's language
     lang = page_lang()  # the words of the controls: the user's page's language when the tab was filled
     first, last = (epoch_words(history.epochs[i], "plain", lang) for i in (0, -1))
@@ -83,7 +83,7 @@ def build(ctx: Ctx) -> tuple[list, object]:
     models = ctx.models
 
     def show(key, *args):
-        fig, *rest = h.learned_at(load_history(models.get(key)), *args)
+        fig, *rest = other_tabs.learned_at(load_history(models.get(key)), *args)
         return (localized_axes(fig), *rest)
 
     inputs = [example, point, layer, head]

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from . import handlers as h
+from . import decoding_views
 from . import lesson
 from .components import CONC, VENDOR, Ctx, asset
 
@@ -94,7 +94,7 @@ def opened(models, text, key, now, k, words):
         notes.append(f"text ({size} characters; a sentence of 1 to {MAX_TEXT})")
         return key, None, notes
     try:
-        return key, h.start(models.get(key), text, k, words), notes
+        return key, decoding_views.start(models.get(key), text, k, words), notes
     except gr.Error as e:
         notes.append(f"text: {e.message}")
         return key, None, notes
@@ -106,7 +106,7 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
     browser what was ignored and what was started ({id, ok, notes, input})."""
     c, models = ctx.translate, ctx.models
     words_out, model_parts = ctx.model_outputs  # translate_tab.wire_model: the components a model choice sets
-    started_n = getattr(c, "started", None)  # changed by each sentence started: the tabs' old results go (ui/fresh.py)
+    started_n = getattr(c, "started", None)  # changed by each sentence started: the tabs' old results go (ui/page_state.py)
     extra = [started_n] if started_n is not None else []
     outs = [ctx.model, ctx.state, c.translation, c.attention, c.topk] + words_out + extra + [parts.box]
     links = itertools.count(1)

@@ -6,7 +6,7 @@ import gradio as gr
 from transformer.checkpoint import LOG, read_json
 from transformer.metrics import read_metrics
 
-from . import handlers as h
+from . import other_tabs
 from .components import Ctx
 from .figures import epoch_points, figure, training_curves
 from .texts import each, label, text
@@ -37,7 +37,7 @@ def pauses_note(log: dict, mode: str = "detail", lang: str = "en") -> str:
 def card(tr) -> str:
     """The card in both versions; the page's "Explain" box shows one (ui/texts.py)."""
     metrics = read_metrics(tr.checkpoint_dir) if tr.checkpoint_dir else {}
-    return each(lambda mode, lang: h.model_card(tr, metrics, mode, lang))
+    return each(lambda mode, lang: other_tabs.model_card(tr, metrics, mode, lang))
 
 
 def note(log: dict) -> str:

@@ -71,7 +71,7 @@ def tab_template(names: list[str], shown: dict | None = None) -> str:
 def shown_js(names: list[str], flagged: list[int]) -> str:
     """The bar's one js-only event, (chosen tab, the boxes of the tabs `flagged`) -> (each panel, those boxes). A
     panel is put in the page the first time its tab is chosen and never updated again (a layout made visible shows
-    every component in it, undoing what an event hid there, e.g. a view of another sentence: ui/fresh.py); the
+    every component in it, undoing what an event hid there, e.g. a view of another sentence: ui/page_state.py); the
     bar's style (`hiding_css`) shows and hides the panels after. The chosen tab's box, if it has one, gets a new
     value (its change runs its server select events)."""
     return ("(v, ...flags) => { const names = " + json.dumps(names) + ", flagged = " + json.dumps(flagged)

@@ -14,7 +14,9 @@ import gradio as gr
 from transformer.data import examples_path, read_glossed_examples
 from transformer.language import hint as language_hint
 
-from . import arch, handlers as h, page_state
+from . import arch, page_state
+from . import decoding_views, exports
+from .inputs import TOPK, need_session, reference_problem, source_problem
 from . import attribution_panel, inside_panel, panels
 from . import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
 from .texts import both, label, labels, page_lang, said, words as said_words
@@ -168,7 +170,7 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
         c.translation = gr.Textbox(label=label("translation_so_far"), elem_id="translation", interactive=False, lines=2)
     with gr.Column(scale=2, min_width=300, elem_id="translate_folds"):
         with panels.fold("Top-k size and word merging", elem_id="settings", shown=both("settings")):
-            c.k = checked(gr.Slider(1, 20, value=h.TOPK, step=1, label=label("k"), elem_id="k"), "top-k")
+            c.k = checked(gr.Slider(1, 20, value=TOPK, step=1, label=label("k"), elem_id="k"), "top-k")
             c.words = gr.Checkbox(False, label=label("words"), elem_id="words", info=label("words_info"))
         with panels.fold("Inspect a reference translation", elem_id="reference_fold", shown=both("reference_fold")):
             c.ref = gr.Textbox(label=language_words(ctx.tr)["reference"], elem_id="reference", lines=2,
@@ -251,7 +253,7 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     def switch(text, kk, ww, key):
         _, other = hint_for(models, key, text)
         other = other or key
-        return [other] + list(h.start(models.get(other), text, kk, ww)) + model_parts(other)
+        return [other] + list(decoding_views.start(models.get(other), text, kk, ww)) + model_parts(other)
 
     page_state.switch(ctx, c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
                                                    [ctx.model] + cleared + words_out + groups,
@@ -265,14 +267,14 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     outs = [state, c.translation, c.attention, c.topk]
 
     def start(text, kk, ww, key=""):
-        return h.start(models.get(key), text, kk, ww)
+        return decoding_views.start(models.get(key), text, kk, ww)
 
     def on_start(text, kk, ww, key=""):  # the page's Start (a name of its own: the API's is /start)
         tr = models.get(key)
-        problem = h.source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
+        problem = source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
         if problem:
             return [gr.skip()] * len(outs) + [box_note_value({"source": text}, problem), gr.skip()]
-        return list(h.start(tr, text, kk, ww)) + [box_note_value({"source": text}), page_state.new_value()]
+        return list(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}), page_state.new_value()]
 
     # the mark of a start: new with each sentence started, left as it was by a Start that started nothing; its change
     # clears the other tabs' results (ui/page_state.py)
@@ -287,42 +289,42 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     def on_example(example, kk, ww, key=""):  # picking an example puts it in the box and starts it
         if not example:
             return [gr.skip()] * (len(outs) + 3)
-        started = h.start(models.get(key), example, kk, ww)
+        started = decoding_views.start(models.get(key), example, kk, ww)
         note = box_note_value({"source": example})
         return [gr.update(value=example)] + list(started) + [note, page_state.new_value()]
 
     c.examples.input(on_example, [c.examples, k, words, model], [source] + outs + [c.note, c.started],
                      api_visibility="private", show_progress_on=outs, **DECODE)
     # every other event reads the started sentence, which carries its model (ui/models.py of_session)
-    api["step"].click(of_session(h.step), [state, k, words], outs, api_name="step", **FAST)
-    api["run"].click(of_session(h.run), [state, k, words], outs, api_name="run", **FAST)
-    api["back"].click(of_session(h.back), [state, k, words], outs, api_name="back", **FAST)
-    api["reset"].click(of_session(h.reset), [state, k, words], outs, api_name="reset", **FAST)
-    api["goto"].click(of_session(h.goto), [state, c.step_no, k, words], outs, api_name="goto", **FAST)
-    api["topk"].click(of_session(h.step_view), [state, k, words], outs, api_name="topk", **CONC)
+    api["step"].click(of_session(decoding_views.step), [state, k, words], outs, api_name="step", **FAST)
+    api["run"].click(of_session(decoding_views.run), [state, k, words], outs, api_name="run", **FAST)
+    api["back"].click(of_session(decoding_views.back), [state, k, words], outs, api_name="back", **FAST)
+    api["reset"].click(of_session(decoding_views.reset), [state, k, words], outs, api_name="reset", **FAST)
+    api["goto"].click(of_session(decoding_views.goto), [state, c.step_no, k, words], outs, api_name="goto", **FAST)
+    api["topk"].click(of_session(decoding_views.step_view), [state, k, words], outs, api_name="topk", **CONC)
 
     def on_force(session, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
-        return h.force_at(h.need_session(session).translator, session, data.get("position"), data.get("piece"),
+        return decoding_views.force_at(need_session(session).translator, session, data.get("position"), data.get("piece"),
                           kk, ww)
 
     c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
-    c.b_force.click(of_session(h.force), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
+    c.b_force.click(of_session(decoding_views.force), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
     # the reference of the started sentence, stepped like a decoding; /reference (text, reference) for programs
     def on_reference(session, ref, kk, ww):  # a reference it cannot show: said under its box, nothing else
-        problem = h.reference_problem(session, ref)
+        problem = reference_problem(session, ref)
         if problem:
             return [gr.skip(), gr.skip(), box_note_value({"reference": ref}, problem)]
-        return list(of_session(h.reference_at)(session, ref, kk, ww)) + [box_note_value({"reference": ref})]
+        return list(of_session(decoding_views.reference_at)(session, ref, kk, ww)) + [box_note_value({"reference": ref})]
 
     c.b_ref.click(on_reference, [state, c.ref, k, words], [c.attention, c.topk, c.ref_note],
                   show_progress_on=[c.attention, c.topk], api_visibility="private", **CONC)
 
     def reference(text, ref, key=""):  # /reference (text, reference[, model])
-        return h.reference(models.get(key), text, ref)
+        return decoding_views.reference(models.get(key), text, ref)
 
     api["reference"].click(reference, [source, c.ref, model], [c.attention, c.topk], api_name="reference", **CONC)
-    export = h.export_event()
+    export = exports.export_event()
 
     def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
         if not page_state.started(session):
@@ -333,5 +335,5 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
                      show_progress_on=[c.files], api_visibility="private", **CONC)
     api["export"].click(export, [state, c.position], [c.files], js=live_position(2, 1), api_name="export", **CONC)
     attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
-    c.noop.click(h.noop, None, None, api_visibility="private", show_progress="hidden").then(
+    c.noop.click(decoding_views.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
