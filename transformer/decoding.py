@@ -164,7 +164,7 @@ class Translator:
     def replays(self, source_ids: list[int], jobs: list[tuple]) -> list["DecodingSession"]:
         """One session on `source_ids` per job (heads switched off, script, stop), each computed from <s> to its end
         as DecodingSession.finish says (`script` {position: (token id, forced)}: fed there instead of the greedy
-        choice; `stop`: the last position, None: to </s> or the limit); all in one batch, with other threads'
+        choice, the limit grown to reach its last one; `stop`: the last position, None: to </s> or the limit); all in one batch, with other threads'
         sessions, when `self.batcher` is on: the same bits as start_ids(...) stepped alone."""
         heads = [parse_heads(self.model, h) for h, _, _ in jobs]  # bad input fails here, alone
 
@@ -172,6 +172,8 @@ class Translator:
             def begin() -> "DecodingSession":
                 session = begin_row(self, source_ids, off)
                 session.script, session.stop = script, stop
+                if script:  # its limit grown to reach the pieces it is given, as follow grows it
+                    session.limit = max(session.limit, min(self.config.max_len - 1, max(script)))
                 return session
             return begin
         return self.batcher.run_all([begin_of(off, script, stop) for off, (_, script, stop) in zip(heads, jobs)],
