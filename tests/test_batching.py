@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
+from benchmarks.common import alike
 from tests.conftest import DEVICE
 from transformer import step
 from transformer.batching import Batcher, run_rows
 from transformer.step import feed_rows
 from ui import handlers as h
-from ui.payload import decode_array
 
 TOL = step.tolerance(DEVICE)  # what the library states for this device (transformer/step.py)
 
@@ -59,20 +59,9 @@ def differences(a, b, tol: float | None = None) -> list[str]:
     return out + ([] if a.cursor == b.cursor and a.ablated == b.ablated else ["cursor or heads"])
 
 
-def same_payload(x, y, tol: float | None = None) -> bool:
-    """Two payloads alike: maps (16-bit, payload.encode_array) within the tolerance and one unit of their rounding,
-    other numbers within the tolerance and one unit of a 4-decimal rounding, everything else equal."""
-    tol = TOL if tol is None else tol
-    if isinstance(x, dict) and isinstance(y, dict):
-        if "b64" in x and "b64" in y:
-            a, b = decode_array(x), decode_array(y)
-            return a.shape == b.shape and float(np.abs(a - b).max(initial=0)) <= tol + 1.01 / 65535
-        return x.keys() == y.keys() and all(same_payload(x[k], y[k], tol) for k in x)
-    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
-        return len(x) == len(y) and all(same_payload(a, b, tol) for a, b in zip(x, y))
-    if isinstance(x, float) and isinstance(y, (int, float)) and not isinstance(y, bool):
-        return abs(x - y) <= tol * max(1.0, abs(x)) + 1.01e-4
-    return x == y
+def same_payload(x, y) -> bool:
+    """Two payloads alike within the device's tolerance and their rounding (benchmarks.common.alike)."""
+    return alike(x, y, TOL)
 
 
 def started(tr, i):
