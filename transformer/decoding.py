@@ -15,6 +15,7 @@ from torch import Tensor
 from .batching import Batcher, begin_row
 from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 from .checkpoint import load_checkpoint
+from .metrics import read_source_lengths
 from .device import resolve_device
 from .model import Transformer, padding_mask
 from .session import TOPK_MAX, DecodingSession, follow_ids, max_new_tokens  # noqa: F401 (re-exported)
@@ -90,7 +91,6 @@ class Translator:
         self.tokenizer = tokenizer
         self.config = model.config
         self.checkpoint_dir = checkpoint_dir
-        from .lengths import read_source_lengths  # (lazily: transformer.lengths is also a CLI, python -m)
         self.source_lengths = read_source_lengths(checkpoint_dir)  # what it learned from (None: not recorded)
         # decodes sessions of concurrent callers together, each as alone (within step.TOLERANCE, the same pieces); off until turned on (the app
         # does: ui/components.py BATCHING), so a library user's decoding is the session's own
