@@ -153,16 +153,21 @@ def test_a_caller_arriving_while_a_batch_runs_joins_it(translator, join_steps):
     on), catches up and gets its own session, within the tolerance; join_steps 0: it waits for a batch of its own."""
     batcher = Batcher(window_s=0, max_rows=8, enabled=True, join_steps=join_steps)
     late, got = [], {}
+    first = translator.start_ids(translator.source_ids(TEXTS[0]), first=False)
+    second = translator.start_ids(translator.source_ids(TEXTS[1]), ABLATED[1], first=False)
+    feed = first.next_feed
 
-    def first():  # runs on the batch's thread: the second caller arrives before the batch's first step
-        thread = threading.Thread(target=lambda: got.update(late=batcher.run(
-            lambda: translator.start_ids(translator.source_ids(TEXTS[1]), ABLATED[1], first=False), 9)))
-        thread.start()
-        late.append(thread)
-        while not batcher._pending:
-            thread.join(0.001)
-        return translator.start_ids(translator.source_ids(TEXTS[0]), first=False)
+    def arriving():  # the batch has begun (it asks its rows what they are fed): the second caller arrives now
+        if not late:
+            thread = threading.Thread(target=lambda: got.update(late=batcher.run(second, 9)))
+            thread.start()
+            late.append(thread)
+            while not batcher._pending:
+                thread.join(0.001)
+        return feed()
+    first.next_feed = arriving
     got["first"] = batcher.run(first, 9)
+    del first.next_feed
     late[0].join(60)
     assert batcher.batches == ([2] if join_steps else [1, 1])
     assert differences(translator.start(TEXTS[0]).run(), got["first"]) == []
@@ -174,20 +179,18 @@ def test_a_huge_input_is_decoded_apart_and_a_broken_one_fails_alone(translator):
     huge = "Ein Hund rennt durch den Schnee und " * 60  # 2,000 characters cut to the model's limit: apart
 
     def go(text):
-        def begin():
-            s = translator.start(text)
-            if text == "broken":
-                s.cross_k = s.cross_k[..., :7]  # a row that cannot be computed: the batch fails, then each alone
-            return s
-        if text == "unreadable":  # fails while it is encoded, on the batch's thread
-            return translator.batcher.run(lambda: translator.start(""), 3)
-        return translator.batcher.run(begin, len(translator.source_ids(text)))
+        if text == "unreadable":  # fails while it is encoded, on its caller's thread: it never reaches a batch
+            return translator.decode("")
+        s = translator.start(text)
+        if text == "broken":
+            s.cross_k = s.cross_k[..., :7]  # a row that cannot be computed: the batch fails, then each alone
+        return translator.batcher.run(s, len(s.source_ids))
 
     texts = [TEXTS[0], huge, "broken", TEXTS[3], "unreadable", TEXTS[5]]
     got = concurrently(translator, texts, batcher, go)
     translator.batcher = Batcher()
     assert isinstance(got[2], RuntimeError) and isinstance(got[4], ValueError)
-    assert sum(batcher.batches) == len(texts) - 1  # the huge one never joined a batch
+    assert sum(batcher.batches) == len(texts) - 2  # the huge one decoded apart, the unreadable one never encoded
     for i in (0, 1, 3, 5):
         assert differences(translator.start(texts[i]).run(), got[i]) == [], i
 
@@ -211,7 +214,7 @@ def test_start_and_attribution_handlers_answer_as_alone(translator):
 
 
 def test_batching_is_off_unless_turned_on(translator):
-    assert not Batcher().enabled and translator.batcher.run(lambda: translator.start("Hallo."), 3).done
+    assert not Batcher().enabled and translator.batcher.run(translator.start("Hallo."), 3).done
     assert translator.batcher.batches == [] and np.isfinite(translator.start("Hallo.").run().history_probs()).all()
 
 

@@ -9,9 +9,9 @@ tests/test_batching.py).
 
 `Batcher` collects the sessions that reach one model together (a new batch waits, at most `window_s`, for the
 callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and
-runs them to the end together on one worker thread. Each session is begun there by `begin_row` (the encoder's pass
-under hooks, `Translator.start_ids(first=False)`), without its first position, <s>, which the batch computes for all
-its new rows in one pass. A caller that arrives while a batch runs joins it before its next step, as long as no row
+runs them to the end together on one worker thread. Each caller hands over a session it has begun itself
+(`Translator.start_ids(first=False)`: the encoder's pass under hooks, on the caller's thread), without its first
+position, <s>, which the batch computes for all its new rows in one pass; nothing here calls back into the caller. A caller that arrives while a batch runs joins it before its next step, as long as no row
 of the batch has gone `join_steps` positions: the batch's rows wait while the newcomers catch up, then go on with
 them. Each caller gets its own session back the moment its row is done. A session whose source is longer than
 `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its sessions
@@ -29,19 +29,12 @@ from collections import defaultdict
 
 import torch
 
-from .capture import parse_heads
 from .step import Rows, feed_rows
 
 WINDOW_S = 0.05  # the longest a new batch waits for callers still encoding (arrive()); none others: it starts at once
 MAX_ROWS = 32  # rows decoded together at most
 JOIN_STEPS = 8  # a caller arriving while a batch runs joins it while no row of it has gone this many positions
 MAX_PIECES = 64  # a source longer than this is decoded apart (its steps are dearer and it may decode for long)
-
-
-def begin_row(tr, src_ids: list[int], heads=frozenset()):
-    """The session a batch begins for a caller: `tr.start_ids(src_ids, heads, first=False)` (its first position left
-    to the batch)."""
-    return tr.start_ids(src_ids, parse_heads(tr.model, heads), first=False)
 
 
 def run_rows(sessions, done=None, more=None) -> None:
@@ -82,10 +75,10 @@ def run_rows(sessions, done=None, more=None) -> None:
 
 
 class _Item:
-    __slots__ = ("begin", "session", "error", "event")
+    __slots__ = ("session", "error", "event")
 
-    def __init__(self, begin):
-        self.begin, self.session, self.error, self.event = begin, None, None, threading.Event()
+    def __init__(self, session):
+        self.session, self.error, self.event = session, None, threading.Event()
 
 
 class Batcher:
@@ -118,17 +111,16 @@ class Batcher:
             self._arriving += n
             self._cond.notify_all()
 
-    def run(self, begin, pieces: int, arrived: bool = False):
-        """`begin().finish()` (`begin` encodes a sentence or hands a session over; called on the worker thread when
-        batched, so that a batch's encodings follow one another), in a batch with other callers' when batching is on.
-        `pieces`: the source's length (over max_pieces: decoded apart); `arrived`: it called `arrive()` first."""
-        return self.run_all([begin], [pieces], arrived)[0]
+    def run(self, session, pieces: int, arrived: bool = False):
+        """`session.finish()`, in a batch with other callers' sessions when batching is on; the session, finished.
+        `pieces`: its source's length (over max_pieces: decoded apart); `arrived`: its caller called `arrive()`."""
+        return self.run_all([session], [pieces], arrived)[0]
 
-    def run_all(self, begins: list, pieces: list[int], arrived: bool = False) -> list:
+    def run_all(self, sessions: list, pieces: list[int], arrived: bool = False) -> list:
         """`run` for several sessions of one caller (e.g. a comparison's intact and ablated replays), in one batch
-        when batching is on: their sessions, in order. An error of one is raised after all are done."""
+        when batching is on: the sessions, finished, in order. An error of one is raised after all are done."""
         batched = self.enabled and self.max_rows >= 2
-        items = [_Item(begin) if batched and n <= self.max_pieces else None for begin, n in zip(begins, pieces)]
+        items = [_Item(s) if batched and n <= self.max_pieces else None for s, n in zip(sessions, pieces)]
         with self._cond:
             self._arriving -= 1 if arrived else 0
             if any(items):
@@ -138,11 +130,11 @@ class Batcher:
                     self._worker.start()
             self._cond.notify_all()
         out, error = [], None
-        for begin, it in zip(begins, items):
+        for session, it in zip(sessions, items):
             try:
                 if it is not None and it.event.wait() and it.error is not None:
                     raise it.error
-                out.append(begin().finish() if it is None else it.session)
+                out.append(session.finish() if it is None else session)
             except Exception as e:  # noqa: BLE001 - raised once the others are done
                 error = error or e
                 out.append(None)
@@ -175,23 +167,17 @@ class Batcher:
         return new
 
     def _decode(self, batch: list[_Item]) -> None:
-        """The batch's sessions begun and run to their end, with the callers that join it on the way (counted in
-        the last of `batches`)."""
-        rows: dict[int, _Item] = {}  # id(session) -> its caller, every row begun in this batch
+        """The batch's sessions run to their end, with the callers that join it on the way (counted in the last of
+        `batches`)."""
+        rows: dict[int, _Item] = {}  # id(session) -> its caller, every row of this batch
         taken = 0
 
         def begin(items: list[_Item]) -> list:
             nonlocal taken
             taken += len(items)
             self.batches[-1] = taken
-            for it in items:  # encoded one after the other; an input that cannot be encoded fails its own request
-                try:
-                    it.session = it.begin()
-                    rows[id(it.session)] = it
-                except Exception as e:  # noqa: BLE001 - handed to its caller
-                    it.error = e
-                    it.event.set()
-            return [it.session for it in items if it.error is None]
+            rows.update((id(it.session), it) for it in items)
+            return [it.session for it in items]
 
         try:
             run_rows(begin(batch), lambda s: rows[id(s)].event.set(), lambda active: begin(self._join(active, taken)))

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .batching import Batcher, begin_row
+from .batching import Batcher
 from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 from .checkpoint import load_checkpoint
 from .metrics import read_source_lengths
@@ -151,52 +151,43 @@ class Translator:
         self.batcher.arrive()  # a batch starting now waits (briefly) for this sentence
         try:
             notes: list[str] = []
-            ids, heads = self.source_ids(text, notes), parse_heads(self.model, ablate)  # bad input fails here, alone
+            session = self.start_ids(self.source_ids(text, notes), ablate, first=False)  # <s>: by the batch, or run
+            session.notes = notes
         except BaseException:
             self.batcher.arrive(-1)
             raise
-
-        def begin() -> "DecodingSession":  # what start(text, ablate) does, on the batch's thread when batched
-            session = begin_row(self, ids, heads)  # start_ids(first=False): <s> computed by the batch, or by run
-            session.notes = notes
-            return session
-        return self.batcher.run(begin, len(ids), arrived=True)
+        return self.batcher.run(session, len(session.source_ids), arrived=True)
 
     def replays(self, source_ids: list[int], jobs: list[tuple]) -> list["DecodingSession"]:
         """One session on `source_ids` per job (heads switched off, script, stop), each computed from <s> to its end
         as DecodingSession.finish says (`script` {position: (token id, forced)}: fed there instead of the greedy
-        choice, the limit grown to reach its last one; `stop`: the last position, None: to </s> or the limit); all in one batch, with other threads'
-        sessions, when `self.batcher` is on: as start_ids(...) stepped alone (within step.TOLERANCE, the same pieces)."""
-        heads = [parse_heads(self.model, h) for h, _, _ in jobs]  # bad input fails here, alone
-
-        def begin_of(off, script, stop):
-            def begin() -> "DecodingSession":
-                session = begin_row(self, source_ids, off)
-                session.script, session.stop = script, stop
-                if script:  # its limit grown to reach the pieces it is given, as follow grows it
-                    session.limit = max(session.limit, min(self.config.max_len - 1, max(script)))
-                return session
-            return begin
-        return self.batcher.run_all([begin_of(off, script, stop) for off, (_, script, stop) in zip(heads, jobs)],
-                                    [len(source_ids)] * len(jobs))
+        choice, the limit grown to reach its last one; `stop`: the last position, None: to </s> or the limit); all in
+        one batch, with other threads' sessions, when `self.batcher` is on: as start_ids(...) stepped alone (within
+        step.TOLERANCE, the same pieces)."""
+        heads = [parse_heads(self.model, h) for h, _, _ in jobs]  # bad input fails here, before any work
+        sessions = []
+        for off, (_, script, stop) in zip(heads, jobs):
+            session = self.start_ids(source_ids, off, first=False)
+            session.script, session.stop = script, stop
+            if script:  # its limit grown to reach the pieces it is given, as follow grows it
+                session.limit = max(session.limit, min(self.config.max_len - 1, max(script)))
+            sessions.append(session)
+        return self.batcher.run_all(sessions, [len(source_ids)] * len(jobs))
 
     def follow(self, source_ids: list[int], tokens, ablate=None) -> "DecodingSession":
         """`start_ids(source_ids, ablate).follow(tokens)` (teacher forcing, e.g. a reference translation, step by
         step), in one batch with other threads' sessions when `self.batcher` is on (within step.TOLERANCE)."""
-        heads = parse_heads(self.model, ablate)  # bad input fails here, alone
-        tokens = follow_ids(self, tokens)  # bad input fails here too
-
-        def begin() -> "DecodingSession":
-            session = begin_row(self, source_ids, heads)
-            session.followable(tokens)  # its limit grown as follow grows it
-            session.script, session.stop = {i + 1: (t, False) for i, t in enumerate(tokens)}, len(tokens)
-            return session
-        return self.batcher.run(begin, len(source_ids))
+        heads = parse_heads(self.model, ablate)  # bad input fails here, before any work
+        tokens = follow_ids(self, tokens)
+        session = self.start_ids(source_ids, heads, first=False)
+        session.followable(tokens)  # its limit grown as follow grows it
+        session.script, session.stop = {i + 1: (t, False) for i, t in enumerate(tokens)}, len(tokens)
+        return self.batcher.run(session, len(source_ids))
 
     def finish(self, session: "DecodingSession") -> "DecodingSession":
         """`session.finish()` (greedily from its last position to its end), in one batch with other threads'
         sessions when `self.batcher` is on. Returns the session."""
-        return self.batcher.run(lambda: session, len(session.source_ids))
+        return self.batcher.run(session, len(session.source_ids))
 
     def caveats(self, text: str, source_ids: list[int], output_ids: list[int]) -> list[dict]:
         """What to say beside this translation (transformer.caveats): too long, repeating, another language,
