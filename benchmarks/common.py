@@ -49,3 +49,31 @@ def rss_mb(pid=None):
 def hooks_left(model) -> int:
     """Every forward hook and pre-hook on any module of the model (recorder and ablation alike)."""
     return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
+
+
+def alike(x, y, tol: float) -> bool:
+    """Two answers (payloads, as JSON gives them) alike: maps (16-bit, ui.payload.encode_array) within `tol` and one
+    unit of their rounding, other numbers within `tol` (relative) and one unit of a 4-decimal rounding, everything
+    else equal. `tol`: transformer.step's tolerance of a batched row against the same row alone."""
+    if isinstance(x, dict) and isinstance(y, dict):
+        if "b64" in x and "b64" in y:
+            import numpy as np
+            from ui.payload import decode_array
+            a, b = decode_array(x), decode_array(y)
+            return a.shape == b.shape and float(np.abs(a - b).max(initial=0)) <= tol + 1.01 / 65535
+        return x.keys() == y.keys() and all(alike(x[k], y[k], tol) for k in x)
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return len(x) == len(y) and all(alike(a, b, tol) for a, b in zip(x, y))
+    if isinstance(x, float) and isinstance(y, (int, float)) and not isinstance(y, bool):
+        return abs(x - y) <= tol * max(1.0, abs(x)) + 1.01e-4
+    return x == y
+
+
+def batch_tolerance() -> float:
+    """transformer.step.TOLERANCE: how far a batched answer may lie from the same answer alone; 0 for the code before
+    issue 56 (benchmarks.against), whose batched rows were the same bits."""
+    try:
+        from transformer.step import TOLERANCE
+    except ImportError:
+        return 0.0
+    return TOLERANCE

@@ -119,19 +119,6 @@ def test_classroom_asks_alti_as_the_page_does(translator):
     assert {k: v for k, v in got.items() if k != "ms"} == {k: v for k, v in want.items() if k != "ms"}
 
 
-def test_batch_gil_times_a_compiled_batch(capsys):
-    """(The uncompiled mode beside a busy thread takes half a minute a sentence: python -m benchmarks.batch_gil.)"""
-    from benchmarks import batch_gil
-    from transformer import batch_step
-    before = batch_step.compiled
-    assert batch_gil.main(["--sentences", "2", "--rounds", "1", "--modes", "compiled"]) == 0
-    out = capsys.readouterr().out
-    assert batch_step.compiled is before
-    for mode in ("compiled",):
-        line = next(x for x in out.splitlines() if x.startswith(mode))
-        assert re.search(r"alone +\d+ ms, beside a busy Python thread +\d+ ms \(\d+\.\dx\)", line), line
-
-
 def test_classroom_students_ask_what_asks_names_in_order(monkeypatch):
     """--asks start,alti (issue 42's own measurement) makes each student ask Start then ALTI+ and nothing else; by
     default Start, ALTI+, ablation, beam, in that order."""

@@ -28,8 +28,8 @@ def test_the_check_sees_a_long_function():
 
 
 def test_no_function_is_over_80_lines():
-    files = [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "transformer").glob("*.py")),
-             *sorted((ROOT / "benchmarks").glob("*.py"))]
+    files = [ROOT / "app.py", *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "transformer").rglob("*.py")),
+             *sorted((ROOT / "benchmarks").rglob("*.py"))]
     assert len(files) > 20
     found = {f"{f.relative_to(ROOT)}:{name}": n for f in files for name, n in long_functions(f.read_text("utf-8"))}
     assert not found, f"functions over {LIMIT} lines (split them): {found}"
@@ -44,17 +44,20 @@ KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def module_files(packages=PACKAGES) -> dict[str, Path]:
-    """{dotted module name: file} of every module of the packages (a package's __init__.py is the package)."""
+    """{dotted module name: file} of every module of the packages and their subpackages (a package's __init__.py is
+    the package)."""
     out = {}
     for package in packages:
-        for f in sorted((ROOT / package).glob("*.py")):
-            out[package if f.stem == "__init__" else f"{package}.{f.stem}"] = f
+        for f in sorted((ROOT / package).rglob("*.py")):
+            parts = f.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if f.stem == "__init__" else parts)] = f
     return out
 
 
-def imports_of(name: str, source: str, modules) -> set[str]:
-    """The modules of `modules` that the module `name` imports, anywhere in `source` (not under TYPE_CHECKING)."""
-    package = name if name in PACKAGES else name.rsplit(".", 1)[0]
+def imports_of(name: str, source: str, modules, is_package: bool | None = None) -> set[str]:
+    """The modules of `modules` that the module `name` imports, anywhere in `source` (not under TYPE_CHECKING);
+    `is_package`: `name` is a package (its __init__.py; default: one of PACKAGES)."""
+    package = name if (name in PACKAGES if is_package is None else is_package) else name.rsplit(".", 1)[0]
     tree = ast.parse(source)
     skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
                for stmt in node.body for n in ast.walk(stmt)}
@@ -77,7 +80,7 @@ def imports_of(name: str, source: str, modules) -> set[str]:
 
 
 def import_graph(files: dict[str, Path]) -> dict[str, set[str]]:
-    return {name: imports_of(name, f.read_text("utf-8"), files) for name, f in files.items()}
+    return {name: imports_of(name, f.read_text("utf-8"), files, f.stem == "__init__") for name, f in files.items()}
 
 
 def find_cycle(graph: dict[str, set[str]], known=frozenset()) -> list[str] | None:
@@ -109,6 +112,10 @@ def test_the_import_graph_sees_every_kind_of_import():
     source = ("from . import a as A\nfrom .b import thing\nimport other\nfrom pkg import c, Name\n"
               "def f():\n    from .d import late\nif TYPE_CHECKING:\n    from . import e\n")
     assert imports_of("pkg.x", source, modules) == {"pkg.a", "pkg.b", "other", "pkg.c", "pkg", "pkg.d"}
+    sub = {"pkg", "pkg.sub", "pkg.sub.a", "pkg.low", "pkg.low.b"}  # a subpackage's module, and its __init__
+    assert imports_of("pkg.sub.x", "from .a import y\nfrom ..low import b\nfrom ..low.b import z\n", sub) == \
+        {"pkg.sub.a", "pkg.low.b"}
+    assert imports_of("pkg.sub", "from .a import y\nfrom .. import low\n", sub, is_package=True) == {"pkg.sub.a", "pkg.low"}
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle(graph, {frozenset({"b", "c"})}) is None and find_cycle({"a": {"b"}, "b": set()}) is None

@@ -81,7 +81,7 @@ def test_wheel_holds_one_package_without_benchmarks_or_test_helpers(wheel):
     files = {n for n in names if n.startswith("attention_lens/")}
     # every module of the library and the app is there, under attention_lens/, the test and bench helpers are not
     want = {f"attention_lens/{p.relative_to(ROOT).as_posix()}" for d in ("transformer", "ui")
-            for p in (ROOT / d).glob("*.py")} | {"attention_lens/app.py", "attention_lens/__init__.py"}
+            for p in (ROOT / d).rglob("*.py")} | {"attention_lens/app.py", "attention_lens/__init__.py"}
     assert {n for n in files if n.endswith(".py")} == want
     assert not [n for n in names if re.search(r"benchmarks|tests/|conftest|serving|setup\.py", n)]
     for data in ("assets/lens.js", "assets/vendor/plotly-cartesian.min.js", "assets/examples_de.txt",

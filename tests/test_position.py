@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from transformer.decoding import Translator
-from ui import decoding_views, exports
+from ui import decoding_views, exports, other_tabs
 from tests.conftest import DEVICE
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
@@ -110,3 +110,22 @@ def test_every_step_of_a_trajectory_is_reachable(tr, sessions, data):
     r = decoding_views.at_position(tr, sessions[data.draw(st.sampled_from(sorted(sessions)))],
                              {"step": step, "ids": base[:step + 1], "forced": forced})
     assert r.cursor == step and r.target_ids == base[:step + 1]
+
+
+def test_a_step_of_a_reference_past_the_greedy_limit_is_reachable(tr):
+    """A reference is followed with a longer limit than greedy decoding's (DecodingSession.followable): its steps past
+    the greedy limit are positions the view shows, and Head ablation, Across layers and Export there work (issue 56
+    item 7: they failed with "position must be ..." at any step past the greedy limit)."""
+    greedy = decoding_views.start(tr, "Hallo.")[0]
+    ref = tr.start("Ein Hund rennt über die Wiese.").run()
+    pieces = [i for i in trajectory(ref)[1:] if i != tr.config.eos_id] * 3
+    r = tr.follow(greedy.source_ids, pieces)
+    assert len(r.positions) - 1 > greedy.limit + 2, "the reference should run well past the greedy limit"
+    step = len(r.positions) - 1
+    pos = {"step": step, "ids": trajectory(r), "forced": [0] * (step + 1)}
+    s = decoding_views.at_position(tr, greedy, json.dumps(pos))
+    assert s.cursor == step and s.target_ids == trajectory(r)
+    other_tabs.ablate_at(tr, greedy, [], [], ["L1 H1"], 5, pos)
+    other_tabs.across_layers_at(tr, greedy, "all layers", 0.15, pos)
+    files = exports.export_at(tr, greedy, pos)
+    assert all(os.path.basename(f).startswith(f"{exports.EXPORT_PREFIX}step{step}.") for f in files)

@@ -1,40 +1,19 @@
-"""Decoding several users' sentences together, each bit for bit as it is decoded alone.
+"""Decoding several users' sentences together, each as it is decoded alone.
 
-`feed_rows(sessions, tokens)` is `DecodingSession.feed` for many sessions at once: one pass of the decoder over
-B new positions instead of B passes. It gives every session exactly the Position its own `feed` gives (the same
-float32 bits: tests/test_batching.py), because every operation of it is one that a CPU computes for a row the
-same way whatever else is in the batch (measured with torch 2.13 on the CPU, and checked by the test):
-
-- a Linear layer as `baddbmm(b, x (B, 1, K), Wᵀ expanded to (B, K, N))`: one matrix-vector product per row plus
-  the bias, the very kernel `F.linear` runs on a single row. A batched `x @ Wᵀ` (one (B, K) matrix product)
-  differs from it in the last bits (up to 3e-6 on these weights), which may change a near-tie argmax: it is never
-  used here;
-- attention as `scaled_dot_product_attention` over (B, H) matrices of the same shapes and layouts as alone:
-  self-attention keys are the same length for every row (all rows are at the same position), and cross-attention is
-  computed per run of rows whose sources have the same length, so no row is padded (a padded softmax or a longer
-  weighted sum can round differently), on keys and values stacked contiguous as a single row's are (a strided view
-  of them rounds differently: the test saw it);
-- layer norms, embeddings, ReLU and residual sums, which act on each row alone.
-
-What a step reads besides the new tokens (the keys and values so far, each run's cross-attention keys and values,
-the expanded weights) is kept from step to step by `run_rows` in a `Rows`, so that a step stacks nothing again.
-The step itself is `batch_step.decoder_step`, compiled with TorchScript: its ~400 small operations run without
-Python's GIL, which a step run op by op from Python handed to the app's other threads and waited to get back ~400
-times (python -m benchmarks.batch_gil, docs/benchmarks.md).
-
-Head ablation is applied per row (each row's own heads zeroed before its output projection, as `HeadAblation`
-does), and the attention rows are read from the weights computed here rather than by hooks. A step copies to the
-host once for the whole batch (the greedy choices and every row's attention), like a single step.
+`run_rows(sessions)` is `finish()` for many sessions at once: rows at one position go through the decoder's modules
+together, one pass for B rows instead of B passes (transformer/step.py's `feed_rows`, the very function a session's
+own step calls with one row): each row's cache its own, the cross-attention padded to the longest source with a
+mask, each row's attention read by the recorder's hooks and its heads switched off by HeadAblation's pre-hooks. A row
+equals the same row alone within step.TOLERANCE, with the same pieces (a near tie is computed again alone:
+tests/test_batching.py).
 
 `Batcher` collects the sessions that reach one model together (a new batch waits, at most `window_s`, for the
 callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and
-runs them to the end together on one worker thread. Each session is begun there by `begin_row` (the encoder's pass,
-compiled too: `batch_step.encoder_pass`), without its first position, <s>, which the batch computes for all its
-new rows in one pass. A caller that arrives while a batch runs joins it before its next step, as long as no row
+runs them to the end together on one worker thread. Each caller hands over a session it has begun itself
+(`Translator.start_ids(first=False)`: the encoder's pass under hooks, on the caller's thread), without its first
+position, <s>, which the batch computes for all its new rows in one pass; nothing here calls back into the caller. A caller that arrives while a batch runs joins it before its next step, as long as no row
 of the batch has gone `join_steps` positions: the batch's rows wait while the newcomers catch up, then go on with
-them (so a class's Starts, which the server's event loop hands over one after another, meet in one batch instead
-of the first decoding alone while the others wait for it). Each caller gets its own session back the moment its
-row is done (a row that ends early does not wait for the others). A session whose source is longer than
+them. Each caller gets its own session back the moment its row is done. A session whose source is longer than
 `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its sessions
 alone, so it reaches only the request that caused it.
 
@@ -46,194 +25,17 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections import defaultdict
 
-import numpy as np
 import torch
-from torch import Tensor
 
-from . import batch_step
-from .capture import parse_heads, split_host
-from .session import DecodingSession, Position
+from .step import Rows, feed_rows
 
 WINDOW_S = 0.05  # the longest a new batch waits for callers still encoding (arrive()); none others: it starts at once
 MAX_ROWS = 32  # rows decoded together at most
 JOIN_STEPS = 8  # a caller arriving while a batch runs joins it while no row of it has gone this many positions
 MAX_PIECES = 64  # a source longer than this is decoded apart (its steps are dearer and it may decode for long)
 
-
-_norms = weakref.WeakKeyDictionary()  # model -> max_j ‖E_j‖ of its output projection (read only: computed once)
-
-
-def _err_scale(model) -> float:
-    """The bound on the error of a row's logits from one batched matrix product, per unit of its ‖h‖: a row's
-    argmax from `hidden @ embᵀ` for the batch may differ from model.project(row)'s in the last bits, but never by more
-    than err = 2·γ_D·‖h‖·max_j‖E_j‖ (γ_D = D·2⁻²⁴: a sum of D products in any order, for either of the two, and
-    Σ|h_i E_ji| ≤ ‖h‖‖E_j‖): a row whose two best logits lie more than 2·err apart has the same argmax either way.
-    The few other rows (a near tie) are projected alone, as model.project does (feed_rows)."""
-    emb = model.embed.weight  # (V, D), tied: model.project(h) = h @ embᵀ
-    if model not in _norms:
-        _norms[model] = float(emb.norm(dim=1).max())
-    return 2 * 1.01 * emb.size(1) * 2.0 ** -24 * _norms[model]
-
-
-class _Params:
-    """A model's parameters in the lists batch_step's functions take (read only, built once per model)."""
-
-    def __init__(self, model):
-        enc, dec = model.encoder, model.decoder
-        enc_linears = [m for b in enc for m in (b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj,
-                                                b.self_attn.out_proj, b.ffn.linear1, b.ffn.linear2)]
-        self.enc_w, self.enc_b = [m.weight for m in enc_linears], [m.bias for m in enc_linears]
-        enc_norms = [n for b in enc for n in (b.norm1, b.norm2)] + [model.encoder_norm]
-        self.enc_norms = [p for n in enc_norms for p in (n.weight, n.bias)]
-        self.enc_eps = [n.eps for n in enc_norms]
-        self.cross = [p for b in dec for m in (b.cross_attn.k_proj, b.cross_attn.v_proj) for p in (m.weight, m.bias)]
-        self.dec = [m for b in dec for m in (b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj,
-                                             b.self_attn.out_proj, b.cross_attn.q_proj, b.cross_attn.out_proj,
-                                             b.ffn.linear1, b.ffn.linear2)]
-        self.dec_b = [m.bias for m in self.dec]
-        dec_norms = [n for b in dec for n in (b.norm1, b.norm2, b.norm3)] + [model.decoder_norm]
-        self.dec_norms = [p for n in dec_norms for p in (n.weight, n.bias)]
-        self.dec_eps = [n.eps for n in dec_norms]
-        self.expanded: dict[int, list[Tensor]] = {}  # B -> the decoder's weightsᵀ expanded to B rows (views)
-
-    def weights(self, B: int) -> list[Tensor]:
-        if B not in self.expanded:
-            self.expanded[B] = [m.weight.t().expand(B, m.in_features, m.out_features) for m in self.dec]
-        return self.expanded[B]
-
-
-_params_of = weakref.WeakKeyDictionary()  # model -> its _Params
-_params_lock = threading.Lock()
-
-
-def _params(model) -> _Params:
-    with _params_lock:
-        if model not in _params_of:
-            _params_of[model] = _Params(model)
-        return _params_of[model]
-
-
-def begin_row(tr, src_ids: list[int], heads=frozenset()):
-    """`tr.start_ids(src_ids, heads, first=False)`: the session a batch begins for a caller (its first position left
-    to the batch), its encoder's pass compiled (batch_step.encoder_pass) rather than run module by module under
-    hooks: the same bits (tests/test_batching.py), with a few hand-overs of the GIL instead of hundreds."""
-    model, P = tr.model, _params(tr.model)
-    heads = parse_heads(model, heads)
-    H = model.config.n_heads
-    off = [_off([heads], "encoder_self", i, H, tr.device) for i in range(len(model.encoder))]
-    with torch.inference_mode():
-        maps, cross_k, cross_v = batch_step.compiled("encoder_pass", model.embed.weight)(
-            [int(i) for i in src_ids], model.embed.weight, model.positions.pe, model.config.pad_id, H, P.enc_w,
-            P.enc_b, P.enc_norms, P.enc_eps, off, P.cross)
-        encoder_self = maps.cpu().numpy()  # (L_enc, H, S, S): one copy to the host (on a CPU, the new tensor itself)
-    session = DecodingSession(tr, src_ids, encoder_self, cross_k, cross_v)
-    session.ablated = heads
-    return session
-
-
-_NONE_OFF: dict = {}  # device -> the empty mask (read only): no head switched off
-
-
-def _off(ablated: list, kind: str, layer: int, H: int, device) -> Tensor:
-    """(B, 1, H, 1) bool: each row's heads of `kind` switched off in `layer` (ablated: each row's (kind, layer,
-    head) set); an empty tensor when no row has one."""
-    off = [(b, h) for b, heads in enumerate(ablated) for k, l, h in heads if k == kind and l == layer]
-    if not off:
-        if device not in _NONE_OFF:
-            _NONE_OFF[device] = torch.empty(0, dtype=torch.bool, device=device)
-        return _NONE_OFF[device]
-    mask = torch.zeros(len(ablated), 1, H, 1, dtype=torch.bool)
-    for b, h in off:
-        mask[b, 0, h, 0] = True
-    return mask.to(device)
-
-
-def _runs(lengths: list[int]) -> list[tuple[int, int]]:
-    """[(a, b), ...]: the runs of equal values in `lengths`, rows a..b-1 each."""
-    cuts = [0] + [b for b in range(1, len(lengths)) if lengths[b] != lengths[b - 1]] + [len(lengths)]
-    return list(zip(cuts[:-1], cuts[1:]))
-
-
-class Rows:
-    """What `feed_rows` reads besides the new tokens, for sessions of one translator at one position, kept by
-    `run_rows` from one step to the next so that a step rebuilds nothing, in the lists that
-    `batch_step.decoder_step` takes: each decoder layer's keys and values of the positions so far, (B, H, t, d),
-    extended by each step; for each run of rows with one source length (rows a..b-1: run_rows orders its rows by
-    source length, so there is one run per length) the cross-attention keys and values of each layer, (G, H, S, d);
-    each row's switched-off heads; the weights of every Linear expanded to the B rows, the biases and the layer
-    norms. `keep(sessions)` narrows it to some of its rows (those not done)."""
-
-    def __init__(self, sessions, kept: tuple[list[Tensor], list[Tensor], list[int]] | None = None):
-        """`kept`: (keys, values, rows) of another Rows and which of its rows these sessions are; without it, the keys
-        and values are stacked from the sessions' positions."""
-        tr = sessions[0].translator
-        self.sessions, self.t = list(sessions), sessions[0].cursor + 1
-        if any(s.translator is not tr or s.cursor + 1 != self.t for s in sessions):
-            raise ValueError("feed_rows needs sessions of one translator at the same position")
-        model, B, H = tr.model, len(sessions), tr.model.config.n_heads
-        L = len(model.decoder)
-        S = [s.cross_k.size(2) for s in sessions]  # source lengths
-        runs = _runs(S)  # run_rows orders its rows by source length: one run per length
-        self.runs = [x for run in runs for x in run]  # [a, b, ...]
-        self.run_shapes = [(b - a, L, H, S[a]) for a, b in runs]  # each run's cross-attention rows (G, L, H, S)
-        keys, values, keep = kept or ([], [], [])
-        stack = not kept and self.t  # (L, H, d) of each position so far, of each row
-        pos_k = [[p.k for p in s.positions[:self.t]] for s in sessions] if stack else []
-        pos_v = [[p.v for p in s.positions[:self.t]] for s in sessions] if stack else []
-        self.cross_k, self.cross_v, self.keys, self.values = batch_step.compiled("gather_rows", model.embed.weight)(
-            [s.cross_k for s in sessions], [s.cross_v for s in sessions], self.runs, keys, values, keep, pos_k, pos_v)
-        ablated = [s.ablated for s in sessions]
-        self.off = [_off(ablated, kind, i, H, tr.device) for i in range(L) for kind in ("decoder_self", "cross")]
-        P = _params(model)
-        self.weights, self.biases, self.norms, self.eps = P.weights(B), P.dec_b, P.dec_norms, P.dec_eps
-
-    def holds(self, sessions) -> bool:
-        """These sessions are some of this one's rows, still at its position."""
-        mine = {id(s) for s in self.sessions}
-        return all(id(s) in mine for s in sessions) and sessions[0].cursor + 1 == self.t
-
-    def keep(self, sessions) -> "Rows":
-        """These rows only (some of this one's, in the same order), their keys and values taken from here."""
-        if [id(s) for s in sessions] == [id(s) for s in self.sessions]:
-            return self
-        if not self.keys:
-            return Rows(sessions)
-        where = {id(s): b for b, s in enumerate(self.sessions)}
-        return Rows(sessions, (self.keys, self.values, [where[id(s)] for s in sessions]))
-
-
-@torch.inference_mode()
-def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None,
-              rows: Rows | None = None) -> list[Position]:
-    """The Position each session's `feed(token, forced)` computes, for sessions of one translator whose cursors
-    are at the same position, in one pass of the decoder (batch_step.decoder_step). Changes no session; `rows`
-    (run_rows'), when given, is for these very sessions and is advanced to the new position."""
-    rows = Rows(sessions) if rows is None else rows
-    if [id(s) for s in rows.sessions] != [id(s) for s in sessions] or rows.t != sessions[0].cursor + 1:
-        raise ValueError("feed_rows was given the rows of other sessions")
-    tr = sessions[0].translator
-    model, dev, B, t = tr.model, tr.device, len(sessions), rows.t
-    forced = forced or [False] * B
-    L, H, emb, pe = len(model.decoder), model.config.n_heads, model.embed.weight, model.positions.pe
-    if t >= pe.size(0):
-        raise ValueError(f"sequence of {t + 1} positions exceeds max_len={pe.size(0)}")
-    hidden, flat, keys, values, ks, vs, hs = batch_step.compiled("decoder_step", emb)(
-        [int(tok) for tok in tokens], t, emb, pe, model.config.pad_id, H, rows.weights, rows.biases, rows.norms,
-        rows.eps, rows.keys, rows.values, rows.cross_k, rows.cross_v, rows.runs, rows.off, _err_scale(model))
-    # the one copy to the host, for the whole batch (batch_step.decoder_step says what it holds)
-    choice, near, selfs, *crosses = split_host(flat.cpu().numpy(), [(B,), (B,), (B, L, H, t + 1)] + rows.run_shapes)
-    ids = choice.astype(np.int64)
-    for b in np.flatnonzero(near):  # a near tie: this row projected alone, as model.project does
-        ids[b] = int((hidden[b:b + 1, 0] @ emb.t()).argmax(-1)[0])
-    cross_rows = [cw[j] for cw in crosses for j in range(len(cw))]  # row b's, in the rows' order
-    rows.keys, rows.values, rows.t = keys, values, t + 1
-    # each row's k, v and state: views of this step's (B, ...) tensors, one storage for the batch's rows (a clone per
-    # row would be three more copies per row and step)
-    return [Position(int(tokens[b]), bool(forced[b]), selfs[b].copy(), cross_rows[b].copy(), k, v, h, int(ids[b]))
-            for b, k, v, h in zip(range(B), ks, vs, hs)]
 
 def run_rows(sessions, done=None, more=None) -> None:
     """`finish()` every session: each computed on to its end (greedily, or as its script says: DecodingSession.
@@ -250,7 +52,7 @@ def run_rows(sessions, done=None, more=None) -> None:
                 fed[id(s)] = f
             elif done:
                 done(s)
-        active[:] = sorted(active + [s for s in new if id(s) in fed], key=lambda s: s.cross_k.size(2))  # a run per length
+        active[:] = active + [s for s in new if id(s) in fed]
 
     admit(sessions)
     rows = None
@@ -273,10 +75,10 @@ def run_rows(sessions, done=None, more=None) -> None:
 
 
 class _Item:
-    __slots__ = ("begin", "session", "error", "event")
+    __slots__ = ("session", "error", "event")
 
-    def __init__(self, begin):
-        self.begin, self.session, self.error, self.event = begin, None, None, threading.Event()
+    def __init__(self, session):
+        self.session, self.error, self.event = session, None, threading.Event()
 
 
 class Batcher:
@@ -309,17 +111,16 @@ class Batcher:
             self._arriving += n
             self._cond.notify_all()
 
-    def run(self, begin, pieces: int, arrived: bool = False):
-        """`begin().finish()` (`begin` encodes a sentence or hands a session over; called on the worker thread when
-        batched, so that a batch's encodings follow one another), in a batch with other callers' when batching is on.
-        `pieces`: the source's length (over max_pieces: decoded apart); `arrived`: it called `arrive()` first."""
-        return self.run_all([begin], [pieces], arrived)[0]
+    def run(self, session, pieces: int, arrived: bool = False):
+        """`session.finish()`, in a batch with other callers' sessions when batching is on; the session, finished.
+        `pieces`: its source's length (over max_pieces: decoded apart); `arrived`: its caller called `arrive()`."""
+        return self.run_all([session], [pieces], arrived)[0]
 
-    def run_all(self, begins: list, pieces: list[int], arrived: bool = False) -> list:
+    def run_all(self, sessions: list, pieces: list[int], arrived: bool = False) -> list:
         """`run` for several sessions of one caller (e.g. a comparison's intact and ablated replays), in one batch
-        when batching is on: their sessions, in order. An error of one is raised after all are done."""
+        when batching is on: the sessions, finished, in order. An error of one is raised after all are done."""
         batched = self.enabled and self.max_rows >= 2
-        items = [_Item(begin) if batched and n <= self.max_pieces else None for begin, n in zip(begins, pieces)]
+        items = [_Item(s) if batched and n <= self.max_pieces else None for s, n in zip(sessions, pieces)]
         with self._cond:
             self._arriving -= 1 if arrived else 0
             if any(items):
@@ -329,11 +130,11 @@ class Batcher:
                     self._worker.start()
             self._cond.notify_all()
         out, error = [], None
-        for begin, it in zip(begins, items):
+        for session, it in zip(sessions, items):
             try:
                 if it is not None and it.event.wait() and it.error is not None:
                     raise it.error
-                out.append(begin().finish() if it is None else it.session)
+                out.append(session.finish() if it is None else session)
             except Exception as e:  # noqa: BLE001 - raised once the others are done
                 error = error or e
                 out.append(None)
@@ -366,23 +167,17 @@ class Batcher:
         return new
 
     def _decode(self, batch: list[_Item]) -> None:
-        """The batch's sessions begun and run to their end, with the callers that join it on the way (counted in
-        the last of `batches`)."""
-        rows: dict[int, _Item] = {}  # id(session) -> its caller, every row begun in this batch
+        """The batch's sessions run to their end, with the callers that join it on the way (counted in the last of
+        `batches`)."""
+        rows: dict[int, _Item] = {}  # id(session) -> its caller, every row of this batch
         taken = 0
 
         def begin(items: list[_Item]) -> list:
             nonlocal taken
             taken += len(items)
             self.batches[-1] = taken
-            for it in items:  # encoded one after the other; an input that cannot be encoded fails its own request
-                try:
-                    it.session = it.begin()
-                    rows[id(it.session)] = it
-                except Exception as e:  # noqa: BLE001 - handed to its caller
-                    it.error = e
-                    it.event.set()
-            return [it.session for it in items if it.error is None]
+            rows.update((id(it.session), it) for it in items)
+            return [it.session for it in items]
 
         try:
             run_rows(begin(batch), lambda s: rows[id(s)].event.set(), lambda active: begin(self._join(active, taken)))

@@ -15,6 +15,7 @@ import torch
 from .attention import KVCache
 from .decoding import max_new_tokens
 from .model import Transformer
+from .step import decoder_position
 
 MAX_BEAM = 8
 
@@ -108,8 +109,8 @@ def _search(model: Transformer, src_ids: list[int], K: int, limit: int, lp: floa
         n = len(live)
         for layer, kv in zip(cache, cross):
             layer["cross"] = KVCache(kv.k.expand(n, -1, -1, -1), kv.v.expand(n, -1, -1, -1))  # (n, H, S, d)
-        h = model.decode(tok, None, None, None, cache)  # (n, 1, D)
-        logp = torch.log_softmax(model.project(h[:, -1]).double(), -1)  # (n, V)
+        h = decoder_position(model, tok, cache)  # (n, D)
+        logp = torch.log_softmax(model.project(h).double(), -1)  # (n, V)
         prev = torch.tensor([b[2] for b in live], dtype=torch.float64, device=device)  # (n,)
         scores = (logp + prev[:, None]).flatten()  # (n * V,)
         top, flat = scores.topk(min(2 * K, scores.numel()))  # (2K,), (2K,)

@@ -244,28 +244,35 @@ class HeadAblation(ContextHooks):
 
     Same mechanism as the recorder: forward pre-hooks on each affected out_proj that act only for the
     context that entered this object, so other users of the shared model are untouched and no weight
-    is ever edited. With no heads, nothing is registered.
+    is ever edited. `heads` are switched off in every row of the batch; `rows` (instead), one set of heads per
+    batch row, switches each row's own off (a batch of several users' sessions: transformer/step.py). With no
+    heads, nothing is registered.
     """
 
     var = _ablation
 
-    def __init__(self, model: Transformer, heads):
+    def __init__(self, model: Transformer, heads=None, rows=None):
         super().__init__(model)
         self.heads = parse_heads(model, heads)
+        self.rows = None if rows is None else [parse_heads(model, r) for r in rows]
 
     def register(self):
         for kind, layer, module in attention_modules(self.model):
-            hs = sorted(h for k, l, h in self.heads if k == kind and l == layer)
-            if hs:
-                yield module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, hs))
+            if self.rows is None:
+                off = [(slice(None), h) for k, l, h in sorted(self.heads) if k == kind and l == layer]
+            else:  # row b's heads: x[b, ..., h, :]
+                off = [(b, h) for b, heads in enumerate(self.rows) for k, l, h in sorted(heads)
+                       if k == kind and l == layer]
+            if off:
+                yield module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, off))
 
-    def _pre_hook(self, n_heads: int, heads: list[int]):
+    def _pre_hook(self, n_heads: int, off: list[tuple]):
         def pre(module, args):
             if not self.active():
                 return None
             x = args[0]  # (B, T, H * d): the heads' outputs, concatenated
             x = x.reshape(*x.shape[:-1], n_heads, -1).clone()  # (B, T, H, d)
-            for h in heads:  # an int index is a view: no index tensor to build on the host and upload
-                x[..., h, :] = 0
+            for row, h in off:  # int indices are views: no index tensor to build on the host and upload
+                x[row, ..., h, :] = 0
             return (x.flatten(-2),) + tuple(args[1:])  # (B, T, H * d)
         return pre

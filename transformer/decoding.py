@@ -12,12 +12,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .batching import Batcher, begin_row
+from .batching import Batcher
 from .capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 from .checkpoint import load_checkpoint
+from .metrics import read_source_lengths
 from .device import resolve_device
 from .model import Transformer, padding_mask
-from .session import TOPK_MAX, DecodingSession, Position, follow_ids, max_new_tokens  # noqa: F401 (re-exported)
+from .session import TOPK_MAX, DecodingSession, follow_ids, max_new_tokens  # noqa: F401 (re-exported)
+from .step import Position, cross_cache, decoder_position, next_probs  # noqa: F401 (Position re-exported)
 from .tokenizer import Tokenizer
 
 MAX_INPUT_CHARS = 2000  # bounded before tokenising; the model's own limit is max_len pieces
@@ -39,13 +41,13 @@ def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None
     lengths = (src != c.pad_id).sum(1).tolist()
     limits = [max_new_tokens(n, c.max_len) for n in lengths]
     steps = min(max(limits) if max_new is None else max_new, c.max_len - 1)
-    cache = model.new_cache()
+    cache = cross_cache(model, memory)
     tok = torch.full((src.size(0), 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
     out = []
     for _ in range(steps):
-        h = model.decode(tok, memory, None, src_mask, cache)  # (B, 1, D)
-        nxt = model.project(h[:, -1]).argmax(-1)  # (B,) greedy choices
+        h = decoder_position(model, tok, cache, src_mask)  # (B, D)
+        nxt = model.project(h).argmax(-1)  # (B,) greedy choices
         nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)
         out.append(nxt)
         done |= nxt == c.eos_id
@@ -89,9 +91,8 @@ class Translator:
         self.tokenizer = tokenizer
         self.config = model.config
         self.checkpoint_dir = checkpoint_dir
-        from .lengths import read_source_lengths  # (lazily: transformer.lengths is also a CLI, python -m)
         self.source_lengths = read_source_lengths(checkpoint_dir)  # what it learned from (None: not recorded)
-        # decodes sessions of concurrent callers together, each bit for bit as alone; off until turned on (the app
+        # decodes sessions of concurrent callers together, each as alone (within step.TOLERANCE, the same pieces); off until turned on (the app
         # does: ui/components.py BATCHING), so a library user's decoding is the session's own
         self.batcher = Batcher()
 
@@ -146,54 +147,47 @@ class Translator:
 
     def decode(self, text: str, ablate=None) -> "DecodingSession":
         """`start(text, ablate).run()`: the session decoded greedily to its end, in one batch with other threads'
-        sentences when `self.batcher` is on (transformer/batching.py: the same bits as alone)."""
+        sentences when `self.batcher` is on (transformer/batching.py: as alone, within step.TOLERANCE)."""
         self.batcher.arrive()  # a batch starting now waits (briefly) for this sentence
         try:
             notes: list[str] = []
-            ids, heads = self.source_ids(text, notes), parse_heads(self.model, ablate)  # bad input fails here, alone
+            session = self.start_ids(self.source_ids(text, notes), ablate, first=False)  # <s>: by the batch, or run
+            session.notes = notes
         except BaseException:
             self.batcher.arrive(-1)
             raise
-
-        def begin() -> "DecodingSession":  # what start(text, ablate) does, on the batch's thread when batched
-            session = begin_row(self, ids, heads)  # start_ids(first=False): <s> computed by the batch, or by run
-            session.notes = notes
-            return session
-        return self.batcher.run(begin, len(ids), arrived=True)
+        return self.batcher.run(session, len(session.source_ids), arrived=True)
 
     def replays(self, source_ids: list[int], jobs: list[tuple]) -> list["DecodingSession"]:
         """One session on `source_ids` per job (heads switched off, script, stop), each computed from <s> to its end
         as DecodingSession.finish says (`script` {position: (token id, forced)}: fed there instead of the greedy
-        choice; `stop`: the last position, None: to </s> or the limit); all in one batch, with other threads'
-        sessions, when `self.batcher` is on: the same bits as start_ids(...) stepped alone."""
-        heads = [parse_heads(self.model, h) for h, _, _ in jobs]  # bad input fails here, alone
-
-        def begin_of(off, script, stop):
-            def begin() -> "DecodingSession":
-                session = begin_row(self, source_ids, off)
-                session.script, session.stop = script, stop
-                return session
-            return begin
-        return self.batcher.run_all([begin_of(off, script, stop) for off, (_, script, stop) in zip(heads, jobs)],
-                                    [len(source_ids)] * len(jobs))
+        choice, the limit grown to reach its last one; `stop`: the last position, None: to </s> or the limit); all in
+        one batch, with other threads' sessions, when `self.batcher` is on: as start_ids(...) stepped alone (within
+        step.TOLERANCE, the same pieces)."""
+        heads = [parse_heads(self.model, h) for h, _, _ in jobs]  # bad input fails here, before any work
+        sessions = []
+        for off, (_, script, stop) in zip(heads, jobs):
+            session = self.start_ids(source_ids, off, first=False)
+            session.script, session.stop = script, stop
+            if script:  # its limit grown to reach the pieces it is given, as follow grows it
+                session.limit = max(session.limit, min(self.config.max_len - 1, max(script)))
+            sessions.append(session)
+        return self.batcher.run_all(sessions, [len(source_ids)] * len(jobs))
 
     def follow(self, source_ids: list[int], tokens, ablate=None) -> "DecodingSession":
         """`start_ids(source_ids, ablate).follow(tokens)` (teacher forcing, e.g. a reference translation, step by
-        step), in one batch with other threads' sessions when `self.batcher` is on: the same bits."""
-        heads = parse_heads(self.model, ablate)  # bad input fails here, alone
-        tokens = follow_ids(self, tokens)  # bad input fails here too
-
-        def begin() -> "DecodingSession":
-            session = begin_row(self, source_ids, heads)
-            session.followable(tokens)  # its limit grown as follow grows it
-            session.script, session.stop = {i + 1: (t, False) for i, t in enumerate(tokens)}, len(tokens)
-            return session
-        return self.batcher.run(begin, len(source_ids))
+        step), in one batch with other threads' sessions when `self.batcher` is on (within step.TOLERANCE)."""
+        heads = parse_heads(self.model, ablate)  # bad input fails here, before any work
+        tokens = follow_ids(self, tokens)
+        session = self.start_ids(source_ids, heads, first=False)
+        session.followable(tokens)  # its limit grown as follow grows it
+        session.script, session.stop = {i + 1: (t, False) for i, t in enumerate(tokens)}, len(tokens)
+        return self.batcher.run(session, len(source_ids))
 
     def finish(self, session: "DecodingSession") -> "DecodingSession":
         """`session.finish()` (greedily from its last position to its end), in one batch with other threads'
         sessions when `self.batcher` is on. Returns the session."""
-        return self.batcher.run(lambda: session, len(session.source_ids))
+        return self.batcher.run(session, len(session.source_ids))
 
     def caveats(self, text: str, source_ids: list[int], output_ids: list[int]) -> list[dict]:
         """What to say beside this translation (transformer.caveats): too long, repeating, another language,
@@ -225,10 +219,8 @@ class Translator:
 
     def next_probs(self, hidden) -> np.ndarray:
         """(D,) final decoder state, or (T, D) states (a tensor, ideally on this translator's device, or an
-        array) -> (V,) or (T, V) next-token probabilities, float32 numpy: one copy to the host."""
-        with torch.inference_mode():
-            h = torch.as_tensor(hidden, dtype=self.model.embed.weight.dtype, device=self.device)  # (D,) or (T, D)
-            return torch.softmax(self.model.project(h[None]).float(), -1)[0].cpu().numpy()  # (V,) or (T, V)
+        array) -> (V,) or (T, V) next-token probabilities, float32 numpy: one copy to the host (step.next_probs)."""
+        return next_probs(self.model, hidden)
 
     def target_ids_of(self, target) -> list[int]:
         """Target as text or a list of pieces -> [BOS, ..., EOS] ids."""

@@ -7,7 +7,7 @@ Stored in the checkpoint's metrics.json under "source_lengths", written by trans
 
 which rebuilds the run's training pairs from its training_log.json (the same corpora, mix, joined pairs and seed)
 and tokenises them with the checkpoint's tokenizer. The app and transformer.translate read it back
-(`read_source_lengths`) to say when an input is longer than what the model learned from.
+(`metrics.read_source_lengths`) to say when an input is longer than what the model learned from.
 """
 from __future__ import annotations
 
@@ -19,9 +19,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .metrics import read_metrics, update_metrics
+from .metrics import SOURCE_LENGTHS as KEY, read_source_lengths, update_metrics  # noqa: F401 (re-exported)
 
-KEY = "source_lengths"
 PERCENTILES = {"median": 50, "p95": 95, "p99": 99}
 
 
@@ -39,15 +38,6 @@ def source_lengths(sources: list[str], piece_counts: list[int]) -> dict:
         raise ValueError(f"{len(sources)} sources but {len(piece_counts)} piece counts")
     return {"sentences": len(sources), "words": summary(len(s.split()) for s in sources),
             "pieces": summary(piece_counts)}
-
-
-def read_source_lengths(ckpt_dir) -> dict | None:
-    """The checkpoint's stored record, or None when it has none (or a malformed one)."""
-    rec = read_metrics(ckpt_dir).get(KEY) if ckpt_dir is not None else None
-    try:
-        return rec if rec and all(rec[u]["p99"] > 0 for u in ("words", "pieces")) else None
-    except (KeyError, TypeError):
-        return None
 
 
 def training_sources(log: dict, data_dir=None, tatoeba=None) -> list[str]:

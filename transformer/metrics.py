@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 METRICS = "metrics.json"
+SOURCE_LENGTHS = "source_lengths"  # how long the sources a model learned from were (transformer/lengths.py writes it)
 
 
 def bleu(hyps: list[str], refs: list[str]) -> dict:
@@ -67,3 +68,13 @@ def update_metrics(ckpt_dir: str | Path, changes: dict, drop: tuple = ()) -> dic
             pass
         raise
     return m
+
+
+def read_source_lengths(ckpt_dir) -> dict | None:
+    """The checkpoint's record of its training sources' lengths (transformer/lengths.py), or None when it has none
+    (or a malformed one)."""
+    rec = read_metrics(ckpt_dir).get(SOURCE_LENGTHS) if ckpt_dir is not None else None
+    try:
+        return rec if rec and all(rec[u]["p99"] > 0 for u in ("words", "pieces")) else None
+    except (KeyError, TypeError):
+        return None

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .attention import KVCache
-from .capture import AttentionMaps, AttentionRecorder, HeadAblation, host_arrays
+from .capture import AttentionMaps
+from .step import Position, feed_rows, next_probs
 # "Translator" in the annotations below is transformer.decoding.Translator, named but not imported (no import circle)
 
 TOPK_MAX = 50
@@ -29,21 +28,6 @@ TOPK_MAX = 50
 def max_new_tokens(src_len: int, max_len: int) -> int:
     """How many pieces decoding a source of `src_len` pieces may generate (a session, greedy_decode, beam search)."""
     return max(1, min(max_len - 1, 2 * src_len + 10))
-
-
-@dataclass(frozen=True, eq=False)
-class Position:
-    """What the decoder computed for one target position (the query at `token`). Immutable: sessions
-    and their forks share Position objects, and never modify one or the tensors in it."""
-
-    token: int  # the id fed at this position (BOS at position 0)
-    forced: bool  # chosen by the user rather than by argmax
-    self_row: np.ndarray  # (L, H, t+1) decoder self-attention of this query over positions 0..t (host)
-    cross_row: np.ndarray  # (L, H, S) cross-attention of this query over the source (host)
-    k: Tensor  # (L, H, d_head) this position's self-attention keys, one per layer, on the session's device
-    v: Tensor  # (L, H, d_head) and values
-    hidden: Tensor  # (D,) final decoder state, on the device: the next-token distribution is project(hidden)
-    greedy: int  # argmax of that distribution: the token greedy decoding appends next
 
 
 def follow_ids(translator, tokens) -> list[int]:
@@ -192,12 +176,12 @@ class DecodingSession:
 
     def next_distribution(self, position: Optional[int] = None) -> np.ndarray:
         """Probabilities of the token after `position` (any computed one; default: the cursor), (V,) float32."""
-        return self.translator.next_probs(self._position(position).hidden)
+        return next_probs(self.translator.model, self._position(position).hidden)
 
     def history_probs(self) -> np.ndarray:
         """Probabilities of the token after every position of the history, (T, V) float32: the states are
         joined on the device and projected at once, with one copy to the host."""
-        return self.translator.next_probs(torch.stack([p.hidden for p in self.positions]))  # (T, V)
+        return next_probs(self.translator.model, torch.stack([p.hidden for p in self.positions]))  # (T, V)
 
     def topk(self, k: int = 5, position: Optional[int] = None) -> list[tuple[str, float]]:
         """The k most probable pieces after `position` (any computed one; default: the cursor), with their
@@ -298,40 +282,18 @@ class DecodingSession:
         self._put(self.feed(token, forced))
 
     def _put(self, position: Position) -> None:
-        """Append a position computed for this session (by `feed`, or by transformer.batching.feed_rows, which
-        computes the same bits for several sessions at once) after the cursor; the old future is dropped."""
+        """Append a position computed for this session (by `feed`, or by transformer.step.feed_rows for several
+        sessions at once, transformer/batching.py) after the cursor; the old future is dropped."""
         del self.positions[self.cursor + 1:]
         self.positions.append(position)
         self.cursor += 1
 
-    @torch.inference_mode()
     def feed(self, token: int, forced: bool) -> Position:
-        """The one place a position is computed: the decoder on `token` after the positions up to the cursor,
-        with this session's cache, under an AttentionRecorder. The cache is built on the device from the
-        session's tensors; the step uploads the token id and makes one copy to the host (its attention rows and
-        its greedy choice, joined). Does not change the session (`_append` does)."""
-        model, dev = self.translator.model, self.translator.device
-        prev = self.positions[:self.cursor + 1]
-        if prev:
-            keys = torch.stack([p.k for p in prev], 2)  # (L, H, t, d)
-            values = torch.stack([p.v for p in prev], 2)  # (L, H, t, d)
-        cache = model.new_cache()
-        for layer, c in enumerate(cache):
-            c["cross"] = KVCache(self.cross_k[layer, None], self.cross_v[layer, None])  # (1, H, S, d)
-            if prev:
-                c["self"] = KVCache(keys[layer, None], values[layer, None])  # (1, H, t, d)
-        tgt = torch.tensor([[token]], dtype=torch.long, device=dev)  # (1, 1)
-        with AttentionRecorder(model, to_host=False) as rec, HeadAblation(model, self.ablated):
-            h = model.decode(tgt, None, None, None, cache)  # (1, 1, D): one sentence, no padding to mask
-        greedy = model.project(h[:, -1]).argmax(-1)  # (1,)
-        k = torch.stack([c["self"].k[0, :, -1] for c in cache])  # (L, H, d): its own storage, not the cache's
-        v = torch.stack([c["self"].v[0, :, -1] for c in cache])  # (L, H, d)
-        # the greedy id travels with the rows: its int64 bits viewed as two float32 (copied bit for bit), placed
-        # first so that the host buffer's start, 8-byte aligned, can be viewed back as an int64
-        choice, self_row, cross_row = host_arrays(greedy.view(torch.float32),  # (2,)
-                                                  rec.stacked_tensor("decoder_self")[:, :, 0],  # (L, H, t+1)
-                                                  rec.stacked_tensor("cross")[:, :, 0])  # (L, H, S)
-        return Position(token, forced, self_row, cross_row, k, v, h[0, -1], int(choice.view(np.int64)[0]))
+        """The Position this session computes next on `token`, after the positions up to the cursor: transformer/
+        step.py's feed_rows for this one row (the decoder's modules on this session's cache, its attention read by
+        hooks, its heads switched off by pre-hooks; one upload of the token, one copy to the host). Does not change
+        the session (`_append` does)."""
+        return feed_rows([self], [token], [forced])[0]
 
 
 def _on(t: Tensor, device: torch.device) -> bool:

@@ -134,7 +134,9 @@ def at_position(tr: Translator, session, position=None) -> DecodingSession:
     """A copy of the session at the position the browser shows. `position`: None or "" (the session's own
     cursor), or {"step": t, "ids": [token ids 0..t], "forced": [0/1 per position]} (a dict, or its JSON as
     the view writes it into #view_pos). When the session's history does not hold those pieces (e.g. the view
-    went back to the greedy trajectory after a forced one), the position is decoded again from the source."""
+    went back to the greedy trajectory after a forced one), the position is decoded again from the source. A
+    position may lie past greedy decoding's limit (a reference is followed with a longer one,
+    DecodingSession.followable): up to the model's max_len, its limit grown as following those pieces grows it."""
     s = need_session(session)
     if position is None or position == "":
         return s
@@ -146,7 +148,7 @@ def at_position(tr: Translator, session, position=None) -> DecodingSession:
     ids = position.get("ids") if isinstance(position, dict) else None
     forced = position.get("forced", [0] * len(ids)) if isinstance(ids, list) else None
     V, bos = len(tr.tokenizer), tr.config.bos_id
-    ok = (isinstance(ids, list) and isinstance(forced, list) and 1 <= len(ids) <= s.limit + 1
+    ok = (isinstance(ids, list) and isinstance(forced, list) and 1 <= len(ids) <= tr.config.max_len
           and len(forced) == len(ids) and ids[0] == bos
           and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < V for i in ids)
           and position.get("step", len(ids) - 1) == len(ids) - 1)
@@ -156,6 +158,10 @@ def at_position(tr: Translator, session, position=None) -> DecodingSession:
         s.cursor = len(ids) - 1
         return s
     r = tr.start_ids(s.source_ids, ablate=s.ablated or None)
+    try:
+        r.followable(ids[1:])  # the limit grown as following these pieces grows it (a reference's)
+    except ValueError as e:
+        fail(e)
     for token, f in zip(ids[1:], forced[1:]):
         if r.done:  # nothing follows </s> or the length limit: never show another step than the one asked for
             unreachable(r, len(ids) - 1)
