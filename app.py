@@ -50,9 +50,9 @@ def main(argv=None):
     for warning in open_warnings(a.host, a.share, logins):  # --share, or a --host others reach, without logins
         print(f"WARNING: {warning}", file=sys.stderr)
     import torch
-    from transformer.checkpoint import CheckpointError, find_checkpoints
-    from transformer.decoding import Translator
-    from transformer.device import describe, is_accelerator
+    from transformer.model.checkpoint import CheckpointError, find_checkpoints
+    from transformer.decode.decoding import Translator
+    from transformer.model.device import describe, is_accelerator
     from ui import build_demo
     from ui.components import SESSIONS_MAX, WORKER_THREADS
     try:
@@ -63,7 +63,7 @@ def main(argv=None):
         # A step is one position: tiny matrix products where thread start-up costs more than it saves.
         # One thread per request keeps a step fastest and lets the queue's requests share the cores.
         torch.set_num_threads(1)
-    from transformer import language
+    from transformer.decode import language
     language.warm()  # the language hint's and the caveats' detectors, before the first user's request
     print(f"{len(translators)} model(s) loaded on {describe(translators[0].device)}", flush=True)
     build_demo(translators).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,

@@ -6,7 +6,7 @@ const T = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) :
 const TITLES = new Proxy({}, {get: (o, kind) => T(`kind_short_${kind}`)});  // "Encoder self", ... in the page's language
 const roleName = (r, short) => { const k = `role_${short ? "short_" : ""}${r}`, s = T(k); return s === k ? r : s; };
 // The cells' labels, the hover texts and the legend come from Python (ui/atlas_tab.atlas_view), generated from
-// the rule table in transformer/atlas.py. Never write a role such as self in quotes here: gr.HTML turns a quoted
+// the rule table in transformer/train/atlas.py. Never write a role such as self in quotes here: gr.HTML turns a quoted
 // word of js_on_load that names a missing attribute into an event trigger in the config, which Gradio then fails
 // to copy on every page load (tests/test_app.py).
 const q = (role) => element.querySelector(`[data-role="${role}"]`);

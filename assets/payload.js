@@ -93,7 +93,7 @@ function decodeHead(p) {
              q: f32(p.q).data, k: f32(p.k).data, v: rows16(p.v), vn: f32(p.value_norms).data, mask: keyMask(p.mask),
              on: p.out_norms ? f32(p.out_norms).data : null,
              norms: {}, key: headKey(p)};
-  // the library's numbers (transformer.inside): the panel reads them, it computes none of them
+  // the library's numbers (transformer.interpret.inside): the panel reads them, it computes none of them
   h.raw = f32(p.raw).data; h.scores = f32(p.scores).data; h.out = f32(p.out).data;
   h.weights = visible(p.weights, h.mask); h.contribution = visible(p.contribution, h.mask);
   h.outLength = f32(p.out_lengths).data; h.contributionTotal = f32(p.contribution_totals).data;

@@ -12,7 +12,7 @@ them (issue 42 measured start,alti). `--flow api` asks ALTI+ through /attributio
 decodes again; the flow of docs/benchmarks.md's figures before 2026-12-03's fourth session). The app runs as a
 subprocess (`app.py`, its own GIL and allocator, as served), once per mode: "alone" serves every request by
 itself (ATTENTION_LENS_BATCH=0: today's serving, its queue settings), "batched" with cross-user batching
-(transformer/batching.py, settings in ui/components.py). Prints per endpoint p50/p95/max, throughput, errors,
+(transformer/decode/batching.py, settings in ui/components.py). Prints per endpoint p50/p95/max, throughput, errors,
 answers that differ from the same request made alone (translation, the maps and top-k of /start, ALTI+; beyond the
 batching tolerance: benchmarks.common.alike), the server's RSS (psutil) idle, at its peak while the students were
 connected (sampled every 0.25 s) and after, the CPU seconds it spent over the run, and the batched/alone ratio; with
@@ -48,7 +48,7 @@ FALLBACK = {"de-en": ["Ein Mann mit einem roten Hut sitzt auf einer Bank vor dem
 def sentences(n: int, seed: int = 0) -> list[tuple[str, str]]:
     """n (model, sentence) pairs, alternating de-en and en-de, each a different 10-12-word sentence (Multi30k's
     test set when it is there, else a few fixed ones with a number)."""
-    from transformer import data as D
+    from transformer.train import data as D
     try:
         pairs = D.load_pairs(D.DEFAULT_DATA_DIR, "test_2016_flickr")
     except (D.DataError, OSError):
@@ -76,7 +76,7 @@ def answers(start_out, alti: dict) -> dict:
 def expected(work: list[tuple[str, str]], flow: str = "page") -> list[dict]:
     """Each student's answers computed alone in this process, one request at a time, by the same handlers."""
     import torch
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     from ui import api, decoding_views
     from ui.attribution_views import attribution_at
     torch.set_num_threads(1)
@@ -261,7 +261,7 @@ def limits(work, values: list[int], rounds: int = 2) -> None:
     """In this process, no HTTP: the students' /start then /attribution through the handlers, at most C at once
     (a semaphore, as Gradio's concurrency limit), for each C with batching and at 4 without; rounds interleaved."""
     import torch
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     from ui import api, decoding_views
     torch.set_num_threads(1)
     trs = {key: Translator.load(ROOT / "checkpoints" / key) for key in {k for k, _ in work}}
@@ -299,7 +299,7 @@ def lone(rounds: int) -> None:
     """One user alone, in this process: the Start handler with batching off and on, rounds interleaved."""
     import statistics
     import torch
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     from ui import decoding_views
     from .decode import SENTENCE
     torch.set_num_threads(1)

@@ -54,7 +54,7 @@ def hooks_left(model) -> int:
 def alike(x, y, tol: float) -> bool:
     """Two answers (payloads, as JSON gives them) alike: maps (16-bit, ui.payload.encode_array) within `tol` and one
     unit of their rounding, other numbers within `tol` (relative) and one unit of a 4-decimal rounding, everything
-    else equal. `tol`: transformer.step's tolerance of a batched row against the same row alone."""
+    else equal. `tol`: transformer.decode.step's tolerance of a batched row against the same row alone."""
     if isinstance(x, dict) and isinstance(y, dict):
         if "b64" in x and "b64" in y:
             import numpy as np
@@ -70,10 +70,10 @@ def alike(x, y, tol: float) -> bool:
 
 
 def batch_tolerance() -> float:
-    """transformer.step.TOLERANCE: how far a batched answer may lie from the same answer alone; 0 for the code before
+    """transformer.decode.step.TOLERANCE: how far a batched answer may lie from the same answer alone; 0 for the code before
     issue 56 (benchmarks.against), whose batched rows were the same bits."""
     try:
-        from transformer.step import TOLERANCE
+        from transformer.decode.step import TOLERANCE
     except ImportError:
         return 0.0
     return TOLERANCE

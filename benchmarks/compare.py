@@ -16,10 +16,10 @@ import time
 
 import torch
 
-from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.data import read_examples
-from transformer.decoding import Translator
-from transformer.device import describe
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
+from transformer.train.data import read_examples
+from transformer.decode.decoding import Translator
+from transformer.model.device import describe
 
 
 

@@ -14,9 +14,9 @@ import time
 
 import torch
 
-from transformer import data as D
-from transformer.capture import AttentionRecorder
-from transformer.decoding import Translator
+from transformer.train import data as D
+from transformer.interpret.capture import AttentionRecorder
+from transformer.decode.decoding import Translator
 
 from .common import ms, pct
 

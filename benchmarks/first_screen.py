@@ -37,8 +37,8 @@ import urllib.request
 from contextlib import ExitStack, contextmanager
 from unittest import mock
 
-from transformer.checkpoint import find_checkpoints
-from transformer.decoding import Translator
+from transformer.model.checkpoint import find_checkpoints
+from transformer.decode.decoding import Translator
 from tests.serving import chromium, serving
 
 from .page_load import BARE_READY, READY, bare_page, first_loads, one_load

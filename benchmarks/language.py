@@ -7,7 +7,7 @@ words (len(text.split()) <= 3), an unknown answer ("") counting as wrong; the sh
 confidence >= language.CONFIDENT and the number answered wrong with it (what hint() would act on); ms a
 sentence; the time and RSS growth to load (model + first call, in a fresh process); how many junk probes it
 answers unknown or below CONFIDENT. A candidate whose library is not installed is named and skipped (lingua:
-pip install lingua-language-detector==2.1.1). Then transformer.language.unreadable_share on probes and on the
+pip install lingua-language-detector==2.1.1). Then transformer.decode.language.unreadable_share on probes and on the
 split with the shipped tokenizer. Prints figures; asserts nothing.
 """
 from __future__ import annotations
@@ -23,10 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-from transformer import corpus as C
-from transformer import data as D
-from transformer import language as L
-from transformer.tokenizer import Tokenizer
+from transformer.train import corpus as C
+from transformer.train import data as D
+from transformer.decode import language as L
+from transformer.model.tokenizer import Tokenizer
 
 from .common import ms, pct
 
@@ -175,7 +175,7 @@ def main(argv=None):
           f"{os.environ.get('OMP_NUM_THREADS', 'unset')}", flush=True)
     for key in CANDIDATES:
         bench_candidate(key, data)
-    print("transformer.language.detect uses: py3langid restricted to de/en/zxx (the first row)")
+    print("transformer.decode.language.detect uses: py3langid restricted to de/en/zxx (the first row)")
     bench_unreadable(a.tokenizer, pairs)
 
 

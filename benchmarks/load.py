@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from transformer import data as D
+from transformer.train import data as D
 from ui import decoding_views
 from ui.components import CONCURRENCY, QUEUE_MAX
 from ui.payload import decode_array
@@ -352,7 +352,7 @@ def main(argv=None):
         print(f"allocator: {tune_allocator() or 'defaults'} (as app.py sets it)", flush=True)
     if a.sessions < 1:
         p.error("--sessions must be at least 1")
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     tr = Translator.load(a.checkpoint, a.device)
     if a.memory_steps:
         sentences = pick_sentences(max(64, a.sessions), a.data_dir)

@@ -16,14 +16,14 @@ import platform
 import subprocess
 import sys
 
-from transformer.checkpoint import find_checkpoints
+from transformer.model.checkpoint import find_checkpoints
 
 CHILD = r"""
 from ui import memory
 memory.tune_allocator()  # first, as app.py does
 import gc, json, sys, psutil, torch
 torch.set_num_threads(1)
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from ui.app import build_demo
 paths = json.loads(sys.argv[1])
 trs = [Translator.load(p, "cpu") for p in paths]

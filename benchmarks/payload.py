@@ -12,7 +12,7 @@ import argparse
 import json
 import time
 
-from transformer.decoding import MAX_INPUT_CHARS, Translator
+from transformer.decode.decoding import MAX_INPUT_CHARS, Translator
 from ui.decoding_views import trajectory_outputs
 
 from .decode import SENTENCE as SENTENCE_15

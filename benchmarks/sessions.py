@@ -23,7 +23,7 @@ import numpy as np
 import psutil
 import torch
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from ui import decoding_views
 from ui.components import SESSIONS_MAX
 

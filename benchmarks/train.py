@@ -15,12 +15,12 @@ import time
 import torch
 from torch import nn
 
-from transformer import data as D
-from transformer.config import ModelConfig
-from transformer.layers import SinusoidalPositions
-from transformer.model import Transformer
-from transformer.tokenizer import Tokenizer
-from transformer.steps import encode_pairs, loss_fn, make_tensors
+from transformer.train import data as D
+from transformer.model.config import ModelConfig
+from transformer.model.layers import SinusoidalPositions
+from transformer.model.model import Transformer
+from transformer.model.tokenizer import Tokenizer
+from transformer.train.steps import encode_pairs, loss_fn, make_tensors
 
 
 class TorchReference(nn.Module):

@@ -41,7 +41,7 @@ import statistics
 import time
 import urllib.request
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from tests.serving import chromium, serving
 
 from .common import pct
@@ -235,7 +235,7 @@ def main(argv=None):
     a = arguments(argv)
 
     if a.first_load_only:  # the page as app.py serves it: every shipped model unless one is named
-        from transformer.checkpoint import find_checkpoints
+        from transformer.model.checkpoint import find_checkpoints
         served = [Translator.load(p, a.device) for p in find_checkpoints([a.checkpoint] if a.checkpoint else None)]
         print(f"{len(served)} model(s) served; {a.loads} loads of each page per condition")
         with serving(served) as url, chromium() as browser:

@@ -33,13 +33,13 @@ import importlib.util
 import pytest
 import torch
 
-from transformer.checkpoint import save_checkpoint
-from transformer.config import ModelConfig
-from transformer.decoding import Translator
-from transformer.model import Transformer
-from transformer.tokenizer import Tokenizer
-from transformer.synthetic import tiny_corpus
-from transformer import data as D
+from transformer.model.checkpoint import save_checkpoint
+from transformer.model.config import ModelConfig
+from transformer.decode.decoding import Translator
+from transformer.model.model import Transformer
+from transformer.model.tokenizer import Tokenizer
+from transformer.train.synthetic import tiny_corpus
+from transformer.train import data as D
 
 torch.set_num_threads(1)
 # The whole suite can run on a GPU: ATTENTION_LENS_TEST_DEVICE=cuda python -m pytest
@@ -88,7 +88,7 @@ def tiny_translator(tiny_trained):
 @pytest.fixture(scope="module")
 def translator():
     """The shipped checkpoint's Translator on DEVICE, one per test module (the model the browser tests drive)."""
-    from transformer.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.model.checkpoint import DEFAULT_CHECKPOINT
     return Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
 
 

@@ -22,7 +22,7 @@ torch.Tensor subclass that behaves like a tensor on another device.
 Counting is per context (`with transfers:`), so a test can pin the host transfers of one handler call.
 
 `EmulatedAccelerator()` is the other half: while it is entered, the library takes `EMULATED` for an
-accelerator (`transformer.device.is_accelerator`, `describe`), so the branches written for CUDA run on the CPU;
+accelerator (`transformer.model.device.is_accelerator`, `describe`), so the branches written for CUDA run on the CPU;
 and the accelerator has a random generator of its own that every dropout draws from (F.dropout, and the
 fused attention's dropout), as dropout on CUDA draws from the CUDA generator and not the CPU's. Training with
 `--device cpu:0` inside it trains on plain CPU tensors, with the accelerator's generator to save and restore.
@@ -39,7 +39,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.overrides import TorchFunctionMode
 
-from transformer import device as library_device
+from transformer.model import device as library_device
 
 EMULATED = torch.device("cpu", 0)
 NUMPY_REFUSED = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
@@ -228,7 +228,7 @@ class _DeviceDropout(TorchFunctionMode):
 
 class EmulatedAccelerator:
     """`with EmulatedAccelerator() as acc:` EMULATED is an accelerator to the library (is_accelerator, describe,
-    its generator in transformer.device's seeding and RNG state), and dropout draws from `acc.generator`."""
+    its generator in transformer.model.device's seeding and RNG state), and dropout draws from `acc.generator`."""
 
     def __enter__(self) -> "EmulatedAccelerator":
         self.generator = torch.Generator()

@@ -1,8 +1,8 @@
 import torch
 
-from transformer.config import ModelConfig
-from transformer.model import Transformer
-from transformer.steps import encode_pairs, loss_fn, make_tensors
+from transformer.model.config import ModelConfig
+from transformer.model.model import Transformer
+from transformer.train.steps import encode_pairs, loss_fn, make_tensors
 
 
 def overfit(tok, pairs, steps=300, seed=0, **config) -> Transformer:

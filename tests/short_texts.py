@@ -1,6 +1,6 @@
 """The page's SHORT texts as a reader of one language meets them (issue 44): a word or three on a control, an
 option, a placeholder, a table's head, an aria-label, a plot's title, axis title, legend or hover text. The walk of
-tests/plain.py checks texts of 4 words or more with transformer.language.detect, which cannot tell a short text's
+tests/plain.py checks texts of 4 words or more with transformer.decode.language.detect, which cannot tell a short text's
 language; here each word of a short text is looked up instead: a word far more common in English than in German
 (wordfreq) is English, unless it is a term the German page uses too (TERMS) or a word of the data (the sentence,
 the model's output, its pieces)."""
@@ -19,7 +19,7 @@ TERMS = {"top", "alti", "saliency", "beam", "bleu", "encoder", "decoder", "token
 # Gradio's own English, hard-coded in its components (no gr.I18n key reaches it): the tables' menu, a slider's reset
 GRADIO_ENGLISH = re.compile(r"^(Copy table data|Copied to clipboard|Table actions|Reset to default value|"
                             r"number input for .*|range slider for .*)$")
-MIN_WORDS = 4  # a text of this many words or more is the walk's (tests/plain.py), read by transformer.language.detect
+MIN_WORDS = 4  # a text of this many words or more is the walk's (tests/plain.py), read by transformer.decode.language.detect
 ENGLISH_OVER = 1.0   # a word whose English frequency (Zipf) exceeds its German one by this much is English
 ENGLISH_MIN = 1.5    # ... and is at least this common in English
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.capture import HeadAblation, attention_modules
-from transformer.decoding import Translator
+from transformer.interpret.capture import HeadAblation, attention_modules
+from transformer.decode.decoding import Translator
 
 
 def zeroed_copy(model, heads):

@@ -1,13 +1,13 @@
-"""transformer/agreement.py: word alignment of a decoded sentence by several methods, and their agreement. Word
+"""transformer/interpret/agreement.py: word alignment of a decoded sentence by several methods, and their agreement. Word
 scores are checked against a version written here with loops (a word's rows averaged over the rows that predict
 its pieces, its source pieces summed), on hand-made rows; then a session's, against the library's attributions."""
 import numpy as np
 import pytest
 
 from tests.conftest import DEVICE
-from transformer.agreement import session_alignment, word_alignment
-from transformer.attribution import METHODS
-from transformer.decoding import Translator
+from transformer.interpret.agreement import session_alignment, word_alignment
+from transformer.interpret.attribution import METHODS
+from transformer.decode.decoding import Translator
 
 SRC = ["▁Ein", "▁Hund", "▁renn", "t", ".", "</s>"]  # words: Ein, Hund, rennt. (the '.' joins the word before it)
 TGT = ["<s>", "▁A", "▁do", "g", "▁runs", "</s>"]  # words: A, dog, runs

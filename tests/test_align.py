@@ -1,4 +1,4 @@
-"""Word alignment and AER (transformer/align.py): talp parsing, the AER formula on hand-computed cases, the
+"""Word alignment and AER (transformer/decode/align.py): talp parsing, the AER formula on hand-computed cases, the
 piece-to-word mapping (and its fallback), the two row conventions, and the command line on a tiny synthetic
 pairs/gold set made here (no gold data lives in the repository)."""
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from transformer import align as A
+from transformer.decode import align as A
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -192,7 +192,7 @@ def test_max_words_and_limit_filter_the_pairs(corpus, tiny_trained, capsys):
 
 def test_the_cli_aer_is_the_libraries(corpus, tiny_trained, capsys):
     pairs, gold = corpus
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     tr = Translator.load(tiny_trained, device="cpu")
     data = A.read_pairs(pairs, gold)
     found = [A.alignment(tr, s, t, "attention", "all", "input") for s, t, _ in data]

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from transformer.analysis import alignment, merge_words, rollout, word_labels, word_spans
+from transformer.interpret.analysis import alignment, merge_words, rollout, word_labels, word_spans
 from ui.figures import alignment_figure, beam_tree_figure
 
 
@@ -100,7 +100,7 @@ def test_merge_words_rows_sum_to_one_and_validates():
 # -- figures
 
 def make_tree():
-    from transformer.beam import BeamNode
+    from transformer.decode.beam import BeamNode
     # root -> 10 ("<script>") -> EOS, and root -> 11 -> 12
     return [[BeamNode(0, 2, -1, 0.0, 0, True)],
             [BeamNode(1, 10, 0, -0.1, 0, True), BeamNode(1, 11, 0, -0.5, 1, True)],
@@ -128,7 +128,7 @@ def test_beam_tree_figure():
 
 def test_beam_tree_figure_of_a_real_search():
     from tests.conftest import small_model
-    from transformer.beam import beam_search
+    from transformer.decode.beam import beam_search
     result = beam_search(small_model(vocab=30), [5, 6, 7, 3], 3, max_new=5)
     fig = beam_tree_figure(result, lambda i: f"p{i}", highlight_path=result.best.path)
     n_nodes = sum(len(nodes) for nodes in result.tree)

@@ -96,7 +96,7 @@ def test_reference_and_api_endpoints(tiny_translator):
 
 @pytest.fixture(scope="module")
 def served(tiny_trained):
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     tr = Translator.load(tiny_trained, device=DEVICE)
     with serving(tr) as url:
         yield tr, url
@@ -153,7 +153,7 @@ def check_trajectory(tr, text, payload, sessions):
         np.testing.assert_allclose(d["maps"]["encoder_self"], maps.encoder_self, atol=2e-5)
         np.testing.assert_allclose(d["maps"]["decoder_self"][:, :, :t + 1, :t + 1], maps.decoder_self, atol=2e-5)
         np.testing.assert_allclose(d["maps"]["cross"][:, :, :t + 1], maps.cross, atol=2e-5)
-    from transformer import analysis
+    from transformer.interpret import analysis
     assert payload["steps"]["spans"]["target"] == [list(x) for x in analysis.word_spans(d["pieces"])]
     assert payload["steps"]["spans"]["source"] == [list(x) for x in analysis.word_spans(payload["source"])]
 
@@ -250,8 +250,8 @@ def test_the_config_copied_on_every_page_load_is_plain_data():
     and fell back to copying piece by piece: 0.44 s per page load, and 32 clients connecting at once timed out."""
     import copy
     import functools
-    from transformer.checkpoint import DEFAULT_CHECKPOINT
-    from transformer.decoding import Translator
+    from transformer.model.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.decode.decoding import Translator
     from ui.app import build_demo
     demo = build_demo(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE))  # the shipped one has a head atlas
     assert any(c["props"].get("elem_id") == "atlas" for c in demo.config["components"])

@@ -6,10 +6,10 @@ import shutil
 import numpy as np
 import pytest
 
-from transformer import atlas as A
-from transformer.capture import AttentionMaps
-from transformer.decoding import Translator
-from transformer.metrics import bleu
+from transformer.train import atlas as A
+from transformer.interpret.capture import AttentionMaps
+from transformer.decode.decoding import Translator
+from transformer.model.metrics import bleu
 
 SRC = ["▁Ein", "▁Hund", ".", "</s>"]  # S = 4
 TGT = ["<s>", "▁A", "▁dog"]  # T = 3 decoder inputs
@@ -166,7 +166,7 @@ def test_main_writes_a_valid_atlas(tiny_atlas):
 
 
 def test_atlas_bleu_ablated_is_translate_batch_plus_metrics_bleu(tiny_atlas, tiny_dir):
-    from transformer import data as D
+    from transformer.train import data as D
     ckpt, atlas = tiny_atlas
     tr = Translator.load(ckpt, "cpu")
     pairs = A.spread(D.load_pairs(tiny_dir, "val"), 12)  # what --limit 12 takes

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tests.browser import open_app, start
-from transformer.checkpoint import DEFAULT_CHECKPOINT
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 
 pytestmark = pytest.mark.browser
 ATLAS = json.loads((DEFAULT_CHECKPOINT / "head_atlas.json").read_text(encoding="utf-8"))
@@ -46,7 +46,7 @@ def test_atlas_draws_every_head_and_a_click_opens_it(page):
 def test_atlas_hover_legend_and_curve_note_are_words(page):
     """Hover texts name statistics in words, never as JSON fields; the legend lists the rule table; a line says
     why the pruning curve ends where it does."""
-    from transformer import atlas as A
+    from transformer.train import atlas as A
     page.get_by_role("tab", name="Head atlas").click()
     page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=20000)
     hovers = page.evaluate("document.querySelector('#atlas [data-role=grid]').data"

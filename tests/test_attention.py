@@ -2,9 +2,9 @@ import pytest
 import torch
 from torch import nn
 
-from transformer.attention import MultiHeadAttention, scaled_dot_product_attention
-from transformer.layers import DecoderBlock, EncoderBlock
-from transformer.model import causal_mask
+from transformer.model.attention import MultiHeadAttention, scaled_dot_product_attention
+from transformer.model.layers import DecoderBlock, EncoderBlock
+from transformer.model.model import causal_mask
 
 D, H = 32, 4
 

@@ -1,4 +1,4 @@
-"""Attribution (transformer/attribution.py): ALTI+, gradient × input, cross-attention.
+"""Attribution (transformer/interpret/attribution.py): ALTI+, gradient × input, cross-attention.
 
 The manual forward is checked against model.encode / model.decode; the per-token decomposition against the
 sublayer outputs the real model computed (read with the test's own hooks); the gradients against finite
@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from tests.conftest import DEVICE, small_model
-from transformer.attribution import (EXTRA_METHODS, METHODS, Attribution, attention_contributions, attribute_ids,
+from transformer.interpret.attribution import (EXTRA_METHODS, METHODS, Attribution, attention_contributions, attribute_ids,
                                      forward, input_gradients, sublayer_contributions, token_embeddings,
                                      transformed_vectors)
-from transformer.capture import HeadAblation
+from transformer.interpret.capture import HeadAblation
 
 TEXT = "Ein Hund rennt."
 SRC, TGT = [5, 6, 7, 8, 9, 3], [2, 10, 11, 12, 13, 3]  # source with EOS, target [BOS .. EOS]
@@ -377,7 +377,7 @@ def test_the_alti_rollout_leaves_a_row_with_no_contribution_at_zero():
     """Issue 43 B5: a row to which no input contributes (every c_ij clamped to 0: here the cross-attention outputs
     of one query made zero, so ‖y_i‖₁ = 0) is a row of zeros after the rollout, as alti_contributions and saliency
     leave it, not 0/0 = NaN (which the next decoder layer would spread to the rows after it)."""
-    from transformer.attribution import alti_rollout
+    from transformer.interpret.attribution import alti_rollout
     model = small_model()
     p = passes(model, SRC, TGT)
     row = 2

@@ -17,7 +17,7 @@ ATOL = 2e-4  # uint16 in the payload, 4 decimals in data-share
 
 @pytest.fixture(scope="module")
 def tr(tiny_trained):
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     return Translator.load(tiny_trained, "cpu")
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import DEVICE
-from transformer.agreement import session_alignment
-from transformer.attribution import attribute_ids
-from transformer.decoding import Translator
+from transformer.interpret.agreement import session_alignment
+from transformer.interpret.attribution import attribute_ids
+from transformer.decode.decoding import Translator
 from ui import api as ui_api
 from ui import api, attribution_views, decoding_views
 from ui.attribution_panel import answer

@@ -10,7 +10,7 @@ import pytest
 
 import app
 from tests.browser import serve
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from tests.conftest import DEVICE
 from ui import memory
 

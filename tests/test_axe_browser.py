@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import open_app, start
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 
 pytestmark = pytest.mark.browser
 TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Head atlas",

@@ -1,5 +1,5 @@
-"""Batching across users (transformer/batching.py): every session decoded in a batch is the session decoded alone,
-within transformer.step's stated tolerance and with the same pieces, ablated heads and forced pieces included; the
+"""Batching across users (transformer/decode/batching.py): every session decoded in a batch is the session decoded alone,
+within transformer.decode.step's stated tolerance and with the same pieces, ablated heads and forced pieces included; the
 batch runs through the model's own modules (a global forward hook sees them); a long or broken request in a batch
 harms no other. With ATTENTION_LENS_TEST_DEVICE=cuda these run on a GPU (the GPU lane, .ci/gpu), with
 step.CUDA_TOLERANCE."""
@@ -14,12 +14,12 @@ import torch
 
 from benchmarks.common import alike
 from tests.conftest import DEVICE
-from transformer import step
-from transformer.batching import Batcher, run_rows
-from transformer.step import feed_rows
+from transformer.decode import step
+from transformer.decode.batching import Batcher, run_rows
+from transformer.decode.step import feed_rows
 from ui import api, decoding_views, other_tabs
 
-TOL = step.tolerance(DEVICE)  # what the library states for this device (transformer/step.py)
+TOL = step.tolerance(DEVICE)  # what the library states for this device (transformer/decode/step.py)
 
 TEXTS = ["Ein Boston Terrier läuft über saftig-grünes Gras vor einem weißen Zaun.",
          "Ein Mädchen in einem Karateanzug bricht ein Brett mit einem Tritt.",
@@ -243,7 +243,7 @@ def test_a_near_tie_is_within_the_error_bound():
 def test_a_global_forward_hook_sees_a_batch_run_the_attention_modules(translator):
     """A forward hook registered for every module, from outside the project's code, sees every attention module run
     for batched Starts on batches of more than one row; every one of them equals /translate alone."""
-    from transformer.attention import MultiHeadAttention
+    from transformer.model.attention import MultiHeadAttention
     seen = []
 
     def hook(module, args, output):
@@ -369,7 +369,7 @@ def test_a_batch_on_the_emulated_accelerator_is_each_row_alone(tiny_trained):
     """On the emulated accelerator: a batch's state stays on the device, each batched step copies to the host once for
     all its rows, and every row equals the same session decoded alone on the CPU within the stated tolerance."""
     from tests.emulated_device import EmulatedDevice, OnDevice, Transfers, emulate
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     cpu = Translator.load(tiny_trained, device="cpu")
     tr = emulate(cpu)
     texts = ["Ein Hund rennt.", "Zwei Kinder spielen am Strand mit einem Ball.", "Hallo.", "Ein Mann sitzt."]

@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from tests.conftest import small_model
-from transformer.beam import BeamResult, beam_search, beam_translate_batch
-from transformer.decoding import greedy_decode
+from transformer.decode.beam import BeamResult, beam_search, beam_translate_batch
+from transformer.decode.decoding import greedy_decode
 
 ODD = ["Katze Hund Mann Frau Kind rennt schläft", "xyz qwv", "Ein Ein Ein", "a", "Hund. Hund. Hund. Hund."]
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests.browser import (chips, click, go, open_app, pick, renders, settings, start, step_no, stepped, view,
                            wait_render)
-from transformer import analysis
+from transformer.interpret import analysis
 
 pytestmark = pytest.mark.browser
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -330,7 +330,7 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
     page.wait_for_function(f"window.__lensViews['attention_beam'] && window.__lensViews['attention_beam'].renders > {n}",
                            timeout=30000)
     page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=20000)
-    from transformer.beam import beam_search
+    from transformer.decode.beam import beam_search
     best = beam_search(translator.model, translator.source_ids(SENTENCE), 4).hypotheses[0]
     assert chips(page, "attention_beam") == translator.tokenizer.pieces([translator.config.bos_id] + best.ids)
     shot(page, "screenshot_beam.png")

@@ -1,11 +1,11 @@
-"""Forward hooks registered for one context (transformer.capture.ContextHooks, the one place where their
+"""Forward hooks registered for one context (transformer.interpret.capture.ContextHooks, the one place where their
 registration and removal is written), and how many layers each attention kind has (capture.layers_of)."""
 import pytest
 import torch
 
 from tests.conftest import small_model
-from transformer.capture import KINDS, AttentionRecorder, HeadAblation, attention_modules, layers_of, parse_heads
-from transformer.inside import HeadCapture, capture_inside
+from transformer.interpret.capture import KINDS, AttentionRecorder, HeadAblation, attention_modules, layers_of, parse_heads
+from transformer.interpret.inside import HeadCapture, capture_inside
 
 
 def hooks_on(model) -> int:
@@ -44,7 +44,7 @@ def test_a_registration_failing_half_way_leaves_no_hook_and_no_active_context(ma
 
 def test_layers_of_counts_each_kinds_layers_everywhere():
     """An encoder and a decoder of different depths: every per-kind count follows the kind's own stack."""
-    from transformer.atlas import all_heads
+    from transformer.train.atlas import all_heads
     model = small_model(n_encoder_layers=1, n_decoder_layers=3)
     want = {"encoder_self": 1, "decoder_self": 3, "cross": 3}
     for kind in KINDS:

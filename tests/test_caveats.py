@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from transformer import caveats as K
-from transformer.decoding import Translator
-from transformer.lengths import read_source_lengths
+from transformer.decode import caveats as K
+from transformer.decode.decoding import Translator
+from transformer.train.lengths import read_source_lengths
 
 LONG = ("The old man who lives in the house at the end of our street told me yesterday that he had seen a fox in "
         "his garden while he was drinking his morning coffee on the terrace with his wife and their dog.")
@@ -78,7 +78,7 @@ def test_the_api_and_the_page_payload_carry_them(en_de):
 
 
 def test_the_cli_says_them_on_stderr(capsys):
-    from transformer import translate
+    from transformer.decode import translate
     assert translate.main(["--checkpoint", "en-de", "--device", "cpu", LONG, "I am tired 😀"], env={"LANG": "C.UTF-8"}) == 0
     out, err = capsys.readouterr()
     assert len(out.strip().splitlines()) == 2  # both translated: a caveat never blocks

@@ -1,6 +1,6 @@
 """The command line in the user's language (issue 44 item 4): `python -m transformer.translate` says its help, notes
 and errors in German when the locale is German (LC_ALL, LC_MESSAGES or LANG starting with de), from its own small
-catalogue (transformer/cli_texts/<lang>.toml; the library imports nothing of the app), a missing German word falling
+catalogue (transformer/decode/cli_texts/<lang>.toml; the library imports nothing of the app), a missing German word falling
 back to English; the translation itself is the model's, the same in both."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from transformer import cli_words as W
-from transformer import translate
-from transformer.language import OTHER_NAMES, hint
+from transformer.decode import cli_words as W
+from transformer.decode import translate
+from transformer.decode.language import OTHER_NAMES, hint
 
 ROOT = Path(__file__).resolve().parent.parent
 FRENCH = "Je voudrais un café avec du lait, s'il vous plaît."

@@ -124,7 +124,7 @@ def test_the_import_graph_sees_every_kind_of_import():
 def test_no_import_circles():
     files = module_files()
     graph = import_graph(files)
-    assert len(graph) > 30 and {"transformer.average", "transformer.atlas"} <= graph["transformer.train"]  # one of
+    assert len(graph) > 30 and {"transformer.train.average", "transformer.train.atlas"} <= graph["transformer.train.train"]  # one of
     # them imported inside a function
     for pair in KNOWN_CIRCLES:  # still a circle: when it goes, so does its exception
         a, b = sorted(pair)

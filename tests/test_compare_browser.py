@@ -150,7 +150,7 @@ def test_start_both_with_a_sentence_it_cannot_read_says_so_under_the_boxes(page,
 
 
 def test_the_compare_tab_follows_the_chosen_model(tiny_trained, tiny_en_de_dir, served_browser):
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     _, b = served_browser
     two = [Translator.load(tiny_trained, "cpu"), Translator.load(tiny_en_de_dir, "cpu")]
     with serve(two) as url:

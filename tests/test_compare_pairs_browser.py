@@ -104,7 +104,7 @@ def test_keys_step_both_whenever_the_focus_is_not_in_a_text_box(page):
 
 
 def test_the_intro_follows_the_models_languages(tiny_trained, tiny_en_de_dir, served_browser):
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     _, b = served_browser
     two = [Translator.load(tiny_trained, "cpu"), Translator.load(tiny_en_de_dir, "cpu")]
     with serve(two) as url:

@@ -6,10 +6,10 @@ import random
 import pytest
 import torch
 
-from transformer import corpus as C
-from transformer import data as D
-from transformer import train
-from transformer.synthetic import tiny_corpus
+from transformer.train import corpus as C
+from transformer.train import data as D
+from transformer.train import train
+from transformer.train.synthetic import tiny_corpus
 
 
 def hub_corpus(n=1000, seed=0):
@@ -167,7 +167,7 @@ def test_paused_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
     assert [(e["epoch"], e.get("paused_at_group")) for e in log["epochs"]] == [(1, 5), (1, None), (2, 3), (2, None),
                                                                                 (3, None)]
     # the attention history: before training, inside epoch 1, after each epoch; once each
-    from transformer.history import AttentionHistory
+    from transformer.interpret.history import AttentionHistory
     h = AttentionHistory.load(tmp_path / "parts" / "attention_history.npz")
     assert h.epochs[0] == 0 and h.epochs[-3:] == [1, 2, 3] and all(0 < e < 1 for e in h.epochs[1:-3])
     assert h.epochs == sorted(set(h.epochs))

@@ -5,8 +5,8 @@ from functools import partial
 
 import pytest
 
-from transformer import data as D
-from transformer.synthetic import tiny_corpus
+from transformer.train import data as D
+from transformer.train.synthetic import tiny_corpus
 
 
 def test_reads_gzipped_and_plain(tmp_path):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.session import DecodingSession
-from transformer.capture import AttentionRecorder, attention_modules
+from transformer.decode.session import DecodingSession
+from transformer.interpret.capture import AttentionRecorder, attention_modules
 
 
 def hooks_registered(model) -> int:
@@ -193,7 +193,7 @@ def test_recorder_synthetic_axes():
     np.testing.assert_allclose(maps.decoder_self.sum(-1), 1.0, atol=1e-6)
     # a padded key gets no weight and is cut off
     padded = torch.cat([src, torch.zeros(1, 2, dtype=torch.long)], 1)
-    from transformer.model import padding_mask
+    from transformer.model.model import padding_mask
     with torch.no_grad(), AttentionRecorder(model) as rec:
         mem = model.encode(padded, padding_mask(padded, 0))
         model.decode(tgt, mem, None, padding_mask(padded, 0))
@@ -206,7 +206,7 @@ def test_recorder_axes_with_known_answer():
     """Hand-built attention: query i scores key j by -(i-j)^2 through one-hot-like q/k, so each
     row's argmax is its own index: any transposition or off-by-one breaks it."""
     import torch
-    from transformer.attention import MultiHeadAttention
+    from transformer.model.attention import MultiHeadAttention
     mha = MultiHeadAttention(8, 1).eval()
     with torch.no_grad():
         for p in (mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj):

@@ -20,8 +20,8 @@ from torch import Tensor
 
 from tests.conftest import DEVICE
 from tests.device_audit import DeviceAudit
-from transformer.beam import beam_search, beam_translate_batch
-from transformer.decoding import greedy_decode, pad_batch
+from transformer.decode.beam import beam_search, beam_translate_batch
+from transformer.decode.decoding import greedy_decode, pad_batch
 
 
 @pytest.fixture()
@@ -117,7 +117,7 @@ from tests.emulated_device import EMULATED, EmulatedDevice, OnDevice, Transfers,
 @pytest.fixture(scope="module")
 def emulated(tiny_trained):
     """The tiny trained model on the emulated device, and the same model on the CPU to compare with."""
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     cpu = Translator.load(tiny_trained, device="cpu")
     return emulate(cpu), cpu
 
@@ -126,7 +126,7 @@ def emulated(tiny_trained):
 def on_device(emulated, monkeypatch):
     """(translator on the emulated device, Transfers being counted, feeds): feeds[0] counts the decoding
     positions computed (DecodingSession steps), so a test can pin the host transfers per step."""
-    from transformer.session import DecodingSession
+    from transformer.decode.session import DecodingSession
     feeds, feed = [0], DecodingSession.feed
 
     def counted(*a, **k):
@@ -286,7 +286,7 @@ def test_greedy_decoding_and_beam_search_read_the_device_once_per_step(on_device
     asks whether every sentence has ended, plus three fixed reads (padding present, lengths, the ids).
     Beam search: one copy of the candidates per step, and the best hypothesis's maps once."""
     tr, t, _ = on_device
-    from transformer import atlas
+    from transformer.train import atlas
     from ui import api, decoding_views, other_tabs
     texts = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt."]
     ids = [tr.translate_ids([tr.source_ids(x)])[0] for x in texts]
@@ -317,8 +317,8 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
     """Training's attention snapshot (it runs on the training device) and the Learned tab reading it back,
     and the inside-one-head pass."""
     tr, t, _ = on_device
-    from transformer.history import AttentionHistory, save_history
-    from transformer.train import snapshot_attention
+    from transformer.interpret.history import AttentionHistory, save_history
+    from transformer.train.train import snapshot_attention
     from ui import decoding_views, other_tabs
     texts = ["Ein Hund rennt.", "Eine Katze schläft."]
     snap = snapshot_attention(tr.model, tr.tokenizer, texts, tr.config.max_len)
@@ -333,14 +333,14 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
 
 
 # -- the branches written for an accelerator, taken on the CPU: EmulatedAccelerator (tests/emulated_device.py)
-# presents EMULATED as an accelerator to transformer.device.is_accelerator, with a random generator of its own that
+# presents EMULATED as an accelerator to transformer.model.device.is_accelerator, with a random generator of its own that
 # dropout draws from, as CUDA's dropout draws from the CUDA generator
 
 from tests.emulated_device import ACCELERATOR_NAME, EmulatedAccelerator  # noqa: E402
 
 
 def test_the_emulated_accelerator_is_one_to_the_library_and_has_its_own_generator():
-    from transformer import device as D
+    from transformer.model import device as D
     x = torch.ones(64)
     assert not D.is_accelerator(EMULATED) and D.rng_state("cpu") is None
     with EmulatedAccelerator() as acc:
@@ -359,8 +359,8 @@ def test_the_emulated_accelerator_is_one_to_the_library_and_has_its_own_generato
 def test_training_on_an_accelerator_pauses_and_resumes_exactly(tmp_path):
     """The accelerator's generator is saved with the state and put back on --resume (new_model reseeds it):
     paused and resumed equals uninterrupted, in bf16 autocast, and the run says which device it trained on."""
-    from transformer import train
-    from transformer.train_state import STATE
+    from transformer.train import train
+    from transformer.train.train_state import STATE
     common = ["--dry-run", "--no-progress", "--epochs", "2", "--device", str(EMULATED), "--amp", "bf16"]
     with EmulatedAccelerator():
         whole = train.main(common + ["--out", str(tmp_path / "whole")])
@@ -379,7 +379,7 @@ def test_the_app_leaves_an_accelerators_threads_alone(monkeypatch, emulated, cap
     """app.py keeps a CPU model to one thread per request; on an accelerator it leaves torch's threads be."""
     import app
     import ui
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     from ui import memory
     threads = []
     monkeypatch.setattr(Translator, "load", lambda *a, **k: emulated[0])

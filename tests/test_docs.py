@@ -4,7 +4,7 @@ import json
 import re
 from pathlib import Path
 
-from transformer.checkpoint import DEFAULT_CHECKPOINT
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 from ui.other_tabs import validation_rows
 
 ROOT = Path(__file__).resolve().parent.parent

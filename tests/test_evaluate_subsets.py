@@ -2,8 +2,8 @@
 sentences no training pair shares, from one decoding; and every split read in the model's direction."""
 from __future__ import annotations
 
-from transformer import corpus as C
-from transformer.evaluate import LONG_WORDS, match_key, subset_scores, subsets
+from transformer.train import corpus as C
+from transformer.train.evaluate import LONG_WORDS, match_key, subset_scores, subsets
 
 
 def test_match_key_ignores_case_punctuation_and_spaces():
@@ -23,7 +23,7 @@ def test_subsets():
 
 
 def test_splits_are_read_in_the_models_direction(tmp_path):
-    from transformer.synthetic import tiny_corpus
+    from transformer.train.synthetic import tiny_corpus
     d = tiny_corpus(tmp_path)
     de_en = C.load_split("val", d)
     en_de = C.load_split("val", d, src="en", tgt="de")
@@ -43,8 +43,8 @@ def test_the_english_german_split_holds_out_the_same_pairs():
 def test_concat_scores_longer_inputs_made_of_the_splits_pairs(tiny_trained, tiny_dir, tmp_path, capsys, monkeypatch):
     """evaluate --concat N: N concatenations of 2-3 of the split's pairs (the same every time), recorded apart."""
     import shutil
-    from transformer import evaluate
-    from transformer.metrics import read_metrics
+    from transformer.train import evaluate
+    from transformer.model.metrics import read_metrics
     ck = tmp_path / "ck"
     shutil.copytree(tiny_trained, ck)
     scored, score = [], evaluate.evaluate
@@ -63,7 +63,7 @@ def test_concat_scores_longer_inputs_made_of_the_splits_pairs(tiny_trained, tiny
 
 def test_length_buckets_split_the_sources_by_their_words():
     """1-5, 6-8, 9-12 and 13+ source words (issue 40 item 2): each sentence in exactly one bucket."""
-    from transformer.evaluate import LENGTH_BUCKETS, bucket_name
+    from transformer.train.evaluate import LENGTH_BUCKETS, bucket_name
     pairs = [(" ".join(["w"] * n) + ".", "x") for n in (1, 5, 6, 8, 9, 12, 13, 41)]
     s = subsets(pairs, [])
     assert [bucket_name(lo, hi) for lo, hi in LENGTH_BUCKETS] == ["1-5 words", "6-8 words", "9-12 words", "13+ words"]
@@ -74,8 +74,8 @@ def test_length_buckets_split_the_sources_by_their_words():
 def test_subsets_also_scores_joined_pairs_of_the_split(tiny_trained, tiny_dir, tmp_path, capsys, monkeypatch):
     """--subsets: the buckets, and 'joined': joins of 2 of the split's own pairs (never trained on), saved."""
     import shutil
-    from transformer import evaluate
-    from transformer.metrics import read_metrics
+    from transformer.train import evaluate
+    from transformer.model.metrics import read_metrics
     ck = tmp_path / "ck"
     shutil.copytree(tiny_trained, ck)
     scored, score = [], evaluate.evaluate

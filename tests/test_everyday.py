@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DEVICE
-from transformer import corpus as C
-from transformer import data as D
-from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.decoding import Translator
+from transformer.train import corpus as C
+from transformer.train import data as D
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
+from transformer.decode.decoding import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 UNSEEN_HEADING = "### Ten everyday sentences it never saw"

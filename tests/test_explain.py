@@ -5,7 +5,7 @@ import pytest
 
 from ui import learned_help
 
-from transformer.figures import row_labels
+from transformer.interpret.figures import row_labels
 
 
 # -- 10: the row of </s> once the sentence has finished ----------------------------------------------------
@@ -22,7 +22,7 @@ def test_row_labels_name_the_finished_row():
 
 def test_beam_tree_ranks_count_from_one():
     from tests.conftest import small_model
-    from transformer.beam import beam_search
+    from transformer.decode.beam import beam_search
     from ui.figures import beam_tree_figure
     result = beam_search(small_model(vocab=30), [5, 6, 7, 3], 3, max_new=5)
     fig = beam_tree_figure(result, lambda i: f"p{i}", highlight_path=result.best.path)
@@ -37,19 +37,19 @@ def test_beam_tree_ranks_count_from_one():
 # -- 15: the points the attention history recorded, said in words ------------------------------------------
 
 def test_describe_epoch():
-    from transformer.history import describe_epoch
+    from transformer.interpret.history import describe_epoch
     assert describe_epoch(0) == "before training"
     assert describe_epoch(0.02) == "2 % into epoch 1" and describe_epoch(0.25) == "25 % into epoch 1"
     assert describe_epoch(1) == "after epoch 1" and describe_epoch(3.0) == "after epoch 3"
     assert describe_epoch(2.5) == "50 % into epoch 3"
 
 
-EARLY = [0, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 3]  # what transformer.train records now (EARLY_SNAPSHOTS)
+EARLY = [0, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 3]  # what transformer.train.train records now (EARLY_SNAPSHOTS)
 
 
 def write_history(path, tok, epochs, sentences=("Ein Hund rennt.", "Zwei Katzen schlafen."), say=lambda e: f"dog {e}"):
     import numpy as np
-    from transformer.history import save_history
+    from transformer.interpret.history import save_history
     rng = np.random.default_rng(0)
     hist = []
     for e in epochs:
@@ -86,7 +86,7 @@ def learned_tab(checkpoint_dir):
 
 def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     import numpy as np
-    from transformer.history import HISTORY, AttentionHistory
+    from transformer.interpret.history import HISTORY, AttentionHistory
     from ui import other_tabs
     write_history(tmp_path / HISTORY, tiny_tok, EARLY)
     history = AttentionHistory.load(tmp_path / HISTORY)
@@ -111,8 +111,8 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
     """Each language's division of the snapshot's line is in that language, the detailed one's '(what the point
     is)' and learned_help's sentences on an output that is no translation (here: nothing at all) (they were English on the German page)."""
     import re
-    from transformer import language
-    from transformer.history import HISTORY, AttentionHistory
+    from transformer.decode import language
+    from transformer.interpret.history import HISTORY, AttentionHistory
     from ui import other_tabs
     write_history(tmp_path / HISTORY, tiny_tok, EARLY, say=lambda e: "")
     history = AttentionHistory.load(tmp_path / HISTORY)
@@ -132,7 +132,7 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
 def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
     """A history of whole epochs (the shipped one has 1..19) still works: the slider's first point is epoch 1,
     and the intro says that the untrained model is not in it."""
-    from transformer.history import HISTORY, AttentionHistory
+    from transformer.interpret.history import HISTORY, AttentionHistory
     from ui import other_tabs
     write_history(tmp_path / HISTORY, tiny_tok, [1, 2, 3, 4])
     _, c = learned_tab(tmp_path)
@@ -143,7 +143,7 @@ def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
 
 
 def test_learned_tab_with_one_point(tmp_path, tiny_tok):
-    from transformer.history import HISTORY
+    from transformer.interpret.history import HISTORY
     write_history(tmp_path / HISTORY, tiny_tok, [0])
     _, c = learned_tab(tmp_path)
     assert c["learned_epoch"].visible is False and c["learned_epoch"].value == 1
@@ -164,7 +164,7 @@ def test_ablated_payload_names_the_heads(tiny_translator):
 
 
 def test_beam_hypotheses_say_what_normalised_means(tiny_translator):
-    from transformer.beam import beam_search
+    from transformer.decode.beam import beam_search
     from ui import other_tabs
     tr, text = tiny_translator, "ein hund"
     out = other_tabs.beam(tr, text, 3)

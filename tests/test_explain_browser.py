@@ -4,8 +4,8 @@ Sizes, pieces and translations are read from the loaded model at test time, neve
 import pytest
 
 from tests.browser import click, open_app, pick, renders, start, view, wait_render
-from transformer import analysis
-from transformer.tokenizer import SPECIAL_PIECES
+from transformer.interpret import analysis
+from transformer.model.tokenizer import SPECIAL_PIECES
 
 pytestmark = pytest.mark.browser
 WIDTH, HEIGHT = 1280, 800

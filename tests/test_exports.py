@@ -11,7 +11,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import httpx
 import pytest
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from ui import exports
 from ui.components import SESSION_TTL_S
 from tests.serving import serving

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ui import decoding_views, exports, other_tabs
-from transformer import analysis
+from transformer.interpret import analysis
 from ui.payload import decode_array
-from transformer.capture import attention_modules
+from transformer.interpret.capture import attention_modules
 
 
 @pytest.fixture()
@@ -107,8 +107,8 @@ def test_export_files_hold_the_maps(tiny_translator, finished):
 
 
 def test_attention_history_recorded_during_training_and_shown(tmp_path):
-    from transformer.history import HISTORY, AttentionHistory
-    from transformer.train import main
+    from transformer.interpret.history import HISTORY, AttentionHistory
+    from transformer.train.train import main
     main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--epochs", "2"])
     h = AttentionHistory.load(tmp_path / "ck" / HISTORY)
     assert h.epochs[0] == 0 and h.epochs[-2:] == [1, 2] and len(h.sentences) == 4  # before training ... epoch 2
@@ -134,7 +134,7 @@ def test_attention_maps_figure_one_head_mean_and_grid(finished):
     L, H, T, S = maps.cross.shape
     one = maps.figure("cross", 1, 2)
     np.testing.assert_allclose(np.array(one.data[0].z), maps.cross[1, 2], atol=1e-4)
-    from transformer.figures import label
+    from transformer.interpret.figures import label
     assert list(one.layout.xaxis.ticktext) == [label(p) for p in maps.source_tokens]  # escaped for Plotly
     assert "layer 2 · head 3" in one.layout.title.text
     mean = maps.figure("decoder_self", 0)

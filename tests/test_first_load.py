@@ -14,7 +14,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def demo(tiny_trained):
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     from ui.app import build_demo
     return build_demo(Translator.load(tiny_trained, device="cpu"))
 

@@ -13,7 +13,7 @@ def page(tiny_page):
 
 
 def test_picking_an_example_starts_it(page):
-    from transformer.data import read_examples
+    from transformer.train.data import read_examples
     first = read_examples()[0]
     label = page.eval_on_selector_all("#examples option", f"os => os.map(o => o.textContent)"
                                       f".find(t => t.startsWith({first!r}))")
@@ -112,7 +112,7 @@ def test_benchmarks_one_gr_html_first_screen_draws_the_apps_views(tiny_trained, 
     architecture strip and the tab bar drawn, the buttons there), the parts kept hidden not displayed, no error."""
     from benchmarks.first_screen import one_screen
     from tests.browser import open_app
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     with one_screen(Translator.load(tiny_trained, "cpu")) as url:  # in the module's browser (one per process)
         page = open_app(page.context.browser, url, 1280, 800)
         for sel, text in (("#topk", "Next piece"), ("#tab_bar", "Head atlas"), ("#start", "Start"),

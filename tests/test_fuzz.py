@@ -14,8 +14,8 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from transformer.decoding import Translator
-from transformer.history import AttentionHistory
+from transformer.decode.decoding import Translator
+from transformer.interpret.history import AttentionHistory
 from ui import api, decoding_views, exports, other_tabs
 from tests.conftest import DEVICE
 
@@ -143,8 +143,8 @@ def test_ablation_beam_and_layers(guarded, sessions):
 
 
 def test_attention_being_learned(tmp_path_factory):
-    from transformer.history import HISTORY
-    from transformer.train import main
+    from transformer.interpret.history import HISTORY
+    from transformer.train.train import main
     out = tmp_path_factory.mktemp("hist")
     main(["--dry-run", "--out", str(out), "--no-progress", "--epochs", "2"])
     history = AttentionHistory.load(out / HISTORY)

@@ -1,6 +1,6 @@
 """The page in the reader's language (issue 44): in Chromium with locale de-DE, every visible text of every tab and
 of the tour (each block's own text of 4 words or more, the user's sentence and the model's output taken out) is German
-by transformer.language.detect; with en-US, English. One served app, one page per locale, each tab and tour stop
+by transformer.decode.language.detect; with en-US, English. One served app, one page per locale, each tab and tour stop
 walked once (tests/plain.py, as the plain-page test walks it); every offending text is collected and printed.
 The short texts too (tests/short_texts.py): on every tab of the German walk, each option, placeholder, button, table
 head, aria-label, tooltip, plot title, axis title, legend and hover text holds no English word.
@@ -14,9 +14,9 @@ import pytest
 from tests.browser import open_app
 from tests.plain import TABS, open_tab, shown, walk_page
 from tests.short_texts import SHORT, english
-from transformer.data import examples_path, read_glossed_examples
-from transformer import language
-from transformer.beam import beam_search
+from transformer.train.data import examples_path, read_glossed_examples
+from transformer.decode import language
+from transformer.decode.beam import beam_search
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Das Wetter war gestern sehr schlecht."

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tests.decoders import decode_trajectory
-from transformer.beam import beam_search
+from transformer.decode.beam import beam_search
 from ui import decoding_views, other_tabs
 from ui.inputs import reference_problem, source_problem
 from ui import payload as P

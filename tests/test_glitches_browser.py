@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from tests.browser import chips, click, open_app, pick, renders, settings, start, step_no, view, wait_render
-from transformer.beam import beam_search
-from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.data import read_examples
+from transformer.decode.beam import beam_search
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
+from transformer.train.data import read_examples
 
 pytestmark = pytest.mark.browser
 W, H = 1280, 800  # the student's laptop

@@ -19,7 +19,7 @@ import pytest
 
 from ui import api, decoding_views
 from ui.inputs import TOPK
-from transformer.decoding import MAX_INPUT_CHARS, Translator, clean_text
+from transformer.decode.decoding import MAX_INPUT_CHARS, Translator, clean_text
 from tests.conftest import DEVICE
 
 TEXT, EMPTY, TYPE, ANY = "text", "empty", "type", "any"
@@ -450,10 +450,10 @@ def wide_vocab_translator(tiny_pairs, tmp_path_factory):
     """A tiny checkpoint whose vocabulary holds every character of PAYLOAD, so the typed characters can
     come back as pieces instead of <unk> (weights untrained: only the pieces matter here)."""
     import torch
-    from transformer.checkpoint import save_checkpoint
-    from transformer.config import ModelConfig
-    from transformer.model import Transformer
-    from transformer.tokenizer import Tokenizer
+    from transformer.model.checkpoint import save_checkpoint
+    from transformer.model.config import ModelConfig
+    from transformer.model.model import Transformer
+    from transformer.model.tokenizer import Tokenizer
     tok = Tokenizer.train([s for p in tiny_pairs for s in p] + [PAYLOAD] * 5, vocab_size=150)
     torch.manual_seed(0)
     cfg = ModelConfig(vocab_size=len(tok), d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64,

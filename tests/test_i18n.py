@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from transformer import language
+from transformer.decode import language
 from ui import texts
 
 UI = Path(texts.__file__).parent
@@ -98,14 +98,14 @@ def test_a_missing_german_label_falls_back_to_english_and_is_listed(monkeypatch)
 
 
 def test_the_short_words_of_pickers_tables_and_languages_are_in_both_catalogues():
-    from transformer.language import OTHER_NAMES
+    from transformer.decode.language import OTHER_NAMES
     from ui.compare_tab import PAIRS
     en, de = texts.labels("en"), texts.catalogue("de")["label"]
     assert {f"lang_{c}": n for c, n in OTHER_NAMES.items()}.items() <= en.items()  # the library's names, in English
     assert all(f"lang_{c}" in de for c in OTHER_NAMES)  # ... and German: the caveat's "looks like {name}"
     for src, pairs in PAIRS.items():  # what differs in an example pair: the pair's own words in English
         assert [en[f"pair_{src}_{i + 1}"] for i in range(len(pairs))] == [what for _, _, what in pairs]
-    roles = {r["role"] for r in __import__("transformer.roles", fromlist=["legend"]).legend()}
+    roles = {r["role"] for r in __import__("transformer.interpret.roles", fromlist=["legend"]).legend()}
     assert all(f"role_{r}" in de and f"role_short_{r}" in de for r in roles)  # the lens view's and the atlas's
 
 
@@ -136,7 +136,7 @@ def test_the_librarys_notes_and_errors_reach_a_german_page_in_german(tiny_transl
     for programs, said in the page's language to a page's user (ui/inputs.py told: NOTES and SAID)."""
     import gradio as gr
     from gradio.context import LocalContext
-    from transformer import decoding, language
+    from transformer.decode import decoding, language
     from ui import decoding_views
     warned = []
     monkeypatch.setattr(gr, "Warning", lambda text, *a, **k: warned.append(text))

@@ -1,4 +1,4 @@
-"""Inside one head (transformer/inside.py): the identities between q, k, v, scores, mask, weights, out and
+"""Inside one head (transformer/interpret/inside.py): the identities between q, k, v, scores, mask, weights, out and
 contributions on random heads of all three kinds, checked against what the model computed by other paths
 (the session's own maps and KV cache, the attention module's output); hooks per request, safe under
 concurrency; one host transfer."""
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from tests.device_audit import DeviceAudit
-from transformer.capture import KINDS, attention_modules
-from transformer.inside import HeadInside, disagreements
+from transformer.interpret.capture import KINDS, attention_modules
+from transformer.interpret.inside import HeadInside, disagreements
 
 TEXT = "Ein Hund rennt durch den Schnee."
 ATOL = 1e-4
@@ -229,7 +229,7 @@ def test_on_an_emulated_accelerator(tiny_trained):
     """On a device numpy cannot read (tests/emulated_device.py): the same numbers as on the CPU, and one host copy
     per call, for random heads of every kind."""
     from tests.emulated_device import EmulatedDevice, Transfers, emulate
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     cpu = Translator.load(tiny_trained, device="cpu")
     dev = emulate(cpu)
     with EmulatedDevice():
@@ -249,7 +249,7 @@ def test_a_head_capture_ignores_another_threads_call_made_while_its_hook_is_half
     """torch stores a with_kwargs forward hook before it records that the hook takes kwargs; a forward pass in
     another thread in between calls it without them, (module, args, output). Seen once in CI as a TypeError in
     test_concurrent_requests_on_one_shared_model; the hook now ignores such a call, as it ignores any pass not its own."""
-    from transformer.inside import HeadCapture
+    from transformer.interpret.inside import HeadCapture
     model = tiny_translator.model
     kind, layer, module = next(attention_modules(model))
     cap = HeadCapture(model, kind, layer)

@@ -18,7 +18,7 @@ def page(tiny_page):
 
 
 def test_out_norm_is_set_on_the_contributions_scale(page, tiny_trained):
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     start(page, SENTENCE)
     page.click("#explain_detail")  # the numbers are in the detailed note (plain: what the head passes on)
     page.wait_for_function("document.querySelector('#inside [data-role=outnote]').textContent.includes('W_O')",

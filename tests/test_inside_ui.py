@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import DEVICE
-from transformer.capture import KINDS
-from transformer.decoding import Translator
+from transformer.interpret.capture import KINDS
+from transformer.decode.decoding import Translator
 from ui import api as ui_api
 from ui import api, decoding_views
 from tests.decoders import decode_inside, decode_mask, decode_rows16, decode_unit16, decode_visible

@@ -1,4 +1,4 @@
-"""transformer.language: detect() tells German from English (hand-written sentences, not the data), says
+"""transformer.decode.language: detect() tells German from English (hand-written sentences, not the data), says
 "unknown" for junk, is thread-safe and loads once; unreadable_share's definition; hint() never raises."""
 import threading
 import time
@@ -6,9 +6,9 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from transformer import language as L
-from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.tokenizer import Tokenizer
+from transformer.decode import language as L
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
+from transformer.model.tokenizer import Tokenizer
 
 GERMAN = ["Ich bin müde.", "Wo ist der Bahnhof?", "Morgen fahren wir mit dem Zug nach Hamburg.",
           "Kannst du mir bitte das Salz geben?", "Der Hund schläft unter dem Tisch.", "Guten Morgen",

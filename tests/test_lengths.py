@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from transformer import lengths, train
-from transformer.metrics import read_metrics
+from transformer.train import lengths, train
+from transformer.model.metrics import read_metrics
 
 
 def test_summary_is_numpys_percentiles_of_the_lengths():
@@ -28,7 +28,7 @@ def test_source_lengths_counts_words_and_pieces():
 def test_training_stores_its_sources_lengths_and_the_tool_rebuilds_them(tmp_path, tiny_dir):
     """train writes the record of the pairs it trained on (joined ones included) into metrics.json; the tool
     rebuilds the same record from the run's log alone (for checkpoints trained before the record existed)."""
-    from transformer.synthetic import tiny_tatoeba
+    from transformer.train.synthetic import tiny_tatoeba
     tat = tiny_tatoeba(tmp_path)
     out = tmp_path / "run"
     train.main(["--dry-run", "--out", str(out), "--no-progress", "--epochs", "1", "--concat", "0.5"])
@@ -57,7 +57,7 @@ def test_read_source_lengths_is_none_without_a_record(tmp_path):
 
 def test_ship_carries_the_runs_record_even_when_it_continues_a_checkpoint(tmp_path):
     """ship --continues writes the checkpoint's log with the run's epochs after it: the lengths stay the run's."""
-    from transformer import ship
+    from transformer.train import ship
     base, run = tmp_path / "base", tmp_path / "run"
     train.main(["--dry-run", "--out", str(base), "--no-progress", "--epochs", "1"])
     train.main(["--dry-run", "--out", str(run), "--no-progress", "--epochs", "1", "--init", str(base),

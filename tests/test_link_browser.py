@@ -128,7 +128,7 @@ def test_hostile_links_are_ignored_with_one_line_and_the_page_works(served_brows
 
 @pytest.fixture(scope="module")
 def two(tiny_trained, tiny_en_de_dir):
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     return [Translator.load(tiny_trained, "cpu"), Translator.load(tiny_en_de_dir, "cpu")]
 
 

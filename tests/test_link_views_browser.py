@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.browser import go, open_app, open_link, pick, start
-from transformer.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS, read_weights
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS, read_weights
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ein Hund rennt durch den Schnee."

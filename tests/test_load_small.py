@@ -11,7 +11,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import pytest
 
 from benchmarks import load as bench_load
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from tests.conftest import DEVICE
 
 

@@ -168,7 +168,7 @@ LOAD_TWICE = textwrap.dedent("""
     tune_allocator()
     import torch
     torch.set_num_threads(1)
-    from transformer.checkpoint import load_checkpoint
+    from transformer.model.checkpoint import load_checkpoint
     rss = lambda: psutil.Process().memory_info().rss
     a = load_checkpoint(sys.argv[1]); gc.collect()
     before = rss()
@@ -186,9 +186,9 @@ def test_a_second_model_costs_its_weights_and_no_more(tiny_tok, tmp_path):
     the two checkpoints' identical tokenizer files give one SentencePiece processor (2.4 MB for the shipped one)."""
     import shutil
     import torch
-    from transformer.checkpoint import save_checkpoint
-    from transformer.config import ModelConfig
-    from transformer.model import Transformer
+    from transformer.model.checkpoint import save_checkpoint
+    from transformer.model.config import ModelConfig
+    from transformer.model.model import Transformer
     torch.manual_seed(0)
     model = Transformer(ModelConfig(vocab_size=len(tiny_tok), d_model=256, n_heads=4, n_encoder_layers=3,
                                     n_decoder_layers=3, d_ff=1024))

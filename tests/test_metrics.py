@@ -5,9 +5,9 @@ import shutil
 import pytest
 import sacrebleu
 
-from transformer import checkpoint, metrics
-from transformer import data as D
-from transformer.metrics import METRICS, bleu, chrf, read_metrics, update_metrics
+from transformer.model import checkpoint, metrics
+from transformer.train import data as D
+from transformer.model.metrics import METRICS, bleu, chrf, read_metrics, update_metrics
 
 
 def test_bleu_is_sacrebleu_cased_and_lowercased():
@@ -58,8 +58,8 @@ def test_update_metrics_leaves_the_old_file_when_writing_fails(tmp_path):
 
 
 def test_evaluate_and_average_record_through_update_metrics(tiny_trained, tiny_dir, tmp_path):
-    from transformer import average, evaluate
-    from transformer.checkpoint import load_checkpoint, save_weights
+    from transformer.train import average, evaluate
+    from transformer.model.checkpoint import load_checkpoint, save_weights
     ck = tmp_path / "ck"
     shutil.copytree(tiny_trained, ck)
     update_metrics(ck, {"val_bleu": 0.0, "epochs": 2})
@@ -82,7 +82,7 @@ def test_evaluate_and_average_record_through_update_metrics(tiny_trained, tiny_d
 
 def one_epoch_checkpoint(source, tmp_path):
     """A copy of the checkpoint `source` whose epochs/ holds its own weights as epoch 1: (folder, model, tokenizer)."""
-    from transformer.checkpoint import load_checkpoint, save_weights
+    from transformer.model.checkpoint import load_checkpoint, save_weights
     ck = tmp_path / "ck"
     shutil.copytree(source, ck)
     model, tok = load_checkpoint(ck)
@@ -93,11 +93,11 @@ def one_epoch_checkpoint(source, tmp_path):
 
 def test_average_scores_both_domains_as_training_does(tiny_trained, tiny_dir, tmp_path):
     """With a Tatoeba file, --search keeps the window with the best mean of the two domains' BLEU and records
-    each domain's, the figures transformer.train logs for an epoch."""
-    from transformer import average
-    from transformer.evaluate import translate_bleu
-    from transformer.synthetic import tiny_tatoeba
-    from transformer.corpus import tatoeba_split
+    each domain's, the figures transformer.train.train logs for an epoch."""
+    from transformer.train import average
+    from transformer.train.evaluate import translate_bleu
+    from transformer.train.synthetic import tiny_tatoeba
+    from transformer.train.corpus import tatoeba_split
     ck, model, tok = one_epoch_checkpoint(tiny_trained, tmp_path)
     tatoeba = tiny_tatoeba(tmp_path)
     average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--tatoeba", str(tatoeba), "--search"])
@@ -112,10 +112,10 @@ def test_average_scores_both_domains_as_training_does(tiny_trained, tiny_dir, tm
 def test_average_scores_an_en_de_model_in_its_own_direction(tiny_en_de_dir, tiny_dir, tmp_path):
     """The validation sets are turned the way the saved epochs translate (their config: en -> de), as training
     scored them; de -> en sets would give an English -> German model a BLEU near 0."""
-    from transformer import average
-    from transformer.corpus import oriented, tatoeba_split
-    from transformer.evaluate import translate_bleu
-    from transformer.synthetic import tiny_tatoeba
+    from transformer.train import average
+    from transformer.train.corpus import oriented, tatoeba_split
+    from transformer.train.evaluate import translate_bleu
+    from transformer.train.synthetic import tiny_tatoeba
     ck, model, tok = one_epoch_checkpoint(tiny_en_de_dir, tmp_path)
     tatoeba = tiny_tatoeba(tmp_path)
     average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--tatoeba", str(tatoeba), "--search"])

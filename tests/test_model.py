@@ -4,10 +4,10 @@ import pytest
 import torch
 
 from tests.conftest import small_model
-from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, WEIGHTS, TOKENIZER
-from transformer.config import ModelConfig
-from transformer.decoding import clean_text, greedy_decode, pad_batch
-from transformer.model import causal_mask, padding_mask
+from transformer.model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, WEIGHTS, TOKENIZER
+from transformer.model.config import ModelConfig
+from transformer.decode.decoding import clean_text, greedy_decode, pad_batch
+from transformer.model.model import causal_mask, padding_mask
 
 
 def test_masks():
@@ -101,7 +101,7 @@ def test_cached_decoding_equals_full_prefix():
 
 
 def test_parameter_budget_of_default_config():
-    from transformer.model import Transformer
+    from transformer.model.model import Transformer
     n = Transformer(ModelConfig()).num_parameters()
     assert n <= 10_000_000, n
 

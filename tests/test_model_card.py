@@ -7,7 +7,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import torch
 
-from transformer.device import describe
+from transformer.model.device import describe
 from ui import other_tabs
 
 
@@ -36,10 +36,10 @@ def test_model_card_is_a_table_with_a_header(tiny_translator, monkeypatch):
 
 
 def test_model_card_names_the_training_data_and_tatoebas_attribution(tiny_translator):
-    from transformer.corpus import ATTRIBUTION
+    from transformer.train.corpus import ATTRIBUTION
     old = dict(cells(x) for x in other_tabs.model_card(tiny_translator, {}).splitlines()[2:])
     assert old["Training data"] == "Multi30k task 1 training captions" and "Attribution" not in old
-    metrics = {"data": "220,312 training pairs an epoch: Tatoeba's training part (transformer.corpus) + Multi30k "
+    metrics = {"data": "220,312 training pairs an epoch: Tatoeba's training part (transformer.train.corpus) + Multi30k "
                        "train x2",
                "test": {"tatoeba_test/greedy": {"bleu": 38.1, "bleu_lc": 39.0, "chrf": 55.5},
                         "test_2016_flickr/greedy": {"bleu": 40.1, "bleu_lc": 40.4, "chrf": 60.0}}}
@@ -72,9 +72,9 @@ def test_the_german_card_holds_no_english_word_in_either_version(name):
     'Multi30k val' and 'test_2016_flickr', and the attribution's web address, are names)."""
     import re
     from tests.short_texts import english_words
-    from transformer.checkpoint import DEFAULT_CHECKPOINT
-    from transformer.decoding import Translator
-    from transformer.metrics import read_metrics
+    from transformer.model.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.decode.decoding import Translator
+    from transformer.model.metrics import read_metrics
     from ui import atlas_tab, eval_sets
     tr = Translator.load(DEFAULT_CHECKPOINT.parent / name, "cpu")
     names = r"\((?:Multi30k|Tatoeba) \w+\)|test_2016_flickr|www\.\S+|tatoeba\.org|d_model|pre-LN|'[^']*'"  # quoted: examples

@@ -7,7 +7,7 @@ import json
 import gradio as gr
 import pytest
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from ui import page_state
 from ui.app import build_demo
 from ui.texts import shown

@@ -26,7 +26,7 @@ RED = """() => [...document.querySelectorAll('body *')].filter(e => e.offsetPare
 
 @pytest.fixture(scope="module")
 def served():
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     require_chromium()
     with serve([Translator.load(key, "cpu") for key in ("de-en", "en-de")]) as url, browser() as b:
         yield url, b

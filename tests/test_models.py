@@ -7,8 +7,8 @@ import threading
 import gradio as gr
 import pytest
 
-from transformer.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
-from transformer.decoding import Translator
+from transformer.model.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
+from transformer.decode.decoding import Translator
 from ui import attribution_views, decoding_views, exports, other_tabs
 from ui.models import Models, direction_label, of_session
 from ui.attribution_views import alignment_headers
@@ -142,17 +142,17 @@ def test_the_api_takes_an_optional_model(models):
 def test_the_command_line_notices_the_other_language(capsys):
     """python -m transformer.translate says on stderr when a line looks like another language, and translates it
     all the same (the hint advises, it never refuses)."""
-    from transformer import translate
+    from transformer.decode import translate
     assert translate.main(["--checkpoint", "de-en", "The weather is nice today.", "Ich bin müde."]) == 0
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 2 and err.count("note:") == 1 and "looks like English" in err
 
 
 def test_ship_writes_the_last_completed_epoch_and_says_it_is_in_training(tmp_path, tiny_trained):
-    """transformer.ship: a paused run's partial epoch is never what is shipped, and the card says how far it is."""
+    """transformer.train.ship: a paused run's partial epoch is never what is shipped, and the card says how far it is."""
     import json
     import shutil
-    from transformer import ship
+    from transformer.train import ship
     from ui.other_tabs import model_card
     run = tmp_path / "run"
     shutil.copytree(tiny_trained, run)
@@ -166,7 +166,7 @@ def test_ship_writes_the_last_completed_epoch_and_says_it_is_in_training(tmp_pat
     m = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert m["weights"] == "epoch 1" and m["val_bleu"] == 20.0 and m["in_training"] and m["epochs_planned"] == 7
     assert m["train_seconds"] == 1200  # the paused part's time counts as training time
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     card = model_card(Translator.load(tmp_path / "out", "cpu"), m)
     assert "still in training: these are the weights after epoch 1 of 7" in card
 
@@ -177,7 +177,7 @@ def test_the_tabs_of_a_models_own_content_are_one_set_filled_for_the_model_picke
     atlas, history and card."""
     import json
 
-    from transformer.history import HISTORY, AttentionHistory
+    from transformer.interpret.history import HISTORY, AttentionHistory
     from ui.app import build_demo
     de, en = Translator.load("de-en", "cpu"), Translator.load("en-de", "cpu")
     demo = build_demo([de, en])
@@ -198,7 +198,7 @@ def test_the_tabs_of_a_models_own_content_are_one_set_filled_for_the_model_picke
 
 
 def test_ship_continues_a_checkpoint_whose_run_could_not_resume(tmp_path, tiny_trained, tiny_tok):
-    """transformer.ship --continues: a run fine-tuned from a shipped checkpoint (its own run's state lost) ships as
+    """transformer.train.ship --continues: a run fine-tuned from a shipped checkpoint (its own run's state lost) ships as
     that checkpoint's next epochs: the log and attention history go on from the checkpoint's, numbered on, and the
     schedule planned stays the checkpoint's."""
     import json
@@ -206,8 +206,8 @@ def test_ship_continues_a_checkpoint_whose_run_could_not_resume(tmp_path, tiny_t
 
     import numpy as np
 
-    from transformer import ship
-    from transformer.history import HISTORY, AttentionHistory, save_history
+    from transformer.train import ship
+    from transformer.interpret.history import HISTORY, AttentionHistory, save_history
     entry = {"train_loss": 1.0, "grad_norm": 1.0, "val_loss": 1.0, "val_bleu_lc": 21.0, "val_bleu_multi30k": 19.0,
              "val_bleu_tatoeba": 21.0, "lr": 1e-4, "epoch_seconds": 600.0, "tokens_per_s": 900}
     sentences = ["ein hund", "eine katze"]
@@ -244,7 +244,7 @@ def fingerprint(x):
     payload's counter ("seq", new in every answer)."""
     import numpy as np
     import plotly.graph_objects as go
-    from transformer.decoding import DecodingSession
+    from transformer.decode.decoding import DecodingSession
     if isinstance(x, DecodingSession):
         return ("session", x.translator.config.direction, tuple(x.target_ids), x.cursor)
     if isinstance(x, go.Figure):

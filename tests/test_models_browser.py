@@ -12,7 +12,7 @@ DE, EN = "Ein Hund rennt.", "A dog runs."
 
 @pytest.fixture(scope="module")
 def two(tiny_trained, tiny_en_de_dir):
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     return [Translator.load(tiny_trained, "cpu"), Translator.load(tiny_en_de_dir, "cpu")]
 
 

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from tests.browser import chips, choose_model, open_app, pick, renders, serve, start, step_no, wait_render
-from transformer.checkpoint import LOG
-from transformer.figures import label
-from transformer.metrics import read_metrics
-from transformer.roles import load_atlas
+from transformer.model.checkpoint import LOG
+from transformer.interpret.figures import label
+from transformer.model.metrics import read_metrics
+from transformer.interpret.roles import load_atlas
 
 pytestmark = pytest.mark.browser
 W, H = 1280, 800
@@ -80,7 +80,7 @@ def replay(tr, text, shown, heads=None):
     teacher-forced pass of the model over the prefix for each position, the heads zeroed by HeadAblation."""
     import torch
 
-    from transformer.capture import HeadAblation
+    from transformer.interpret.capture import HeadAblation
     plan = {i: shown.target_ids[i] for i, p in enumerate(shown.positions) if i and p.forced}
     device = next(tr.model.parameters()).device
     src = torch.tensor([tr.source_ids(text)], device=device)
@@ -255,7 +255,7 @@ def test_ablation_offers_whole_layers_kinds_suggestions_and_says_why_one_head_ra
 
 def spread_counts(atlas, metrics) -> tuple[int, int]:
     """(captions, everyday) among the atlas's sentences, taken evenly across Multi30k val + Tatoeba val."""
-    from transformer.atlas import spread
+    from transformer.train.atlas import spread
     m, t = (metrics["test"][f"{s}/greedy"]["sentences"] for s in ("val", "tatoeba_val"))
     picked = spread(["caption"] * m + ["everyday"] * t, atlas["sentences"])
     return picked.count("caption"), picked.count("everyday")
@@ -373,7 +373,7 @@ def test_step_zero_says_one_target_piece(page, translator):
 @pytest.fixture(scope="module")
 def two_page(served_browser, tiny_trained, tiny_en_de_dir):
     """The app of two tiny models (German -> English, English -> German), in the module's Chromium."""
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     two = [Translator.load(tiny_trained, "cpu"), Translator.load(tiny_en_de_dir, "cpu")]
     with serve(two) as url:
         page = open_app(served_browser[1], url, W, H)

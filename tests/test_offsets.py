@@ -6,8 +6,8 @@ import json
 import pytest
 
 from tests.decoders import decode_trajectory
-from transformer.decoding import Translator
-from transformer.tokenizer import Tokenizer
+from transformer.decode.decoding import Translator
+from transformer.model.tokenizer import Tokenizer
 from ui import payload as P
 from tests.conftest import DEVICE
 

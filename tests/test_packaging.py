@@ -109,7 +109,7 @@ import sys
 import attention_lens.app
 print([m for m in ("gradio", "torch", "numpy") if m in sys.modules])  # the allocator is tuned before these load
 from attention_lens.transformer import Translator
-from attention_lens.transformer.data import read_examples
+from attention_lens.transformer.train.data import read_examples
 from attention_lens.ui import build_demo
 tr = Translator.load(device="cpu")
 print(Translator.__module__, sys.modules["attention_lens"].__file__)
@@ -121,7 +121,7 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("ui", "app", "transfo
     lines = out.strip().splitlines()
     assert lines[0] == "[]"
     module, init = lines[1].split()
-    assert module == "attention_lens.transformer.decoding" and init.startswith(str(installed))
+    assert module == "attention_lens.transformer.decode.decoding" and init.startswith(str(installed))
     assert lines[2] == want and int(lines[3]) > 0 and lines[4] == "[]"
 
 
@@ -155,7 +155,7 @@ print(ui.memory.__file__)
 
 
 @pytest.mark.parametrize("before,after", [
-    ("from transformer.decoding import Translator\n", "from attention_lens.transformer.decoding import Translator\n"),
+    ("from transformer.decode.decoding import Translator\n", "from attention_lens.transformer.decode.decoding import Translator\n"),
     ("    from ui import memory\n", "    from attention_lens.ui import memory\n"),
     ("from transformer import analysis, figures\n", "from attention_lens.transformer import analysis, figures\n"),
     ("from app import main\n", "from attention_lens.app import main\n"),

@@ -19,7 +19,7 @@ A, B = "The nurse said that she was tired.", "The doctor said that he was tired.
 
 @pytest.fixture(scope="module")
 def served():
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     require_chromium()
     with serve([Translator.load(key, "cpu") for key in ("de-en", "en-de")]) as url, browser() as b:
         yield url, b

@@ -9,7 +9,7 @@ import gradio as gr
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from ui import decoding_views, exports, other_tabs
 from tests.conftest import DEVICE
 

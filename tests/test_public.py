@@ -8,7 +8,7 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from ui import api as ui_api, decoding_views
 from ui import api
 from ui.payload import decode_array

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DEVICE
-from transformer.checkpoint import DEFAULT_CHECKPOINT
-from transformer.decoding import Translator
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
+from transformer.decode.decoding import Translator
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
@@ -35,7 +35,7 @@ def test_the_api_example_runs_against_the_served_app():
     from tests.serving import serving
     code = block("from gradio_client import Client")
     assert '"http://127.0.0.1:7860/"' in code
-    from transformer.checkpoint import find_checkpoints
+    from transformer.model.checkpoint import find_checkpoints
     with serving([Translator.load(p, device=DEVICE) for p in find_checkpoints(None)]) as url:  # as app.py serves
         ns = {}
         exec(compile(code.replace('"http://127.0.0.1:7860/"', repr(url)), "README.md (API)", "exec"), ns)
@@ -73,7 +73,7 @@ def test_the_readme_bleu_table_is_what_metrics_json_records():
     """The README's test-set table is typed in: each figure must be the shipped checkpoint's own (greedy, cased),
     the "13+ words" column the sentences of 13 or more source words of that Tatoeba test (evaluate --subsets)."""
     import json
-    from transformer.checkpoint import SHIPPED
+    from transformer.model.checkpoint import SHIPPED
     header = re.search(r"^\| model \| Tatoeba test[^|]*\| 13\+ words[^|]*\| Multi30k test_2016_flickr[^|]*\|$",
                        README, re.M)
     assert header, "the README's BLEU table is missing"

@@ -1,4 +1,4 @@
-"""Head roles: each rule of transformer.roles.ROLE_RULES on hand-made attention maps that clearly are and clearly
+"""Head roles: each rule of transformer.interpret.roles.ROLE_RULES on hand-made attention maps that clearly are and clearly
 are not that role, the rule table's selection, the legend and hover words generated from the tables, why the
 pruning curve ends, and the tools' split choices."""
 import gzip
@@ -7,13 +7,13 @@ import html
 import numpy as np
 import pytest
 
-from transformer import atlas as A
-from transformer import corpus as C
-from transformer import data as D
-from transformer import evaluate
-from transformer import roles as R
-from transformer.capture import AttentionMaps
-from transformer.checkpoint import DEFAULT_CHECKPOINT
+from transformer.train import atlas as A
+from transformer.train import corpus as C
+from transformer.train import data as D
+from transformer.train import evaluate
+from transformer.interpret import roles as R
+from transformer.interpret.capture import AttentionMaps
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 
 S = 8  # source pieces: six words, '.', '</s>'
 SRC = ["▁Der", "▁Hund", "▁sieht", "▁das", "▁Zebra", "▁heute", ".", "</s>"]
@@ -188,7 +188,7 @@ def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
     before = atlas_tab.atlas_view(atlas)
     assert [r["role"] for r in before["legend"]] == list(A.ROLES)
     assert [r["rule"] for r in before["legend"][:-1]] == [r.text for r in A.ROLE_RULES]
-    monkeypatch.setattr(R, "ROLE_RULES", MY_RULES)  # the one table (transformer.atlas re-exports it)
+    monkeypatch.setattr(R, "ROLE_RULES", MY_RULES)  # the one table (transformer.train.atlas re-exports it)
     after = atlas_tab.atlas_view(atlas)
     assert after["legend"][0] == {"role": "looks-back", "label": "back", "kinds": ["encoder_self"],
                                   "rule": "strongest key is the previous piece: ≥ 90% of queries",
@@ -202,7 +202,7 @@ def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
 
 
 def test_the_checkpoints_atlas_is_read_again_when_its_file_changes(tmp_path):
-    """transformer.roles.load_atlas (the Head atlas tab's and the attention view's roles): a rebuilt atlas is the one
+    """transformer.interpret.roles.load_atlas (the Head atlas tab's and the attention view's roles): a rebuilt atlas is the one
     read next, not a copy cached for the life of the process; a missing or malformed file is no atlas."""
     import json
     import os
@@ -332,7 +332,7 @@ def test_the_pages_stop_and_rule_words_are_the_librarys_in_english_and_its_own_i
 
 def test_the_shipped_atlas_still_reads():
     """The app reads head_atlas.json files written before the rule table (and any written since)."""
-    from transformer.checkpoint import DEFAULT_CHECKPOINT
+    from transformer.model.checkpoint import DEFAULT_CHECKPOINT
     from ui import atlas_tab
     atlas = atlas_tab.load_atlas_file(DEFAULT_CHECKPOINT)
     if atlas is None:
@@ -345,7 +345,7 @@ def test_the_shipped_atlas_still_reads():
 
 
 # ----------------------------------------------------------------------------------------------------
-# Every split of transformer.corpus in the tools
+# Every split of transformer.train.corpus in the tools
 
 def test_evaluate_and_atlas_take_every_split(tmp_path, tiny_dir, tiny_trained, capsys):
     path = tmp_path / "t.tsv.gz"

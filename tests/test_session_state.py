@@ -6,7 +6,7 @@ import gradio as gr
 import gradio.state_holder as gradio_state
 import pytest
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from ui import session_state as S
 from ui.app import build_demo
 from ui.components import SESSIONS_MAX

@@ -11,7 +11,7 @@ def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
     """app.py launches with Gradio's own cap on the sessions whose state it keeps (least recently used first)."""
     import gradio as gr
     import app
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     from ui import memory
     calls = []
     monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)

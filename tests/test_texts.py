@@ -60,8 +60,8 @@ def test_explained_markdown_holds_both_versions_the_page_switches_between():
 
 
 def test_the_role_legends_detailed_words_are_the_rule_tables():
-    """The Head atlas legend's detailed descriptions are transformer/roles.py's (one table), each with a plain one."""
-    from transformer import roles
+    """The Head atlas legend's detailed descriptions are transformer/interpret/roles.py's (one table), each with a plain one."""
+    from transformer.interpret import roles
     for row in roles.legend():
         assert texts.text(f"role.{row['role']}", "detail") == row["description"], row["role"]
         assert texts.text(f"role.{row['role']}") != row["description"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import open_app, open_link, start
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 from ui import texts
 
 pytestmark = pytest.mark.browser

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def two_models(tiny_trained, tiny_en_de_dir):
     """(url, browser): the app serving both directions (the tiny models), so the picker can switch."""
-    from transformer.decoding import Translator
+    from transformer.decode.decoding import Translator
     require_chromium()
     with serve([Translator.load(tiny_trained, "cpu"), Translator.load(tiny_en_de_dir, "cpu")]) as url, \
             browser() as b:

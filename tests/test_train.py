@@ -5,10 +5,10 @@ from dataclasses import fields
 import pytest
 import torch
 
-from transformer import data as D
-from transformer import train
-from transformer.config import ModelConfig
-from transformer.metrics import read_metrics
+from transformer.train import data as D
+from transformer.train import train
+from transformer.model.config import ModelConfig
+from transformer.model.metrics import read_metrics
 
 
 def test_cli_model_defaults_are_model_config_defaults():
@@ -81,7 +81,7 @@ def test_dry_run_with_amp_bf16_trains_and_saves(tmp_path):
 
 
 def test_train_dry_run_and_resume(tmp_path):
-    from transformer.history import HISTORY, AttentionHistory
+    from transformer.interpret.history import HISTORY, AttentionHistory
     metrics = train.main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--epochs", "2"])
     assert (tmp_path / "ck" / "model.pt").exists() and (tmp_path / "ck" / "training_log.json").exists()
     assert metrics["epochs"] == 2 and metrics["amp"] == "off" and metrics["world_size"] == 1
@@ -106,10 +106,10 @@ def test_train_dry_run_and_resume(tmp_path):
 
 
 def test_a_state_written_before_the_generators_were_saved_per_process_still_resumes(tmp_path):
-    """A train_state.pt of the code before transformer.train_state saved every process's generators ("rngs")
+    """A train_state.pt of the code before transformer.train.train_state saved every process's generators ("rngs")
     holds the CPU generator alone ("rng"): a run paused by that code resumes, and on the CPU it still ends where
     an uninterrupted run ends (dropout is on in --dry-run)."""
-    from transformer.train_state import STATE
+    from transformer.train.train_state import STATE
     common = ["--dry-run", "--no-progress", "--epochs", "2", "--device", "cpu"]
     train.main(common + ["--out", str(tmp_path / "whole")])
     train.main(common + ["--out", str(tmp_path / "parts"), "--stop-after-steps", "5"])
@@ -127,7 +127,7 @@ def test_a_state_written_before_the_generators_were_saved_per_process_still_resu
 
 def test_dry_run_with_atlas_writes_the_head_atlas(tmp_path):
     import json
-    from transformer.train import main
+    from transformer.train.train import main
     main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--epochs", "1", "--atlas"])
     atlas = json.loads((tmp_path / "ck" / "head_atlas.json").read_text())
     # the dry-run model: 1 encoder + 1 decoder layer, 2 heads -> 2 + 2 + 2 heads
@@ -136,7 +136,7 @@ def test_dry_run_with_atlas_writes_the_head_atlas(tmp_path):
 
 
 def test_concatenations_join_whole_pairs_in_step(tmp_path):
-    from transformer.corpus import concatenations
+    from transformer.train.corpus import concatenations
     pairs = [(f"quelle {i} .", f"source {i} .") for i in range(20)]
     made = concatenations(pairs, 50, seed=3)
     assert len(made) == 50 and made == concatenations(pairs, 50, seed=3) != concatenations(pairs, 50, seed=4)
@@ -149,7 +149,7 @@ def test_concatenations_join_whole_pairs_in_step(tmp_path):
 
 
 def test_concat_adds_pairs_made_of_training_pairs_only(tmp_path):
-    from transformer.synthetic import tiny_corpus, tiny_tatoeba
+    from transformer.train.synthetic import tiny_corpus, tiny_tatoeba
     a = train.parse_args(["--concat", "0.5"])
     plain, _, _ = train.corpora(train.parse_args([]), tiny_corpus(tmp_path), tiny_tatoeba(tmp_path))
     more, val_sets, _ = train.corpora(a, tiny_corpus(tmp_path), tiny_tatoeba(tmp_path))
@@ -175,8 +175,8 @@ def test_init_starts_from_the_checkpoints_weights(tmp_path):
 
 def test_long_upsample_repeats_the_long_tatoeba_pairs_only(tmp_path):
     """--long-upsample K: Tatoeba training pairs of --long-words source words or more, K more times; no caption."""
-    from transformer.corpus import long_pairs
-    from transformer.synthetic import tiny_corpus, tiny_tatoeba
+    from transformer.train.corpus import long_pairs
+    from transformer.train.synthetic import tiny_corpus, tiny_tatoeba
     pairs = [("a b c", "x"), ("a", "y"), ("a b c d", "z")]
     assert long_pairs(pairs, 3, 2) == [("a b c", "x"), ("a b c d", "z")] * 2 and long_pairs(pairs, 3, 0) == []
     data, tat = tiny_corpus(tmp_path), tiny_tatoeba(tmp_path)
@@ -192,7 +192,7 @@ def test_long_upsample_repeats_the_long_tatoeba_pairs_only(tmp_path):
 def test_sample_alpha_segments_the_same_text_in_other_pieces_reproducibly(tiny_tok, tiny_pairs):
     """--sample-alpha: each epoch's pieces are drawn from the tokenizer (subword regularisation); a seed gives the
     same draw (a resumed epoch meets the batches it left), another seed another, and every draw spells the text."""
-    from transformer.steps import encode_pairs
+    from transformer.train.steps import encode_pairs
     best = encode_pairs(tiny_tok, tiny_pairs, 64)
     one, again = (encode_pairs(tiny_tok, tiny_pairs, 64, 0.1, 7) for _ in range(2))
     other = encode_pairs(tiny_tok, tiny_pairs, 64, 0.1, 8)
@@ -203,7 +203,7 @@ def test_sample_alpha_segments_the_same_text_in_other_pieces_reproducibly(tiny_t
 
 
 def test_a_run_with_sample_alpha_draws_each_epoch_anew_and_resumes_into_the_same_draw(tmp_path, monkeypatch):
-    from transformer import steps
+    from transformer.train import steps
     draws = []
 
     def spy(tok, pairs, max_len, alpha=0.0, seed=0):
@@ -226,7 +226,7 @@ def test_a_run_with_sample_alpha_draws_each_epoch_anew_and_resumes_into_the_same
 def test_minutes_fits_the_cosine_to_a_time_budget_and_ends_the_run_when_it_is_spent(tmp_path, monkeypatch):
     """--minutes (a lent GPU's fixed time): the learning rate decays over the budget's training time, not over
     --epochs, and the run ends, validated and saved, when the budget is spent. A fake clock: every reading of
-    time.time() in transformer.train is 1 s later than the one before, so the budget of 0.5 min is 30 readings."""
+    time.time() in transformer.train.train is 1 s later than the one before, so the budget of 0.5 min is 30 readings."""
     clock = iter(range(10**6))
     monkeypatch.setattr(train.time, "time", lambda: float(next(clock)))
     lrs = []

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer import train
-from transformer.checkpoint import LOG, TOKENIZER
-from transformer.metrics import read_metrics
-from transformer.tokenizer import Tokenizer
+from transformer.train import train
+from transformer.model.checkpoint import LOG, TOKENIZER
+from transformer.model.metrics import read_metrics
+from transformer.model.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 WORLD = int(os.environ.get("ATTENTION_LENS_DDP_PROCS", "2"))
@@ -60,7 +60,7 @@ def two_process_run(tmp_path_factory):
 def epoch_steps(out: Path, tiny_dir) -> int:
     """Steps an epoch of ARGS: the batches of the tiny corpus under the run's tokenizer, WORLD a step (a tail of
     fewer than WORLD dropped)."""
-    from transformer import data as D
+    from transformer.train import data as D
     a = train.parse_args(ARGS)
     train.apply_dry_run(a)
     tok = Tokenizer.load(out / TOKENIZER)  # the one process 0 trained
@@ -70,7 +70,7 @@ def epoch_steps(out: Path, tiny_dir) -> int:
 
 def reference(out: Path, tiny_dir, ranks=range(WORLD)):
     """One process: step i trains on the union of the batches that the processes `ranks` took at step i."""
-    from transformer import data as D
+    from transformer.train import data as D
     a = train.parse_args(ARGS)
     train.apply_dry_run(a)
     tok = Tokenizer.load(out / TOKENIZER)  # the one process 0 trained
@@ -149,7 +149,7 @@ def test_one_process_under_torchrun_joins_the_job_and_a_plain_process_does_not(m
     lane checks NCCL on a machine with one GPU. Without torchrun's environment nothing touches torch.distributed."""
     import socket
     from torch.nn.parallel import DistributedDataParallel
-    from transformer import distributed
+    from transformer.train import distributed
     for k in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "TORCHELASTIC_RUN_ID"):
         monkeypatch.delenv(k, raising=False)
     plain = distributed.init("cpu")

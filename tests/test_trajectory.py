@@ -1,4 +1,4 @@
-"""The library hands the view one trajectory (transformer/trajectory.py): everything a view needs at every step,
+"""The library hands the view one trajectory (transformer/decode/trajectory.py): everything a view needs at every step,
 and the Start handler goes down into the library once and comes back once."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.decoders import decode_trajectory
-from transformer.trajectory import Trajectory, top_rows
+from transformer.decode.trajectory import Trajectory, top_rows
 from ui import decoding_views
 from ui import payload as P
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from transformer.capture import layers_of
-from transformer.roles import load_atlas
+from transformer.interpret.capture import layers_of
+from transformer.interpret.roles import load_atlas
 
 from . import eval_sets
 from .texts import each, label as said_label, labels, page_lang, text, words

@@ -1,5 +1,5 @@
 """The Across layers tab's word alignment of the whole sentence by each method (attention, ALTI+, saliency) and how
-often they agree (ui/attribution_views.py word_alignment_at; the library computes: transformer/agreement.py)."""
+often they agree (ui/attribution_views.py word_alignment_at; the library computes: transformer/interpret/agreement.py)."""
 from __future__ import annotations
 
 import gradio as gr

@@ -4,8 +4,8 @@ from __future__ import annotations
 import gradio as gr
 import numpy as np
 
-from transformer.capture import KINDS
-from transformer.decoding import DecodingSession, Translator
+from transformer.interpret.capture import KINDS
+from transformer.decode.decoding import DecodingSession, Translator
 
 from . import payload as P
 from .attribution_views import check_method
@@ -25,7 +25,7 @@ def api_translate(tr: Translator, text: str) -> str:
 def decoded(tr: Translator, text: str) -> DecodingSession:
     """`text` greedily decoded to the end, with its maps; gr.Error for unusable text."""
     try:
-        return tr.decode(text)  # batched with other users' sentences when the app batches (transformer/batching.py)
+        return tr.decode(text)  # batched with other users' sentences when the app batches (transformer/decode/batching.py)
     except ValueError as e:
         fail(e)
 
@@ -90,7 +90,7 @@ ATTRIBUTION_ROWS, ATTRIBUTION_COLUMNS = 60, 200  # /attribution's bound: at most
 
 
 def api_attribution(tr: Translator, text: str, method: str = "alti") -> dict:
-    """Where each piece of the greedy translation of `text` comes from (transformer/attribution.py: "alti",
+    """Where each piece of the greedy translation of `text` comes from (transformer/interpret/attribution.py: "alti",
     "saliency" or "attention"): row t is the position reading target piece t, which predicts piece t+1; its
     `source` (S values) and `target` (the pieces 0..t) sum to 1. Bounded: at most ATTRIBUTION_ROWS rows (the
     first ones; `notes` says so when cut) over at most ATTRIBUTION_COLUMNS source pieces (else a clear error),

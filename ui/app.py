@@ -6,7 +6,7 @@ import sys
 
 import gradio as gr
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 
 from . import ablation_tab, atlas_tab, beam_tab, layers_tab, learned_tab, model_tab, translate_tab
 from . import exports

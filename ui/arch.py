@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 
 from .components import Ctx, asset
 from .texts import spans

@@ -6,11 +6,11 @@ import textwrap
 
 import gradio as gr
 
-from transformer import atlas_stats as S
-from transformer import roles as R
-from transformer.importance import pruning_stop, pruning_stop_text
-from transformer.metrics import read_metrics
-from transformer.roles import ATLAS, head_roles, load_atlas as load_atlas_file  # noqa: F401 (ui.decoding_views)
+from transformer.interpret import atlas_stats as S
+from transformer.interpret import roles as R
+from transformer.interpret.importance import pruning_stop, pruning_stop_text
+from transformer.model.metrics import read_metrics
+from transformer.interpret.roles import ATLAS, head_roles, load_atlas as load_atlas_file  # noqa: F401 (ui.decoding_views)
 
 from . import eval_sets
 from .components import Ctx, asset
@@ -24,16 +24,16 @@ TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"><
 
 
 def load_atlas(tr) -> dict | None:
-    """The translator's checkpoint's head atlas (transformer.roles.load_atlas: re-read when the file changes)."""
+    """The translator's checkpoint's head atlas (transformer.interpret.roles.load_atlas: re-read when the file changes)."""
     return load_atlas_file(tr.checkpoint_dir)
 
 
-roles = head_roles  # {kind: [[role of head h] per layer]} for the attention view's titles (transformer.roles)
+roles = head_roles  # {kind: [[role of head h] per layer]} for the attention view's titles (transformer.interpret.roles)
 
 
 def plain_role(rule: dict, lang: str = "en", mode: str = "plain") -> str:
     """A role's description from the catalogue (ui/texts/<lang>.toml role.<name>, plain or detail); a role the table
-    gained since (transformer/roles.py) reads its own description until the catalogue has it."""
+    gained since (transformer/interpret/roles.py) reads its own description until the catalogue has it."""
     try:
         return text(f"role.{rule['role']}", mode, lang)
     except KeyError:
@@ -42,7 +42,7 @@ def plain_role(rule: dict, lang: str = "en", mode: str = "plain") -> str:
 
 def atlas_view(atlas: dict) -> dict:
     """What the atlas view draws: the atlas with each head's hover text, the legend and cell labels generated
-    from the rule table (`transformer.roles.ROLE_RULES`), why the pruning curve ends where it does, and a
+    from the rule table (`transformer.interpret.roles.ROLE_RULES`), why the pruning curve ends where it does, and a
     note when the file's roles were assigned by another rule table than today's (then the hover gives no
     reason, since today's rules did not give the role)."""
     current = R.role_rules_json()
@@ -65,7 +65,7 @@ HOVER_WIDTH = 64  # characters per hover line: the grid's tooltip must fit besid
 
 def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True, lang: str = "en") -> str:
     """The hover of one head, in words of `lang` (HTML, lines of at most HOVER_WIDTH characters): where it is, its
-    role and why, the BLEU with it switched off, and its statistics (`transformer.atlas_stats.STAT_TABLE`'s, named
+    role and why, the BLEU with it switched off, and its statistics (`transformer.interpret.atlas_stats.STAT_TABLE`'s, named
     by the catalogue: [said] stat_* and atlas_hv_*)."""
     w = words(lang)
     stat = lambda name, short=False: w[f"stat_{'short_' if short else ''}{name}"]  # noqa: E731
@@ -90,7 +90,7 @@ def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True, lan
 
 
 def rule_words(role: str, lang: str = "en") -> str:
-    """A role's rule in words of `lang` (transformer.roles.Rule.text's sentence: 'strongest key is the previous
+    """A role's rule in words of `lang` (transformer.interpret.roles.Rule.text's sentence: 'strongest key is the previous
     piece: ≥ 36% of queries'); mixed: none of the above."""
     w = words(lang)
     rule = next((r for r in R.ROLE_RULES if r.name == role), None)
@@ -100,7 +100,7 @@ def rule_words(role: str, lang: str = "en") -> str:
 
 
 def stop_words(atlas: dict, lang: str = "en") -> str | None:
-    """Why the pruning curve ends where it does, in words of `lang` (transformer.importance.pruning_stop_text's
+    """Why the pruning curve ends where it does, in words of `lang` (transformer.interpret.importance.pruning_stop_text's
     sentence, from the catalogue's atlas_stop_*)."""
     st = pruning_stop(atlas)
     if st is None:
@@ -122,7 +122,7 @@ def _need(rule, w: dict) -> str:
 
 
 def _fmt(name: str, value, w: dict, bare: bool = False) -> str:
-    """A statistic's value in the catalogue's units (transformer.atlas_stats.fmt_stat's, in any language);
+    """A statistic's value in the catalogue's units (transformer.interpret.atlas_stats.fmt_stat's, in any language);
     `bare`: a share without 'of queries' (its group's title says it)."""
     if value is None:
         return w["atlas_hv_na"]
@@ -141,7 +141,7 @@ def _group(h: dict, prefix: str, title: str, stat, w: dict) -> list[str]:
 
 
 def _reason(h: dict, stat, w: dict, lang: str) -> str:
-    """Why the head has its role (transformer.roles.role_reason's sentence, in the catalogue's words)."""
+    """Why the head has its role (transformer.interpret.roles.role_reason's sentence, in the catalogue's words)."""
     _, rule, holds = R.explain_role(h["kind"], h)
     if rule is None:
         return w["atlas_hv_none"]

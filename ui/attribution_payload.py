@@ -1,6 +1,6 @@
 """The Translate view's attribution payload: what Python sends and `assets/attribution.js` decodes (its `load`).
 
-One payload holds one method's attribution (transformer/attribution.py, an `Attribution`) of a whole decoded
+One payload holds one method's attribution (transformer/interpret/attribution.py, an `Attribution`) of a whole decoded
 trajectory: every row at once, so stepping with ALTI+ or saliency on asks nothing. Row t is the decoder position
 whose input is target piece t and which predicts piece t+1; its `source` (S values) and `target` (t+1 values)
 together sum to 1. Nothing is computed here: it only encodes.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from transformer.attribution import METHOD_TITLES
+from transformer.interpret.attribution import METHOD_TITLES
 
 from .payload import encode_array, encode_tril
 

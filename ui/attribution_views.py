@@ -1,6 +1,6 @@
-"""Handlers of attribution (transformer/attribution.py) in the app: the Translate view's ALTI+ / saliency colouring
+"""Handlers of attribution (transformer/interpret/attribution.py) in the app: the Translate view's ALTI+ / saliency colouring
 (one request per trajectory and method, answered for every row at once) and the Across layers tab's word
-alignment by each method with their agreement (transformer/agreement.py). Plain functions of (translator,
+alignment by each method with their agreement (transformer/interpret/agreement.py). Plain functions of (translator,
 inputs) -> outputs: the library computes, these only encode; bad input raises gr.Error."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import time
 
 import gradio as gr
 
-from transformer import figures
-from transformer.agreement import session_alignment
-from transformer.attribution import METHOD_TITLES, METHODS
-from transformer.decoding import DecodingSession, Translator
+from transformer.interpret import figures
+from transformer.interpret.agreement import session_alignment
+from transformer.interpret.attribution import METHOD_TITLES, METHODS
+from transformer.decode.decoding import DecodingSession, Translator
 
 from .attribution_payload import attribution_payload
 from .decoding_views import at_position

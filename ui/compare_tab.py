@@ -8,7 +8,7 @@ import json
 
 import gradio as gr
 
-from transformer.language import name
+from transformer.decode.language import name
 
 from . import decoding_views
 from .inputs import source_problem

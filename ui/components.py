@@ -8,7 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from transformer.decoding import Translator
+from transformer.decode.decoding import Translator
 
 from .page_state import PageState, new_value
 
@@ -28,7 +28,7 @@ QUEUE_MAX = 256
 # server, 2026-12-03). ATTENTION_LENS_QUEUE_STATUS_S=auto gives Gradio's default (benchmarks.classroom, docs).
 _status = os.environ.get("ATTENTION_LENS_QUEUE_STATUS_S", "1")
 QUEUE_STATUS_S: float | str = _status if _status == "auto" else float(_status)
-# Batching across users (transformer/batching.py): Start's and the API's decodings that reach one model together run
+# Batching across users (transformer/decode/batching.py): Start's and the API's decodings that reach one model together run
 # in one batch, each bit for bit as alone. ATTENTION_LENS_BATCH=0 turns it off (benchmarks.classroom's "alone").
 BATCHING = os.environ.get("ATTENTION_LENS_BATCH", "1") != "0"
 BATCH_WINDOW_S = float(os.environ.get("ATTENTION_LENS_BATCH_MS", "50")) / 1000  # the most a batch waits for arrivals

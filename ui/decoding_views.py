@@ -10,7 +10,7 @@ import json
 import time
 
 import gradio as gr
-from transformer.decoding import DecodingSession, Translator
+from transformer.decode.decoding import DecodingSession, Translator
 
 from . import payload as P
 from .inside_payload import inside_payload

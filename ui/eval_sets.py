@@ -1,11 +1,11 @@
 """Every evaluation set named in words where a number is shown (issue 26, item 5), so that the Head atlas's BLEU and
 the Model tab's can be traced to the sentences they were measured on. Sizes are counted, never typed: a split's size
-from the checkpoint's metrics.json (what `transformer.evaluate --save` recorded), and the head atlas's mix of
+from the checkpoint's metrics.json (what `transformer.train.evaluate --save` recorded), and the head atlas's mix of
 captions and everyday sentences from its own fields, picked from `mixed_val` (Multi30k val, then Tatoeba val:
-transformer.corpus) the way the atlas picks them (transformer.atlas.spread)."""
+transformer.train.corpus) the way the atlas picks them (transformer.train.atlas.spread)."""
 from __future__ import annotations
 
-from transformer.metrics import read_metrics
+from transformer.model.metrics import read_metrics
 
 from .texts import words as said_words
 
@@ -13,7 +13,7 @@ from .texts import words as said_words
 SETS = {"val": ("Multi30k val", "picture captions"),
         "test_2016_flickr": ("Multi30k test_2016_flickr", "picture captions"),
         "tatoeba_val": ("Tatoeba val", "everyday sentences"), "tatoeba_test": ("Tatoeba test", "everyday sentences")}
-MIXED = ("val", "tatoeba_val")  # mixed_val's parts, in its order (transformer.corpus.load_split)
+MIXED = ("val", "tatoeba_val")  # mixed_val's parts, in its order (transformer.train.corpus.load_split)
 
 
 def size(metrics: dict, split: str) -> int | None:
@@ -46,7 +46,7 @@ def set_named(what: str, lang: str) -> str:
 
 def mixed_counts(atlas: dict, metrics: dict) -> tuple[int, int] | None:
     """(captions, everyday sentences) among the atlas's sentences when it was built on mixed_val, else None."""
-    from transformer.atlas import spread
+    from transformer.train.atlas import spread
     sizes = [size(metrics, s) for s in MIXED]
     n = atlas.get("sentences")
     if atlas.get("split") != "mixed_val" or None in sizes or not isinstance(n, int) or n > sum(sizes):

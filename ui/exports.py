@@ -25,8 +25,8 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 
-from transformer.capture import KINDS
-from transformer.decoding import Translator
+from transformer.interpret.capture import KINDS
+from transformer.decode.decoding import Translator
 
 from .components import SESSION_TTL_S
 from .decoding_views import at_position

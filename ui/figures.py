@@ -1,6 +1,6 @@
 """Figures of the other tabs (Model, Beam search, Across layers), as plotly Figures.
 
-The attention heatmaps themselves come from transformer.figures (shared with notebooks and exports);
+The attention heatmaps themselves come from transformer.interpret.figures (shared with notebooks and exports);
 the live Translate view draws in the browser from ui.payload.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from transformer.figures import label
+from transformer.interpret.figures import label
 
 from .texts import said  # a figure's words in the user's page's language
 
@@ -34,7 +34,7 @@ def axis_line(kind: str, languages: tuple[str, str] | None) -> str:
 
 
 def localized_axes(fig):
-    """`fig` (a transformer/figures.py heatmap) with its axes' titles, "keys" and "queries", in the user's page's
+    """`fig` (a transformer/interpret/figures.py heatmap) with its axes' titles, "keys" and "queries", in the user's page's
     language."""
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         if axis.title.text in ("keys", "queries"):
@@ -43,7 +43,7 @@ def localized_axes(fig):
 
 
 def with_axes(fig, kind: str, languages: tuple[str, str] | None):
-    """An attention figure (transformer.figures) with its axis line under the title: what its rows and columns are."""
+    """An attention figure (transformer.interpret.figures) with its axis line under the title: what its rows and columns are."""
     import html
     title = fig.layout.title.text or ""
     localized_axes(fig)

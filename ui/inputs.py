@@ -5,13 +5,13 @@ import re
 
 import gradio as gr
 
-from transformer.decoding import DecodingSession
+from transformer.decode.decoding import DecodingSession
 
 TOPK = 8  # the top-k list's default length
 # the library's messages a page user meets, by the [label] key that says them in the page's language (ui/texts.py
 # said: English for programs, which send no page language)
 SAID = {"input is empty: type a sentence": "err_empty", "target is empty": "err_target_empty"}
-# the library's notes with numbers in them (transformer/decoding.py: what was cut from an input), by their key
+# the library's notes with numbers in them (transformer/decode/decoding.py: what was cut from an input), by their key
 NOTES = ((re.compile(r"^The input was cut from (?P<n>\d+) to (?P<limit>\d+) characters\.$"), "note_cut_chars"),
          (re.compile(r"^The input has (?P<n>\d+) pieces; only the first (?P<limit>\d+) are translated"), "note_cut_pieces"))
 

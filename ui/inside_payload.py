@@ -8,7 +8,7 @@ rows 0..t (and decoder keys 0..t). Keep this file and payload.js `decodeHead` in
 read there.
 
 Keys: version, kind, layer, head, d_k, ids (the trajectory's token ids: the view matches them with what it shows),
-queries / keys (pieces), ablated; the library's numbers (transformer.inside.HeadInside), nothing computed here or
+queries / keys (pieces), ablated; the library's numbers (transformer.interpret.inside.HeadInside), nothing computed here or
 in the browser: raw (q·kᵀ) and scores (raw/√d_k, before masking), (Tq, Tk), out (Tq, d_k) = weights·v, q (Tq, d_k),
 k (Tk, d_k), value_norms (Tk,) = ‖v_j W_Oʰ‖ and out_norms (Tq,) as {"shape", "b64"} little-endian float32
 (`encode_floats`); weights and contribution (Tq, Tk) as float32 of their unmasked cells only (`encode_visible`:
@@ -26,7 +26,7 @@ import base64
 
 import numpy as np
 
-from transformer.capture import KINDS
+from transformer.interpret.capture import KINDS
 
 INSIDE_VERSION = 1
 

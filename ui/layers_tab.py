@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer.capture import layers_of
+from transformer.interpret.capture import layers_of
 
 from . import alignment_panel
 from . import other_tabs

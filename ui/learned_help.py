@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from transformer.history import epoch_point
+from transformer.interpret.history import epoch_point
 
 from .texts import words as said_words
 
@@ -35,7 +35,7 @@ def longest_run(pieces: list[str]) -> tuple[str, int]:
 
 def plain_epoch(epoch) -> str:
     """A recorded point in everyday words: 'before training', '2 % into the first pass over the data', 'after 3
-    passes over the data' (transformer.history.describe_epoch says it with epochs)."""
+    passes over the data' (transformer.interpret.history.describe_epoch says it with epochs)."""
     whole, percent = epoch_point(epoch)
     if percent is None:
         return f"after {whole} pass{'es' if whole > 1 else ''} over the data" if whole else "before training"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer.capture import layers_of
-from transformer.history import HISTORY, AttentionHistory
+from transformer.interpret.capture import layers_of
+from transformer.interpret.history import HISTORY, AttentionHistory
 
 from . import other_tabs
 from .components import CONC, Ctx

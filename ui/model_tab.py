@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer.checkpoint import LOG, read_json
-from transformer.metrics import read_metrics
+from transformer.model.checkpoint import LOG, read_json
+from transformer.model.metrics import read_metrics
 
 from . import other_tabs
 from .components import Ctx
@@ -29,7 +29,7 @@ def pauses_note(log: dict, mode: str = "detail", lang: str = "en") -> str:
     where = "; ".join(f"in {epoch} {p['epoch']} after {p['step']:,}" + (f" of its {p['of']:,} steps" if p["of"] else
                                                                          " steps (still paused)") for p in pauses)
     times = {1: "once", 2: "twice"}.get(len(pauses), f"{len(pauses)} times")
-    if lang == "de":  # the detailed 'where' lists steps in numbers and the words of transformer.history's log
+    if lang == "de":  # the detailed 'where' lists steps in numbers and the words of transformer.interpret.history's log
         times = {1: "einmal", 2: "zweimal"}.get(len(pauses), f"{len(pauses)}-mal")
     return text("card.pauses", mode, lang).format(times=times, where=where)
 

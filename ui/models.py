@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer.decoding import Translator
-from transformer.language import name
+from transformer.decode.decoding import Translator
+from transformer.decode.language import name
 
 from .inputs import need_session
 from .texts import text

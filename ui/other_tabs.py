@@ -7,14 +7,14 @@ import re
 import gradio as gr
 import numpy as np
 
-from transformer import analysis, figures
-from transformer.beam import beam_search, check_beam_size
-from transformer.capture import layers_of
-from transformer.corpus import ATTRIBUTION
-from transformer.decoding import DecodingSession, Translator, attend_ids
-from transformer.device import describe
-from transformer.history import AttentionHistory, describe_epoch, epoch_point
-from transformer.roles import load_atlas
+from transformer.interpret import analysis, figures
+from transformer.decode.beam import beam_search, check_beam_size
+from transformer.interpret.capture import layers_of
+from transformer.train.corpus import ATTRIBUTION
+from transformer.decode.decoding import DecodingSession, Translator, attend_ids
+from transformer.model.device import describe
+from transformer.interpret.history import AttentionHistory, describe_epoch, epoch_point
+from transformer.interpret.roles import load_atlas
 
 from . import ablation_help as A
 from . import eval_sets as E
@@ -247,7 +247,7 @@ SHORT_SETS = {"picture captions": "pictures"}  # in the plain rows' labels (a na
 
 
 def device_words(device: str, lang: str) -> str:
-    """A device as transformer.device.describe and metrics.json say it ('CPU (2 threads; fine-tuned on 1)') in the
+    """A device as transformer.model.device.describe and metrics.json say it ('CPU (2 threads; fine-tuned on 1)') in the
     words of `lang` ([said] device_threads, device_fine_tuned); a name (a GPU's) stays as it is."""
     device = re.sub(r"\bfine-tuned on (\d+)", lambda m: said("device_fine_tuned", lang, n=m[1]), device)
     return re.sub(r"\b(\d+) threads?\b", lambda m: said("device_thread" if m[1] == "1" else "device_threads", lang,

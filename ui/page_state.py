@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
-from transformer.decoding import DecodingSession
+from transformer.decode.decoding import DecodingSession
 
 # nothing to compute: outside the model's concurrency group, and no limit of its own
 QUIET = dict(api_visibility="private", show_progress="hidden", concurrency_limit=None)

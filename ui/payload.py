@@ -19,10 +19,10 @@ import itertools
 
 import numpy as np
 
-from transformer import analysis
-from transformer.capture import KINDS, AttentionMaps
-from transformer.tokenizer import BOUNDARY_PIECES, SPECIAL_PIECES
-from transformer.trajectory import TOPK_SENT, differs  # noqa: F401  (the view's names for the library's)
+from transformer.interpret import analysis
+from transformer.interpret.capture import KINDS, AttentionMaps
+from transformer.model.tokenizer import BOUNDARY_PIECES, SPECIAL_PIECES
+from transformer.decode.trajectory import TOPK_SENT, differs  # noqa: F401  (the view's names for the library's)
 
 VERSION = 1
 TRAJECTORY_VERSION = 2
@@ -120,7 +120,7 @@ def step_text(steps: dict, t: int) -> str:
 
 def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "greedy", doc: str = "",
                        elapsed_ms: float | None = None) -> dict:
-    """A `transformer.trajectory.Trajectory` encoded for the Translate view (every step of the history, shown
+    """A `transformer.decode.trajectory.Trajectory` encoded for the Translate view (every step of the history, shown
     at `traj.cursor`); nothing is computed here.
 
     Keys: the one-step keys at the cursor (source, target, cursor, next, done, forced: what a v1 payload
@@ -158,7 +158,7 @@ def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "gr
 
 
 def session_payload(view, mode: str = "greedy") -> dict:
-    """A `transformer.trajectory.StepView` (DecodingSession.view: one step, pieces or words) encoded; `ablated`
+    """A `transformer.decode.trajectory.StepView` (DecodingSession.view: one step, pieces or words) encoded; `ablated`
     lists the heads the session switches off (their weights are computed, their outputs zeroed)."""
     out = attention_payload(view.maps, view.source, view.target, cursor=view.cursor, next_piece=view.next_piece,
                             forced=view.forced, done=view.done, mode=mode, differs=view.differs,

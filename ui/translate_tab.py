@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from transformer.data import examples_path, read_glossed_examples
-from transformer.language import hint as language_hint
+from transformer.train.data import examples_path, read_glossed_examples
+from transformer.decode.language import hint as language_hint
 
 from . import arch, page_state
 from . import decoding_views, exports
@@ -102,7 +102,7 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         b_step = drawn.button(label("step"), "step")
         b_run = drawn.button(label("run"), "run")
     note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
-    # what the translation of the sentence started should be read with (transformer.caveats; assets/caveats.js):
+    # what the translation of the sentence started should be read with (transformer.decode.caveats; assets/caveats.js):
     # right under the box, where a Start's answer is first looked for, shown only when there is one
     caveats = gr.HTML(None, html_template=('<div role="status" aria-live="polite">'  # a <ul> keeps its list role
                                            '<ul class="caveats" hidden></ul></div>'),

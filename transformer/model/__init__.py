@@ -1,0 +1,2 @@
+"""The model core: its config, attention, layers, the Transformer, tokenizer, checkpoints (and their metrics.json),
+devices."""
