@@ -17,7 +17,6 @@ from tests.conftest import DEVICE
 from transformer.decode import step
 from transformer.decode.batching import Batcher, run_rows
 from transformer.decode.step import feed_rows
-from ui import api, decoding_views, other_tabs
 
 TOL = step.tolerance(DEVICE)  # what the library states for this device (transformer/decode/step.py)
 
@@ -197,6 +196,7 @@ def test_a_huge_input_is_decoded_apart_and_a_broken_one_fails_alone(translator):
 
 def test_start_and_attribution_handlers_answer_as_alone(translator):
     """The app's Start and /attribution with batching on (as ui/app.py sets it) give what they give alone."""
+    from ui import api, decoding_views  # here, not above: the library's tests of this file need no gradio (GPU lane)
     texts = TEXTS[:4]
     alone = [(decoding_views.start(translator, t, 8), api.api_attribution(translator, t, "alti")) for t in texts]
 
@@ -314,6 +314,7 @@ def test_scripted_sessions_in_a_batch_are_what_they_are_stepped_alone(translator
 def test_compare_and_force_handlers_answer_as_alone(translator):
     """The app's Compare (intact and ablated replays of a trajectory with a forced piece, viewed mid-way) and
     forcing a piece, with batching on, give what they give alone; each Compare's three decodings meet in a batch."""
+    from ui import decoding_views, other_tabs
     def shown(i):
         s = translator.start(TEXTS[i])
         s.step()
