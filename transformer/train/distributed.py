@@ -37,20 +37,16 @@ def env_world() -> tuple[int, int, int]:
 
 @dataclass
 class Dist:
-    """This process's place in the job; `joined` False is a plain single process."""
+    """This process's place in the job; `active` False is a plain single process."""
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     world_size: int = 1
     rank: int = 0
     local_rank: int = 0
-    joined: bool = False  # in a torch.distributed process group (launched by torchrun)
+    active: bool = False  # in a torch.distributed process group (launched by torchrun)
 
     @property
     def is_main(self) -> bool:
         return self.rank == 0
-
-    @property
-    def active(self) -> bool:
-        return self.joined
 
     def all_sum(self, values: list[float]) -> list[float]:
         """Element-wise sum over all processes (float64: exact for counts below 2**53)."""
@@ -113,4 +109,4 @@ def init(device: str = "auto") -> Dist:
     if tdist.get_world_size() != world or tdist.get_rank() != rank:
         raise RuntimeError(f"process group disagrees with the environment: {tdist.get_world_size()} "
                            f"processes, rank {tdist.get_rank()}; env says {world}, {rank}")
-    return Dist(dev, world, rank, local, joined=True)
+    return Dist(dev, world, rank, local, active=True)

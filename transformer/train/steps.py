@@ -22,15 +22,12 @@ from ..model.tokenizer import Tokenizer
 
 def lr_at(step: int, peak: float, warmup: int, total: int, floor: float = 0.02) -> float:
     """Linear warm-up to `peak`, then cosine decay to floor*peak at `total` steps."""
-    if step < warmup:
-        return peak * (step + 1) / warmup
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+    return lr_at_time(step, peak, warmup, (step - warmup) / max(1, total - warmup), floor)
 
 
 def lr_at_time(step: int, peak: float, warmup: int, spent: float, floor: float = 0.02) -> float:
-    """--minutes: linear warm-up over `warmup` steps, then cosine decay to floor*peak as `spent` (the share of
-    the time budget used, 0..1) reaches 1."""
+    """Linear warm-up over `warmup` steps, then cosine decay to floor*peak as `spent` (the share of the schedule
+    used, 0..1: of the steps after warm-up, or of --minutes' time budget) reaches 1."""
     if step < warmup:
         return peak * (step + 1) / warmup
     progress = min(1.0, max(0.0, spent))
