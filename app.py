@@ -21,8 +21,7 @@ from pathlib import Path
 if __package__ and (Path(__file__).parent / "pyproject.toml").exists():
     sys.path.insert(0, str(Path(__file__).parent))
 
-from ui.logins import (AUTH_ENV, open_warnings, parse_auth, read_auth_file,  # noqa: E402,F401  (light: no gradio)
-                       read_logins)
+from ui.logins import AUTH_ENV, open_warnings, parse_auth, read_auth_file, read_logins  # noqa: F401  (light: no gradio)
 
 
 def parse_args(argv=None):
@@ -50,8 +49,9 @@ def main(argv=None):
     for warning in open_warnings(a.host, a.share, logins):  # --share, or a --host others reach, without logins
         print(f"WARNING: {warning}", file=sys.stderr)
     import torch
-    from transformer.model.checkpoint import CheckpointError, find_checkpoints
+
     from transformer.decode.decoding import Translator
+    from transformer.model.checkpoint import CheckpointError, find_checkpoints
     from transformer.model.device import describe, is_accelerator
     from ui import build_demo
     from ui.components import SESSIONS_MAX, WORKER_THREADS

@@ -32,7 +32,7 @@ INIT = f'''"""attention-lens, installed: the library is {PACKAGE}.transformer (f
 Translator), the Gradio app {PACKAGE}.ui, and the `attention-lens` command runs {PACKAGE}.app:main."""
 '''
 IMPORT = re.compile(r"^(?P<indent>[ \t]*)(?P<kind>from|import)[ \t]+(?P<name>" + "|".join(RENAMED) + r")\b",
-                    re.M)
+                    re.MULTILINE)
 
 
 def rewrite_imports(source: str, where: str = "") -> str:

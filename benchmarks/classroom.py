@@ -76,6 +76,7 @@ def answers(start_out, alti: dict) -> dict:
 def expected(work: list[tuple[str, str]], flow: str = "page") -> list[dict]:
     """Each student's answers computed alone in this process, one request at a time, by the same handlers."""
     import torch
+
     from transformer.decode.decoding import Translator
     from ui import api, decoding_views
     from ui.attribution_views import attribution_at
@@ -102,6 +103,7 @@ def client(url: str):
     (2026-12-03), CPU that the students' own devices would spend and that this run takes from the server's two
     cores. The context is never used (the app is plain HTTP on 127.0.0.1); sharing one removes that cost."""
     import ssl
+
     from gradio_client import Client
     if not _TLS:
         _TLS.append(ssl.create_default_context())
@@ -121,7 +123,7 @@ def page_alti(me, event: tuple[int, int]) -> dict:
     decodes nothing. gradio_client cannot send an event's data, so this speaks the protocol itself. -> the payload."""
     import httpx
     fn_index, trigger = event
-    kw = dict(verify=_TLS[0], timeout=TIMEOUT_S)
+    kw = {"verify": _TLS[0], "timeout": TIMEOUT_S}
     body = {"data": [None], "event_data": {"method": "alti", "position": "", "key": "k"}, "fn_index": fn_index,
             "trigger_id": trigger, "session_hash": me.session_hash}
     joined = httpx.post(me.sse_data_url, json=body, **kw)  # queue/join
@@ -217,7 +219,7 @@ def run_mode(mode: str, work, want, think: float, seed: int, flow: str = "page",
             warm.predict(text, 3, key, api_name="/beam")
         warm.close()
         idle, cpu0 = rss_mb(proc.pid), server_cpu(proc.pid)
-        outs = [dict() for _ in work]
+        outs = [{} for _ in work]
         barrier = threading.Barrier(len(work) + 1)
         threads = [threading.Thread(target=student, daemon=True, args=(url, key, text, think, barrier,
                                                                        random.Random(seed + i), outs[i], flow, asked))
@@ -261,6 +263,7 @@ def limits(work, values: list[int], rounds: int = 2) -> None:
     """In this process, no HTTP: the students' /start then /attribution through the handlers, at most C at once
     (a semaphore, as Gradio's concurrency limit), for each C with batching and at 4 without; rounds interleaved."""
     import torch
+
     from transformer.decode.decoding import Translator
     from ui import api, decoding_views
     torch.set_num_threads(1)
@@ -298,9 +301,12 @@ def limits(work, values: list[int], rounds: int = 2) -> None:
 def lone(rounds: int) -> None:
     """One user alone, in this process: the Start handler with batching off and on, rounds interleaved."""
     import statistics
+
     import torch
+
     from transformer.decode.decoding import Translator
     from ui import decoding_views
+
     from .decode import SENTENCE
     torch.set_num_threads(1)
     tr = Translator.load(ROOT / "checkpoints" / "de-en")
@@ -313,7 +319,8 @@ def lone(rounds: int) -> None:
             decoding_views.start(tr, SENTENCE, 8)
             took[on].append(time.perf_counter() - t0)
     for on in (False, True):
-        print(f"one user's Start, batching {'on ' if on else 'off'}: median {statistics.median(took[on]) * 1e3:.1f} ms, "
+        print(f"one user's Start, batching {'on ' if on else 'off'}: "
+              f"median {statistics.median(took[on]) * 1e3:.1f} ms, "
               f"min {min(took[on]) * 1e3:.1f} ms ({rounds} rounds)")
 
 
@@ -347,8 +354,8 @@ def report(reps: list[dict], n: int, think: float) -> None:
                   f"{max(xs) if xs else float('nan'):7.2f}")
     for r in reps:
         fmt = lambda x: "n/a" if x is None else f"{x:.0f} MB"
-        grow = f" (+{r['after'] - r['idle']:.0f} MB; peak +{r['peak'] - r['idle']:.0f} MB)" if r["idle"] and r["after"] \
-            else ""
+        grow = (f" (+{r['after'] - r['idle']:.0f} MB; peak +{r['peak'] - r['idle']:.0f} MB)"
+                if r["idle"] and r["after"] else "")
         print(f"{r['mode']:8} wall {r['wall']:.1f} s, {r['requests'] / r['wall']:.2f} requests/s, "
               f"errors {len(r['errors'])}, answers differing from alone {len(r['differ'])} of {r['compared']}, "
               f"RSS idle {fmt(r['idle'])} -> after {fmt(r['after'])}{grow}, server CPU {r['cpu']:.1f} s")

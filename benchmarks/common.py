@@ -13,7 +13,7 @@ def pct(xs, q: float) -> float:
     xs = sorted(xs)
     if not xs:
         return float("nan")
-    return xs[min(len(xs) - 1, max(0, int(math.ceil(q / 100 * len(xs))) - 1))]
+    return xs[min(len(xs) - 1, max(0, math.ceil(q / 100 * len(xs)) - 1))]
 
 
 def ms(xs) -> str:
@@ -58,6 +58,7 @@ def alike(x, y, tol: float) -> bool:
     if isinstance(x, dict) and isinstance(y, dict):
         if "b64" in x and "b64" in y:
             import numpy as np
+
             from ui.payload import decode_array
             a, b = decode_array(x), decode_array(y)
             return a.shape == b.shape and float(np.abs(a - b).max(initial=0)) <= tol + 1.01 / 65535
@@ -70,7 +71,8 @@ def alike(x, y, tol: float) -> bool:
 
 
 def batch_tolerance() -> float:
-    """transformer.decode.step.TOLERANCE: how far a batched answer may lie from the same answer alone; 0 for the code before
+    """transformer.decode.step.TOLERANCE: how far a batched answer may lie from the same answer alone; 0 for the
+    code before
     issue 56 (benchmarks.against), whose batched rows were the same bits."""
     try:
         from transformer.decode.step import TOLERANCE

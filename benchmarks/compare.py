@@ -16,11 +16,10 @@ import time
 
 import torch
 
-from transformer.model.checkpoint import DEFAULT_CHECKPOINT
-from transformer.train.data import read_examples
 from transformer.decode.decoding import Translator
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 from transformer.model.device import describe
-
+from transformer.train.data import read_examples
 
 
 def ms(x: float) -> str:

@@ -14,11 +14,11 @@ import time
 
 import torch
 
-from transformer.train import data as D
-from transformer.interpret.capture import AttentionRecorder
 from transformer.decode.decoding import Translator
+from transformer.interpret.capture import AttentionRecorder
+from transformer.train import data as D
 
-from .common import ms, pct
+from .common import ms
 
 SENTENCE = "Ein kleines Mädchen in einem rosa Kleid klettert die Treppe zu einem hölzernen Spielhaus hinauf."
 
@@ -82,7 +82,7 @@ def bench_decode(a):
                     runs[name].append(times)
     for n in a.lengths:
         # the step that feeds token n (the prefix then holds n tokens), pooled with its two neighbours
-        at = lambda name: [times[i] for times in runs[name] for i in range(max(0, n - 3), min(n_max, n))]
+        at = lambda name, n=n: [times[i] for times in runs[name] for i in range(max(0, n - 3), min(n_max, n))]
         uncaptured, captured_n, recompute = at("uncaptured"), at("captured"), at("recompute")
         print(f"  at {n} target tokens: captured step (KV cache) {ms(captured_n)}")
         print(f"  at {n} target tokens: uncaptured step (KV cache) {ms(uncaptured)}")

@@ -37,9 +37,9 @@ import urllib.request
 from contextlib import ExitStack, contextmanager
 from unittest import mock
 
-from transformer.model.checkpoint import find_checkpoints
-from transformer.decode.decoding import Translator
 from tests.serving import chromium, serving
+from transformer.decode.decoding import Translator
+from transformer.model.checkpoint import find_checkpoints
 
 from .page_load import BARE_READY, READY, bare_page, first_loads, one_load
 
@@ -69,8 +69,8 @@ OTHER_TABS = ("compare_tab", "ablation_tab", "beam_tab", "layers_tab", "atlas_ta
 @contextmanager
 def cut_down(no_scripts: bool):
     """While building: every tab but Translate empty; with no_scripts, no gr.HTML keeps its js_on_load."""
-    import ui.app as app
     import ui.first_load as fl
+    from ui import app
     with ExitStack() as stack:
         for name in OTHER_TABS:
             # nothing built; the tabs that follow the model give no outputs and no content
@@ -94,8 +94,8 @@ def box_and_view(tr, start: bool = False):
     import gradio as gr
 
     import ui.first_load as fl
-    from ui.components import Ctx, asset, lens_view
     from tests.serving import launched
+    from ui.components import Ctx, asset, lens_view
     with gr.Blocks() as demo:
         box = gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
         ctx = Ctx(tr, gr.State(None), asset("lens.css"), "")
@@ -139,9 +139,9 @@ def one_screen(served):
     """Today's first screen in one gr.HTML (the module's docstring), on a free loopback port. Yields its URL."""
     import gradio as gr
 
+    from tests.serving import launched
     from ui import first_load
     from ui.app import build_demo
-    from tests.serving import launched
     app = build_demo(served)
     with gr.Blocks() as demo:
         gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)

@@ -13,8 +13,8 @@ import json
 import statistics
 import time
 
-from transformer.interpret.capture import KINDS
 from transformer.decode.decoding import Translator
+from transformer.interpret.capture import KINDS
 from ui.inside_payload import inside_payload
 
 from .decode import SENTENCE as SENTENCE_15  # 15 words

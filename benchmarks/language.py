@@ -23,10 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-from transformer.train import corpus as C
-from transformer.train import data as D
 from transformer.decode import language as L
 from transformer.model.tokenizer import Tokenizer
+from transformer.train import corpus as C
+from transformer.train import data as D
 
 from .common import ms, pct
 
@@ -99,7 +99,7 @@ def load_only(key):
 def load_cost(key) -> str:
     """'load X s, RSS +Y MB' measured in a fresh process (lingua caches its models process-wide)."""
     r = subprocess.run([sys.executable, "-m", "benchmarks.language", "--load-only", key], capture_output=True,
-                       text=True, cwd=ROOT)
+                       text=True, cwd=ROOT, check=False)
     if r.returncode:
         return "load failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
     cost = json.loads(r.stdout.strip().splitlines()[-1])

@@ -32,11 +32,11 @@ import time
 
 import numpy as np
 
+from tests.serving import serving
 from transformer.train import data as D
 from ui import decoding_views
 from ui.components import CONCURRENCY, QUEUE_MAX
 from ui.payload import decode_array
-from tests.serving import serving
 
 from .common import hooks_left, pct, rss_mb, server_pid
 
@@ -132,7 +132,8 @@ def verify(result: dict, translator, atol: float = 2e-3) -> list[str]:
         problems.append("source pieces differ from Translator.attend's")
     T = len(target)  # the teacher-forced target always ends in </s>; a session cut at its limit may not
     if maps.target_tokens[:T] != target:
-        problems.append(f"target pieces differ from Translator.attend's: {maps.target_tokens[:T][-4:]} vs {target[-4:]}")
+        problems.append(f"target pieces differ from Translator.attend's: {maps.target_tokens[:T][-4:]} "
+                            f"vs {target[-4:]}")
     want_maps = {"encoder_self": maps.encoder_self, "decoder_self": maps.decoder_self[:, :, :T, :T],
                  "cross": maps.cross[:, :, :T]}
     for kind, ref in want_maps.items():
@@ -152,7 +153,7 @@ def run_sessions(url: str, sentences: list[str], translator, k: int = 8, max_ste
     """len(sentences) concurrent gradio_client sessions against `url`, each stepping its own sentence to
     the end. Returns a report: sessions, steps, errors, problems (isolation / correctness), wall_s,
     steps_per_s, latency percentiles (s) and the per-session results."""
-    results = [dict() for _ in sentences]
+    results = [{} for _ in sentences]
     expected = [translator.tokenizer.pieces(translator.source_ids(s)) for s in sentences]
     barrier = threading.Barrier(len(sentences) + 1)
     threads = [threading.Thread(target=_session, args=(url, s, e, k, max_steps, barrier, r, auth), daemon=True)

@@ -53,7 +53,7 @@ def main(argv=None):
     for _ in range(a.repeat):  # alternate, so that drift of the machine touches both
         one.append(measure(paths[:1]))
         two.append(measure(paths[:2]))
-    mb = lambda x: x / 2 ** 20  # noqa: E731
+    mb = lambda x: x / 2 ** 20
     r1, r2 = sorted(m["rss"] for m in one), sorted(m["rss"] for m in two)
     weights = two[0]["last_weights"]
     tok = (paths[1] / "tokenizer.model").stat().st_size

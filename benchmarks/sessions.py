@@ -27,9 +27,10 @@ from transformer.decode.decoding import Translator
 from ui import decoding_views
 from ui.components import SESSIONS_MAX
 
-WORDS = ("Der alte Mann ging gestern Abend mit seinem kleinen Hund langsam durch den dunklen Park nach Hause und "
+TEXT = ("Der alte Mann ging gestern Abend mit seinem kleinen Hund langsam durch den dunklen Park nach Hause und "
          "sah dort viele Kinder die auf der Wiese mit einem roten Ball spielten während ihre Eltern auf den Bänken "
-         "saßen und sich über das Wetter den Urlaub und die Arbeit unterhielten bis es dunkel wurde und alle").split()
+         "saßen und sich über das Wetter den Urlaub und die Arbeit unterhielten bis es dunkel wurde und alle")
+WORDS = TEXT.split()
 
 
 def held_bytes(session) -> int:

@@ -45,7 +45,8 @@ def thread_names(pid: int) -> dict[int, str]:
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not os.path.exists(spy):
         return {}
-    dump = subprocess.run([spy, "dump", "--nonblocking", "--pid", str(pid)], capture_output=True, text=True).stdout
+    dump = subprocess.run([spy, "dump", "--nonblocking", "--pid", str(pid)], capture_output=True, text=True,
+                          check=False).stdout
     return {int(m.group(1)): m.group(2) for m in re.finditer(r"Thread (\d+) \(\w+\): \"(.*?)\"", dump)}
 
 

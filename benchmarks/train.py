@@ -15,11 +15,11 @@ import time
 import torch
 from torch import nn
 
-from transformer.train import data as D
 from transformer.model.config import ModelConfig
 from transformer.model.layers import SinusoidalPositions
 from transformer.model.model import Transformer
 from transformer.model.tokenizer import Tokenizer
+from transformer.train import data as D
 from transformer.train.steps import encode_pairs, loss_fn, make_tensors
 
 

@@ -41,14 +41,15 @@ import statistics
 import time
 import urllib.request
 
-from transformer.decode.decoding import Translator
 from tests.serving import chromium, serving
+from transformer.decode.decoding import Translator
 
 from .common import pct
 from .decode import SENTENCE
 from .page_load import READY, emulate_latency, first_load_lines, page_loads
 
-YIELD = "() => new Promise(r => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); })"
+YIELD = ("() => new Promise(r => { const c = new MessageChannel(); c.port1.onmessage = () => r(); "
+         "c.port2.postMessage(0); })")
 
 # click `sel`, then wait (polling between tasks, not timers) until the view has redrawn and the translation
 # and position boxes hold what the view says; then one animation frame
@@ -173,15 +174,15 @@ def attributions(page, n: int) -> tuple[list[dict], dict]:
     for _ in range(n):
         starts.append(page.evaluate(CLICK_SETTLED, ["#start", True]))
         page.wait_for_function(INSIDE_READY, timeout=120000)
-        for method in out:
-            out[method].append(page.evaluate(ATTRIBUTION, method))
+        for method, got in out.items():
+            got.append(page.evaluate(ATTRIBUTION, method))
     return starts, out
 
 
 def attribution_lines(starts, found) -> list[str]:
     start_ms = statistics.median(x["server_ms"] for x in starts)
-    lines = [f"attribution (the colour toggle: one request for every row of the trajectory), after {len(starts)} "
-             f"fresh Starts (server median {start_ms:.0f} ms):"]
+    lines = [(f"attribution (the colour toggle: one request for every row of the trajectory), after {len(starts)} "
+              f"fresh Starts (server median {start_ms:.0f} ms):")]
     for method, xs in found.items():
         srv, drawn = statistics.median(x["server_ms"] for x in xs), statistics.median(x["drawn"] for x in xs)
         lines.append(f"  {method}: click -> drawn median {drawn:.0f} ms; server median {srv:.0f} ms = "
@@ -206,10 +207,10 @@ def tour_lines(url, browser) -> list[str]:
     page.wait_for_selector(".driver-popover", timeout=60000)
     fetched = [u.rsplit("/", 1)[1] for u in sent[before:] if "driver" in u]
     page.close()
-    return [f"tour: its component adds {len(raw) / 1000:.1f} kB to the first page load "
-            f"({len(gzip.compress(raw)) / 1000:.1f} kB gzipped; the whole /config: {len(config) / 1000:.0f} kB); "
-            f"requests for the tour's files before it starts: {len(mine)} (the page load made {before}); "
-            f"starting it fetches {len(fetched)}: {', '.join(fetched)}"]
+    return [(f"tour: its component adds {len(raw) / 1000:.1f} kB to the first page load "
+             f"({len(gzip.compress(raw)) / 1000:.1f} kB gzipped; the whole /config: {len(config) / 1000:.0f} kB); "
+             f"requests for the tour's files before it starts: {len(mine)} (the page load made {before}); "
+             f"starting it fetches {len(fetched)}: {', '.join(fetched)}")]
 
 
 def arguments(argv=None) -> argparse.Namespace:
@@ -283,7 +284,8 @@ def main(argv=None):
         srv = [x["server_ms"] for x in xs]
         arrive = [x["arrival"] for x in xs]
         view = [x["settled"] - x["arrival"] for x in xs]
-        return (f"forced piece -> new trajectory drawn{label}: median {ms(med(tot))}, max {ms(max(tot))} (n={len(xs)})\n"
+        return (f"forced piece -> new trajectory drawn{label}: median {ms(med(tot))}, max {ms(max(tot))} "
+                f"(n={len(xs)})\n"
                 f"  click -> the new trajectory reaches the view (one round trip): median {ms(med(arrive))} "
                 f"[a no-op round trip: median {ms(med(rtt))}; the server's handler, force + greedy continuation + "
                 f"payload, inside it: median {ms(med(srv))}]\n"

@@ -11,9 +11,9 @@ import argparse
 import statistics
 import time
 
+from transformer.model.tokenizer import Tokenizer
 from transformer.train import corpus as C
 from transformer.train import data as D
-from transformer.model.tokenizer import Tokenizer
 
 
 def main(argv=None):

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from transformer.train import lengths, train
-from transformer.model.metrics import read_metrics
+from transformer.model.metrics import read_metrics, read_source_lengths
 
 
 def test_summary_is_numpys_percentiles_of_the_lengths():
@@ -46,13 +46,13 @@ def test_training_stores_its_sources_lengths_and_the_tool_rebuilds_them(tmp_path
     assert joined, "the rebuilt sources hold the run's joined pairs"
     assert rec["sentences"] == len(srcs) and rec["words"]["max"] == max(len(s.split()) for s in srcs)
     assert read_metrics(out)[lengths.KEY] == rec
-    assert lengths.read_source_lengths(out) == rec
+    assert read_source_lengths(out) == rec
 
 
 def test_read_source_lengths_is_none_without_a_record(tmp_path):
-    assert lengths.read_source_lengths(tmp_path) is None and lengths.read_source_lengths(None) is None
+    assert read_source_lengths(tmp_path) is None and read_source_lengths(None) is None
     (tmp_path / "metrics.json").write_text(json.dumps({lengths.KEY: {"words": {"p99": "x"}}}))
-    assert lengths.read_source_lengths(tmp_path) is None
+    assert read_source_lengths(tmp_path) is None
 
 
 def test_ship_carries_the_runs_record_even_when_it_continues_a_checkpoint(tmp_path):

@@ -31,8 +31,8 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -82,7 +82,7 @@ def aer(alignments, gold) -> float:
 
 # -- words and pieces -----------------------------------------------------------------------------------
 
-def _marker_spans(pieces: list[str], words: list[str]) -> Optional[list[tuple[int, int]]]:
+def _marker_spans(pieces: list[str], words: list[str]) -> list[tuple[int, int]] | None:
     """Half-open piece spans of the words, split at '▁'; None unless they give back exactly these words."""
     spans: list[tuple[int, int]] = []
     for k, p in enumerate(pieces):
@@ -211,7 +211,7 @@ def read_pairs(path, gold_path) -> list[tuple[list[str], list[str], tuple[set, s
     return out
 
 
-def evaluate(translator, pairs, methods=METHODS, notes: Optional[list] = None) -> list[dict]:
+def evaluate(translator, pairs, methods=METHODS, notes: list | None = None) -> list[dict]:
     """AER of every (method, layer, convention) over the pairs: one dict each, in order. Pairs too long for
     the model are skipped (described in `notes`)."""
     found: dict = {}

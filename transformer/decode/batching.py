@@ -1,7 +1,8 @@
 """Decoding several users' sentences together, each as it is decoded alone.
 
 `run_rows(sessions)` is `finish()` for many sessions at once: rows at one position go through the decoder's modules
-together, one pass for B rows instead of B passes (transformer/decode/step.py's `feed_rows`, the very function a session's
+together, one pass for B rows instead of B passes (transformer/decode/step.py's `feed_rows`, the very function a
+session's
 own step calls with one row): each row's cache its own, the cross-attention padded to the longest source with a
 mask, each row's attention read by the recorder's hooks and its heads switched off by HeadAblation's pre-hooks. A row
 equals the same row alone within step.TOLERANCE, with the same pieces (a near tie is computed again alone:
@@ -11,7 +12,8 @@ tests/test_batching.py).
 callers that announced themselves and are still encoding; a lone caller never waits; at most `max_rows` rows) and
 runs them to the end together on one worker thread. Each caller hands over a session it has begun itself
 (`Translator.start_ids(first=False)`: the encoder's pass under hooks, on the caller's thread), without its first
-position, <s>, which the batch computes for all its new rows in one pass; nothing here calls back into the caller. A caller that arrives while a batch runs joins it before its next step, as long as no row
+position, <s>, which the batch computes for all its new rows in one pass; nothing here calls back into the caller. A
+caller that arrives while a batch runs joins it before its next step, as long as no row
 of the batch has gone `join_steps` positions: the batch's rows wait while the newcomers catch up, then go on with
 them. Each caller gets its own session back the moment its row is done. A session whose source is longer than
 `max_pieces` is decoded apart by its caller, and an error in a batch is answered by decoding each of its sessions
@@ -75,7 +77,7 @@ def run_rows(sessions, done=None, more=None) -> None:
 
 
 class _Item:
-    __slots__ = ("session", "error", "event")
+    __slots__ = ("error", "event", "session")
 
     def __init__(self, session):
         self.session, self.error, self.event = session, None, threading.Event()
@@ -97,7 +99,7 @@ class Batcher:
         self.batches: list[int] = []  # the size of each batch run (the last 1000), for benchmarks and tests
 
     def configure(self, enabled: bool, window_s: float | None = None, max_rows: int | None = None,
-                  max_pieces: int | None = None) -> "Batcher":
+                  max_pieces: int | None = None) -> Batcher:
         self.enabled = enabled
         self.window_s = self.window_s if window_s is None else window_s
         self.max_rows = self.max_rows if max_rows is None else max_rows

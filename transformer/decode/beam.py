@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import torch
 
 from ..model.attention import KVCache
-from .decoding import max_new_tokens
 from ..model.model import Transformer
+from .decoding import max_new_tokens
 from .step import decoder_position
 
 MAX_BEAM = 8

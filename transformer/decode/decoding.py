@@ -6,21 +6,20 @@ from __future__ import annotations
 
 import unicodedata
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .batching import Batcher
 from ..interpret.capture import AttentionMaps, AttentionRecorder, HeadAblation, parse_heads
 from ..model.checkpoint import load_checkpoint
-from ..model.metrics import read_source_lengths
 from ..model.device import resolve_device
+from ..model.metrics import read_source_lengths
 from ..model.model import Transformer, padding_mask
+from ..model.tokenizer import Tokenizer
+from .batching import Batcher
 from .session import TOPK_MAX, DecodingSession, follow_ids, max_new_tokens  # noqa: F401 (re-exported)
 from .step import Position, cross_cache, decoder_position, next_probs  # noqa: F401 (Position re-exported)
-from ..model.tokenizer import Tokenizer
 
 MAX_INPUT_CHARS = 2000  # bounded before tokenising; the model's own limit is max_len pieces
 
@@ -32,7 +31,7 @@ def pad_batch(seqs: list[list[int]], pad_id: int, device="cpu") -> Tensor:
 
 
 @torch.inference_mode()
-def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None) -> list[list[int]]:
+def greedy_decode(model: Transformer, src: Tensor, max_new: int | None = None) -> list[list[int]]:
     """src (B, S) padded ids, on any device -> generated ids per sentence (without BOS, with EOS when reached)."""
     c = model.config
     src = src.to(model.embed.weight.device)  # (B, S): where the model is
@@ -62,11 +61,11 @@ def greedy_decode(model: Transformer, src: Tensor, max_new: Optional[int] = None
     return result
 
 
-def clean_text(text, notes: Optional[list] = None) -> str:
+def clean_text(text, notes: list | None = None) -> str:
     """Validate and normalise user text: a str, not blank, bounded in length, no control characters.
     What was cut is reported by appending a message to `notes` (when given), never as a warning."""
     if not isinstance(text, str):
-        raise ValueError(f"input must be text, got {type(text).__name__}")
+        raise ValueError(f"input must be text, got {type(text).__name__}")  # noqa: TRY004 (bad input: ValueError)
     text = text.lstrip()
     if len(text) > MAX_INPUT_CHARS:
         if notes is not None:
@@ -85,25 +84,26 @@ def clean_text(text, notes: Optional[list] = None) -> str:
 class Translator:
     """A loaded model + tokenizer on one device. Thread-safe for inference (no shared mutable state)."""
 
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, device="auto", checkpoint_dir: Optional[Path] = None):
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, device="auto", checkpoint_dir: Path | None = None):
         self.device = resolve_device(device)
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
         self.config = model.config
         self.checkpoint_dir = checkpoint_dir
         self.source_lengths = read_source_lengths(checkpoint_dir)  # what it learned from (None: not recorded)
-        # decodes sessions of concurrent callers together, each as alone (within step.TOLERANCE, the same pieces); off until turned on (the app
+        # decodes sessions of concurrent callers together, each as alone (within step.TOLERANCE, the same pieces); off
+        # until turned on (the app
         # does: ui/components.py BATCHING), so a library user's decoding is the session's own
         self.batcher = Batcher()
 
     @classmethod
-    def load(cls, path=None, device="auto") -> "Translator":
+    def load(cls, path=None, device="auto") -> Translator:
         """A checkpoint directory, or a shipped model's name ("de-en", "en-de"); None: German -> English."""
         from ..model.checkpoint import resolve_checkpoint
         model, tokenizer = load_checkpoint(path)
         return cls(model, tokenizer, device, resolve_checkpoint(path))
 
-    def source_ids(self, text: str, notes: Optional[list] = None) -> list[int]:
+    def source_ids(self, text: str, notes: list | None = None) -> list[int]:
         """Cleaned, tokenised source with EOS, truncated to the model's limit. Each cut (characters, pieces)
         appends a human-readable message to `notes` when it is given; nothing is warned."""
         ids = self.tokenizer.encode(clean_text(text, notes))
@@ -127,7 +127,7 @@ class Translator:
         return self.tokenizer.decode(self.translate_ids([self.source_ids(text)])[0])
 
     # -- stepping and inspecting
-    def start(self, text: str, ablate=None) -> "DecodingSession":
+    def start(self, text: str, ablate=None) -> DecodingSession:
         """Encode `text` once (capturing encoder self-attention) and feed BOS: a session at step 0.
         `ablate`: (kind, layer, head) triples switched off for this session only. What was cut from the
         input is described in `session.notes` (empty when nothing was)."""
@@ -145,7 +145,7 @@ class Translator:
         traj.caveats = self.caveats(text, traj.source_ids, traj.ids)
         return traj
 
-    def decode(self, text: str, ablate=None) -> "DecodingSession":
+    def decode(self, text: str, ablate=None) -> DecodingSession:
         """`start(text, ablate).run()`: the session decoded greedily to its end, in one batch with other threads'
         sentences when `self.batcher` is on (transformer/decode/batching.py: as alone, within step.TOLERANCE)."""
         self.batcher.arrive()  # a batch starting now waits (briefly) for this sentence
@@ -158,7 +158,7 @@ class Translator:
             raise
         return self.batcher.run(session, len(session.source_ids), arrived=True)
 
-    def replays(self, source_ids: list[int], jobs: list[tuple]) -> list["DecodingSession"]:
+    def replays(self, source_ids: list[int], jobs: list[tuple]) -> list[DecodingSession]:
         """One session on `source_ids` per job (heads switched off, script, stop), each computed from <s> to its end
         as DecodingSession.finish says (`script` {position: (token id, forced)}: fed there instead of the greedy
         choice, the limit grown to reach its last one; `stop`: the last position, None: to </s> or the limit); all in
@@ -174,7 +174,7 @@ class Translator:
             sessions.append(session)
         return self.batcher.run_all(sessions, [len(source_ids)] * len(jobs))
 
-    def follow(self, source_ids: list[int], tokens, ablate=None) -> "DecodingSession":
+    def follow(self, source_ids: list[int], tokens, ablate=None) -> DecodingSession:
         """`start_ids(source_ids, ablate).follow(tokens)` (teacher forcing, e.g. a reference translation, step by
         step), in one batch with other threads' sessions when `self.batcher` is on (within step.TOLERANCE)."""
         heads = parse_heads(self.model, ablate)  # bad input fails here, before any work
@@ -184,7 +184,7 @@ class Translator:
         session.script, session.stop = {i + 1: (t, False) for i, t in enumerate(tokens)}, len(tokens)
         return self.batcher.run(session, len(source_ids))
 
-    def finish(self, session: "DecodingSession") -> "DecodingSession":
+    def finish(self, session: DecodingSession) -> DecodingSession:
         """`session.finish()` (greedily from its last position to its end), in one batch with other threads'
         sessions when `self.batcher` is on. Returns the session."""
         return self.batcher.run(session, len(session.source_ids))
@@ -199,7 +199,7 @@ class Translator:
         n_src = len([i for i in source_ids if i not in special])
         return caveats(text, n_src, out, self.tokenizer, self.config.src_lang, self.source_lengths)
 
-    def start_ids(self, src_ids: list[int], ablate=None, first: bool = True) -> "DecodingSession":
+    def start_ids(self, src_ids: list[int], ablate=None, first: bool = True) -> DecodingSession:
         """A session on `src_ids` (encoded, with its cross-attention keys and values) at its first position (<s>);
         `first=False`: without it, for a batch to compute with the others' (its first step() computes it alone)."""
         heads = parse_heads(self.model, ablate)

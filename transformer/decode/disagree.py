@@ -1,5 +1,6 @@
 """Where weight and contribution disagree: the query rows, over every head of a decoded sentence, whose
-highest-weight key is not their highest-contribution key ‖α_ij v_j W_Oʰ‖ (transformer/interpret/inside.py computes both).
+highest-weight key is not their highest-contribution key ‖α_ij v_j W_Oʰ‖ (transformer/interpret/inside.py computes
+both).
 
     python -m transformer.disagree "Ein Hund rennt durch den Schnee."
 """
@@ -9,8 +10,8 @@ import argparse
 import sys
 
 from ..interpret.capture import KINDS
-from .decoding import Translator
 from ..interpret.inside import find_disagreements
+from .decoding import Translator
 
 
 def describe(r: dict) -> str:

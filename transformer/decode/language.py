@@ -162,7 +162,8 @@ def unreadable_share(tokenizer, text: str) -> float:
 def hint(text: str, src_lang: str, tokenizer=None) -> dict | None:
     """A warning for a model that reads `src_lang`, or None when `text` looks like that language (or detect()
     is not CONFIDENT and the pieces are readable). A language neither model reads first (other_language): {"kind":
-    "other", "code", "name", "confidence", "message"}; then the other served language: {"kind": "language", "code", "name",
+    "other", "code", "name", "confidence", "message"}; then the other served language: {"kind": "language", "code",
+    "name",
     "confidence", "message"}; then, when `tokenizer` is given and unreadable_share >= UNREADABLE: {"kind":
     "unreadable", "share", "message"}. Looks at the first MAX_CHARS characters only; never raises for a str."""
     if not isinstance(text, str) or not (text := _clean(text)):

@@ -4,7 +4,8 @@ capturing attention as it goes (`Translator.start` in transformer/decode/decodin
 A session holds the positions computed so far (`Position`: a step's attention rows, keys, values and final
 state) and a cursor that moves along them: step, back, goto, force (a what-if piece), follow (teacher forcing).
 What a view or an analysis needs of a session is computed elsewhere, from the session: `trajectory`
-(transformer/decode/trajectory.py), `inside` (transformer/interpret/inside.py), `attribution` (transformer/interpret/attribution.py).
+(transformer/decode/trajectory.py), `inside` (transformer/interpret/inside.py), `attribution`
+(transformer/interpret/attribution.py).
 This module imports them only when such a method is called, and never transformer/decode/decoding.py: the session's
 Translator is handed to it (`Translator.start_ids`).
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -20,7 +21,9 @@ from torch import Tensor
 
 from ..interpret.capture import AttentionMaps
 from .step import Position, feed_rows, next_probs
-# "Translator" in the annotations below is transformer.decode.decoding.Translator, named but not imported (no import circle)
+
+if TYPE_CHECKING:  # the annotations' Translator; imported for type checkers only (decoding imports this module)
+    from .decoding import Translator
 
 TOPK_MAX = 50
 
@@ -51,7 +54,7 @@ class DecodingSession:
     pickled) and nothing else; `notes` describes what was cut from the input.
     """
 
-    def __init__(self, translator: "Translator", source_ids: list[int], encoder_self: np.ndarray,
+    def __init__(self, translator: Translator, source_ids: list[int], encoder_self: np.ndarray,
                  cross_k: Tensor, cross_v: Tensor):
         self._translator = translator
         self.source_ids = list(source_ids)
@@ -78,7 +81,7 @@ class DecodingSession:
         self.__dict__.update(state)
         self._translator = None
 
-    def fork(self) -> "DecodingSession":
+    def fork(self) -> DecodingSession:
         """A cheap copy to mutate: positions and the cross-attention keys/values are shared (never
         modified in place), the lists are not."""
         new = self.__class__.__new__(self.__class__)
@@ -87,7 +90,7 @@ class DecodingSession:
         new.notes = list(self.notes)
         return new
 
-    def bind(self, translator: "Translator") -> "DecodingSession":
+    def bind(self, translator: Translator) -> DecodingSession:
         """Attach a Translator (after unpickling); the device state moves to its device if it is elsewhere."""
         self._translator = translator
         dev = translator.device
@@ -98,7 +101,7 @@ class DecodingSession:
         return self
 
     @property
-    def translator(self) -> "Translator":
+    def translator(self) -> Translator:
         if self._translator is None:
             raise RuntimeError("this session is not bound to a Translator: call session.bind(translator)")
         return self._translator
@@ -156,7 +159,8 @@ class DecodingSession:
         return build(self, k)
 
     def attribution(self, method: str = "alti"):
-        """Attribution (transformer/interpret/attribution.py) of rows 0..cursor, the session's switched-off heads off."""
+        """Attribution (transformer/interpret/attribution.py) of rows 0..cursor, the session's switched-off heads
+        off."""
         from ..interpret.attribution import session_attribution
         return session_attribution(self, method)
 
@@ -166,7 +170,7 @@ class DecodingSession:
         from .trajectory import step_view
         return step_view(self, words)
 
-    def _position(self, position: Optional[int]) -> Position:
+    def _position(self, position: int | None) -> Position:
         if position is None:
             return self.positions[self.cursor]
         if not isinstance(position, (int, np.integer)) or isinstance(position, bool) \
@@ -174,7 +178,7 @@ class DecodingSession:
             raise ValueError(f"position must be an integer from 0 to {len(self.positions) - 1}, got {position!r}")
         return self.positions[int(position)]
 
-    def next_distribution(self, position: Optional[int] = None) -> np.ndarray:
+    def next_distribution(self, position: int | None = None) -> np.ndarray:
         """Probabilities of the token after `position` (any computed one; default: the cursor), (V,) float32."""
         return next_probs(self.translator.model, self._position(position).hidden)
 
@@ -183,7 +187,7 @@ class DecodingSession:
         joined on the device and projected at once, with one copy to the host."""
         return next_probs(self.translator.model, torch.stack([p.hidden for p in self.positions]))  # (T, V)
 
-    def topk(self, k: int = 5, position: Optional[int] = None) -> list[tuple[str, float]]:
+    def topk(self, k: int = 5, position: int | None = None) -> list[tuple[str, float]]:
         """The k most probable pieces after `position` (any computed one; default: the cursor), with their
         probabilities, most probable first (ties: lower id first)."""
         V = self.translator.config.vocab_size
@@ -207,16 +211,16 @@ class DecodingSession:
             self._append(self.positions[self.cursor].greedy, forced=False)
         return True
 
-    def run(self) -> "DecodingSession":
+    def run(self) -> DecodingSession:
         while self.step():
             pass
         return self
 
     # -- a replay: what `finish` (and a batch, transformer/decode/batching.py) feeds after the last position
-    script: Optional[dict] = None  # {position: (token id, forced)}: fed there instead of the greedy choice
-    stop: Optional[int] = None  # the last position computed (None: to the end: </s> or the limit)
+    script: dict | None = None  # {position: (token id, forced)}: fed there instead of the greedy choice
+    stop: int | None = None  # the last position computed (None: to the end: </s> or the limit)
 
-    def next_feed(self) -> Optional[tuple[int, bool]]:
+    def next_feed(self) -> tuple[int, bool] | None:
         """(token, forced) that running this session on from its last position feeds next: <s> first, then at each
         position the piece `script` gives there, else the greedy choice; None once it is done or at `stop`."""
         if not self.positions:
@@ -225,7 +229,7 @@ class DecodingSession:
             return None
         return (self.script or {}).get(self.cursor + 1, (self.positions[self.cursor].greedy, False))
 
-    def finish(self) -> "DecodingSession":
+    def finish(self) -> DecodingSession:
         """Computed on from the cursor (the last position) as `next_feed` says, to its end: for a session without a
         script, `run()` from its last position."""
         while (fed := self.next_feed()) is not None:
@@ -259,7 +263,7 @@ class DecodingSession:
             raise ValueError(f"cannot force the special piece {tok.piece(token)!r}")
         self._append(token, forced=True)
 
-    def follow(self, tokens) -> "DecodingSession":
+    def follow(self, tokens) -> DecodingSession:
         """Teacher forcing: append these token ids after the cursor as they are given, whatever the model would
         choose (each position's `greedy` still says what it would have chosen; `forced` stays False: the pieces
         were given, not chosen by a user). The old future is dropped; the limit grows to fit them, up to the

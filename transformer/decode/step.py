@@ -2,8 +2,10 @@
 
 `decoder_position(model, tokens, cache, memory_mask)` runs the model's own decoder modules over one new position of
 B rows with their key/value cache (`model.decode`) and returns the rows' final states. Every decoding calls it:
-`greedy_decode` and beam search (transformer/decode/decoding.py, transformer/decode/beam.py) directly, and a session's step
-(`DecodingSession.feed`, one row) and a batch of sessions (transformer/decode/batching.py's `run_rows`, several rows) through
+`greedy_decode` and beam search (transformer/decode/decoding.py, transformer/decode/beam.py) directly, and a session's
+step
+(`DecodingSession.feed`, one row) and a batch of sessions (transformer/decode/batching.py's `run_rows`, several rows)
+through
 `feed_rows`, which reads each row's attention with `AttentionRecorder`'s forward hooks and switches its heads off with
 `HeadAblation`'s pre-hooks, as every other pass of the model does.
 
@@ -17,15 +19,14 @@ lie closer than the batch's error bound (`near_tie`) is computed again alone, an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..model.attention import KVCache
 from ..interpret.capture import AttentionRecorder, HeadAblation, host_arrays
+from ..model.attention import KVCache
 
 # How far a row computed in a batch may lie from the same row computed alone, relative to the largest magnitude
 # of what is compared (a map, a probability row, a state), for float32 without TF32: the rounding of B rows in one
@@ -58,7 +59,7 @@ class Position:
     greedy: int  # argmax of that distribution: the token greedy decoding appends next
 
 
-def decoder_position(model, tokens: Tensor, cache: list, memory_mask: Optional[Tensor] = None) -> Tensor:
+def decoder_position(model, tokens: Tensor, cache: list, memory_mask: Tensor | None = None) -> Tensor:
     """tokens (B, 1) fed after the positions in `cache` (one dict per decoder layer, "cross" set, "self" the keys and
     values so far or absent at the first position) -> the rows' final decoder states (B, D). The cache is extended
     by this position. memory_mask (B, 1, 1, S) bool: which cross-attention keys are real (None: all)."""
@@ -102,7 +103,7 @@ class Rows:
     kept by `run_rows` from one step to the next, so that a step stacks nothing again; `keep(sessions)` narrows it to
     some of its rows (those not done)."""
 
-    def __init__(self, sessions, cache: Optional[list] = None, memory_mask: Optional[Tensor] = None):
+    def __init__(self, sessions, cache: list | None = None, memory_mask: Tensor | None = None):
         tr = sessions[0].translator
         self.sessions, self.t = list(sessions), sessions[0].cursor + 1
         if any(s.translator is not tr or s.cursor + 1 != self.t for s in sessions):
@@ -129,7 +130,7 @@ class Rows:
         mine = {id(s) for s in self.sessions}
         return not self.stale and all(id(s) in mine for s in sessions) and sessions[0].cursor + 1 == self.t
 
-    def keep(self, sessions) -> "Rows":
+    def keep(self, sessions) -> Rows:
         """These rows only (some of this one's, in the same order), their cache taken from here."""
         if [id(s) for s in sessions] == [id(s) for s in self.sessions]:
             return self
@@ -142,8 +143,8 @@ class Rows:
 
 
 @torch.inference_mode()
-def feed_rows(sessions, tokens: list[int], forced: Optional[list[bool]] = None,
-              rows: Optional[Rows] = None) -> list[Position]:
+def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None,
+              rows: Rows | None = None) -> list[Position]:
     """The Position each session computes next on `tokens` (the one it is fed), for sessions of one translator
     whose cursors are at one position: one pass of the decoder's modules over their rows (`decoder_position`), each
     row's attention read by AttentionRecorder's hooks and its own heads switched off by HeadAblation's pre-hooks; one

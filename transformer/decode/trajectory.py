@@ -42,7 +42,8 @@ class Trajectory:
     roles: dict = field(default_factory=dict)  # {kind: [[role per head] per layer]} of the head atlas
     languages: tuple[str, str] = ("de", "en")  # (source, target) codes
     notes: list[str] = field(default_factory=list)  # what was cut from the input
-    caveats: list[dict] = field(default_factory=list)  # transformer.decode.caveats of a whole decoding (Translator.trajectory)
+    # transformer.decode.caveats of a whole decoding (Translator.trajectory)
+    caveats: list[dict] = field(default_factory=list)
     session: object = field(default=None, repr=False, compare=False)  # the DecodingSession it was built from
 
     @property
@@ -82,7 +83,7 @@ def step_view(session, words: bool = False) -> StepView:
     nxt = None if session.done else session.translator.tokenizer.piece(positions[-1].greedy)
     src, tgt = list(maps.source_tokens), list(maps.target_tokens)
     ss, ts = analysis.word_spans(src), analysis.word_spans(tgt)
-    common = dict(step=c, next_piece=nxt, done=session.done, words=words, ablated=sorted(session.ablated))
+    common = {"step": c, "next_piece": nxt, "done": session.done, "words": words, "ablated": sorted(session.ablated)}
     if not words:
         return StepView(maps, src, tgt, c, forced=forced, differs=diff, source_spans=ss, target_spans=ts, **common)
     merged = AttentionMaps(analysis.merge_words(maps.encoder_self, ss, ss).astype("float32"),

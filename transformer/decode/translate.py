@@ -2,9 +2,11 @@
 
 Translates each argument (or each line of standard input when none is given) with greedy decoding. A line that
 looks like another language than the model reads, or that it can barely read, is said on standard error
-(transformer.decode.language.hint), and so is every caveat on the translation (transformer.decode.caveats: longer than what
+(transformer.decode.language.hint), and so is every caveat on the translation (transformer.decode.caveats: longer than
+what
 the model learned from, repeating itself, unknown characters); it is translated all the same. Its help, notes and
-errors are German when the locale is (LANG=de_DE.UTF-8: transformer/decode/cli_words.py); the translation is the model's.
+errors are German when the locale is (LANG=de_DE.UTF-8: transformer/decode/cli_words.py); the translation is the
+model's.
 """
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ import argparse
 import sys
 
 from ..model.checkpoint import CheckpointError
-from .decoding import Translator
 from .cli_words import cli_lang, said, said_note
+from .decoding import Translator
 from .language import hint
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model.tokenizer import BOUNDARY_PIECES
 from .analysis import word_labels, word_spans
 from .attribution import METHODS
-from ..model.tokenizer import BOUNDARY_PIECES
 
 
 @dataclass

@@ -8,7 +8,8 @@ import numbers
 
 import numpy as np
 
-from ..model.tokenizer import SPECIAL_PIECES as SPECIALS, WORD_START
+from ..model.tokenizer import SPECIAL_PIECES as SPECIALS
+from ..model.tokenizer import WORD_START
 
 
 def _check_int(value, name: str, lo: int, hi: int) -> int:

@@ -67,15 +67,14 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .capture import KINDS, host_arrays, parse_heads
 from ..model.model import Transformer
+from .capture import KINDS, host_arrays, parse_heads
 
 METHODS = ("alti", "saliency", "attention")
 EXTRA_METHODS = ("contribution",)  # accepted by attribute_ids, for comparison; not part of the "all" of align
@@ -142,7 +141,7 @@ def _linear(x: Tensor, lin) -> Tensor:
     return F.linear(x, _p(lin.weight), _p(lin.bias))
 
 
-def _attend(attn, query: Tensor, keys: Tensor, mask: Optional[Tensor], off: frozenset):
+def _attend(attn, query: Tensor, keys: Tensor, mask: Tensor | None, off: frozenset):
     """MultiHeadAttention.forward for one sentence in eval mode: query (Tq, D) and keys (Tk, D), both already
     normed -> output (Tq, D), weights (H, Tq, Tk), values (H, Tk, d). Heads in `off` are switched off."""
     H, d = attn.n_heads, attn.d_head

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Optional
+from typing import Self
 
 import numpy as np
 import torch
@@ -24,7 +24,7 @@ from torch import Tensor
 from ..model.model import Transformer
 
 KINDS = ("encoder_self", "decoder_self", "cross")
-_active: ContextVar[Optional["AttentionRecorder"]] = ContextVar("attention_recorder", default=None)
+_active: ContextVar[AttentionRecorder | None] = ContextVar("attention_recorder", default=None)
 
 
 @dataclass
@@ -34,8 +34,8 @@ class AttentionMaps:
     encoder_self: np.ndarray  # (L_enc, H, S, S)
     decoder_self: np.ndarray  # (L_dec, H, T, T)
     cross: np.ndarray  # (L_dec, H, T, S)
-    source_tokens: Optional[list] = None  # S pieces, the keys/queries of encoder_self
-    target_tokens: Optional[list] = None  # T pieces starting with BOS; row t predicts target_tokens[t+1]
+    source_tokens: list | None = None  # S pieces, the keys/queries of encoder_self
+    target_tokens: list | None = None  # T pieces starting with BOS; row t predicts target_tokens[t+1]
 
     def __getitem__(self, kind: str) -> np.ndarray:
         if kind not in KINDS:
@@ -135,7 +135,7 @@ class AttentionRecorder(ContextHooks):
         self.to_host = to_host
         self.calls = {k: [[] for _ in range(layers_of(model, k))] for k in KINDS}
 
-    def __enter__(self) -> "AttentionRecorder":
+    def __enter__(self) -> Self:
         if self.model.training:
             raise RuntimeError("AttentionRecorder needs the model in eval mode (weights are computed only there)")
         return super().__enter__()
@@ -216,7 +216,7 @@ def split_host(flat: np.ndarray, shapes) -> list[np.ndarray]:
     return out
 
 
-_ablation: ContextVar[Optional["HeadAblation"]] = ContextVar("head_ablation", default=None)
+_ablation: ContextVar[HeadAblation | None] = ContextVar("head_ablation", default=None)
 
 
 def parse_heads(model: Transformer, heads) -> frozenset:
@@ -232,9 +232,10 @@ def parse_heads(model: Transformer, heads) -> frozenset:
         if kind not in layers:
             raise ValueError(f"unknown attention kind {kind!r}; one of {KINDS}")
         if not (isinstance(layer, int) and isinstance(head, int)) or isinstance(layer, bool) or isinstance(head, bool):
-            raise ValueError(f"layer and head must be integers, got {item!r}")
+            raise ValueError(f"layer and head must be integers, got {item!r}")  # noqa: TRY004 (bad input: ValueError)
         if not (0 <= layer < layers[kind] and 0 <= head < H):
-            raise ValueError(f"{kind} has layers 0..{layers[kind] - 1} and heads 0..{H - 1}; got layer {layer}, head {head}")
+            raise ValueError(f"{kind} has layers 0..{layers[kind] - 1} and heads 0..{H - 1}; "
+                             f"got layer {layer}, head {head}")
         out.add((kind, layer, head))
     return frozenset(out)
 

@@ -66,14 +66,14 @@ class AttentionHistory:
             self.epochs: list = [as_epoch(e) for e in arrays["epochs"]]
         except KeyError as e:
             raise ValueError(f"{where}: not an attention history (no {e.args[0]!r} array)") from None
-        missing = [k for i in range(len(self.sentences))
-                   for k in [f"src_{i}"] + [f"{kind}_{i}_{epoch_key(e)}" for e in self.epochs for kind in ("tgt", "cross")]
-                   if k not in arrays]
+        names = [[f"src_{i}"] + [f"{kind}_{i}_{epoch_key(e)}" for e in self.epochs for kind in ("tgt", "cross")]
+                 for i in range(len(self.sentences))]
+        missing = [k for ks in names for k in ks if k not in arrays]
         if missing:
             raise ValueError(f"{where}: incomplete attention history (missing {missing[:3]})")
 
     @classmethod
-    def load(cls, path) -> "AttentionHistory":
+    def load(cls, path) -> AttentionHistory:
         """Raises FileNotFoundError if the file is missing, ValueError if it is not a readable history."""
         path = Path(path)
         if not path.is_file():

@@ -22,16 +22,16 @@ from __future__ import annotations
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Self
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .capture import KINDS, ContextHooks, HeadAblation, attention_modules, host_arrays, layers_of, parse_heads
 from ..model.model import Transformer
+from .capture import KINDS, ContextHooks, HeadAblation, attention_modules, host_arrays, layers_of, parse_heads
 
-_head_capture: ContextVar[Optional["HeadCapture"]] = ContextVar("head_capture", default=None)
+_head_capture: ContextVar[HeadCapture | None] = ContextVar("head_capture", default=None)
 FIELDS = ("q", "k", "v", "raw", "scores", "mask", "weights", "out", "contribution", "value_norms", "out_norms")
 
 
@@ -66,7 +66,7 @@ class HeadInside:
     query_tokens: list = field(default_factory=list)
     key_tokens: list = field(default_factory=list)
     ablated: bool = False  # this head is switched off in the session: it computes all this, and adds nothing
-    norms: Optional[dict] = None
+    norms: dict | None = None
 
     @property
     def d_k(self) -> int:
@@ -112,7 +112,7 @@ class HeadCapture(ContextHooks):
         self.seen: dict = {name: [] for name in ("q", "k", "v", "mask", "weights", "out")}
         self.value_norms: dict = {}  # (kind, layer) -> (H, Tk) tensor
 
-    def __enter__(self) -> "HeadCapture":
+    def __enter__(self) -> Self:
         if self.model.training:
             raise RuntimeError("HeadCapture needs the model in eval mode (weights are computed only there)")
         return super().__enter__()
@@ -150,7 +150,6 @@ class HeadCapture(ContextHooks):
     def _out(self, module, args):
         if self.active():
             self.seen["out"].append(args[0].detach())  # (B, T, H * d): the heads' outputs, concatenated
-        return None
 
     def _norms(self, kind: str, layer: int, attn):
         def hook(module, args, output):
@@ -229,7 +228,7 @@ def session_inside(session, kind: str, layer: int, head: int, norms: bool = Fals
     """`DecodingSession.inside`: the head at the session's cursor (queries: positions 0..cursor)."""
     for name, value in (("layer", layer), ("head", head)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
+            raise ValueError(f"{name} must be an integer, got {value!r}")  # noqa: TRY004 (bad input: ValueError)
     layer, head = int(layer), int(head)
     tr = session.translator
     tgt = session.target_ids

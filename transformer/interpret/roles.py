@@ -56,7 +56,8 @@ class Rule:
     @property
     def text(self) -> str:
         """The rule in words, e.g. 'strongest key is the previous piece: ≥ 33% of queries'."""
-        return f"{STAT_WORDS[self.statistic]}: {'≥' if self.op == '>=' else '<'} {fmt_stat(self.statistic, self.threshold)}"
+        op = "≥" if self.op == ">=" else "<"
+        return f"{STAT_WORDS[self.statistic]}: {op} {fmt_stat(self.statistic, self.threshold)}"
 
 
 SELF_KINDS = ("encoder_self", "decoder_self")
@@ -110,7 +111,7 @@ def assign_role(kind: str, stats: dict, rules=None) -> str:
 def role_reason(kind: str, stats: dict, rules=None) -> str:
     """Why a head has its role, in words, e.g. 'strongest key is the previous piece: 36% of queries (needs
     ≥ 33% of queries)'."""
-    role, rule, holds = explain_role(kind, stats, rules)
+    _, rule, holds = explain_role(kind, stats, rules)
     if rule is None:
         return "no rule applies to this kind of head"
     value = fmt_stat(rule.statistic, stats.get(rule.statistic))
@@ -163,7 +164,7 @@ def load_atlas(checkpoint_dir) -> dict | None:
     try:
         atlas = json.loads(path.read_text(encoding="utf-8"))
         if not (isinstance(atlas, dict) and isinstance(atlas.get("heads"), list)):
-            raise ValueError("no list of heads")
+            raise ValueError("no list of heads")  # noqa: TRY004 (bad input: ValueError)
     except (OSError, ValueError) as e:  # (UnicodeDecodeError and json's errors are ValueErrors)
         warnings.warn(f"{path}: not a head atlas, ignored ({e})", stacklevel=2)
         atlas = None

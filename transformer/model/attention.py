@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
 
 import torch
 import torch.nn.functional as F
@@ -19,7 +18,7 @@ from torch import Tensor, nn
 @dataclass
 class AttentionOutput:
     output: Tensor  # (B, T, D)
-    weights: Optional[Tensor]  # (B, H, T, S) or None when the fused path ran
+    weights: Tensor | None  # (B, H, T, S) or None when the fused path ran
 
 
 @dataclass
@@ -30,7 +29,7 @@ class KVCache:
     v: Tensor
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor] = None,
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
                                  dropout_p: float = 0.0) -> tuple[Tensor, Tensor]:
     """softmax(q k^T / sqrt(d)) v with explicit weights. q (B,H,T,d), k/v (B,H,S,d) -> (B,H,T,d), (B,H,T,S)."""
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (B, H, T, S)
@@ -58,8 +57,8 @@ class MultiHeadAttention(nn.Module):
     def project_kv(self, x: Tensor) -> KVCache:
         return KVCache(self.split(self.k_proj(x)), self.split(self.v_proj(x)))  # (B, H, S, d) each
 
-    def forward(self, query: Tensor, key: Optional[Tensor] = None, mask: Optional[Tensor] = None,
-                kv: Optional[KVCache] = None, need_weights: Optional[bool] = None) -> AttentionOutput:
+    def forward(self, query: Tensor, key: Tensor | None = None, mask: Tensor | None = None,
+                kv: KVCache | None = None, need_weights: bool | None = None) -> AttentionOutput:
         """query (B,T,D); key (B,S,D) is projected to keys and values unless `kv` is given.
 
         need_weights defaults to `not self.training`: inference always takes the explicit path (so

@@ -46,9 +46,9 @@ class ModelConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ModelConfig":
+    def from_dict(cls, d: dict) -> ModelConfig:
         if not isinstance(d, dict):
-            raise ValueError(f"model config must be a mapping, got {type(d).__name__}")
+            raise ValueError(f"model config must be a mapping, got {type(d).__name__}")  # noqa: TRY004 (bad input: ValueError)
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
         if unknown:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Optional
 
 import torch
 from torch import Tensor, nn
@@ -33,7 +32,7 @@ class EncoderBlock(nn.Module):
         self.ffn = FeedForward(d_model, d_ff, dropout)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, mask: Optional[Tensor] = None) -> Tensor:
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         h = self.norm1(x)  # (B, S, D)
         x = x + self.dropout(self.self_attn(h, mask=mask).output)  # (B, S, D)
         return x + self.dropout(self.ffn(self.norm2(x)))  # (B, S, D)
@@ -52,8 +51,8 @@ class DecoderBlock(nn.Module):
         self.ffn = FeedForward(d_model, d_ff, dropout)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor, memory: Optional[Tensor], self_mask: Optional[Tensor] = None,
-                memory_mask: Optional[Tensor] = None, cache: Optional[dict] = None) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor | None, self_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, cache: dict | None = None) -> Tensor:
         """With `cache` (a dict kept by the caller), x holds only the new positions: their keys and
         values are appended to cache["self"], and cache["cross"] holds the memory's keys/values."""
         h = self.norm1(x)  # (B, T, D)
@@ -74,7 +73,7 @@ class DecoderBlock(nn.Module):
         return x + self.dropout(self.ffn(self.norm3(x)))  # (B, T, D)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sinusoid_table(d_model: int, max_len: int) -> Tensor:
     """The sin/cos table (L, D) on the CPU, made once per shape: every model of that shape holds this one tensor
     (read only), so a second model served costs its weights and not another table (benchmarks.models)."""

@@ -12,7 +12,8 @@ import tempfile
 from pathlib import Path
 
 METRICS = "metrics.json"
-SOURCE_LENGTHS = "source_lengths"  # how long the sources a model learned from were (transformer/train/lengths.py writes it)
+# how long the sources a model learned from were (transformer/train/lengths.py writes it)
+SOURCE_LENGTHS = "source_lengths"
 
 
 def bleu(hyps: list[str], refs: list[str]) -> dict:

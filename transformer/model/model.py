@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import torch
 from torch import Tensor, nn
@@ -51,15 +50,15 @@ class Transformer(nn.Module):
         x = self.embed(ids) * math.sqrt(self.config.d_model)  # (B, T, D)
         return self.dropout(x + self.positions(ids.size(1), offset))  # (B, T, D)
 
-    def encode(self, src: Tensor, src_mask: Optional[Tensor] = None) -> Tensor:
+    def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:
         """src (B, S) ids; src_mask (B, 1, 1, S) bool or None -> memory (B, S, D)."""
         x = self.embed_tokens(src)  # (B, S, D)
         for block in self.encoder:
             x = block(x, src_mask)  # (B, S, D)
         return self.encoder_norm(x)  # (B, S, D)
 
-    def decode(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
-               memory_mask: Optional[Tensor] = None, cache: Optional[list] = None) -> Tensor:
+    def decode(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+               memory_mask: Tensor | None = None, cache: list | None = None) -> Tensor:
         """tgt (B, T) ids -> hidden states (B, T, D).
 
         Without a cache, tgt is the whole prefix and tgt_mask defaults to the causal mask. With a cache

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import io
 import weakref
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import sentencepiece as spm
 
@@ -21,7 +21,7 @@ class Tokenizer:
         self.sp = spm.SentencePieceProcessor()
         try:
             self.sp.LoadFromSerializedProto(self.proto)
-        except Exception as e:  # sentencepiece raises RuntimeError/OSError with C++ text
+        except Exception as e:  # noqa: BLE001 (sentencepiece raises RuntimeError/OSError with C++ text)
             raise ValueError(f"not a SentencePiece model ({e})") from None
         if (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id()) != (PAD, UNK, BOS, EOS):
             raise ValueError("SentencePiece model must use pad=0, unk=1, bos=2, eos=3")
@@ -29,7 +29,7 @@ class Tokenizer:
     pad_id, unk_id, bos_id, eos_id = PAD, UNK, BOS, EOS
 
     @classmethod
-    def train(cls, sentences: Iterable[str], vocab_size: int = 8000, model_type: str = "unigram") -> "Tokenizer":
+    def train(cls, sentences: Iterable[str], vocab_size: int = 8000, model_type: str = "unigram") -> Tokenizer:
         buf = io.BytesIO()
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(sentences), model_writer=buf, vocab_size=vocab_size, model_type=model_type,
@@ -39,11 +39,11 @@ class Tokenizer:
         return cls(buf.getvalue())
 
     @classmethod
-    def load(cls, path: str | Path) -> "Tokenizer":
+    def load(cls, path: str | Path) -> Tokenizer:
         return cls(Path(path).read_bytes())
 
     @classmethod
-    def shared(cls, path: str | Path) -> "Tokenizer":
+    def shared(cls, path: str | Path) -> Tokenizer:
         """The file's tokenizer, one object for every checkpoint whose file has the same bytes while any of them
         is loaded (en-de reuses de-en's joint vocabulary: a second model then costs no second SentencePiece
         processor, 2.4 MB). Read-only use only: patch a copy (`Tokenizer(t.proto)`), never the shared one."""
@@ -99,4 +99,4 @@ class Tokenizer:
         return self.sp.encode(text, out_type=str)
 
 
-_SHARED: "weakref.WeakValueDictionary[bytes, Tokenizer]" = weakref.WeakValueDictionary()  # Tokenizer.shared
+_SHARED: weakref.WeakValueDictionary[bytes, Tokenizer] = weakref.WeakValueDictionary()  # Tokenizer.shared

@@ -7,7 +7,8 @@ Michel et al. 2019), plus a pruning curve. Writes <checkpoint>/head_atlas.json.
 This module decodes the split, builds the atlas and writes and reads its file; the parts are modules of their own,
 each with the definitions the JSON's fields follow:
   transformer.interpret.atlas_stats  what the statistics are computed on, and each statistic (`pooled_statistics`);
-  transformer.interpret.roles        the role rules, ONE table (`ROLE_RULES`), a head's role and its wording, the legend;
+  transformer.interpret.roles        the role rules, ONE table (`ROLE_RULES`), a head's role and its wording, the
+  legend;
                            and the checkpoint's atlas as the app reads it (`load_atlas`, `head_roles`);
   transformer.interpret.importance   BLEU with each head switched off (`importance`) and the pruning curve.
 Their public names are importable from here too, as they were before the split.
@@ -20,13 +21,47 @@ import os
 import time
 from pathlib import Path
 
-from ..interpret.atlas_stats import (BOUNDARY, DECIMALS, STAT_SHORT, STAT_TABLE, STAT_UNITS, STAT_WORDS, STATS,  # noqa: F401
-                          fmt_stat, head_statistics, is_punctuation, piece_scores, pooled_statistics)
-from ..interpret.importance import (KIND_WORDS, PRUNE_STOP_FRACTION, all_heads, corpus_bleu, head_key,  # noqa: F401
-                         importance, pruning_curve, pruning_order, pruning_stop, pruning_stop_text)
-from ..interpret.importance import _log
-from ..interpret.roles import (ATLAS, MIXED, MIXED_DESCRIPTION, ROLE_RULES, ROLES, SELF_KINDS, Rule,  # noqa: F401
-                    assign_role, explain_role, legend, role_reason, role_rules_json)
+from ..interpret.atlas_stats import (  # noqa: F401
+    BOUNDARY,
+    DECIMALS,
+    STAT_SHORT,
+    STAT_TABLE,
+    STAT_UNITS,
+    STAT_WORDS,
+    STATS,
+    fmt_stat,
+    head_statistics,
+    is_punctuation,
+    piece_scores,
+    pooled_statistics,
+)
+from ..interpret.importance import (  # noqa: F401
+    KIND_WORDS,
+    PRUNE_STOP_FRACTION,
+    _log,
+    all_heads,
+    corpus_bleu,
+    head_key,
+    importance,
+    pruning_curve,
+    pruning_order,
+    pruning_stop,
+    pruning_stop_text,
+)
+from ..interpret.roles import (  # noqa: F401
+    ATLAS,
+    MIXED,
+    MIXED_DESCRIPTION,
+    ROLE_RULES,
+    ROLES,
+    SELF_KINDS,
+    Rule,
+    assign_role,
+    explain_role,
+    legend,
+    role_reason,
+    role_rules_json,
+)
 
 
 def greedy_ids(translator, texts: list[str], batch_size: int = 64) -> list[list[int]]:
@@ -119,12 +154,12 @@ def spread(pairs: list, limit: int | None) -> list:
 
 
 def main(argv=None) -> dict:
+    from ..model.checkpoint import DEFAULT_CHECKPOINT
+    from ..model.device import describe
+    from ..model.metrics import read_metrics
     from . import corpus as C
     from . import data as D
-    from ..model.checkpoint import DEFAULT_CHECKPOINT
     from .evaluate import load_model_and_split
-    from ..model.metrics import read_metrics
-    from ..model.device import describe
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

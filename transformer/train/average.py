@@ -15,13 +15,13 @@ from pathlib import Path
 
 import torch
 
-from . import corpus as C
-from . import data as D
 from ..model.checkpoint import TOKENIZER, build_model, save_checkpoint
 from ..model.config import ModelConfig
-from .evaluate import translate_bleu
 from ..model.metrics import update_metrics
 from ..model.tokenizer import Tokenizer
+from . import corpus as C
+from . import data as D
+from .evaluate import translate_bleu
 
 
 def average_weights(paths) -> dict:

@@ -129,7 +129,7 @@ def oriented(split: TatoebaSplit, src: str) -> TatoebaSplit:
     columns. The components, and so which pairs are held out, are the same for both directions."""
     if src == "de":
         return split
-    swap = lambda pairs: [(b, a) for a, b in pairs]  # noqa: E731
+    swap = lambda pairs: [(b, a) for a, b in pairs]
     return TatoebaSplit(swap(split.train), swap(split.val), swap(split.test), split.dropped)
 
 
@@ -172,7 +172,8 @@ def concatenations(pairs, n: int, seed: int, sizes=(2, 3)) -> list[tuple[str, st
 
 def corpora(a, data_dir, tatoeba) -> tuple[list, dict, list]:
     """(training pairs as mixed, {domain: validation pairs}, the tokenizer's sentences) for transformer.train.train's
-    arguments `a` (src, tgt, multi30k_upsample, long_upsample, long_words, concat, seed); `tatoeba` None: the captions alone."""
+    arguments `a` (src, tgt, multi30k_upsample, long_upsample, long_words, concat, seed); `tatoeba` None: the
+    captions alone."""
     m_train, m_val = D.load_pairs(data_dir, "train", a.src, a.tgt), D.load_pairs(data_dir, "val", a.src, a.tgt)
     if tatoeba is None:
         return m_train, {"multi30k": m_val}, m_train

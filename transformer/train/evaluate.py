@@ -12,12 +12,12 @@ from pathlib import Path
 
 import torch
 
-from . import corpus as C
-from . import data as D
-from ..model.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from ..decode.decoding import Translator
+from ..model.checkpoint import DEFAULT_CHECKPOINT, CheckpointError
 from ..model.device import describe
 from ..model.metrics import bleu, chrf, update_metrics
+from . import corpus as C
+from . import data as D
 
 
 def load_model_and_split(checkpoint, device, data_dir, split, threads: int = 0,
@@ -109,7 +109,8 @@ def main(argv=None):
                    help="a Multi30k split, tatoeba_val / tatoeba_test (transformer.train.corpus), or mixed_val")
     p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
     p.add_argument("--tatoeba", default=str(C.DEFAULT_TATOEBA),
-                   help="the Tatoeba file (tatoeba_* and mixed_val; 'none': --subsets counts Multi30k train alone as seen)")
+                   help="the Tatoeba file (tatoeba_* and mixed_val; 'none': --subsets counts Multi30k train alone as "
+                        "seen)")
     p.add_argument("--device", default="auto")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")

@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 
-from ..model.metrics import SOURCE_LENGTHS as KEY, read_source_lengths, update_metrics  # noqa: F401 (re-exported)
+from ..model.metrics import SOURCE_LENGTHS as KEY
+from ..model.metrics import update_metrics
 
 PERCENTILES = {"median": 50, "p95": 95, "p99": 99}
 
@@ -29,7 +29,7 @@ def summary(lengths) -> dict:
     a = np.asarray(list(lengths), dtype=np.float64)
     if not a.size:
         raise ValueError("no lengths to summarise")
-    return {**{k: int(round(float(np.percentile(a, q)))) for k, q in PERCENTILES.items()}, "max": int(a.max())}
+    return {**{k: round(float(np.percentile(a, q))) for k, q in PERCENTILES.items()}, "max": int(a.max())}
 
 
 def source_lengths(sources: list[str], piece_counts: list[int]) -> dict:
@@ -64,8 +64,8 @@ def main(argv=None):
     p.add_argument("--save", action="store_true", help=f"store the record in metrics.json under {KEY!r}")
     a = p.parse_args(argv)
     from ..model.checkpoint import LOG, CheckpointError, resolve_checkpoint
-    from .data import DataError
     from ..model.tokenizer import Tokenizer
+    from .data import DataError
     ck = resolve_checkpoint(a.checkpoint)
     try:
         log = json.loads((ck / LOG).read_text())

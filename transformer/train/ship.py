@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..model.checkpoint import LOG, TOKENIZER, WEIGHTS, load_checkpoint
 from ..interpret.history import HISTORY, epoch_key
-from .lengths import KEY as LENGTHS
+from ..model.checkpoint import LOG, TOKENIZER, WEIGHTS, load_checkpoint
 from ..model.metrics import update_metrics
+from .lengths import KEY as LENGTHS
 
 STATE = "train_state.pt"
 

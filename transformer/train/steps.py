@@ -12,12 +12,12 @@ from contextlib import nullcontext
 import torch
 import torch.nn.functional as F
 
-from . import data as D
-from . import distributed
 from ..model.config import ModelConfig
 from ..model.device import manual_seed
 from ..model.model import Transformer
 from ..model.tokenizer import Tokenizer
+from . import data as D
+from . import distributed
 
 
 def lr_at(step: int, peak: float, warmup: int, total: int, floor: float = 0.02) -> float:

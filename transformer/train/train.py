@@ -26,30 +26,39 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import corpus as C
-from . import data as D
-from . import distributed
-from . import lengths
-from . import train_args
-from .average import average_weights
+from ..decode.decoding import Translator, attend_ids
+from ..interpret.history import HISTORY, save_history
 from ..model.checkpoint import LOG, TOKENIZER, WEIGHTS, build_model, read_weights, save_checkpoint, save_weights
 from ..model.config import ModelConfig
-from ..decode.decoding import Translator, attend_ids
 from ..model.device import describe
-from .evaluate import translate_bleu
-from ..interpret.history import HISTORY, save_history
 from ..model.metrics import update_metrics
 from ..model.model import Transformer
-from .steps import (encode_pairs, loss_fn, lr_at, lr_at_time, make_tensors, new_model, new_optimizer, set_lr,  # noqa: F401
-                    step_groups, train_step, validate)
-from .corpus import corpora  # noqa: F401 (importable from here, as before)
-from .synthetic import tiny_corpus, tiny_tatoeba
 from ..model.tokenizer import Tokenizer
-from .train_args import AMP, apply_dry_run, model_config  # noqa: F401
+from . import data as D
+from . import distributed, lengths, train_args
+from .average import average_weights
+from .corpus import corpora
+from .evaluate import translate_bleu
+from .steps import (  # noqa: F401
+    encode_pairs,
+    loss_fn,
+    lr_at,
+    lr_at_time,
+    make_tensors,
+    new_model,
+    new_optimizer,
+    set_lr,
+    step_groups,
+    train_step,
+    validate,
+)
+from .synthetic import tiny_corpus, tiny_tatoeba
+from .train_args import AMP, apply_dry_run, model_config
 from .train_state import STATE, process_rngs, restore_rng, resume, save_state, start_rng  # noqa: F401
 
 # The arguments are transformer.train.train_args, one step and its pieces transformer.train.steps, pause/resume
-# transformer.train.train_state, the synthetic corpora transformer.train.synthetic: their names stay importable from here.
+# transformer.train.train_state, the synthetic corpora transformer.train.synthetic: their names stay importable from
+# here.
 N_EXAMPLES = 4  # example sentences whose cross-attention is recorded every epoch
 EARLY_SNAPSHOTS = (0.02, 0.05, 0.1, 0.25, 0.5)  # also recorded inside epoch 1 (and 0: before training)
 
@@ -329,8 +338,8 @@ def finish(run: Run) -> dict:
 
 def write_atlas(run: Run) -> None:
     """The head atlas of the saved checkpoint on the validation pairs (python -m transformer.atlas does the same)."""
-    from . import atlas
     from ..model.checkpoint import load_checkpoint
+    from . import atlas
     model, tok = load_checkpoint(run.out)  # the weights kept (last or averaged), as the app loads them
     result = atlas.build_atlas(Translator(model, tok, run.device), [p for v in run.val_sets.values() for p in v],
                                 batch_size=128, split="mixed_val" if len(run.val_sets) > 1 else "val")

@@ -7,21 +7,23 @@ from dataclasses import fields
 
 import torch
 
+from ..model.config import ModelConfig
 from . import corpus as C
 from . import data as D
-from ..model.config import ModelConfig
 from .train_state import STATE
 
 AMP = {"off": None, "bf16": torch.bfloat16}
 
 
 def parse_args(argv=None, description: str | None = None):
-    """transformer.train.train's arguments; `description` heads --help (transformer.train.train passes its docstring)."""
+    """transformer.train.train's arguments; `description` heads --help (transformer.train.train passes its
+    docstring)."""
     m = {f.name: f.default for f in fields(ModelConfig)}
     p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR), help="the Multi30k task-1 folder")
     p.add_argument("--tatoeba", default=str(C.DEFAULT_TATOEBA),
-                   help="Tatoeba German<TAB>English pairs (.tsv[.gz]), split by transformer.train.corpus; 'none': captions only")
+                   help="Tatoeba German<TAB>English pairs (.tsv[.gz]), split by transformer.train.corpus; "
+                        "'none': captions only")
     p.add_argument("--multi30k-upsample", type=int, default=2,
                    help="Multi30k's training pairs appear this many times per epoch beside Tatoeba's once")
     p.add_argument("--concat", type=float, default=0.0,
@@ -42,7 +44,8 @@ def parse_args(argv=None, description: str | None = None):
     p.add_argument("--src", default="de", choices=("de", "en"), help="source language (de: German, en: English)")
     p.add_argument("--tgt", default="en", choices=("de", "en"), help="target language")
     p.add_argument("--tokenizer", default="",
-                   help="reuse this SentencePiece model (e.g. the joint one of checkpoints/de-en) instead of training one")
+                   help="reuse this SentencePiece model (e.g. the joint one of checkpoints/de-en) instead of training "
+                        "one")
     p.add_argument("--vocab-size", type=int, default=m["vocab_size"])
     p.add_argument("--d-model", type=int, default=m["d_model"])
     p.add_argument("--heads", type=int, default=m["n_heads"])
@@ -70,7 +73,8 @@ def parse_args(argv=None, description: str | None = None):
     p.add_argument("--resume", action="store_true", help=f"continue from OUT/{STATE}")
     p.add_argument("--dry-run", action="store_true", help="a few steps on a tiny synthetic corpus")
     p.add_argument("--atlas", action="store_true",
-                   help="at the end, write the head atlas of the final weights on the val split (transformer.train.atlas)")
+                   help="at the end, write the head atlas of the final weights on the val split "
+                        "(transformer.train.atlas)")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: no limit)")
     p.add_argument("--minutes", type=float, default=0,
                    help="a time budget: the cosine decays over N minutes of training steps (validation not counted) "

@@ -24,9 +24,9 @@ import json
 
 import torch
 
+from ..interpret.history import HISTORY, AttentionHistory
 from ..model.checkpoint import LOG
 from ..model.device import is_accelerator, manual_seed, rng_state, set_rng_state
-from ..interpret.history import HISTORY, AttentionHistory
 
 STATE = "train_state.pt"
 
