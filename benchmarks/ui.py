@@ -232,6 +232,22 @@ def arguments(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def force_line(xs, rtt, label):
+    """The forced-piece figures: click to drawn, the round trip, the view's own part."""
+    ms, med = (lambda x: f"{x:.0f} ms"), statistics.median
+    tot = [x["settled"] for x in xs]
+    srv = [x["server_ms"] for x in xs]
+    arrive = [x["arrival"] for x in xs]
+    view = [x["settled"] - x["arrival"] for x in xs]
+    n = len(xs)
+    return (f"forced piece -> new trajectory drawn{label}: median {ms(med(tot))}, max {ms(max(tot))} (n={n})\n"
+            f"  click -> the new trajectory reaches the view (one round trip): median {ms(med(arrive))} "
+            f"[a no-op round trip: median {ms(med(rtt))}; the server's handler, force + greedy continuation + "
+            f"payload, inside it: median {ms(med(srv))}]\n"
+            f"  + the view decoding the trajectory and drawing the forced step: median {ms(med(view))}, "
+            f"max {ms(max(view))} (target <= 100 ms)")
+
+
 def main(argv=None):
     a = arguments(argv)
 
@@ -278,19 +294,6 @@ def main(argv=None):
         return (f"Step click -> view settled{label}: median {ms(med(s))}, p95 {ms(pct(s, 95))}, max {ms(max(s))}; "
                 f"to the next frame: median {ms(med(f))}, p95 {ms(pct(f, 95))} (n={len(xs)}); "
                 f"the view's own drawing: median {med(d):.1f} ms, p95 {pct(d, 95):.1f} ms\n" + inside_line(xs))
-
-    def force_line(xs, rtt, label):
-        tot = [x["settled"] for x in xs]
-        srv = [x["server_ms"] for x in xs]
-        arrive = [x["arrival"] for x in xs]
-        view = [x["settled"] - x["arrival"] for x in xs]
-        return (f"forced piece -> new trajectory drawn{label}: median {ms(med(tot))}, max {ms(max(tot))} "
-                f"(n={len(xs)})\n"
-                f"  click -> the new trajectory reaches the view (one round trip): median {ms(med(arrive))} "
-                f"[a no-op round trip: median {ms(med(rtt))}; the server's handler, force + greedy continuation + "
-                f"payload, inside it: median {ms(med(srv))}]\n"
-                f"  + the view decoding the trajectory and drawing the forced step: median {ms(med(view))}, "
-                f"max {ms(max(view))} (target <= 100 ms)")
 
     print(f"GET /config (the config Gradio copies per page load and client): median {ms(1000 * med(configs))}, "
           f"max {ms(1000 * max(configs))} (n={len(configs)})")
