@@ -33,13 +33,13 @@ import importlib.util
 import pytest
 import torch
 
+from transformer.decode.decoding import Translator
 from transformer.model.checkpoint import save_checkpoint
 from transformer.model.config import ModelConfig
-from transformer.decode.decoding import Translator
 from transformer.model.model import Transformer
 from transformer.model.tokenizer import Tokenizer
-from transformer.train.synthetic import tiny_corpus
 from transformer.train import data as D
+from transformer.train.synthetic import tiny_corpus
 
 torch.set_num_threads(1)
 # The whole suite can run on a GPU: ATTENTION_LENS_TEST_DEVICE=cuda python -m pytest

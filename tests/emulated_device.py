@@ -62,7 +62,7 @@ class Transfers:
     uploads: list = field(default_factory=list)  # "tensor", "to", ...
     _token: object = None
 
-    def __enter__(self) -> "Transfers":
+    def __enter__(self) -> Transfers:
         self._token = _counting.set(self)
         return self
 
@@ -107,7 +107,7 @@ def _host_tensors(args, kwargs):
                 yield x
 
 
-def to_device(t: Tensor) -> "OnDevice":
+def to_device(t: Tensor) -> OnDevice:
     """A copy of a host tensor on the emulated device (no upload is counted: for setting up a test)."""
     with torch._C.DisableTorchFunctionSubclass():
         return t.detach().clone().as_subclass(OnDevice)
@@ -167,7 +167,7 @@ class _Factories(TorchFunctionMode):
 class EmulatedDevice:
     """`with EmulatedDevice():` makes factory calls with device=EMULATED land on the emulated device."""
 
-    def __enter__(self) -> "EmulatedDevice":
+    def __enter__(self) -> EmulatedDevice:
         self._mode = _Factories()
         self._mode.__enter__()
         return self
@@ -230,7 +230,7 @@ class EmulatedAccelerator:
     """`with EmulatedAccelerator() as acc:` EMULATED is an accelerator to the library (is_accelerator, describe,
     its generator in transformer.model.device's seeding and RNG state), and dropout draws from `acc.generator`."""
 
-    def __enter__(self) -> "EmulatedAccelerator":
+    def __enter__(self) -> EmulatedAccelerator:
         self.generator = torch.Generator()
         library_device.EMULATED_ACCELERATORS[EMULATED] = library_device.Emulated(ACCELERATOR_NAME, self.generator)
         self._mode = _DeviceDropout(self.generator)

@@ -19,7 +19,8 @@ TERMS = {"top", "alti", "saliency", "beam", "bleu", "encoder", "decoder", "token
 # Gradio's own English, hard-coded in its components (no gr.I18n key reaches it): the tables' menu, a slider's reset
 GRADIO_ENGLISH = re.compile(r"^(Copy table data|Copied to clipboard|Table actions|Reset to default value|"
                             r"number input for .*|range slider for .*)$")
-MIN_WORDS = 4  # a text of this many words or more is the walk's (tests/plain.py), read by transformer.decode.language.detect
+# a text of this many words or more is the walk's (tests/plain.py), read by transformer.decode.language.detect
+MIN_WORDS = 4
 ENGLISH_OVER = 1.0   # a word whose English frequency (Zipf) exceeds its German one by this much is English
 ENGLISH_MIN = 1.5    # ... and is at least this common in English
 
@@ -61,7 +62,8 @@ SHORT = """() => {
       if (d.colorbar) out.push(["colorbar", t(d.colorbar.title)]);
       if (d.name && d.showlegend !== false) out.push(["legend", d.name]);
       if (typeof d.hovertemplate === "string") out.push(["hover", d.hovertemplate]);
-      for (const h of new Set([d.hovertext].flat(3))) if (typeof h === "string") out.push(["hovertip", h]);  // not "…text": a long one is read word by word too
+      for (const h of new Set([d.hovertext].flat(3))) if (typeof h === "string") out.push(["hovertip", h]);  // not
+      "…text": a long one is read word by word too
     }
   }
   return out.filter(([, s]) => s && /[A-Za-z]{2}/.test(s))

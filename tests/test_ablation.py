@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.interpret.capture import HeadAblation, attention_modules
 from transformer.decode.decoding import Translator
+from transformer.interpret.capture import HeadAblation, attention_modules
 
 
 def zeroed_copy(model, heads):
@@ -93,10 +93,9 @@ def test_invalid_heads_rejected(tiny_translator, bad):
 
 def test_hooks_removed_after_errors(tiny_translator):
     model = tiny_translator.model
-    with pytest.raises(RuntimeError):
-        with HeadAblation(model, HEADS):
-            assert sum(len(m.out_proj._forward_pre_hooks) for _, _, m in attention_modules(model)) == 4
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), HeadAblation(model, HEADS):
+        assert sum(len(m.out_proj._forward_pre_hooks) for _, _, m in attention_modules(model)) == 4
+        raise RuntimeError("boom")
     assert sum(len(m.out_proj._forward_pre_hooks) for _, _, m in attention_modules(model)) == 0
 
 
@@ -113,7 +112,8 @@ def test_the_ablation_handler_compares_the_sequence_with_the_forced_pieces(tiny_
         s.force(alt)
         s.run()
     assert shown.translation != greedy.translation
-    session = decoding_views.force_at(tr, decoding_views.start(tr, text)[0], None, alt)[0]  # the view's what-if at step 1
+    # the view's what-if at step 1
+    session = decoding_views.force_at(tr, decoding_views.start(tr, text)[0], None, alt)[0]
     intact, ablated, probs, _, _, note = other_tabs.ablate(tr, session, [], [], ["L1 H1"])
     assert intact == shown.translation  # not the greedy decoding
     assert ablated == off.translation

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import DEVICE
+from transformer.decode.decoding import Translator
 from transformer.interpret.agreement import session_alignment, word_alignment
 from transformer.interpret.attribution import METHODS
-from transformer.decode.decoding import Translator
 
 SRC = ["▁Ein", "▁Hund", "▁renn", "t", ".", "</s>"]  # words: Ein, Hund, rennt. (the '.' joins the word before it)
 TGT = ["<s>", "▁A", "▁do", "g", "▁runs", "</s>"]  # words: A, dog, runs

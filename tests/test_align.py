@@ -57,14 +57,14 @@ def test_aer_sums_counts_over_the_corpus_not_a_mean_of_sentences():
 
 def test_words_map_to_the_joined_sentences_pieces(tiny_translator):
     tok = tiny_translator.tokenizer
-    words = "Ein Hund rennt .".split()
+    words = ["Ein", "Hund", "rennt", "."]
     ids, spans, joined = A.word_pieces(tok, words)
     assert joined and ids == tok.encode("Ein Hund rennt .")
     pieces = tok.pieces(ids)
     assert len(spans) == len(words) and spans[0][0] == 0 and spans[-1][1] == len(ids)
     for (a, b), w in zip(spans, words):
         assert "".join(pieces[a:b]).replace("\u2581", "") == w
-    src, tgt, src_spans, tgt_spans = A.pair_ids(tiny_translator, words, "A dog runs .".split())
+    src, tgt, src_spans, tgt_spans = A.pair_ids(tiny_translator, words, ["A", "dog", "runs", "."])
     assert src == tiny_translator.source_ids("Ein Hund rennt .")
     assert tgt == tiny_translator.target_ids_of("A dog runs .") and tgt_spans[0][0] == 1  # BOS at 0
 
@@ -93,13 +93,13 @@ def test_only_pairs_too_long_are_skipped_as_too_long(tiny_translator):
     """Issue 43 B6: evaluate skips (and counts in its note) the pairs too long for the model, and only those; any
     other ValueError (here a blank word, which word_pieces refuses) propagates instead of being called too long."""
     tr = tiny_translator
-    ok = ("Ein Hund rennt .".split(), "A dog runs .".split(), A.parse_talp("1-1 2-2 3-3 4-4"))
+    ok = (["Ein", "Hund", "rennt", "."], ["A", "dog", "runs", "."], A.parse_talp("1-1 2-2 3-3 4-4"))
     long_words = ["Hund"] * tr.config.max_len  # every word at least one piece: more pieces than the model reads
-    too_long = (long_words, "A dog runs .".split(), A.parse_talp("1-1"))
+    too_long = (long_words, ["A", "dog", "runs", "."], A.parse_talp("1-1"))
     notes = []
     results = A.evaluate(tr, [ok, too_long], ["attention"], notes)
     assert notes == ["1 pairs too long for the model were skipped"] and {r["pairs"] for r in results} == {1}
-    blank = (["Ein", "", "rennt"], "A dog runs".split(), A.parse_talp("1-1"))
+    blank = (["Ein", "", "rennt"], ["A", "dog", "runs"], A.parse_talp("1-1"))
     notes = []
     with pytest.raises(ValueError, match="non-blank strings"):
         A.evaluate(tr, [ok, blank], ["attention"], notes)
@@ -129,7 +129,7 @@ def test_the_two_conventions_read_different_rows_and_ignore_eos():
 
 def test_alignment_from_the_model(tiny_translator):
     tr = tiny_translator
-    src, tgt = "Ein Hund rennt .".split(), "A dog runs .".split()
+    src, tgt = ["Ein", "Hund", "rennt", "."], ["A", "dog", "runs", "."]
     for method in A.METHODS:
         for convention in A.CONVENTIONS:
             got = A.alignment(tr, src, tgt, method, "all", convention)

@@ -3,11 +3,11 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from tests.conftest import DEVICE
+from tests.serving import serving
 from ui import api, decoding_views
 from ui.inputs import TOPK
 from ui.payload import decode_array
-from tests.serving import serving
-from tests.conftest import DEVICE
 
 
 def test_start_step_run_equals_translate(tiny_translator, tiny_pairs):
@@ -250,8 +250,9 @@ def test_the_config_copied_on_every_page_load_is_plain_data():
     and fell back to copying piece by piece: 0.44 s per page load, and 32 clients connecting at once timed out."""
     import copy
     import functools
-    from transformer.model.checkpoint import DEFAULT_CHECKPOINT
+
     from transformer.decode.decoding import Translator
+    from transformer.model.checkpoint import DEFAULT_CHECKPOINT
     from ui.app import build_demo
     demo = build_demo(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE))  # the shipped one has a head atlas
     assert any(c["props"].get("elem_id") == "atlas" for c in demo.config["components"])
@@ -268,6 +269,7 @@ def test_the_queue_tells_waiting_requests_their_place_at_a_rate_and_absent_matpl
     attempts around every event fails at once instead of searching sys.path (ui/app.py)."""
     import importlib.util
     import sys
+
     from ui.app import build_demo
     saved = sys.modules.pop("matplotlib", "absent")
     installed = importlib.util.find_spec("matplotlib") is not None

@@ -6,10 +6,10 @@ import shutil
 import numpy as np
 import pytest
 
-from transformer.train import atlas as A
-from transformer.interpret.capture import AttentionMaps
 from transformer.decode.decoding import Translator
+from transformer.interpret.capture import AttentionMaps
 from transformer.model.metrics import bleu
+from transformer.train import atlas as A
 
 SRC = ["▁Ein", "▁Hund", ".", "</s>"]  # S = 4
 TGT = ["<s>", "▁A", "▁dog"]  # T = 3 decoder inputs

@@ -82,11 +82,11 @@ def test_sdpa_rows_sum_to_one_and_respect_mask():
 
 def copy_encoder(ours: EncoderBlock, ref: nn.TransformerEncoderLayer):
     copy_mha(ours.self_attn, ref.self_attn)
-    ref.load_state_dict({**ref.state_dict(), **{
+    ref.load_state_dict({**ref.state_dict(), 
         "linear1.weight": ours.ffn.linear1.weight, "linear1.bias": ours.ffn.linear1.bias,
         "linear2.weight": ours.ffn.linear2.weight, "linear2.bias": ours.ffn.linear2.bias,
         "norm1.weight": ours.norm1.weight, "norm1.bias": ours.norm1.bias,
-        "norm2.weight": ours.norm2.weight, "norm2.bias": ours.norm2.bias}})
+        "norm2.weight": ours.norm2.weight, "norm2.bias": ours.norm2.bias})
 
 
 def randomise_norms(module):
@@ -121,10 +121,10 @@ def test_decoder_block_matches_torch_layer():
                                      norm_first=True).eval()
     copy_mha(ours.self_attn, ref.self_attn)
     copy_mha(ours.cross_attn, ref.multihead_attn)
-    ref.load_state_dict({**ref.state_dict(), **{
+    ref.load_state_dict({**ref.state_dict(), 
         "linear1.weight": ours.ffn.linear1.weight, "linear1.bias": ours.ffn.linear1.bias,
         "linear2.weight": ours.ffn.linear2.weight, "linear2.bias": ours.ffn.linear2.bias,
-        **{f"norm{i}.{p}": getattr(getattr(ours, f"norm{i}"), p) for i in (1, 2, 3) for p in ("weight", "bias")}}})
+        **{f"norm{i}.{p}": getattr(getattr(ours, f"norm{i}"), p) for i in (1, 2, 3) for p in ("weight", "bias")}})
     x, mem = torch.randn(2, 5, D), torch.randn(2, 8, D)
     mpad = torch.arange(8)[None] >= torch.tensor([8, 3])[:, None]
     y = ours(x, mem, causal_mask(5), ~mpad[:, None, None, :])

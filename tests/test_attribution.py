@@ -13,9 +13,18 @@ import pytest
 import torch
 
 from tests.conftest import DEVICE, small_model
-from transformer.interpret.attribution import (EXTRA_METHODS, METHODS, Attribution, attention_contributions, attribute_ids,
-                                     forward, input_gradients, sublayer_contributions, token_embeddings,
-                                     transformed_vectors)
+from transformer.interpret.attribution import (
+    EXTRA_METHODS,
+    METHODS,
+    Attribution,
+    attention_contributions,
+    attribute_ids,
+    forward,
+    input_gradients,
+    sublayer_contributions,
+    token_embeddings,
+    transformed_vectors,
+)
 from transformer.interpret.capture import HeadAblation
 
 TEXT = "Ein Hund rennt."

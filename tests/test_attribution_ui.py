@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from tests.conftest import DEVICE
+from tests.decoders import decode_attribution
+from transformer.decode.decoding import Translator
 from transformer.interpret.agreement import session_alignment
 from transformer.interpret.attribution import attribute_ids
-from transformer.decode.decoding import Translator
-from ui import api as ui_api
 from ui import api, attribution_views, decoding_views
+from ui import api as ui_api
 from ui.attribution_panel import answer
-from tests.decoders import decode_attribution
 from ui.attribution_views import alignment_table
 
 TEXT = "Ein Hund rennt."

@@ -10,8 +10,8 @@ import pytest
 
 import app
 from tests.browser import serve
-from transformer.decode.decoding import Translator
 from tests.conftest import DEVICE
+from transformer.decode.decoding import Translator
 from ui import memory
 
 USER, PASSWORD = "user", "pw"
@@ -113,7 +113,7 @@ def no_launch(monkeypatch, tiny_translator):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
-    monkeypatch.setattr(memory, "tune_allocator", lambda: {})
+    monkeypatch.setattr(memory, "tune_allocator", dict)
     return calls
 
 
@@ -226,7 +226,7 @@ def test_auth_file_with_a_byte_order_mark_and_windows_line_endings(tmp_path):
 
 
 def test_auth_file_passwords_keep_their_spaces(tmp_path):
-    data = "ann:  two leading\nbob:two trailing  \r\ncid:\tx\t\n  # an indented comment\n   \n".encode()
+    data = b"ann:  two leading\nbob:two trailing  \r\ncid:\tx\t\n  # an indented comment\n   \n"
     assert file_logins(tmp_path, data) == [("ann", "  two leading"), ("bob", "two trailing  "), ("cid", "\tx\t")]
 
 

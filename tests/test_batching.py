@@ -1,5 +1,6 @@
 """Batching across users (transformer/decode/batching.py): every session decoded in a batch is the session decoded alone,
-within transformer.decode.step's stated tolerance and with the same pieces, ablated heads and forced pieces included; the
+within transformer.decode.step's stated tolerance and with the same pieces, ablated heads and forced pieces included;
+the
 batch runs through the model's own modules (a global forward hook sees them); a long or broken request in a batch
 harms no other. With ATTENTION_LENS_TEST_DEVICE=cuda these run on a GPU (the GPU lane, .ci/gpu), with
 step.CUDA_TOLERANCE."""
@@ -342,7 +343,8 @@ def test_compare_and_force_handlers_answer_as_alone(translator):
 
 def test_references_followed_in_a_batch_are_what_follow_gives_alone(translator):
     """Translator.follow (the page's reference, teacher-forced step by step) in one batch with other callers' gives
-    what start_ids(...).follow gives alone, within the tolerance: with heads off, with </s> inside the reference (it stops
+    what start_ids(...).follow gives alone, within the tolerance: with heads off, with </s> inside the reference (it
+    stops
     there), and with a reference longer than the decoding limit of its source (the limit grows as follow grows it)."""
     tr, eos = translator, translator.config.eos_id
     long_ref = tr.target_ids_of(" ".join(["a dog runs in the snow"] * 4))[1:-1]

@@ -84,9 +84,8 @@ def test_first_screens_box_and_view_page_holds_the_box_a_state_and_one_bundled_v
     import urllib.request
 
     from benchmarks.first_screen import box_and_view
-    with box_and_view(tiny_translator) as url:
-        with urllib.request.urlopen(url + "config", timeout=60) as r:
-            config = json.loads(r.read())
+    with box_and_view(tiny_translator) as url, urllib.request.urlopen(url + "config", timeout=60) as r:
+        config = json.loads(r.read())
     kinds = sorted((c["type"], c["props"].get("elem_id")) for c in config["components"])
     assert kinds == [("html", "attention"), ("state", None), ("textbox", "source")] and config["dependencies"] == []
     view = next(c for c in config["components"] if c["type"] == "html")
@@ -106,8 +105,8 @@ def test_classroom_asks_alti_as_the_page_does(translator):
     client's own started sentence, the answer is the view's payload for it (what attribution_at computes from that
     session), with no error."""
     from benchmarks import classroom as C
-    from ui.attribution_views import attribution_at
     from tests.serving import serving
+    from ui.attribution_views import attribution_at
     text = "Ein Hund rennt durch den Schnee."
     with serving(translator) as url:
         me = C.client(url)
@@ -146,7 +145,8 @@ def test_classroom_students_ask_what_asks_names_in_order(monkeypatch):
 def test_against_alternates_the_two_checkouts_and_gives_the_ratio_of_p95s(monkeypatch, capsys):
     """benchmarks.against reads the classroom's own table (printed by its report) and runs REV and this checkout in
     the order REV, here, here, REV; the ratio is of the medians of each side's p95."""
-    from benchmarks import against, classroom as C
+    from benchmarks import against
+    from benchmarks import classroom as C
 
     def table(p95):
         rep = {"mode": "batched", "lat": {e: [] for e in C.ENDPOINTS}, "wall": 1.0, "requests": 2, "errors": [],

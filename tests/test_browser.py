@@ -6,8 +6,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.browser import (chips, click, go, open_app, pick, renders, settings, start, step_no, stepped, view,
-                           wait_render)
+from tests.browser import (
+    chips,
+    click,
+    go,
+    open_app,
+    pick,
+    renders,
+    settings,
+    start,
+    step_no,
+    stepped,
+    view,
+    wait_render,
+)
 from transformer.interpret import analysis
 
 pytestmark = pytest.mark.browser

@@ -4,7 +4,14 @@ import pytest
 import torch
 
 from tests.conftest import small_model
-from transformer.interpret.capture import KINDS, AttentionRecorder, HeadAblation, attention_modules, layers_of, parse_heads
+from transformer.interpret.capture import (
+    KINDS,
+    AttentionRecorder,
+    HeadAblation,
+    attention_modules,
+    layers_of,
+    parse_heads,
+)
 from transformer.interpret.inside import HeadCapture, capture_inside
 
 
@@ -32,9 +39,8 @@ def test_a_registration_failing_half_way_leaves_no_hook_and_no_active_context(ma
     else:
         refuse(monkeypatch, last.v_proj, "register_forward_hook")  # the value-norm hooks come last
         hooks = HeadCapture(model, "encoder_self", 0, norms=True)
-    with pytest.raises(RuntimeError, match="registration refused"):
-        with hooks:
-            pass
+    with pytest.raises(RuntimeError, match="registration refused"), hooks:
+        pass
     assert hooks_on(model) == 0 and hooks.var.get() is None and not hooks.active()
     monkeypatch.undo()
     with hooks:  # and it can be entered again

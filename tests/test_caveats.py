@@ -6,7 +6,7 @@ import pytest
 
 from transformer.decode import caveats as K
 from transformer.decode.decoding import Translator
-from transformer.train.lengths import read_source_lengths
+from transformer.model.metrics import read_source_lengths
 
 LONG = ("The old man who lives in the house at the end of our street told me yesterday that he had seen a fox in "
         "his garden while he was drinking his morning coffee on the terrace with his wife and their dog.")

@@ -1,6 +1,7 @@
 """The command line in the user's language (issue 44 item 4): `python -m transformer.translate` says its help, notes
 and errors in German when the locale is German (LC_ALL, LC_MESSAGES or LANG starting with de), from its own small
-catalogue (transformer/decode/cli_texts/<lang>.toml; the library imports nothing of the app), a missing German word falling
+catalogue (transformer/decode/cli_texts/<lang>.toml; the library imports nothing of the app), a missing German word
+falling
 back to English; the translation itself is the model's, the same in both."""
 from __future__ import annotations
 

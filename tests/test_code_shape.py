@@ -139,7 +139,7 @@ def test_no_import_circles():
 
 def top_level_names(js: str) -> list[str]:
     """The names a script declares at the start of a line: its top level, as assets/*.js are written."""
-    return re.findall(r"^(?:async\s+)?(?:function\*?|const|let|var|class)\s+([A-Za-z_$][\w$]*)", js, re.M)
+    return re.findall(r"^(?:async\s+)?(?:function\*?|const|let|var|class)\s+([A-Za-z_$][\w$]*)", js, re.MULTILINE)
 
 
 def test_the_name_check_sees_a_name_declared_twice():

@@ -36,7 +36,7 @@ def start_both(page):
 def partners(a, b):
     """The alignment the page explains, written again: the k-th occurrence of a piece (lowercased, ▁ dropped) in a
     with its k-th occurrence in b, or None."""
-    norm = lambda p: p.removeprefix("\u2581").lower()  # noqa: E731
+    norm = lambda p: p.removeprefix("\u2581").lower()
     seen, out = {}, []
     for p in a:
         k = norm(p)

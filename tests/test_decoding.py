@@ -156,17 +156,17 @@ def test_no_hooks_left_behind_even_on_errors(tiny_translator):
     with pytest.raises(ValueError):
         tiny_translator.attend("Ein Hund.", ["not-a-piece-zz"])
     import torch
-    with pytest.raises(RuntimeError):
-        with AttentionRecorder(model):
-            assert hooks_registered(model) > 0
-            dev = tiny_translator.device  # the error must be the mask's shape, not a device mix
-            model.encode(torch.tensor([[1, 2, 3]], device=dev), torch.ones(2, 2, 2, 2, 2, dtype=torch.bool, device=dev))
+    with pytest.raises(RuntimeError), AttentionRecorder(model):
+        assert hooks_registered(model) > 0
+        dev = tiny_translator.device  # the error must be the mask's shape, not a device mix
+        model.encode(torch.tensor([[1, 2, 3]], device=dev), torch.ones(2, 2, 2, 2, 2, dtype=torch.bool, device=dev))
     assert hooks_registered(model) == 0
 
 
 def test_recorder_synthetic_axes():
     """A model whose attention we control: queries must be rows, keys columns."""
     import torch
+
     from tests.conftest import small_model
     model = small_model(vocab=20, n_encoder_layers=1, n_decoder_layers=1)
     S, T = 5, 3
@@ -206,6 +206,7 @@ def test_recorder_axes_with_known_answer():
     """Hand-built attention: query i scores key j by -(i-j)^2 through one-hot-like q/k, so each
     row's argmax is its own index: any transposition or off-by-one breaks it."""
     import torch
+
     from transformer.model.attention import MultiHeadAttention
     mha = MultiHeadAttention(8, 1).eval()
     with torch.no_grad():

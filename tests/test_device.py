@@ -111,7 +111,7 @@ def test_session_state_lives_on_the_translators_device(tiny_translator):
 # -- an accelerator emulated on the CPU (tests/emulated_device.py): numpy cannot read its tensors, an op cannot
 # mix them with host tensors, and every host transfer is counted. Every handler and API function runs under it.
 
-from tests.emulated_device import EMULATED, EmulatedDevice, OnDevice, Transfers, emulate, to_device  # noqa: E402
+from tests.emulated_device import EMULATED, EmulatedDevice, OnDevice, Transfers, emulate, to_device
 
 
 @pytest.fixture(scope="module")
@@ -333,10 +333,11 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
 
 
 # -- the branches written for an accelerator, taken on the CPU: EmulatedAccelerator (tests/emulated_device.py)
-# presents EMULATED as an accelerator to transformer.model.device.is_accelerator, with a random generator of its own that
+# presents EMULATED as an accelerator to transformer.model.device.is_accelerator, with a random generator of its own
+# that
 # dropout draws from, as CUDA's dropout draws from the CUDA generator
 
-from tests.emulated_device import ACCELERATOR_NAME, EmulatedAccelerator  # noqa: E402
+from tests.emulated_device import ACCELERATOR_NAME, EmulatedAccelerator
 
 
 def test_the_emulated_accelerator_is_one_to_the_library_and_has_its_own_generator():
@@ -383,7 +384,7 @@ def test_the_app_leaves_an_accelerators_threads_alone(monkeypatch, emulated, cap
     from ui import memory
     threads = []
     monkeypatch.setattr(Translator, "load", lambda *a, **k: emulated[0])
-    monkeypatch.setattr(memory, "tune_allocator", lambda: {})
+    monkeypatch.setattr(memory, "tune_allocator", dict)
     monkeypatch.setattr(torch, "set_num_threads", threads.append)
     monkeypatch.setattr(ui, "build_demo", lambda tr: type("Demo", (), {"launch": lambda self, **k: None})())
     with EmulatedAccelerator():

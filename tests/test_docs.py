@@ -40,6 +40,6 @@ def test_the_training_time_in_the_docs_is_the_checkpoints():
     same minutes next to the seconds it quotes from that file."""
     seconds = json.loads((DEFAULT_CHECKPOINT / "metrics.json").read_text(encoding="utf-8"))["train_seconds"]
     text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
-    quoted = re.findall(r"([\d,]+) s \(`train_seconds`.{0,200}?(\d+) min of training", text, re.S)
+    quoted = re.findall(r"([\d,]+) s \(`train_seconds`.{0,200}?(\d+) min of training", text, re.DOTALL)
     assert quoted, "docs/training.md no longer quotes train_seconds and its minutes"
     assert {(int(s.replace(",", "")), int(m)) for s, m in quoted} == {(round(seconds), round(seconds / 60))}

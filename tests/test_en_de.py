@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import DEVICE
-from transformer.model.checkpoint import SHIPPED
 from transformer.decode.decoding import Translator
+from transformer.model.checkpoint import SHIPPED
 
 pytestmark = pytest.mark.skipif(not (SHIPPED / "en-de" / "model.pt").exists(), reason="no checkpoints/en-de")
 

@@ -43,8 +43,9 @@ def test_the_english_german_split_holds_out_the_same_pairs():
 def test_concat_scores_longer_inputs_made_of_the_splits_pairs(tiny_trained, tiny_dir, tmp_path, capsys, monkeypatch):
     """evaluate --concat N: N concatenations of 2-3 of the split's pairs (the same every time), recorded apart."""
     import shutil
-    from transformer.train import evaluate
+
     from transformer.model.metrics import read_metrics
+    from transformer.train import evaluate
     ck = tmp_path / "ck"
     shutil.copytree(tiny_trained, ck)
     scored, score = [], evaluate.evaluate
@@ -74,8 +75,9 @@ def test_length_buckets_split_the_sources_by_their_words():
 def test_subsets_also_scores_joined_pairs_of_the_split(tiny_trained, tiny_dir, tmp_path, capsys, monkeypatch):
     """--subsets: the buckets, and 'joined': joins of 2 of the split's own pairs (never trained on), saved."""
     import shutil
-    from transformer.train import evaluate
+
     from transformer.model.metrics import read_metrics
+    from transformer.train import evaluate
     ck = tmp_path / "ck"
     shutil.copytree(tiny_trained, ck)
     scored, score = [], evaluate.evaluate

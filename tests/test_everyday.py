@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DEVICE
+from transformer.decode.decoding import Translator
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 from transformer.train import corpus as C
 from transformer.train import data as D
-from transformer.model.checkpoint import DEFAULT_CHECKPOINT
-from transformer.decode.decoding import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 UNSEEN_HEADING = "### Ten everyday sentences it never saw"
@@ -44,7 +44,7 @@ def unseen_table() -> list[tuple[str, str]]:
     text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
     assert UNSEEN_HEADING in text
     section = text.split(UNSEEN_HEADING, 1)[1].split("\n#", 1)[0]
-    rows = re.findall(r"^\| (.+?) \| (.+?) \|$", section, re.M)
+    rows = re.findall(r"^\| (.+?) \| (.+?) \|$", section, re.MULTILINE)
     return [(de, en) for de, en in rows if de != "German" and not de.startswith("---")]
 
 

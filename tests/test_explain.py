@@ -3,10 +3,8 @@ tests/test_explain_browser.py."""
 import gradio as gr
 import pytest
 
-from ui import learned_help
-
 from transformer.interpret.figures import row_labels
-
+from ui import learned_help
 
 # -- 10: the row of </s> once the sentence has finished ----------------------------------------------------
 
@@ -49,6 +47,7 @@ EARLY = [0, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 3]  # what transformer.train.train
 
 def write_history(path, tok, epochs, sentences=("Ein Hund rennt.", "Zwei Katzen schlafen."), say=lambda e: f"dog {e}"):
     import numpy as np
+
     from transformer.interpret.history import save_history
     rng = np.random.default_rng(0)
     hist = []
@@ -86,6 +85,7 @@ def learned_tab(checkpoint_dir):
 
 def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     import numpy as np
+
     from transformer.interpret.history import HISTORY, AttentionHistory
     from ui import other_tabs
     write_history(tmp_path / HISTORY, tiny_tok, EARLY)
@@ -111,6 +111,7 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
     """Each language's division of the snapshot's line is in that language, the detailed one's '(what the point
     is)' and learned_help's sentences on an output that is no translation (here: nothing at all) (they were English on the German page)."""
     import re
+
     from transformer.decode import language
     from transformer.interpret.history import HISTORY, AttentionHistory
     from ui import other_tabs
@@ -120,7 +121,7 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
                                   ("mitten im Durchgang 1", "partway through pass 1"),
                                   ("3 vollständige Durchgänge", "3 full passes")]):
         point = other_tabs.learned_at(history, 1, EARLY.index([0, 0.02, 3][i]) + 1)[2]
-        part = {(m, l): t for m, l, t in re.findall(r'<div class="x-(\w+) l-(\w+)" lang="\w+">(.*?)</div>', point, re.S)}
+        part = {(m, l): t for m, l, t in re.findall(r'<div class="x-(\w+) l-(\w+)" lang="\w+">(.*?)</div>', point, re.DOTALL)}
         assert de in part["detail", "de"] and en in part["detail", "en"] and en not in part["detail", "de"]
         for mode in ("plain", "detail"):
             told = learned_help.explain(history, 1, [0, 0.02, 3][i], None, mode, "de")

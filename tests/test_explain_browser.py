@@ -3,7 +3,7 @@ legend by the chips, Layer/Head drawn as choices, the finished row, switched-off
 Sizes, pieces and translations are read from the loaded model at test time, never written here."""
 import pytest
 
-from tests.browser import click, open_app, pick, renders, start, view, wait_render
+from tests.browser import open_app, pick, renders, start, view, wait_render
 from transformer.interpret import analysis
 from transformer.model.tokenizer import SPECIAL_PIECES
 

@@ -11,11 +11,11 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import httpx
 import pytest
 
+from tests.conftest import DEVICE
+from tests.serving import serving
 from transformer.decode.decoding import Translator
 from ui import exports
 from ui.components import SESSION_TTL_S
-from tests.serving import serving
-from tests.conftest import DEVICE
 
 SENTENCES = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt.", "Ein Kind springt."]
 
@@ -134,8 +134,8 @@ def test_the_app_passes_the_users_session_and_ends_it_on_unload(tr):
     (unload,) = [f for f in fns if (None, "unload") in f.targets]
     assert unload.fn is exports.end_session
     (export,) = [f for f in fns if f.api_name == "export"]
-    from gradio.utils import get_type_hints
     import gradio as gr
+    from gradio.utils import get_type_hints
     assert get_type_hints(export.fn).get("request") is gr.Request  # so Gradio hands it the user's request
 
 

@@ -5,10 +5,10 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from ui import decoding_views, exports, other_tabs
 from transformer.interpret import analysis
-from ui.payload import decode_array
 from transformer.interpret.capture import attention_modules
+from ui import decoding_views, exports, other_tabs
+from ui.payload import decode_array
 
 
 @pytest.fixture()

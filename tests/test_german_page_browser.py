@@ -14,9 +14,9 @@ import pytest
 from tests.browser import open_app
 from tests.plain import TABS, open_tab, shown, walk_page
 from tests.short_texts import SHORT, english
-from transformer.train.data import examples_path, read_glossed_examples
 from transformer.decode import language
 from transformer.decode.beam import beam_search
+from transformer.train.data import examples_path, read_glossed_examples
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Das Wetter war gestern sehr schlecht."

@@ -10,8 +10,8 @@ import torch
 from tests.decoders import decode_trajectory
 from transformer.decode.beam import beam_search
 from ui import decoding_views, other_tabs
-from ui.inputs import reference_problem, source_problem
 from ui import payload as P
+from ui.inputs import reference_problem, source_problem
 
 SOURCE = "Ein Hund rennt."
 OTHER = "Ein Kind springt."
@@ -195,7 +195,8 @@ def test_start_echoes_the_text_it_translated_not_the_uncut_input(tiny_translator
     assert len(payload["input"]) < 2000 and text.startswith(payload["input"])
     assert topk["notes"][0] == f"The input was cut from {len(text)} to 2000 characters."
     assert topk["notes"][1].endswith(f"only the first {limit} are translated (the model's limit).")
-    again = decoding_views.start(tr, payload["input"], 4)[2]  # the translated part started alone: the same answer's size
+    # the translated part started alone: the same answer's size
+    again = decoding_views.start(tr, payload["input"], 4)[2]
     assert abs(len(json.dumps(payload)) - len(json.dumps(again))) < 1000
     typed = "  Ein  Hund rennt. "
     state, _, payload, topk = decoding_views.start(tr, typed, 4)

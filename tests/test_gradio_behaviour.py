@@ -25,9 +25,8 @@ def test_the_config_holds_the_values_of_components_not_shown():
     """ui/first_load.py defer: a component in a column not shown still has its whole value in the config (the head
     atlas was sent with every first page)."""
     big = {"cells": list(range(5000))}
-    with gr.Blocks() as demo:
-        with gr.Column(visible=False):
-            gr.JSON(big, elem_id="big")
+    with gr.Blocks() as demo, gr.Column(visible=False):
+        gr.JSON(big, elem_id="big")
     value = next(c for c in demo.config["components"] if c["props"].get("elem_id") == "big")["props"]["value"]
     assert value == big
 
@@ -47,6 +46,7 @@ def test_launch_raises_when_its_probe_of_localhost_fails_and_the_tests_servers_s
     benchmarks start (tests.serving.launched) skip the probe and still answer."""
     import httpx
     from gradio import networking
+
     from tests.serving import free_port, launched
     monkeypatch.setattr(networking, "url_ok", lambda url: False)  # the probe timed out
     with gr.Blocks() as demo:

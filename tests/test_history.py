@@ -3,8 +3,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from transformer.train import data as D
 from transformer.interpret.history import HISTORY, AttentionHistory, save_history
+from transformer.train import data as D
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "de-en" / HISTORY
 

@@ -17,10 +17,10 @@ import gradio as gr
 import httpx
 import pytest
 
+from tests.conftest import DEVICE
+from transformer.decode.decoding import MAX_INPUT_CHARS, Translator, clean_text
 from ui import api, decoding_views
 from ui.inputs import TOPK
-from transformer.decode.decoding import MAX_INPUT_CHARS, Translator, clean_text
-from tests.conftest import DEVICE
 
 TEXT, EMPTY, TYPE, ANY = "text", "empty", "type", "any"
 MESSAGES = {EMPTY: "input is empty", TYPE: "input must be text"}
@@ -37,7 +37,8 @@ HOSTILE = [
     ("many-nuls", "\x00" * 5000, EMPTY),
     ("bidi-marks-only", "\u202e\u202d\u200e\u200f\u2066\u2069", EMPTY),
     ("100k-chars", "x" * 100_000, TEXT),
-    ("100k-spaces-then-word", " " * 100_000 + "Hund", ANY),  # leading whitespace is dropped before the 2000-character cut
+    # leading whitespace is dropped before the 2000-character cut
+    ("100k-spaces-then-word", " " * 100_000 + "Hund", ANY),
     ("long-word-5000", "a" * 5000, TEXT),
     ("long-compound", "Hund" * 1250, TEXT),
     ("emoji", "🐶🏃‍♂️❄️🇩🇪", TEXT),
@@ -450,6 +451,7 @@ def wide_vocab_translator(tiny_pairs, tmp_path_factory):
     """A tiny checkpoint whose vocabulary holds every character of PAYLOAD, so the typed characters can
     come back as pieces instead of <unk> (weights untrained: only the pieces matter here)."""
     import torch
+
     from transformer.model.checkpoint import save_checkpoint
     from transformer.model.config import ModelConfig
     from transformer.model.model import Transformer

@@ -136,6 +136,7 @@ def test_the_librarys_notes_and_errors_reach_a_german_page_in_german(tiny_transl
     for programs, said in the page's language to a page's user (ui/inputs.py told: NOTES and SAID)."""
     import gradio as gr
     from gradio.context import LocalContext
+
     from transformer.decode import decoding, language
     from ui import decoding_views
     warned = []

@@ -6,7 +6,6 @@ import threading
 
 import numpy as np
 import pytest
-import torch
 
 from tests.device_audit import DeviceAudit
 from transformer.interpret.capture import KINDS, attention_modules

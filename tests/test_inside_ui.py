@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from tests.conftest import DEVICE
-from transformer.interpret.capture import KINDS
-from transformer.decode.decoding import Translator
-from ui import api as ui_api
-from ui import api, decoding_views
 from tests.decoders import decode_inside, decode_mask, decode_rows16, decode_unit16, decode_visible
-from ui.inside_payload import INSIDE_VERSION, encode_mask, encode_rows16, encode_unit16, encode_visible
 from tests.serving import serving
+from transformer.decode.decoding import Translator
+from transformer.interpret.capture import KINDS
+from ui import api, decoding_views
+from ui import api as ui_api
+from ui.inside_payload import INSIDE_VERSION, encode_mask, encode_rows16, encode_unit16, encode_visible
 
 TEXT = "Ein Hund rennt durch den Schnee."
 ATOL = 1e-4
@@ -86,7 +86,8 @@ def test_the_views_trajectory_is_used_even_when_the_server_holds_another(tr):
         p = decoding_views.inside_at(tr, state, position_of(shown), "decoder_self", 0, 0)
         assert p["ids"] == shown.target_ids
         np.testing.assert_array_equal(decode_inside(p)["q"], shown.inside("decoder_self", 0, 0).q)
-    whole = decoding_views.inside_at(tr, decoding_views.start(tr, TEXT)[0], None, "cross", 0, 0)  # no position: the history
+    # no position: the history
+    whole = decoding_views.inside_at(tr, decoding_views.start(tr, TEXT)[0], None, "cross", 0, 0)
     assert whole["ids"] == greedy.target_ids
 
 

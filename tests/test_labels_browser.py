@@ -24,7 +24,7 @@ def test_across_layers_labels_rows_as_the_translate_view_does(page):
     rows = page.evaluate("document.querySelector('#align_matrix .js-plotly-plot').layout.yaxis.ticktext")
     assert rows and all("→" in r for r in rows)
     import html
-    norm = lambda r: html.unescape(r).replace("▁", "_").replace(" ", "")  # noqa: E731  (plotly's text is escaped)
+    norm = lambda r: html.unescape(r).replace("▁", "_").replace(" ", "")
     assert [norm(r) for r in rows] == [norm(r) for r in translate_rows[:len(rows)]]
     page.get_by_role("tab", name="Translate").click()
 

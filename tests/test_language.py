@@ -4,7 +4,8 @@ import threading
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from transformer.decode import language as L
 from transformer.model.checkpoint import DEFAULT_CHECKPOINT

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from transformer.train import lengths, train
 from transformer.model.metrics import read_metrics, read_source_lengths
+from transformer.train import lengths, train
 
 
 def test_summary_is_numpys_percentiles_of_the_lengths():

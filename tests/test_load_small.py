@@ -11,8 +11,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import pytest
 
 from benchmarks import load as bench_load
-from transformer.decode.decoding import Translator
 from tests.conftest import DEVICE
+from transformer.decode.decoding import Translator
 
 
 @pytest.fixture(scope="module")

@@ -185,7 +185,9 @@ def test_a_second_model_costs_its_weights_and_no_more(tiny_tok, tmp_path):
     to the resident set (before: 1.17x, from the half copies read into the heap and their float32 copies), and
     the two checkpoints' identical tokenizer files give one SentencePiece processor (2.4 MB for the shipped one)."""
     import shutil
+
     import torch
+
     from transformer.model.checkpoint import save_checkpoint
     from transformer.model.config import ModelConfig
     from transformer.model.model import Transformer

@@ -6,8 +6,8 @@ import pytest
 import sacrebleu
 
 from transformer.model import checkpoint, metrics
-from transformer.train import data as D
 from transformer.model.metrics import METRICS, bleu, chrf, read_metrics, update_metrics
+from transformer.train import data as D
 
 
 def test_bleu_is_sacrebleu_cased_and_lowercased():
@@ -58,8 +58,8 @@ def test_update_metrics_leaves_the_old_file_when_writing_fails(tmp_path):
 
 
 def test_evaluate_and_average_record_through_update_metrics(tiny_trained, tiny_dir, tmp_path):
-    from transformer.train import average, evaluate
     from transformer.model.checkpoint import load_checkpoint, save_weights
+    from transformer.train import average, evaluate
     ck = tmp_path / "ck"
     shutil.copytree(tiny_trained, ck)
     update_metrics(ck, {"val_bleu": 0.0, "epochs": 2})
@@ -95,9 +95,9 @@ def test_average_scores_both_domains_as_training_does(tiny_trained, tiny_dir, tm
     """With a Tatoeba file, --search keeps the window with the best mean of the two domains' BLEU and records
     each domain's, the figures transformer.train.train logs for an epoch."""
     from transformer.train import average
+    from transformer.train.corpus import tatoeba_split
     from transformer.train.evaluate import translate_bleu
     from transformer.train.synthetic import tiny_tatoeba
-    from transformer.train.corpus import tatoeba_split
     ck, model, tok = one_epoch_checkpoint(tiny_trained, tmp_path)
     tatoeba = tiny_tatoeba(tmp_path)
     average.main(["--checkpoint", str(ck), "--data-dir", str(tiny_dir), "--tatoeba", str(tatoeba), "--search"])

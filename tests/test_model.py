@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from tests.conftest import small_model
-from transformer.model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, WEIGHTS, TOKENIZER
-from transformer.model.config import ModelConfig
 from transformer.decode.decoding import clean_text, greedy_decode, pad_batch
+from transformer.model.checkpoint import TOKENIZER, WEIGHTS, CheckpointError, load_checkpoint, save_checkpoint
+from transformer.model.config import ModelConfig
 from transformer.model.model import causal_mask, padding_mask
 
 
@@ -153,7 +153,8 @@ class Evil:
 
 
 def test_pickle_that_runs_code_is_refused(tiny_trained, tmp_path):
-    import shutil, os
+    import os
+    import shutil
     bad = tmp_path / "evil"
     shutil.copytree(tiny_trained, bad)
     torch.save({"format": "attention-lens/1", "config": {}, "state_dict": {}, "x": Evil()}, bad / WEIGHTS)
@@ -190,7 +191,8 @@ def test_empty_input_raises_value_error(tiny_translator, text):
 
 def test_long_input_is_truncated_with_notes_not_warnings(tiny_translator):
     tr, limit = tiny_translator, tiny_translator.config.max_len - 1
-    very_long, long = "Ein Hund rennt. " * 200, "Ein Hund rennt. " * 20  # 3200 characters; 320, but more pieces than fit
+    # 3200 characters; 320, but more pieces than fit
+    very_long, long = "Ein Hund rennt. " * 200, "Ein Hund rennt. " * 20
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         notes = []

@@ -71,13 +71,15 @@ def test_the_german_card_holds_no_english_word_in_either_version(name):
     (its sentences named): no English word (tests/short_texts.py's measure; quoted examples, split and file names as
     'Multi30k val' and 'test_2016_flickr', and the attribution's web address, are names)."""
     import re
+
     from tests.short_texts import english_words
-    from transformer.model.checkpoint import DEFAULT_CHECKPOINT
     from transformer.decode.decoding import Translator
+    from transformer.model.checkpoint import DEFAULT_CHECKPOINT
     from transformer.model.metrics import read_metrics
     from ui import atlas_tab, eval_sets
     tr = Translator.load(DEFAULT_CHECKPOINT.parent / name, "cpu")
-    names = r"\((?:Multi30k|Tatoeba) \w+\)|test_2016_flickr|www\.\S+|tatoeba\.org|d_model|pre-LN|'[^']*'"  # quoted: examples
+    # quoted: examples
+    names = r"\((?:Multi30k|Tatoeba) \w+\)|test_2016_flickr|www\.\S+|tatoeba\.org|d_model|pre-LN|'[^']*'"
     for mode in ("plain", "detail"):
         card = other_tabs.model_card(tr, read_metrics(tr.checkpoint_dir), mode, "de")
         assert [(line, english_words(re.sub(names, " ", line))) for line in card.splitlines()[2:]

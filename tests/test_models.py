@@ -7,11 +7,11 @@ import threading
 import gradio as gr
 import pytest
 
-from transformer.model.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
 from transformer.decode.decoding import Translator
+from transformer.model.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
 from ui import attribution_views, decoding_views, exports, other_tabs
-from ui.models import Models, direction_label, of_session
 from ui.attribution_views import alignment_headers
+from ui.models import Models, direction_label, of_session
 from ui.texts import shown
 from ui.translate_tab import hint_for, language_words
 
@@ -50,6 +50,7 @@ def test_a_model_name_that_is_no_text_is_an_unknown_model(models, bad):
 
 def test_the_api_answers_a_model_name_that_is_no_text_with_the_choices(models):
     from gradio_client import Client
+
     from tests.serving import serving
     with serving([models.first, models.get("en-de")]) as url:
         client = Client(url, verbose=False)
@@ -126,8 +127,9 @@ def test_the_other_language_is_noticed_and_a_switch_offered(models):
 
 
 def test_the_api_takes_an_optional_model(models):
-    from tests.serving import serving
     from gradio_client import Client
+
+    from tests.serving import serving
     with serving([models.first, models.get("en-de")]) as url:
         client = Client(url, verbose=False)
         assert client.predict(DE, api_name="/translate") == EN
@@ -152,6 +154,7 @@ def test_ship_writes_the_last_completed_epoch_and_says_it_is_in_training(tmp_pat
     """transformer.train.ship: a paused run's partial epoch is never what is shipped, and the card says how far it is."""
     import json
     import shutil
+
     from transformer.train import ship
     from ui.other_tabs import model_card
     run = tmp_path / "run"
@@ -206,12 +209,12 @@ def test_ship_continues_a_checkpoint_whose_run_could_not_resume(tmp_path, tiny_t
 
     import numpy as np
 
-    from transformer.train import ship
     from transformer.interpret.history import HISTORY, AttentionHistory, save_history
+    from transformer.train import ship
     entry = {"train_loss": 1.0, "grad_norm": 1.0, "val_loss": 1.0, "val_bleu_lc": 21.0, "val_bleu_multi30k": 19.0,
              "val_bleu_tatoeba": 21.0, "lr": 1e-4, "epoch_seconds": 600.0, "tokens_per_s": 900}
     sentences = ["ein hund", "eine katze"]
-    snap = lambda v: [([1, 5, 2], np.full((1, 1, 3, 3), v, dtype=np.float16)) for _ in sentences]  # noqa: E731
+    snap = lambda v: [([1, 5, 2], np.full((1, 1, 3, 3), v, dtype=np.float16)) for _ in sentences]
     base, run = tmp_path / "base", tmp_path / "run"
     shutil.copytree(tiny_trained, base)
     shutil.copytree(tiny_trained, run)
@@ -244,6 +247,7 @@ def fingerprint(x):
     payload's counter ("seq", new in every answer)."""
     import numpy as np
     import plotly.graph_objects as go
+
     from transformer.decode.decoding import DecodingSession
     if isinstance(x, DecodingSession):
         return ("session", x.translator.config.direction, tuple(x.target_ids), x.cursor)
@@ -283,7 +287,7 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
         assert len(found) >= 1, name
         return found[0]
 
-    evt = lambda data: SimpleNamespace(_data=data)  # noqa: E731  (what gr.EventData carries from the view)
+    evt = lambda data: SimpleNamespace(_data=data)
     users = {"de-en": ("Ein Hund rennt im Park.", "A dog runs in the park."),
              "en-de": ("A dog runs in the park.", "Ein Hund rennt im Park.")}
     started = {}

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from tests.browser import chips, choose_model, open_app, pick, renders, serve, start, step_no, wait_render
-from transformer.model.checkpoint import LOG
 from transformer.interpret.figures import label
-from transformer.model.metrics import read_metrics
 from transformer.interpret.roles import load_atlas
+from transformer.model.checkpoint import LOG
+from transformer.model.metrics import read_metrics
 
 pytestmark = pytest.mark.browser
 W, H = 1280, 800

@@ -95,7 +95,7 @@ def test_wheel_holds_one_package_without_benchmarks_or_test_helpers(wheel):
 
 def test_no_module_in_the_wheel_imports_the_checkouts_top_level_names(wheel):
     z = zipfile.ZipFile(wheel)
-    bad = re.compile(r"^\s*(from|import)\s+(transformer|ui|app|benchmarks|tests)\b", re.M)
+    bad = re.compile(r"^\s*(from|import)\s+(transformer|ui|app|benchmarks|tests)\b", re.MULTILINE)
     found = {n: bad.findall(z.read(n).decode()) for n in z.namelist() if n.endswith(".py")}
     assert not {n: f for n, f in found.items() if f}
     assert "from attention_lens.ui import memory" in z.read("attention_lens/app.py").decode()
@@ -175,9 +175,8 @@ def test_setup_py_refuses_an_import_it_cannot_rename(line):
 def test_gradio_is_pinned_to_the_versions_measured_and_installed():
     """The page leans on Gradio 6.31's behaviours (docs/design.md, tests/test_gradio_behaviour*.py): pyproject.toml
     and requirements.txt pin gradio and gradio_client exactly, to the same versions, which are those installed."""
-    from importlib.metadata import version
-
     import tomllib
+    from importlib.metadata import version
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     reqs = (ROOT / "requirements.txt").read_text().splitlines()
     for name in ("gradio", "gradio_client"):

@@ -8,12 +8,12 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from transformer.decode.decoding import Translator
-from ui import api as ui_api, decoding_views
-from ui import api
-from ui.payload import decode_array
-from tests.serving import serving
 from tests.conftest import DEVICE
+from tests.serving import serving
+from transformer.decode.decoding import Translator
+from ui import api, decoding_views
+from ui import api as ui_api
+from ui.payload import decode_array
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DEVICE
-from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 from transformer.decode.decoding import Translator
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+BLOCKS = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
 
 
 def block(first_line: str) -> str:
@@ -25,7 +25,7 @@ def test_the_notebook_example_runs_and_forces_what_it_says():
     ns = {}
     exec(compile(code, "README.md (notebook)", "exec"), ns)
     s, tr = ns["s"], ns["tr"]
-    forced = re.search(r'^s\.force\("([^"]+)"\)', code, re.M).group(1)
+    forced = re.search(r'^s\.force\("([^"]+)"\)', code, re.MULTILINE).group(1)
     assert s.positions[1].forced and s.target_tokens[1] == forced  # the first piece is the one the README forces
     assert s.done and s.translation.startswith(tr.tokenizer.decode([s.target_ids[1]]))
 
@@ -51,21 +51,21 @@ def test_the_values_the_notebook_example_shows_are_what_the_shipped_model_gives(
     """The comments after tr.translate(...), s.topk(3) and s.translation are today's outputs, not old ones."""
     code = block("from transformer import Translator")
     tr = Translator.load(DEFAULT_CHECKPOINT, device=DEVICE)
-    text, shown = re.search(r'^tr\.translate\("([^"]+)"\)\s+# (\'.*\')$', code, re.M).groups()
+    text, shown = re.search(r'^tr\.translate\("([^"]+)"\)\s+# (\'.*\')$', code, re.MULTILINE).groups()
     assert tr.translate(text) == ast.literal_eval(shown)
-    started = re.search(r'^s = tr\.start\("([^"]+)"\)', code, re.M).group(1)
-    shown = ast.literal_eval(re.search(r"^s\.topk\(3\)\s+# (\[.*\])$", code, re.M).group(1))
+    started = re.search(r'^s = tr\.start\("([^"]+)"\)', code, re.MULTILINE).group(1)
+    shown = ast.literal_eval(re.search(r"^s\.topk\(3\)\s+# (\[.*\])$", code, re.MULTILINE).group(1))
     assert [(piece, round(p, 3)) for piece, p in tr.start(started).topk(3)] == shown
     ns = {}
     exec(compile(code, "README.md (notebook)", "exec"), ns)
-    assert ns["s"].translation == ast.literal_eval(re.search(r"^s\.translation\s+# (\'.*\')$", code, re.M).group(1))
+    assert ns["s"].translation == ast.literal_eval(re.search(r"^s\.translation\s+# (\'.*\')$", code, re.MULTILINE).group(1))
 
 
 def test_the_translation_the_api_example_shows_is_what_the_app_gives():
     pytest.importorskip("gradio_client")
     from ui.api import api_translate
     code = block("from gradio_client import Client")
-    text, shown = re.search(r'^c\.predict\("([^"]+)", api_name="/translate"\)\s+# -> (".*")$', code, re.M).groups()
+    text, shown = re.search(r'^c\.predict\("([^"]+)", api_name="/translate"\)\s+# -> (".*")$', code, re.MULTILINE).groups()
     assert api_translate(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE), text) == ast.literal_eval(shown)
 
 
@@ -73,9 +73,10 @@ def test_the_readme_bleu_table_is_what_metrics_json_records():
     """The README's test-set table is typed in: each figure must be the shipped checkpoint's own (greedy, cased),
     the "13+ words" column the sentences of 13 or more source words of that Tatoeba test (evaluate --subsets)."""
     import json
+
     from transformer.model.checkpoint import SHIPPED
     header = re.search(r"^\| model \| Tatoeba test[^|]*\| 13\+ words[^|]*\| Multi30k test_2016_flickr[^|]*\|$",
-                       README, re.M)
+                       README, re.MULTILINE)
     assert header, "the README's BLEU table is missing"
     rows = {"German → English": "de-en", "English → German": "en-de"}
     seen = 0

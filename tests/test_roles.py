@@ -7,13 +7,13 @@ import html
 import numpy as np
 import pytest
 
+from transformer.interpret import roles as R
+from transformer.interpret.capture import AttentionMaps
+from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 from transformer.train import atlas as A
 from transformer.train import corpus as C
 from transformer.train import data as D
 from transformer.train import evaluate
-from transformer.interpret import roles as R
-from transformer.interpret.capture import AttentionMaps
-from transformer.model.checkpoint import DEFAULT_CHECKPOINT
 
 S = 8  # source pieces: six words, '.', '</s>'
 SRC = ["▁Der", "▁Hund", "▁sieht", "▁das", "▁Zebra", "▁heute", ".", "</s>"]
@@ -206,6 +206,7 @@ def test_the_checkpoints_atlas_is_read_again_when_its_file_changes(tmp_path):
     read next, not a copy cached for the life of the process; a missing or malformed file is no atlas."""
     import json
     import os
+
     from ui import atlas_tab
     path = tmp_path / R.ATLAS
     assert R.load_atlas(tmp_path) is None and R.load_atlas(None) is None
@@ -266,6 +267,7 @@ def test_the_hover_in_german_holds_no_english_word():
     statistics) in German (the catalogue's [said] atlas_hv_* and stat_*), no English word (tests/short_texts.py's
     measure), the numbers the English hover gives, each line short enough for the tooltip."""
     import re
+
     from tests.short_texts import english_words
     from ui import atlas_tab
     for name in ("de-en", "en-de"):

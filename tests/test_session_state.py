@@ -6,11 +6,11 @@ import gradio as gr
 import gradio.state_holder as gradio_state
 import pytest
 
+from tests.serving import launched
 from transformer.decode.decoding import Translator
 from ui import session_state as S
 from ui.app import build_demo
 from ui.components import SESSIONS_MAX
-from tests.serving import launched
 
 EAGER = S.LazySessionState.__mro__[1]  # Gradio's own SessionState, whether or not install() ran
 

@@ -10,19 +10,21 @@ from ui import components
 def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
     """app.py launches with Gradio's own cap on the sessions whose state it keeps (least recently used first)."""
     import gradio as gr
+
     import app
     from transformer.decode.decoding import Translator
     from ui import memory
     calls = []
     monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
-    monkeypatch.setattr(memory, "tune_allocator", lambda: {})
+    monkeypatch.setattr(memory, "tune_allocator", dict)
     app.main([])
     assert calls[0]["state_session_capacity"] == components.SESSIONS_MAX
 
 
 def test_an_evicted_user_is_told_to_start_again(tiny_translator, monkeypatch):
     from gradio_client import Client
+
     from tests.serving import serving
     monkeypatch.setattr(components, "SESSIONS_MAX", 2)
     with serving(tiny_translator) as url:
@@ -47,6 +49,7 @@ def test_the_user_dropped_is_the_least_recently_used_not_the_oldest(tiny_transla
     sessions) behind the test's back."""
     from gradio_client import Client
     from gradio_client import client as gradio_client
+
     from tests.serving import serving
     monkeypatch.setattr(components, "SESSIONS_MAX", 2)
     monkeypatch.setattr(gradio_client.Client, "_stream_heartbeat", staticmethod(lambda *a, **k: None))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import tomllib
 import unicodedata
-from collections import Counter
 
 import pytest
 from wordfreq import tokenize
@@ -85,7 +84,7 @@ def markup(t: str) -> tuple:
     """Tags, bold, italics, code marks, headings and line breaks: what must survive translation unchanged."""
     bold = t.count("**")
     return (sorted(TAG.findall(t)), bold, t.replace("**", "").count("*"), t.count("`"),
-            len(re.findall(r"^#+ ", t, re.M)), t.count("\n"), t[:1] == " ")
+            len(re.findall(r"^#+ ", t, re.MULTILINE)), t.count("\n"), t[:1] == " ")
 
 
 def test_markup_is_the_english_one(en, de):

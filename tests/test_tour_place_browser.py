@@ -50,7 +50,7 @@ def clearest_crossing(traj):
     weaker link; no crossing: the sharpest links."""
     m = np.asarray(traj.maps.cross)
     L, H, T, _ = m.shape
-    word = lambda p: any(c.isalpha() for c in p) and p not in ("<s>", "</s>")  # noqa: E731
+    word = lambda p: any(c.isalpha() for c in p) and p not in ("<s>", "</s>")
     keys = [j for j, p in enumerate(traj.source) if word(p)]
     rows = [i for i in range(min(traj.n, T)) if i + 1 < traj.n and word(traj.pieces[i + 1])]
     best = None

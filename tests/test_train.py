@@ -1,14 +1,13 @@
 """Training: CLI defaults, the step function, --amp, --dry-run and --resume (single process)."""
 import json
-from dataclasses import fields
 
 import pytest
 import torch
 
-from transformer.train import data as D
-from transformer.train import train
 from transformer.model.config import ModelConfig
 from transformer.model.metrics import read_metrics
+from transformer.train import data as D
+from transformer.train import train
 
 
 def test_cli_model_defaults_are_model_config_defaults():
@@ -127,6 +126,7 @@ def test_a_state_written_before_the_generators_were_saved_per_process_still_resu
 
 def test_dry_run_with_atlas_writes_the_head_atlas(tmp_path):
     import json
+
     from transformer.train.train import main
     main(["--dry-run", "--out", str(tmp_path / "ck"), "--no-progress", "--epochs", "1", "--atlas"])
     atlas = json.loads((tmp_path / "ck" / "head_atlas.json").read_text())

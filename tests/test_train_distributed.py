@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer.train import train
 from transformer.model.checkpoint import LOG, TOKENIZER
 from transformer.model.metrics import read_metrics
 from transformer.model.tokenizer import Tokenizer
+from transformer.train import train
 
 ROOT = Path(__file__).resolve().parent.parent
 WORLD = int(os.environ.get("ATTENTION_LENS_DDP_PROCS", "2"))
@@ -148,7 +148,9 @@ def test_one_process_under_torchrun_joins_the_job_and_a_plain_process_does_not(m
     """torchrun --nproc_per_node 1 runs the code of N processes (a process group, DDP, all-reduces): how the GPU
     lane checks NCCL on a machine with one GPU. Without torchrun's environment nothing touches torch.distributed."""
     import socket
+
     from torch.nn.parallel import DistributedDataParallel
+
     from transformer.train import distributed
     for k in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "TORCHELASTIC_RUN_ID"):
         monkeypatch.delenv(k, raising=False)

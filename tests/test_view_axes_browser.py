@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import choose_model, open_app, start, step_no
+from tests.browser import open_app, start, step_no
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Der Hund beißt den Mann, weil er Hunger hat."
@@ -87,7 +87,8 @@ def test_the_inside_table_fits_1024_by_768(served_browser):
     fit = page.evaluate("""(() => {
       const s = document.querySelector('#inside .inside-scroll'), t = document.querySelector('#inside .inside-table');
       const ths = [...t.querySelectorAll('th')], r = s.getBoundingClientRect();
-      return {scroll: s.scrollWidth, client: s.clientWidth, cut: ths.filter(h => h.getBoundingClientRect().right > r.right + 0.5)
+      return {scroll: s.scrollWidth, client: s.clientWidth, cut: ths.filter(h => h.getBoundingClientRect().right >
+      r.right + 0.5)
               .map(h => h.textContent)}; })()""")
     assert fit["cut"] == [] and fit["scroll"] <= fit["client"], fit
     page.close()
