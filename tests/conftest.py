@@ -103,8 +103,8 @@ def served_browser(translator):
 
 
 def small_model(vocab=50, **kw) -> Transformer:
-    cfg = dict(vocab_size=vocab, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64,
-               dropout=0.0, attn_dropout=0.0, max_len=64)
+    cfg = {"vocab_size": vocab, "d_model": 32, "n_heads": 4, "n_encoder_layers": 2, "n_decoder_layers": 2,
+           "d_ff": 64, "dropout": 0.0, "attn_dropout": 0.0, "max_len": 64}
     cfg.update(kw)
     torch.manual_seed(0)
     return Transformer(ModelConfig(**cfg)).eval()

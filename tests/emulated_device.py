@@ -33,6 +33,7 @@ import copy
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Self
 
 import torch
 import torch.nn.functional as F
@@ -62,7 +63,7 @@ class Transfers:
     uploads: list = field(default_factory=list)  # "tensor", "to", ...
     _token: object = None
 
-    def __enter__(self) -> Transfers:
+    def __enter__(self) -> Self:
         self._token = _counting.set(self)
         return self
 
@@ -167,7 +168,7 @@ class _Factories(TorchFunctionMode):
 class EmulatedDevice:
     """`with EmulatedDevice():` makes factory calls with device=EMULATED land on the emulated device."""
 
-    def __enter__(self) -> EmulatedDevice:
+    def __enter__(self) -> Self:
         self._mode = _Factories()
         self._mode.__enter__()
         return self
@@ -230,7 +231,7 @@ class EmulatedAccelerator:
     """`with EmulatedAccelerator() as acc:` EMULATED is an accelerator to the library (is_accelerator, describe,
     its generator in transformer.model.device's seeding and RNG state), and dropout draws from `acc.generator`."""
 
-    def __enter__(self) -> EmulatedAccelerator:
+    def __enter__(self) -> Self:
         self.generator = torch.Generator()
         library_device.EMULATED_ACCELERATORS[EMULATED] = library_device.Emulated(ACCELERATOR_NAME, self.generator)
         self._mode = _DeviceDropout(self.generator)

@@ -100,7 +100,7 @@ def english(short: list[list[str]], data: list[str]) -> list[str]:
         for d in data:
             rest = rest.replace(d, " ")
         rest = re.sub(r"▁\S*", " ", rest)
-        if words and set(w.lower() for w in re.findall(r"[^\W\d_]+", rest)) <= words:
+        if words and {w.lower() for w in re.findall(r"[^\W\d_]+", rest)} <= words:
             continue  # only words of the data: a table's cell, a piece
         if where.endswith(("text", "title")) and len(re.findall(r"[^\W\d_]{2,}", rest)) >= MIN_WORDS:
             continue

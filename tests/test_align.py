@@ -64,7 +64,7 @@ def test_words_map_to_the_joined_sentences_pieces(tiny_translator):
     assert len(spans) == len(words) and spans[0][0] == 0 and spans[-1][1] == len(ids)
     for (a, b), w in zip(spans, words):
         assert "".join(pieces[a:b]).replace("\u2581", "") == w
-    src, tgt, src_spans, tgt_spans = A.pair_ids(tiny_translator, words, ["A", "dog", "runs", "."])
+    src, tgt, _src_spans, tgt_spans = A.pair_ids(tiny_translator, words, ["A", "dog", "runs", "."])
     assert src == tiny_translator.source_ids("Ein Hund rennt .")
     assert tgt == tiny_translator.target_ids_of("A dog runs .") and tgt_spans[0][0] == 1  # BOS at 0
 

@@ -194,7 +194,7 @@ def test_force_at_the_browsers_step_returns_the_forced_trajectory(tiny_translato
     at = 1
     alt = stepped(tr, de, at).topk(3)[2][0]
     pos = json.dumps({"step": at, "ids": [p.token for p in state.positions[:at + 1]], "forced": [0] * (at + 1)})
-    s, text, payload, topk = decoding_views.force_at(tr, state, pos, alt)
+    s, text, payload, _topk = decoding_views.force_at(tr, state, pos, alt)
     want = stepped(tr, de, at)
     want.force(alt)
     assert payload["cursor"] == at + 1 and text == want.translation and s.cursor == at + 1

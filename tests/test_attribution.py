@@ -376,7 +376,7 @@ def test_a_sessions_switched_off_heads_are_off(tiny_translator):
     s = tr.start(TEXT, ablate=heads).run()
     for method in ("alti", "saliency"):
         got = s.attribution(method)
-        src, tgt = attribute_ids(tr.model, s.source_ids, s.target_ids, method, heads)
+        src, _tgt = attribute_ids(tr.model, s.source_ids, s.target_ids, method, heads)
         np.testing.assert_array_equal(got.source, src)
         intact = attribute_ids(tr.model, s.source_ids, s.target_ids, method)[0]
         assert not np.allclose(got.source, intact, atol=1e-4)

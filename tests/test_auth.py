@@ -41,7 +41,7 @@ def test_wrong_credentials_are_refused(auth_served, username, password):
     _, url = auth_served
     r = login(url, username, password)
     assert r.status_code in (400, 401, 422), r.text
-    assert not any(k.startswith("access-token") for k in r.cookies.keys())
+    assert not any(k.startswith("access-token") for k in r.cookies)
 
 
 def test_right_password_is_accepted_and_opens_the_api(auth_served):

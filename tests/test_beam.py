@@ -1,3 +1,5 @@
+import itertools
+
 import pytest
 import torch
 
@@ -31,7 +33,7 @@ def check_tree(result: BeamResult, k: int, eos: int):
     for step, nodes in enumerate(tree[1:], 1):
         assert sum(n.alive for n in nodes) <= k
         assert [n.rank for n in nodes] == list(range(len(nodes)))
-        assert all(a.score >= b.score for a, b in zip(nodes, nodes[1:]))
+        assert all(a.score >= b.score for a, b in itertools.pairwise(nodes))
         for n in nodes:
             assert n.step == step and 0 <= n.parent < len(tree[step - 1]) and tree[step - 1][n.parent].alive
             assert n.alive == (n.token != eos)
@@ -65,7 +67,7 @@ def test_beam_k_sorted_traceable_and_scored(tiny_translator, tiny_pairs):
             result = beam_search(model, src, k, length_penalty=lp)
             hyps = result.hypotheses
             assert len(hyps) == k and result.source_ids == src
-            assert all(a.normalized >= b.normalized for a, b in zip(hyps, hyps[1:]))
+            assert all(a.normalized >= b.normalized for a, b in itertools.pairwise(hyps))
             for h in hyps:
                 assert h.finished == (h.ids[-1] == eos) and eos not in h.ids[:-1]
                 assert h.score == pytest.approx(sum(h.token_logprobs), abs=1e-9)

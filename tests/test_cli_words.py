@@ -61,7 +61,7 @@ def test_the_cli_speaks_german_when_lang_is_german(capsys):
     status, out_en, err_en = run([FRENCH, "Ein Hund rennt durch den Schnee."], {"LANG": "en_US.UTF-8"}, capsys)
     assert "note: This looks like French" in err_en and "Hinweis" not in err_en, err_en
     assert out_de == out_en and len(out_de.splitlines()) == 2  # the model's translations: never translated
-    status, out, err = run(["▁"], {"LANG": "de_DE.UTF-8"}, capsys)
+    status, _out, err = run(["▁"], {"LANG": "de_DE.UTF-8"}, capsys)
     assert status == 1 and err.strip() == "Fehler: Die Eingabe ist leer: Tippe einen Satz", err
 
 

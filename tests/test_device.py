@@ -164,7 +164,7 @@ def test_the_emulated_device_refuses_what_cuda_refuses():
 def test_decoding_state_lives_on_the_emulated_device(on_device, emulated):
     tr, _, _ = on_device
     from ui import decoding_views
-    state, text, payload, topk = decoding_views.start(tr, "Ein Hund rennt.")
+    state, _text, _payload, topk = decoding_views.start(tr, "Ein Hund rennt.")
     assert isinstance(state.cross_k, OnDevice) and isinstance(state.cross_v, OnDevice)
     for p in state.positions:
         assert isinstance(p.k, OnDevice) and isinstance(p.v, OnDevice) and isinstance(p.hidden, OnDevice)
@@ -324,7 +324,7 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
     snap = snapshot_attention(tr.model, tr.tokenizer, texts, tr.config.max_len)
     save_history(tmp_path / "h.npz", texts, tr.tokenizer, [{"epoch": 1, "snap": snap}])
     history = AttentionHistory.load(tmp_path / "h.npz")
-    fig, text = other_tabs.learned(history, 0, 1)
+    _fig, text = other_tabs.learned(history, 0, 1)
     assert text == tr.translate(texts[0]) and other_tabs.learned_at(history, 1, 1)[1] == tr.translate(texts[1])
     s = decoding_views.start(tr, texts[0])[0]
     t.clear()

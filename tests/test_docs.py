@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_the_model_tab_says_which_weights_each_validation_bleu_is_of():
     metrics = {"val_bleu": 30.5, "weights": "average of epochs 008..009", "test": {"val/greedy": {"bleu": 30.25}}}
-    [(name, text)] = validation_rows(metrics)
+    [(_name, text)] = validation_rows(metrics)
     shipped, chosen = text.split("; ")
     assert "30.25" in shipped and "as shipped (fp16)" in shipped
     assert "30.5" in chosen and "fp32" in chosen and "average of epochs 008..009" in chosen

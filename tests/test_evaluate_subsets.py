@@ -89,7 +89,8 @@ def test_subsets_also_scores_joined_pairs_of_the_split(tiny_trained, tiny_dir, t
     split = C.load_split("val", tiny_dir)
     assert scored[0] == split and len(scored) == 2 and len(scored[1]) == 9
     for src, tgt in scored[1]:  # two of the split's pairs, sources and targets joined in the same order
-        a, b = [p for p in split if src.startswith(p[0] + " ")][0], [p for p in split if src.endswith(" " + p[0])][0]
+        a = next(p for p in split if src.startswith(p[0] + " "))
+        b = next(p for p in split if src.endswith(" " + p[0]))
         assert src == f"{a[0]} {b[0]}" and tgt == f"{a[1]} {b[1]}"
     assert r["subsets"]["joined"]["sentences"] == 9 and "joined" in out and "1-5 words" in out
     saved = read_metrics(ck)["test"]["val/greedy"]["subsets"]

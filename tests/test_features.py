@@ -19,7 +19,7 @@ def finished(tiny_translator):
 def test_ablation_panel_compares_intact_and_ablated(tiny_translator, finished):
     tr = tiny_translator
     every = {kind: other_tabs.head_choices(tr, kind) for kind in ("encoder_self", "decoder_self", "cross")}
-    intact, ablated, probs, topk, payload, note = other_tabs.ablate(tr, finished, every["encoder_self"],
+    intact, ablated, probs, topk, payload, _note = other_tabs.ablate(tr, finished, every["encoder_self"],
                                                              every["decoder_self"], every["cross"], 5)
     assert intact == tr.translate("Ein Hund rennt.")
     heads = [(k, l, h) for k, l, _ in attention_modules(tr.model) for h in range(tr.config.n_heads)]
@@ -44,11 +44,11 @@ def test_ablation_panel_compares_intact_and_ablated(tiny_translator, finished):
 
 def test_beam_panel(tiny_translator):
     tr = tiny_translator
-    state, fig, choices, payload = other_tabs.beam(tr, "Ein Kind springt.", 3)
+    state, _fig, choices, payload = other_tabs.beam(tr, "Ein Kind springt.", 3)
     assert len(choices["choices"]) == 3 and choices["value"] == choices["choices"][0]
     assert tr.tokenizer.decode(state["hyps"][0]) in choices["choices"][0]
     assert payload["mode"] == "beam" and payload["target"][-1] == "</s>"
-    fig2, payload2 = other_tabs.beam_pick(tr, state, choices["choices"][2])
+    _fig2, payload2 = other_tabs.beam_pick(tr, state, choices["choices"][2])
     assert payload2["target"] == tr.tokenizer.pieces([tr.config.bos_id] + state["hyps"][2])
     s1 = other_tabs.beam(tr, "Ein Kind springt.", 1)[0]
     assert tr.tokenizer.decode(s1["hyps"][0]) == tr.translate("Ein Kind springt.")
@@ -62,7 +62,7 @@ def test_beam_panel(tiny_translator):
 
 
 def test_across_layers(tiny_translator, finished):
-    roll, lines, matrix = other_tabs.across_layers(tiny_translator, finished, "all layers", 0.15)
+    roll, _lines, matrix = other_tabs.across_layers(tiny_translator, finished, "all layers", 0.15)
     S = len(finished.source_ids)
     T = len(finished.target_ids) - 1  # finished: the </s> row predicts nothing
     z = np.array(matrix.data[0].z)
@@ -86,7 +86,7 @@ def test_word_toggle_merges_pieces(tiny_translator, finished):
     assert cross.shape == (maps.cross.shape[0], maps.cross.shape[1], len(ts), len(ss))
     np.testing.assert_allclose(cross.sum(-1), 1.0, atol=1e-3)
     np.testing.assert_allclose(cross, analysis.merge_words(maps.cross, ts, ss), atol=1e-4)
-    s2, _, p2, _ = decoding_views.step_view(tiny_translator, finished, 5, True)
+    _s2, _, p2, _ = decoding_views.step_view(tiny_translator, finished, 5, True)
     assert p2["words"]
 
 
@@ -131,7 +131,7 @@ def test_attention_history_recorded_during_training_and_shown(tmp_path):
 
 def test_attention_maps_figure_one_head_mean_and_grid(finished):
     maps = finished.attention
-    L, H, T, S = maps.cross.shape
+    L, H, _T, _S = maps.cross.shape
     one = maps.figure("cross", 1, 2)
     np.testing.assert_allclose(np.array(one.data[0].z), maps.cross[1, 2], atol=1e-4)
     from transformer.interpret.figures import label

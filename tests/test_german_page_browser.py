@@ -144,7 +144,7 @@ def test_the_switch_changes_the_page_at_once_and_a_link_keeps_it(german, served_
     page.select_option("#ui_language", "de")
     link = page.evaluate("window.__link.url()")
     assert "lang=de" in link, link
-    url, b = served_browser
+    _url, b = served_browser
     other = Localized(b, "en-US").new_page({"width": 1280, "height": 800})
     other.goto(link)
     other.wait_for_function("window.__link && window.__link.opened === true", timeout=120000)

@@ -136,7 +136,7 @@ def test_the_compare_tabs_start_says_which_sentence_it_cannot_read_under_the_box
 def test_beam_search_of_the_started_sentence(tiny_translator):
     tr = tiny_translator
     s = tr.start(SOURCE)
-    state, _, choices, payload = other_tabs.beam_started(tr, s, 3)
+    state, _, _choices, payload = other_tabs.beam_started(tr, s, 3)
     best = beam_search(tr.model, tr.source_ids(SOURCE), 3).hypotheses[0]
     assert state["source_ids"] == s.source_ids and state["hyps"][0] == best.ids
     assert payload["target"] == tr.tokenizer.pieces([tr.config.bos_id] + best.ids)

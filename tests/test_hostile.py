@@ -220,7 +220,7 @@ def running(tr):
 
 
 def still_works(tr, state, text="Ein Hund rennt."):
-    s, translation, payload, _ = decoding_views.run(tr, state)
+    _s, translation, payload, _ = decoding_views.run(tr, state)
     assert translation == tr.translate(text) and payload["done"]
     assert api.api_translate(tr, "Eine Katze schläft.") == tr.translate("Eine Katze schläft.")
 

@@ -154,7 +154,7 @@ def test_a_refused_head_is_said_in_the_panel_and_can_be_asked_again(page, transl
 
     def refuse(*args):
         calls.append(args[3:])
-        raise gr.Error("the session has expired (%s %s %s)" % args[3:])
+        raise gr.Error("the session has expired ({} {} {})".format(*args[3:]))
     monkeypatch.setattr(decoding_views, "inside_at", refuse)
     pick(page, "encoder_self", 1, 2)
     page.wait_for_function("document.querySelector('#inside [data-role=msg]').textContent.includes('1 2)')",

@@ -50,7 +50,7 @@ def test_verify_notices_a_session_that_is_not_its_own(tiny_served, tiny_pairs):
     tr, _ = tiny_served
     from ui import decoding_views
     (a, _), (b, _) = tiny_pairs[0], tiny_pairs[7]
-    state, text, payload, _ = decoding_views.run(tr, decoding_views.start(tr, b)[0])
+    _state, text, payload, _ = decoding_views.run(tr, decoding_views.start(tr, b)[0])
     problems = bench_load.verify({"sentence": a, "translation": text, "payload": payload}, tr)
     assert any("translation" in p for p in problems)
     assert any("source pieces" in p for p in problems)

@@ -74,7 +74,7 @@ def test_the_clears_after_a_switch_with_no_sentence_say_nothing_of_a_sentence(de
     name "this sentence" are empty: each tab's sentence line says none is started), a new one after a Start."""
     count = next(b for b in demo.blocks.values() if getattr(b, "label", None) == "sentences started")
     [clear] = [f for f in demo.fns.values() if [(t[0], t[1]) for t in f.targets] == [(count._id, "change")]]
-    assert [getattr(i, "elem_id", None) for i in clear.inputs][0] == "model" and isinstance(clear.inputs[1], gr.State)
+    assert next(getattr(i, "elem_id", None) for i in clear.inputs) == "model" and isinstance(clear.inputs[1], gr.State)
     names = [o.elem_id for o in clear.outputs]
     assert {"beam_note", "ablate_note", "layers_note", "word_align_summary", "word_align_matrix"} <= set(names)
     idle = dict(zip(names, clear.fn("en-de", None)))

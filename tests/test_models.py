@@ -89,7 +89,7 @@ def test_two_users_with_different_models_at_once_see_only_their_own(models):
     def user(key, text, want):
         try:
             for i in range(10):
-                state, translation, payload, _ = decoding_views.start(models.get(key), text)
+                state, _translation, payload, _ = decoding_views.start(models.get(key), text)
                 assert payload["languages"] == key.split("-")
                 ran = of_session(decoding_views.run)(state)
                 assert ran[1] == want, (key, ran[1])

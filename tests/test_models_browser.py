@@ -31,7 +31,7 @@ def tab(page, name):
 
 
 def test_the_picker_changes_every_tabs_model(page, two):
-    de, en = two
+    _de, en = two
     assert model_label(page) == "German → English"
     choose(page, "English → German")
     assert "English sentence" in page.get_attribute("#source textarea", "placeholder")

@@ -382,7 +382,7 @@ def two_page(served_browser, tiny_trained, tiny_en_de_dir):
 
 
 def test_switching_the_model_clears_what_the_old_one_left(two_page):
-    page, (de, en) = two_page
+    page, (_de, _en) = two_page
     start(page, "Ein Hund rennt.")
     tab(page, "Across layers")
     page.wait_for_function(f"{MATRIX_X} !== null", timeout=60000)

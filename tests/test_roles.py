@@ -353,7 +353,7 @@ def test_evaluate_and_atlas_take_every_split(tmp_path, tiny_dir, tiny_trained, c
     path = tmp_path / "t.tsv.gz"
     with gzip.open(path, "wt", encoding="utf-8") as f:
         f.write("".join(f"Ich sehe {i} Katzen.\tI see {i} cats.\n" for i in range(300)))
-    tr, pairs = evaluate.load_model_and_split(tiny_trained, "cpu", tiny_dir, "tatoeba_test", tatoeba=path)
+    _tr, pairs = evaluate.load_model_and_split(tiny_trained, "cpu", tiny_dir, "tatoeba_test", tatoeba=path)
     assert pairs == C.load_split("tatoeba_test", tiny_dir, path) and len(pairs) == 30
     r = evaluate.main(["--checkpoint", str(tiny_trained), "--data-dir", str(tiny_dir), "--tatoeba", str(path),
                        "--split", "tatoeba_test", "--device", "cpu"])
