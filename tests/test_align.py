@@ -219,6 +219,6 @@ def test_python_dash_m(corpus, tiny_trained):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     r = subprocess.run([sys.executable, "-m", "transformer.align", "--pairs", str(pairs), "--gold", str(gold),
                         "--checkpoint", str(tiny_trained), "--device", "cpu", "--method", "attention", "--json",
-                        "--limit", "3"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+                        "--limit", "3"], check=False, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert len(r.stdout.strip().splitlines()) == 6 and all(json.loads(x)["pairs"] == 3 for x in r.stdout.splitlines())

@@ -44,7 +44,7 @@ def source(tmp_path_factory):
 def wheel(source, tmp_path_factory):
     out = tmp_path_factory.mktemp("dist")
     r = subprocess.run([*PIP, "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)],
-                       capture_output=True, text=True, timeout=600)
+                       check=False, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     (path,) = out.glob("attention_lens-*.whl")
     return path
@@ -54,7 +54,7 @@ def wheel(source, tmp_path_factory):
 def installed(wheel, tmp_path_factory):
     target = tmp_path_factory.mktemp("site")
     r = subprocess.run([*PIP, "install", "--no-deps", "--target", str(target), str(wheel)],
-                       capture_output=True, text=True, timeout=600)
+                       check=False, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     return target
 
@@ -70,7 +70,8 @@ def elsewhere(tmp_path):
 
 def run_there(paths: list[Path], code: str, cwd: Path) -> str:
     env = dict(os.environ, PYTHONNOUSERSITE="1", PYTHONPATH=os.pathsep.join(map(str, paths)))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    r = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=cwd, env=env,
+                       timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 
@@ -129,8 +130,8 @@ def test_console_script_has_the_app_flags(installed, elsewhere):
     script = installed / "bin" / "attention-lens"
     assert script.exists()
     env = dict(os.environ, PYTHONPATH=str(installed), PYTHONNOUSERSITE="1")
-    r = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, cwd=elsewhere,
-                       env=env, timeout=120)
+    r = subprocess.run([sys.executable, str(script), "--help"], check=False, capture_output=True, text=True,
+                       cwd=elsewhere, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     for flag in ("--host", "--port", "--share", "--auth-file", "--checkpoint", "--device"):
         assert flag in r.stdout
@@ -139,7 +140,7 @@ def test_console_script_has_the_app_flags(installed, elsewhere):
 def test_editable_install_gives_a_working_command(source, tmp_path_factory, tmp_path):
     prefix = tmp_path_factory.mktemp("editable")
     r = subprocess.run([*PIP, "install", "--no-deps", "--no-build-isolation", "-e", str(source), "--prefix",
-                        str(prefix)], capture_output=True, text=True, timeout=600)
+                        str(prefix)], check=False, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     (packages,) = prefix.glob("lib/python*/site-packages")
     out = run_there([], f"""
