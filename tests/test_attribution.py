@@ -493,9 +493,9 @@ def test_on_the_emulated_device_one_upload_and_one_host_copy(tiny_translator):
     with EmulatedDevice(), Transfers() as t:
         s = tr.start(TEXT).run()
         for method in METHODS + EXTRA_METHODS:
-            for call, ref in ((lambda: tr.attribute(TEXT, "A dog runs.", method),
-                               lambda: cpu.attribute(TEXT, "A dog runs.", method)),
-                              (lambda: s.attribution(method), lambda: cpu.start(TEXT).run().attribution(method))):
+            for call, ref in ((lambda: tr.attribute(TEXT, "A dog runs.", method),  # noqa: B023 (called in the loop)
+                               lambda: cpu.attribute(TEXT, "A dog runs.", method)),  # noqa: B023 (called in the loop)
+                              (lambda: s.attribution(method), lambda: cpu.start(TEXT).run().attribution(method))):  # noqa: B023 (called in the loop)
                 t.clear()
                 got = call()
                 assert t.to_host == ["cpu"] and t.uploads == ["tensor"], (method, t.to_host, t.uploads)

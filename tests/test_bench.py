@@ -136,7 +136,7 @@ def test_classroom_students_ask_what_asks_names_in_order(monkeypatch):
     for asked, want in ((("start", "alti"), ["/start", "/attribution"]),
                         (C.ASKED, ["/start", "/attribution", "/ablate", "/beam"])):
         me, out = Fake(), {}
-        monkeypatch.setattr(C, "client", lambda url: me)
+        monkeypatch.setattr(C, "client", lambda url, me=me: me)
         C.student("u", "de-en", "Ein Hund.", 0.0, threading.Barrier(1), random.Random(0), out, "api", asked)
         assert me.names == want and out["errors"] == [] and out["got"]["translation"] == "x"
         assert [e for e, v in out["latency"].items() if v is not None] == want

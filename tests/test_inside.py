@@ -99,7 +99,7 @@ def test_heads_outputs_add_up_to_the_modules_output(tiny_translator, session):
         layer = layers_of(tr, kind) - 1
         module = module_of(tr.model, kind, layer)
         seen = []
-        handle = module.register_forward_hook(lambda m, a, o: seen.append(o.output[0].detach().cpu().numpy()))
+        handle = module.register_forward_hook(lambda m, a, o: seen.append(o.output[0].detach().cpu().numpy()))  # noqa: B023 (removed in the loop)
         try:
             outs = [s.inside(kind, layer, h).out for h in range(H)]
         finally:
