@@ -48,7 +48,7 @@ def test_ablation_never_touches_weights_or_other_users(tiny_translator):
             barrier.wait()
             for _ in range(5):
                 ablated_ids.append(tr.start("Ein Hund rennt.", ablate=every).run().target_ids)
-        except BaseException as e:  # noqa: BLE001: an exception in a thread is otherwise lost
+        except BaseException as e:  # noqa: BLE001 (an exception in a thread is otherwise lost)
             errors.append(e)
 
     def plain(text):

@@ -458,7 +458,7 @@ def test_two_threads_at_once_give_what_one_gives(tiny_translator):
             for _ in range(3):
                 for i in range(k, len(jobs), 2):
                     got.setdefault(i, []).append(tr.attribute(*jobs[i]))
-        except Exception as e:  # pragma: no cover - reported below
+        except Exception as e:  # noqa: BLE001 (reported below)  # pragma: no cover
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]

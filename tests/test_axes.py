@@ -29,7 +29,8 @@ def test_the_exported_page_says_what_rows_and_columns_are_for_every_kind(tiny_tr
         text = {"de": "Ein Hund rennt.", "en": "A dog runs."}[tr.config.src_lang]
         s = decoding_views.start(tr, text)[0]
         page = next(f for f in exports.export_maps(tr, s) if f.endswith(".html"))
-        body = open(page, encoding="utf-8").read()
+        with open(page, encoding="utf-8") as f:
+            body = f.read()
         for line in LINES[languages].values():
             assert line in body or json.dumps(line)[1:-1] in body, (languages, line)  # as typed, or JSON-escaped
 

@@ -90,9 +90,9 @@ def test_first_screens_box_and_view_page_holds_the_box_a_state_and_one_bundled_v
     assert kinds == [("html", "attention"), ("state", None), ("textbox", "source")] and config["dependencies"] == []
     view = next(c for c in config["components"] if c["type"] == "html")
     assert "__attentionLens" in view["props"]["js_on_load"] and len(view["props"]["js_on_load"]) < 400
-    with box_and_view(tiny_translator, start=True) as url:  # and with the Start button: one gr.HTML, one event more
-        with urllib.request.urlopen(url + "config", timeout=60) as r:
-            config = json.loads(r.read())
+    with (box_and_view(tiny_translator, start=True) as url,  # and with the Start button: one gr.HTML, one event more
+          urllib.request.urlopen(url + "config", timeout=60) as r):
+        config = json.loads(r.read())
     ids = {c["id"]: c["props"].get("elem_id") for c in config["components"]}
     assert sorted(i for i in ids.values() if i) == ["attention", "source", "start"] and len(ids) == 4
     [event] = config["dependencies"]

@@ -306,11 +306,12 @@ def test_word_toggle_and_export_buttons(page, translator):
     go(page, t)
     with page.expect_download() as d:
         page.click("#attention [data-role=html]")
-    html = open(d.value.path(), encoding="utf-8").read()
+    html = Path(d.value.path()).read_text(encoding="utf-8")
     assert html.startswith("<!doctype html>") and "Plotly.newPlot" in html and len(html) > 500_000
     with page.expect_download(timeout=30000) as d:
         page.click("#attention [data-role=png]")
-    assert open(d.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    with open(d.value.path(), "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     page.get_by_text("Export the maps").click()
     page.click("#export")
     page.locator("#export_files", has_text=".npz").wait_for(state="attached", timeout=20000)  # (mounted late)

@@ -92,14 +92,16 @@ def test_word_toggle_merges_pieces(tiny_translator, finished):
 
 def test_export_files_hold_the_maps(tiny_translator, finished):
     npz, js, page = exports.export_maps(tiny_translator, finished)
-    html = open(page, encoding="utf-8").read()
+    with open(page, encoding="utf-8") as f:
+        html = f.read()
     assert html.startswith("<!doctype html>") and "Plotly" in html and html.count("plotly-graph-div") == 3
     maps = finished.attention
     z = np.load(npz)
     for kind in ("encoder_self", "decoder_self", "cross"):
         np.testing.assert_array_equal(z[kind], maps[kind])
     assert list(z["source_tokens"]) == maps.source_tokens and list(z["target_tokens"]) == maps.target_tokens
-    d = json.loads(open(js, encoding="utf-8").read())
+    with open(js, encoding="utf-8") as f:
+        d = json.load(f)
     assert d["target_tokens"] == maps.target_tokens and d["translation"] == finished.translation
     np.testing.assert_allclose(np.array(d["cross"]), maps.cross, atol=1e-6)
     with pytest.raises(gr.Error):

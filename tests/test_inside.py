@@ -173,7 +173,7 @@ def test_concurrent_requests_on_one_shared_model(tiny_translator):
             barrier.wait()
             for _ in range(3):
                 got[i] = s.inside(k, l, h, norms=True)
-        except Exception as e:  # reported below
+        except Exception as e:  # noqa: BLE001 (reported below)
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(len(jobs))]
@@ -257,7 +257,7 @@ def test_a_head_capture_ignores_another_threads_call_made_while_its_hook_is_half
     def other_thread():
         try:
             result[0] = cap._attention(module, (None,), None)  # (module, args, output): no kwargs
-        except Exception as e:  # reported below
+        except Exception as e:  # noqa: BLE001 (reported below)
             result[0] = e
 
     with cap:

@@ -44,9 +44,9 @@ def ticked(page, kind) -> list[str]:
 
 
 def clear_ticks(page):
-    for kind in GROUPS:
-        for label in ticked(page, kind):
-            page.locator(GROUPS[kind]).get_by_label(label).uncheck()
+    for kind, group in GROUPS.items():
+        for name in ticked(page, kind):
+            page.locator(group).get_by_label(name).uncheck()
 
 
 def view_renders(page, view_id="attention_ablated") -> int:

@@ -23,7 +23,7 @@ def block(first_line: str) -> str:
 def test_the_notebook_example_runs_and_forces_what_it_says():
     code = block("from transformer import Translator")
     ns = {}
-    exec(compile(code, "README.md (notebook)", "exec"), ns)
+    exec(compile(code, "README.md (notebook)", "exec"), ns)  # noqa: S102 (runs the README's own example)
     s, tr = ns["s"], ns["tr"]
     forced = re.search(r'^s\.force\("([^"]+)"\)', code, re.MULTILINE).group(1)
     assert s.positions[1].forced and s.target_tokens[1] == forced  # the first piece is the one the README forces
@@ -38,7 +38,7 @@ def test_the_api_example_runs_against_the_served_app():
     from transformer.model.checkpoint import find_checkpoints
     with serving([Translator.load(p, device=DEVICE) for p in find_checkpoints(None)]) as url:  # as app.py serves
         ns = {}
-        exec(compile(code.replace('"http://127.0.0.1:7860/"', repr(url)), "README.md (API)", "exec"), ns)
+        exec(compile(code.replace('"http://127.0.0.1:7860/"', repr(url)), "README.md (API)", "exec"), ns)  # noqa: S102 (runs the README's own example)
         c = ns["c"]
         try:
             assert isinstance(ns["d"], dict) and {"encoder_self", "decoder_self", "cross"} <= set(ns["d"])
@@ -57,7 +57,7 @@ def test_the_values_the_notebook_example_shows_are_what_the_shipped_model_gives(
     shown = ast.literal_eval(re.search(r"^s\.topk\(3\)\s+# (\[.*\])$", code, re.MULTILINE).group(1))
     assert [(piece, round(p, 3)) for piece, p in tr.start(started).topk(3)] == shown
     ns = {}
-    exec(compile(code, "README.md (notebook)", "exec"), ns)
+    exec(compile(code, "README.md (notebook)", "exec"), ns)  # noqa: S102 (runs the README's own example)
     assert ns["s"].translation == ast.literal_eval(re.search(r"^s\.translation\s+# (\'.*\')$", code, re.MULTILINE).group(1))
 
 

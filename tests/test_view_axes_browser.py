@@ -38,7 +38,8 @@ def test_the_big_map_and_the_grid_say_what_rows_and_columns_are(page):
 def test_the_exported_figure_says_what_rows_and_columns_are(page):
     with page.expect_download(timeout=60000) as got:
         page.click("#attention [data-role=html]")
-    html = open(got.value.path(), encoding="utf-8").read()
+    with open(got.value.path(), encoding="utf-8") as f:
+        html = f.read()
     assert "↓ English being written · German it reads →" in html
     assert "keys: German it reads →" in html and "queries: English being written" in html
 
