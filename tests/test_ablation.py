@@ -60,7 +60,8 @@ def test_ablation_never_touches_weights_or_other_users(tiny_translator):
             errors.append(e)
 
     ts = [threading.Thread(target=ablated), threading.Thread(target=ablated),
-          threading.Thread(target=plain, args=("Ein Hund rennt.",)), threading.Thread(target=plain, args=("Ein Mann sitzt.",))]
+          threading.Thread(target=plain, args=("Ein Hund rennt.",)),
+          threading.Thread(target=plain, args=("Ein Mann sitzt.",))]
     for t in ts:
         t.start()
     for t in ts:

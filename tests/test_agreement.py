@@ -1,6 +1,6 @@
-"""transformer/interpret/agreement.py: word alignment of a decoded sentence by several methods, and their agreement. Word
-scores are checked against a version written here with loops (a word's rows averaged over the rows that predict
-its pieces, its source pieces summed), on hand-made rows; then a session's, against the library's attributions."""
+"""transformer/interpret/agreement.py: word alignment of a decoded sentence by several methods, and their agreement.
+Word scores are checked against a version written here with loops (a word's rows averaged over the rows that predict its
+pieces, its source pieces summed), on hand-made rows; then a session's, against the library's attributions."""
 import numpy as np
 import pytest
 

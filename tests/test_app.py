@@ -22,7 +22,8 @@ def test_start_step_run_equals_translate(tiny_translator, tiny_pairs):
 
 
 def test_payload_round_trips_the_maps(tiny_translator):
-    state, _, payload, _ = decoding_views.run(tiny_translator, decoding_views.start(tiny_translator, "Ein Hund springt.")[0])
+    state, _, payload, _ = decoding_views.run(tiny_translator,
+                                              decoding_views.start(tiny_translator, "Ein Hund springt.")[0])
     maps = state.attention
     for kind in ("encoder_self", "decoder_self", "cross"):
         got = decode_array(payload["maps"][kind])

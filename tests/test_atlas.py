@@ -52,7 +52,8 @@ def test_statistics_equal_hand_computed_values():
     assert c["confidence"] == round(1.9 / 3, 4) and c["share_eos"] == round(0.8 / 3, 4)
     assert c["share_punctuation"] == round(0.5 / 3, 4) and c["share_bos"] is None
     # strongest keys: source 0, 1, </s> (head 0) and 2 '.', 1, 0 (head 1); each agrees with the other at row 1
-    assert c["argmax_boundary"] == round(1 / 3, 4) and c["argmax_punctuation"] == 0.0 and c["agreement"] == round(1 / 3, 4)
+    assert (c["argmax_boundary"] == round(1 / 3, 4) and c["argmax_punctuation"] == 0.0
+            and c["agreement"] == round(1 / 3, 4))
     assert st[("cross", 0, 1)]["argmax_punctuation"] == round(1 / 3, 4) and c["argmax_previous"] is None
     # the uniform encoder head: its 4 tied keys share each query
     assert uni["argmax_previous"] == uni["argmax_same"] == 0.25 and uni["argmax_punctuation"] == 0.25
@@ -161,7 +162,8 @@ def test_main_writes_a_valid_atlas(tiny_atlas):
     assert sorted(h["rank"] for h in atlas["heads"]) == list(range(1, len(heads) + 1))
     assert atlas["role_rules"] == A.role_rules_json() and [r["role"] for r in atlas["role_rules"]] == list(A.ROLES[:-1])
     assert set(atlas["chance"]) == {"encoder_self", "decoder_self", "cross"}
-    assert 0 < atlas["chance"]["encoder_self"]["argmax_previous"] < 1 and atlas["chance"]["cross"]["argmax_previous"] is None
+    assert (0 < atlas["chance"]["encoder_self"]["argmax_previous"] < 1
+            and atlas["chance"]["cross"]["argmax_previous"] is None)
     assert any(h["argmax_rarest"] is not None for h in atlas["heads"])  # the tokenizer's piece scores were used
 
 

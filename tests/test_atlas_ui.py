@@ -35,8 +35,8 @@ def test_atlas_draws_every_head_and_a_click_opens_it(page):
     page.evaluate(f"""{grid}.emit('plotly_click', {{points: [{{customdata: ['cross', 2, 1]}}]}})""")
     page.wait_for_function("document.querySelector('#attention').querySelector('[data-role=title]')"
                            f".textContent.includes('role: {head['role']}')", timeout=20000)
-    view = page.evaluate("(() => { const e = document.querySelector('#attention [data-kind]').closest('[data-renders]');"
-                         " return [e.dataset.kind, e.dataset.layer, e.dataset.head]; })()")
+    view = page.evaluate("(() => { const e = document.querySelector('#attention [data-kind]')"
+                         ".closest('[data-renders]'); return [e.dataset.kind, e.dataset.layer, e.dataset.head]; })()")
     assert view == ["cross", "2", "1"]
     title = page.inner_text("#attention [data-role=title]")
     assert "layer 3" in title and "head 2" in title
@@ -69,7 +69,8 @@ def test_atlas_hover_legend_and_curve_note_are_words(page):
             assert r["role"] in row and r["rule"] in row and r["description"] in row
         note = page.inner_text("#atlas [data-role=note]")
         assert note == (A.pruning_stop_text(ATLAS) or "")
-        page.wait_for_function("document.querySelector('#atlas [data-role=curve]').layout.title.text.startsWith('Pruning')")
+        page.wait_for_function("document.querySelector('#atlas [data-role=curve]')"
+                               ".layout.title.text.startsWith('Pruning')")
     finally:
         page.click("#explain_plain")
     assert page.errors == []

@@ -78,7 +78,8 @@ def test_alti_colours_the_chips_with_the_librarys_row_and_stepping_asks_nothing(
     before = page.evaluate("window.__attribution.requests")
     choose(page, "alti")
     assert page.evaluate("window.__attribution.requests") == before + 1  # one request for every row
-    assert page.is_visible("#attention .attr-note") and "share of the choice" in page.inner_text("#attention .attr-note")
+    assert page.is_visible("#attention .attr-note")
+    assert "share of the choice" in page.inner_text("#attention .attr-note")
     page.click("#explain_detail")  # plain by default, the paper one click away (issue 39 item 5)
     assert "Ferrando" in page.inner_text("#attention .attr-note")
     page.click("#explain_plain")

@@ -1,5 +1,5 @@
-"""Logins (--auth-file, ATTENTION_LENS_AUTH, --auth): the launched app refuses a wrong password and accepts the right one; parse_auth; the
---share-without---auth warning of main() (checked without launching anything)."""
+"""Logins (--auth-file, ATTENTION_LENS_AUTH, --auth): the launched app refuses a wrong password and accepts the right
+one; parse_auth; the --share-without---auth warning of main() (checked without launching anything)."""
 import os
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -69,7 +69,8 @@ def test_without_login_nothing_is_served(auth_served):
               httpx.get(url + "gradio_api/login_check", timeout=30)):
         assert r.status_code == 401, (r.request.url, r.status_code, r.text[:200])
     # a forged cookie is no login either
-    assert call_translate(url, SENTENCE, {"access-token": "forged", "access-token-unsecure": "forged"}).status_code == 401
+    forged = {"access-token": "forged", "access-token-unsecure": "forged"}
+    assert call_translate(url, SENTENCE, forged).status_code == 401
 
 
 def test_gradio_client_needs_the_right_password(auth_served):

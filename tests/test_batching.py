@@ -1,8 +1,7 @@
-"""Batching across users (transformer/decode/batching.py): every session decoded in a batch is the session decoded alone,
-within transformer.decode.step's stated tolerance and with the same pieces, ablated heads and forced pieces included;
-the
-batch runs through the model's own modules (a global forward hook sees them); a long or broken request in a batch
-harms no other. With ATTENTION_LENS_TEST_DEVICE=cuda these run on a GPU (the GPU lane, .ci/gpu), with
+"""Batching across users (transformer/decode/batching.py): every session decoded in a batch is the session decoded
+alone, within transformer.decode.step's stated tolerance and with the same pieces, ablated heads and forced pieces
+included; the batch runs through the model's own modules (a global forward hook sees them); a long or broken request in
+a batch harms no other. With ATTENTION_LENS_TEST_DEVICE=cuda these run on a GPU (the GPU lane, .ci/gpu), with
 step.CUDA_TOLERANCE."""
 from __future__ import annotations
 

@@ -129,7 +129,9 @@ def test_classroom_students_ask_what_asks_names_in_order(monkeypatch):
 
         def predict(self, *args, api_name=None):
             self.names.append(api_name)
-            return ("x", {"maps": [], "topk": []}, {"items": []}) if api_name == "/start" else {"source": 1, "target": 2}
+            if api_name == "/start":
+                return "x", {"maps": [], "topk": []}, {"items": []}
+            return {"source": 1, "target": 2}
 
         def close(self):
             pass

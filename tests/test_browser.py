@@ -328,11 +328,12 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
         page.locator("#ablate_cross").get_by_label(lab).check()
     n = view_renders(page, "attention_ablated")
     page.click("#ablate_run")
-    page.wait_for_function(f"window.__lensViews['attention_ablated'] && window.__lensViews['attention_ablated'].renders > {n}",
-                           timeout=30000)
+    page.wait_for_function("window.__lensViews['attention_ablated']"
+                           f" && window.__lensViews['attention_ablated'].renders > {n}", timeout=30000)
     heads = [("cross", 2, h) for h in range(translator.config.n_heads)]
     assert page.input_value("#intact_translation textarea") == translator.translate(SENTENCE)
-    assert page.input_value("#ablated_translation textarea") == translator.start(SENTENCE, ablate=heads).run().translation
+    ablated = translator.start(SENTENCE, ablate=heads).run().translation
+    assert page.input_value("#ablated_translation textarea") == ablated
     assert f"step {t} of the Translate tab" in page.input_value("#ablate_note textarea")
     assert chips(page, "attention_ablated") == stepped(translator, SENTENCE, t).target_tokens
     shot(page, "screenshot_ablation.png")
@@ -340,8 +341,8 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
     open_tab(page, "Beam search")
     n = view_renders(page, "attention_beam")
     page.click("#beam_run")
-    page.wait_for_function(f"window.__lensViews['attention_beam'] && window.__lensViews['attention_beam'].renders > {n}",
-                           timeout=30000)
+    page.wait_for_function("window.__lensViews['attention_beam']"
+                           f" && window.__lensViews['attention_beam'].renders > {n}", timeout=30000)
     page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=20000)
     from transformer.decode.beam import beam_search
     best = beam_search(translator.model, translator.source_ids(SENTENCE), 4).hypotheses[0]
@@ -349,7 +350,8 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
     shot(page, "screenshot_beam.png")
 
     # Across layers draws by itself when shown, and follows the step while shown (no Show press)
-    matrix_rows = "(() => { const d = document.querySelector('#align_matrix .js-plotly-plot'); return d && d.layout ? d.layout.yaxis.ticktext.length : -1; })()"
+    matrix_rows = ("(() => { const d = document.querySelector('#align_matrix .js-plotly-plot');"
+                   " return d && d.layout ? d.layout.yaxis.ticktext.length : -1; })()")
     open_tab(page, "Across layers")
     page.wait_for_function(f"{matrix_rows} === {t + 1}", timeout=30000)
     page.wait_for_selector("#rollout .js-plotly-plot", timeout=20000)

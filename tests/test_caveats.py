@@ -79,7 +79,8 @@ def test_the_api_and_the_page_payload_carry_them(en_de):
 
 def test_the_cli_says_them_on_stderr(capsys):
     from transformer.decode import translate
-    assert translate.main(["--checkpoint", "en-de", "--device", "cpu", LONG, "I am tired 😀"], env={"LANG": "C.UTF-8"}) == 0
+    assert translate.main(["--checkpoint", "en-de", "--device", "cpu", LONG, "I am tired 😀"],
+                          env={"LANG": "C.UTF-8"}) == 0
     out, err = capsys.readouterr()
     assert len(out.strip().splitlines()) == 2  # both translated: a caveat never blocks
     assert "note: This sentence is long" in err and "😀 (grinning face)" in err

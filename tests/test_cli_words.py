@@ -44,8 +44,8 @@ def test_a_missing_german_word_falls_back_to_english(monkeypatch):
 def test_a_hint_is_said_from_its_details_in_german():
     found = hint(FRENCH, "de")
     assert found["kind"] == "other" and W.said_note(found, "de", "en", "hint") == found["message"]
-    assert W.said_note(found, "de", "de", "hint") == ("Das sieht nach Französisch aus; die Modelle lesen nur Deutsch und "
-                                             "Englisch (dieses liest Deutsch).")
+    assert W.said_note(found, "de", "de", "hint") == ("Das sieht nach Französisch aus; die Modelle lesen nur "
+                                                      "Deutsch und Englisch (dieses liest Deutsch).")
 
 
 def run(argv, lang_env, capsys):

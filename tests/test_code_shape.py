@@ -59,7 +59,8 @@ def imports_of(name: str, source: str, modules, is_package: bool | None = None) 
     `is_package`: `name` is a package (its __init__.py; default: one of PACKAGES)."""
     package = name if (name in PACKAGES if is_package is None else is_package) else name.rsplit(".", 1)[0]
     tree = ast.parse(source)
-    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+    skipped = {id(n) for node in ast.walk(tree)
+               if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
                for stmt in node.body for n in ast.walk(stmt)}
     found = set()
     for node in ast.walk(tree):
@@ -115,7 +116,8 @@ def test_the_import_graph_sees_every_kind_of_import():
     sub = {"pkg", "pkg.sub", "pkg.sub.a", "pkg.low", "pkg.low.b"}  # a subpackage's module, and its __init__
     assert imports_of("pkg.sub.x", "from .a import y\nfrom ..low import b\nfrom ..low.b import z\n", sub) == \
         {"pkg.sub.a", "pkg.low.b"}
-    assert imports_of("pkg.sub", "from .a import y\nfrom .. import low\n", sub, is_package=True) == {"pkg.sub.a", "pkg.low"}
+    assert imports_of("pkg.sub", "from .a import y\nfrom .. import low\n", sub,
+                      is_package=True) == {"pkg.sub.a", "pkg.low"}
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle(graph, {frozenset({"b", "c"})}) is None and find_cycle({"a": {"b"}, "b": set()}) is None
@@ -124,8 +126,9 @@ def test_the_import_graph_sees_every_kind_of_import():
 def test_no_import_circles():
     files = module_files()
     graph = import_graph(files)
-    assert len(graph) > 30 and {"transformer.train.average", "transformer.train.atlas"} <= graph["transformer.train.train"]  # one of
-    # them imported inside a function
+    assert len(graph) > 30
+    # one of them imported inside a function
+    assert {"transformer.train.average", "transformer.train.atlas"} <= graph["transformer.train.train"]
     for pair in KNOWN_CIRCLES:  # still a circle: when it goes, so does its exception
         a, b = sorted(pair)
         assert b in graph[a] and a in graph[b], f"{a} <-> {b} is no circle any more: drop it from KNOWN_CIRCLES"

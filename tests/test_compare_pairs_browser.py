@@ -112,7 +112,7 @@ def test_the_intro_follows_the_models_languages(tiny_trained, tiny_en_de_dir, se
         page.get_by_role("tab", name="Compare").click()
         assert "whether dog looks at Hund" in page.inner_text("#compare_intro")
         choose_model(page, "English → German")
-        page.wait_for_function("document.querySelector('#compare_intro').innerText.includes('whether Hund looks at dog')",
-                               timeout=20000)
+        page.wait_for_function("document.querySelector('#compare_intro').innerText"
+                               ".includes('whether Hund looks at dog')", timeout=20000)
         assert "each row is a piece of the German being written" in page.inner_text("#compare_intro")
         page.close()

@@ -69,5 +69,6 @@ def test_the_docs_unseen_sentences_are_what_the_shipped_model_says(shipped):
                     reason="needs ../shared/data (Tatoeba and Multi30k), which is never committed")
 def test_the_docs_unseen_sentences_occur_nowhere_in_the_corpora():
     """Not in training, and not in Tatoeba at all: 'never saw' means never."""
-    seen = {C.norm(de) for de, _ in C.read_tatoeba()} | {C.norm(de) for de, _ in D.load_pairs(D.DEFAULT_DATA_DIR, "train")}
+    seen = ({C.norm(de) for de, _ in C.read_tatoeba()}
+            | {C.norm(de) for de, _ in D.load_pairs(D.DEFAULT_DATA_DIR, "train")})
     assert [de for de, _ in unseen_table() if C.norm(de) in seen] == []

@@ -78,7 +78,8 @@ def learned_tab(checkpoint_dir):
     by_id = {}
     for c, update in zip(outputs, content(tr)):
         shown = {k: getattr(c, k) for k in ("minimum", "maximum", "step", "value", "visible") if hasattr(c, k)}
-        shown |= ({k: v for k, v in update.items() if k != "__type__"} if isinstance(update, dict) else {"value": update})
+        shown |= ({k: v for k, v in update.items() if k != "__type__"} if isinstance(update, dict)
+                  else {"value": update})
         by_id[c.elem_id] = SimpleNamespace(**shown)
     return demo, by_id
 
@@ -101,15 +102,17 @@ def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
         assert words in point and f"Snapshot {i} of {len(EARLY)}" in point
         assert fig.layout.title.text == f"Cross-attention {words}"
         np.testing.assert_allclose(np.array(fig.data[0].z), history.cross(1, epoch).mean((0, 1)), atol=1e-4)
-        assert text == "".join(p for p in history.target(1, epoch) if p not in ("<s>", "</s>")).replace("▁", " ").strip()
+        pieces = (p for p in history.target(1, epoch) if p not in ("<s>", "</s>"))
+        assert text == "".join(pieces).replace("▁", " ").strip()
     for bad in (0, len(EARLY) + 1, 1.5, "1", None, True):
         with pytest.raises(gr.Error):
             other_tabs.learned_at(history, 0, bad)
 
 
 def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
-    """Each language's division of the snapshot's line is in that language, the detailed one's '(what the point
-    is)' and learned_help's sentences on an output that is no translation (here: nothing at all) (they were English on the German page)."""
+    """Each language's division of the snapshot's line is in that language, the detailed one's '(what the point is)' and
+    learned_help's sentences on an output that is no translation (here: nothing at all) (they were English on the German
+    page)."""
     import re
 
     from transformer.decode import language
@@ -121,7 +124,8 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
                                   ("mitten im Durchgang 1", "partway through pass 1"),
                                   ("3 vollständige Durchgänge", "3 full passes")]):
         point = other_tabs.learned_at(history, 1, EARLY.index([0, 0.02, 3][i]) + 1)[2]
-        part = {(m, l): t for m, l, t in re.findall(r'<div class="x-(\w+) l-(\w+)" lang="\w+">(.*?)</div>', point, re.DOTALL)}
+        part = {(m, l): t for m, l, t in re.findall(r'<div class="x-(\w+) l-(\w+)" lang="\w+">(.*?)</div>', point,
+                                                    re.DOTALL)}
         assert de in part["detail", "de"] and en in part["detail", "en"] and en not in part["detail", "de"]
         for mode in ("plain", "detail"):
             told = learned_help.explain(history, 1, [0, 0.02, 3][i], None, mode, "de")

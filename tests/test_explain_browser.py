@@ -132,11 +132,14 @@ def test_arch_strip_follows_and_selects(page, translator):
     n = renders(page)
     page.click(f"#arch [data-kind=cross][data-layer='{L_dec - 1}']")
     wait_render(page, n)
-    assert (page.evaluate("window.__lens.state.kind"), page.evaluate("window.__lens.state.layer")) == ("cross", L_dec - 1)
+    shown = (page.evaluate("window.__lens.state.kind"), page.evaluate("window.__lens.state.layer"))
+    assert shown == ("cross", L_dec - 1)
     qkv = arch_state(page)["qkv"]
-    assert "queries from the decoder" in qkv and "keys and values from the encoder" in qkv and "once per sentence" in qkv
+    assert "queries from the decoder" in qkv and "keys and values from the encoder" in qkv
+    assert "once per sentence" in qkv
     page.click("#explain_plain")
-    page.wait_for_function("document.querySelector('#arch [data-role=qkv]').textContent.includes('looks at your sentence')")
+    page.wait_for_function("document.querySelector('#arch [data-role=qkv]').textContent"
+                           ".includes('looks at your sentence')")
     assert "used at every step" in arch_state(page)["qkv"] and page.errors == []
 
 
@@ -210,7 +213,8 @@ def test_beam_tab_explains_ranks_and_scores(page):
     page.wait_for_function(f"{views} && {views}.renders > {n}", timeout=30000)
     page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=20000)
     tree = page.evaluate("""() => { const d = document.querySelector('#beam_tree .js-plotly-plot');
-        return {title: d.layout.yaxis.title.text, ys: d.data.filter(t => t.mode === 'markers+text').flatMap(t => t.y)}; }""")
+        return {title: d.layout.yaxis.title.text,
+                ys: d.data.filter(t => t.mode === 'markers+text').flatMap(t => t.y)}; }""")
     assert "1 is the best" in tree["title"] and min(tree["ys"]) == 1
     assert "per piece" in page.input_value("#beam_choice input")
     open_tab(page, "Translate")

@@ -97,7 +97,8 @@ def test_moving_handlers(guarded, sessions):
     @given(session=session_values(sessions), i=st.one_of(st.integers(-2, 12), numbers),
            k=st.one_of(st.integers(1, 20), numbers), words=st.one_of(st.booleans(), anything))
     def check(session, i, k, words):
-        for fn in (decoding_views.step, decoding_views.run, decoding_views.back, decoding_views.reset, decoding_views.step_view):
+        for fn in (decoding_views.step, decoding_views.run, decoding_views.back, decoding_views.reset,
+                   decoding_views.step_view):
             answers_or_gr_error(fn, tr, session, k, words)
         answers_or_gr_error(decoding_views.goto, tr, session, i, k, words)
         answers_or_gr_error(exports.export_maps, tr, session)

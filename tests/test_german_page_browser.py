@@ -35,7 +35,8 @@ class Localized:
 
 def data_of(translator, page) -> list[str]:
     """The sentences decoded on the page and the model's outputs for them (greedy and beam), longest first."""
-    pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')].map(e => e.value)")
+    pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
+                          ".map(e => e.value)")
     out = set()
     for s in [SENTENCE, *pairs]:
         out |= {s, translator.translate(s)}

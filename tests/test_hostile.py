@@ -236,7 +236,8 @@ def test_goto_out_of_range_is_rejected(tr, running, i):
 @pytest.mark.parametrize("k", BAD_K, ids=repr)
 def test_k_out_of_range_is_rejected_by_every_handler(tr, running, k):
     calls = [lambda: decoding_views.start(tr, "Ein Hund rennt.", k), lambda: decoding_views.step(tr, running, k),
-             lambda: decoding_views.run(tr, running, k), lambda: decoding_views.back(tr, running, k), lambda: decoding_views.reset(tr, running, k),
+             lambda: decoding_views.run(tr, running, k), lambda: decoding_views.back(tr, running, k),
+             lambda: decoding_views.reset(tr, running, k),
              lambda: decoding_views.goto(tr, running, 0, k), lambda: decoding_views.step_view(tr, running, k),
              lambda: decoding_views.force(tr, running, "</s>", k)]
     for call in calls:
@@ -259,7 +260,8 @@ def test_force_after_the_end_and_on_no_session(tr):
     with pytest.raises(gr.Error, match="decoding has finished"):
         decoding_views.force(tr, done, "▁A")
     for bad_state in (None, 123, "session", {"cursor": 0}, object()):
-        for h in (decoding_views.step, decoding_views.run, decoding_views.back, decoding_views.reset, decoding_views.step_view):
+        for h in (decoding_views.step, decoding_views.run, decoding_views.back, decoding_views.reset,
+                  decoding_views.step_view):
             with pytest.raises(gr.Error, match="Press Start first"):
                 h(tr, bad_state)
         with pytest.raises(gr.Error, match="Press Start first"):

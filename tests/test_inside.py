@@ -245,9 +245,10 @@ def test_on_an_emulated_accelerator(tiny_trained):
 
 
 def test_a_head_capture_ignores_another_threads_call_made_while_its_hook_is_half_registered(tiny_translator):
-    """torch stores a with_kwargs forward hook before it records that the hook takes kwargs; a forward pass in
-    another thread in between calls it without them, (module, args, output). Seen once in CI as a TypeError in
-    test_concurrent_requests_on_one_shared_model; the hook now ignores such a call, as it ignores any pass not its own."""
+    """torch stores a with_kwargs forward hook before it records that the hook takes kwargs; a forward pass in another
+    thread in between calls it without them, (module, args, output). Seen once in CI as a TypeError in
+    test_concurrent_requests_on_one_shared_model; the hook now ignores such a call, as it ignores any pass not its
+    own."""
     from transformer.interpret.inside import HeadCapture
     model = tiny_translator.model
     kind, layer, module = next(attention_modules(model))

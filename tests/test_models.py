@@ -109,7 +109,8 @@ def test_each_models_words(tiny_translator, tiny_en_de):
     de, en = language_words(tiny_translator), language_words(tiny_en_de)
     assert shown(de["label"]) == "German sentence" and shown(en["label"]) == "English sentence"  # gr.I18n's
     assert shown(en["placeholder"]).startswith("Type an English sentence, e.g. ")
-    assert shown(en["reference"]) == "German reference" and shown(en["reference"], "de") == "Deutsche Vergleichsübersetzung"
+    assert shown(en["reference"]) == "German reference"
+    assert shown(en["reference"], "de") == "Deutsche Vergleichsübersetzung"
     values = [v for _, v in en["examples"][1:]]
     assert "I will call you tomorrow." in values and all("·" in label for label, _ in en["examples"][1:])
 
@@ -151,7 +152,8 @@ def test_the_command_line_notices_the_other_language(capsys):
 
 
 def test_ship_writes_the_last_completed_epoch_and_says_it_is_in_training(tmp_path, tiny_trained):
-    """transformer.train.ship: a paused run's partial epoch is never what is shipped, and the card says how far it is."""
+    """transformer.train.ship: a paused run's partial epoch is never what is shipped, and the card says how far it
+    is."""
     import json
     import shutil
 
@@ -201,8 +203,8 @@ def test_the_tabs_of_a_models_own_content_are_one_set_filled_for_the_model_picke
 
 
 def test_ship_continues_a_checkpoint_whose_run_could_not_resume(tmp_path, tiny_trained, tiny_tok):
-    """transformer.train.ship --continues: a run fine-tuned from a shipped checkpoint (its own run's state lost) ships as
-    that checkpoint's next epochs: the log and attention history go on from the checkpoint's, numbered on, and the
+    """transformer.train.ship --continues: a run fine-tuned from a shipped checkpoint (its own run's state lost) ships
+    as that checkpoint's next epochs: the log and attention history go on from the checkpoint's, numbered on, and the
     schedule planned stays the checkpoint's."""
     import json
     import shutil
@@ -270,11 +272,11 @@ def fingerprint(x):
 
 
 def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
-    """Two users, one on each shipped model, take turns; before each event the other user picks and starts on
-    their own model. Every event of the page that reads the translator (ui/models.py of_session and the handlers
-    that read session.translator themselves) answers with the user's own model: the same answer as the handler
-    called with that model, never the one with the other. Catches the mutation "hand every handler the model
-    picked most recently by anyone" (the two-users test above goes only through decoding_views.run, which never reads it)."""
+    """Two users, one on each shipped model, take turns; before each event the other user picks and starts on their own
+    model. Every event of the page that reads the translator (ui/models.py of_session and the handlers that read
+    session.translator themselves) answers with the user's own model: the same answer as the handler called with that
+    model, never the one with the other. Catches the mutation "hand every handler the model picked most recently by
+    anyone" (the two-users test above goes only through decoding_views.run, which never reads it)."""
     from types import SimpleNamespace
 
     from ui.app import build_demo

@@ -156,7 +156,8 @@ print(ui.memory.__file__)
 
 
 @pytest.mark.parametrize("before,after", [
-    ("from transformer.decode.decoding import Translator\n", "from attention_lens.transformer.decode.decoding import Translator\n"),
+    ("from transformer.decode.decoding import Translator\n",
+     "from attention_lens.transformer.decode.decoding import Translator\n"),
     ("    from ui import memory\n", "    from attention_lens.ui import memory\n"),
     ("from transformer import analysis, figures\n", "from attention_lens.transformer import analysis, figures\n"),
     ("from app import main\n", "from attention_lens.app import main\n"),

@@ -26,8 +26,8 @@ def served():
 
 
 def compare_shown(page) -> dict:
-    """What Compare shows: the pair its maps were drawn from (None: no maps), the boxes, whether its maps, its
-    step bar or its colour scale are on screen (the CSS of the view decides: a `hidden` attribute alone is not enough)."""
+    """What Compare shows: the pair its maps were drawn from (None: no maps), the boxes, whether its maps, its step bar
+    or its colour scale are on screen (the CSS of the view decides: a `hidden` attribute alone is not enough)."""
     return page.evaluate("""() => { const c = window.__compare, s = c.state;
       const box = (x) => document.querySelector(`#compare_${x} textarea`).value;
       return {maps: s.a && s.b ? [s.a.p.input, s.b.p.input] : null, boxes: [box('a'), box('b')],
@@ -173,7 +173,8 @@ MARKS = ("schläft", "Garten", "garden", "sleep")  # the old sentence's and its 
 RESULT_TABS = ["Translate", "Head ablation", "Beam search", "Across layers"]
 RED = """() => [...document.querySelectorAll('body *')].filter(e => e.offsetParent !== null && e.children.length === 0
     && e.textContent.trim() === 'Error').map(e => '#' + ((e.closest('[id]:not([id^="html-"])') || {}).id))"""
-MAPS = """() => ['attention', 'attention_ablated', 'attention_beam'].map(id => { const v = (window.__lensViews || {})[id];
+MAPS = """() => ['attention', 'attention_ablated', 'attention_beam'].map(id => {
+    const v = (window.__lensViews || {})[id];
     const d = v && v.state && v.state.doc; return d && d.p ? d.p.input || '' : ''; })"""
 
 

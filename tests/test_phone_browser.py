@@ -187,7 +187,8 @@ def test_the_tour_is_completed_by_taps_and_leaves_the_page_unshifted(served_brow
         page.wait_for_timeout(400)
         assert page.evaluate(unshifted), i
         target = page.evaluate("(() => { const e = document.querySelector('.driver-active-element');"
-                               " const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, e.id]; })()")
+                               " const r = e.getBoundingClientRect();"
+                               " return [r.left, r.right, r.top, r.bottom, e.id]; })()")
         # the stop's own element (not driver.js's stand-in for one it could not find: the fixed bar's Step once),
         # on screen sideways and (its top at least) up and down
         assert target[4] != "driver-dummy-element", i
@@ -334,11 +335,12 @@ def test_the_architecture_strips_blocks_are_targets_of_24_px_and_44_by_a_finger(
     context = b.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=finger, has_touch=finger)
     page = context.new_page()
     page.goto(url)
-    page.wait_for_function("window.__lens && window.__lens.ready === true && window.__arch && window.__arch.renders > 0",
-                           timeout=60000)
+    page.wait_for_function("window.__lens && window.__lens.ready === true"
+                           " && window.__arch && window.__arch.renders > 0", timeout=60000)
     page.wait_for_timeout(300)  # a resize after the first draw draws it again
-    blocks = page.eval_on_selector_all("#arch [data-kind]", "gs => gs.map(g => { const r = g.getBoundingClientRect(); "
-                                                             "return [g.dataset.kind + g.dataset.layer, r.width, r.height]; })")
+    blocks = page.eval_on_selector_all("#arch [data-kind]",
+                                       "gs => gs.map(g => { const r = g.getBoundingClientRect(); "
+                                       "return [g.dataset.kind + g.dataset.layer, r.width, r.height]; })")
     c = translator.config
     assert len(blocks) == c.n_encoder_layers + 2 * c.n_decoder_layers
     small = [(k, round(w), round(h)) for k, w, h in blocks if w < least or h < least]

@@ -45,7 +45,8 @@ def walked(served_browser, translator):
     page = open_app(b, url, 1280, 800)
     said, tour, glossary = walk_page(page, SENTENCE)
     assert len(glossary) >= 9 and all(glossary)
-    pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')].map(e => e.value)")
+    pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
+                          ".map(e => e.value)")
     return page, sorted(said | set(glossary)) + tour, data_words(translator, [SENTENCE, *pairs])
 
 

@@ -58,14 +58,16 @@ def test_the_values_the_notebook_example_shows_are_what_the_shipped_model_gives(
     assert [(piece, round(p, 3)) for piece, p in tr.start(started).topk(3)] == shown
     ns = {}
     exec(compile(code, "README.md (notebook)", "exec"), ns)  # noqa: S102 (runs the README's own example)
-    assert ns["s"].translation == ast.literal_eval(re.search(r"^s\.translation\s+# (\'.*\')$", code, re.MULTILINE).group(1))
+    said = re.search(r"^s\.translation\s+# (\'.*\')$", code, re.MULTILINE).group(1)
+    assert ns["s"].translation == ast.literal_eval(said)
 
 
 def test_the_translation_the_api_example_shows_is_what_the_app_gives():
     pytest.importorskip("gradio_client")
     from ui.api import api_translate
     code = block("from gradio_client import Client")
-    text, shown = re.search(r'^c\.predict\("([^"]+)", api_name="/translate"\)\s+# -> (".*")$', code, re.MULTILINE).groups()
+    text, shown = re.search(r'^c\.predict\("([^"]+)", api_name="/translate"\)\s+# -> (".*")$', code,
+                            re.MULTILINE).groups()
     assert api_translate(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE), text) == ast.literal_eval(shown)
 
 

@@ -1,5 +1,5 @@
-"""Head roles: each rule of transformer.interpret.roles.ROLE_RULES on hand-made attention maps that clearly are and clearly
-are not that role, the rule table's selection, the legend and hover words generated from the tables, why the
+"""Head roles: each rule of transformer.interpret.roles.ROLE_RULES on hand-made attention maps that clearly are and
+clearly are not that role, the rule table's selection, the legend and hover words generated from the tables, why the
 pruning curve ends, and the tools' split choices."""
 import gzip
 import html
@@ -202,8 +202,8 @@ def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
 
 
 def test_the_checkpoints_atlas_is_read_again_when_its_file_changes(tmp_path):
-    """transformer.interpret.roles.load_atlas (the Head atlas tab's and the attention view's roles): a rebuilt atlas is the one
-    read next, not a copy cached for the life of the process; a missing or malformed file is no atlas."""
+    """transformer.interpret.roles.load_atlas (the Head atlas tab's and the attention view's roles): a rebuilt atlas is
+    the one read next, not a copy cached for the life of the process; a missing or malformed file is no atlas."""
     import json
     import os
 

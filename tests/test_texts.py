@@ -38,7 +38,8 @@ def test_each_taught_term_is_explained_in_the_text_that_brings_it():
 def test_the_detailed_versions_keep_their_formulas_and_papers():
     detail = {k: v["detail"] for k, v in texts.flat().items()}
     assert "softmax(q·kᵀ/√d_k)" in detail["howto"]
-    assert "0.5 · attention + 0.5 · identity" in detail["layers.intro"] and "Abnar & Zuidema 2020" in detail["layers.intro"]
+    assert "0.5 · attention + 0.5 · identity" in detail["layers.intro"]
+    assert "Abnar & Zuidema 2020" in detail["layers.intro"]
     assert "Michel et al. 2019" in detail["ablation.why"] and "Ferrando et al. 2022" in detail["align.intro"]
     assert "‖w·v·W_O‖ (Kobayashi et al. 2020)" in detail["glossary.contribution"]
     assert "log-probability per piece" in detail["beam.intro"]
@@ -60,7 +61,8 @@ def test_explained_markdown_holds_both_versions_the_page_switches_between():
 
 
 def test_the_role_legends_detailed_words_are_the_rule_tables():
-    """The Head atlas legend's detailed descriptions are transformer/interpret/roles.py's (one table), each with a plain one."""
+    """The Head atlas legend's detailed descriptions are transformer/interpret/roles.py's (one table), each with a plain
+    one."""
     from transformer.interpret import roles
     for row in roles.legend():
         assert texts.text(f"role.{row['role']}", "detail") == row["description"], row["role"]

@@ -169,8 +169,8 @@ HIGHLIGHTED = """(sel) => { const e = document.querySelector('.driver-active-ele
 
 def test_every_stop_of_a_tour_on_a_fresh_page_highlights_its_element_on_screen(served_browser):
     """A first-time student opens the tour with no sentence started and presses Next through it: at every stop the
-    highlighted element is the stop's own, drawn (no 0x0 box: the map's stops start the example the tour names, as
-    Start does) and wholly on screen, the popover beside it; nothing moves sideways, during or after (issue 41 item 3)."""
+    highlighted element is the stop's own, drawn (no 0x0 box: the map's stops start the example the tour names, as Start
+    does) and wholly on screen, the popover beside it; nothing moves sideways, during or after (issue 41 item 3)."""
     url, b = served_browser
     context = b.new_context(viewport={"width": 1280, "height": 800})
     page = opened(context, url)
