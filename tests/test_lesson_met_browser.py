@@ -1,0 +1,120 @@
+"""What a lesson met (issue 58), in Chromium: a teacher prepares a lesson in English and switches the page to German
+for the class; a student reads the German page. Each test is one of the issue's stumbles seen in the page: no text
+key on screen (item 1); after the switch no visible text is one of the English catalogue's (item 2) and the names
+the issue found mixed are one German name each; the words a 16-year-old stumbled on are gone (item 3); a long
+input's hint and counts (item 4); an empty Start, the lesson's banner, a lesson view with nothing started (item 10)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser import open_app, start
+from ui.texts import labels
+
+pytestmark = pytest.mark.browser
+SENTENCE = "Ich weiß, dass er morgen nach Berlin fährt."
+
+# every visible text of the page: each element's own text (its text nodes), and the whole text of each leaf
+VISIBLE = """(() => {
+  const out = new Set();
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.closest('script, style, svg, canvas, textarea, .lens-tok, pre, code') || !e.getClientRects().length) continue;
+    const cs = getComputedStyle(e);
+    if (cs.visibility === 'hidden' || cs.display === 'none') continue;
+    const own = [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join(' ').trim();
+    if (own) out.add(own);
+    if (e.childElementCount === 0 && e.innerText && e.innerText.trim()) out.add(e.innerText.trim());
+  }
+  for (const b of document.querySelectorAll('button, label, th, option:checked')) {
+    if (b.getClientRects().length && b.innerText && b.innerText.trim()) out.add(b.innerText.trim());
+  }
+  return [...out];
+})()"""
+
+
+def template(text: str) -> re.Pattern:
+    """A catalogue text with its {blanks} as wildcards, matched against a whole visible text."""
+    parts = re.split(r"\{\w+\}", text)
+    return re.compile("^" + ".+?".join(re.escape(p) for p in parts) + "$", re.S)
+
+
+def english_only() -> dict[str, re.Pattern]:
+    """The English catalogue's labels that German says otherwise: key -> pattern of the English text."""
+    en, de = labels("en"), labels("de")
+    german = set(de.values())
+    return {k: template(v) for k, v in en.items()
+            if de.get(k) != v and v not in german and len(re.findall(r"[A-Za-z]{3,}", v)) >= 1}
+
+
+def raw_keys(texts, lang) -> list[str]:
+    keys = (set(labels(lang)) | set(labels("en"))) - set(labels(lang).values()) - set(labels("en").values())
+    return sorted(t for t in texts if (t in keys and len(t) > 2) or re.fullmatch(r"[a-z]+(_[a-z0-9]+)+", t))
+
+
+@pytest.fixture(scope="module")
+def teacher(served_browser):
+    """An English page with a sentence started and the lesson's tools open (no view added yet)."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    start(page, SENTENCE)
+    page.click("#lesson_open")
+    page.wait_for_selector("#lesson_add", state="visible")
+    return page
+
+
+def test_no_text_key_is_on_screen_in_either_language(teacher):
+    """Item 1: the lesson's count said `lesson_count_0` (its script ran before the catalogue had loaded)."""
+    page = teacher
+    page.select_option("#ui_language", "en")
+    page.wait_for_function("window.__explain.lang === 'en'")
+    texts = page.evaluate(VISIBLE)
+    assert raw_keys(texts, "en") == [], raw_keys(texts, "en")
+    assert any(t == "no views yet" for t in texts), [t for t in texts if "view" in t]
+    page.select_option("#ui_language", "de")
+    page.wait_for_function("window.__explain.lang === 'de'")
+    page.wait_for_timeout(300)
+    texts = page.evaluate(VISIBLE)
+    assert raw_keys(texts, "de") == [], raw_keys(texts, "de")
+    assert any(t == "noch keine Ansichten" for t in texts)
+
+
+def test_after_the_switch_to_german_no_visible_text_is_the_english_catalogues(teacher):
+    """Item 2: "4 views of at most 8" and "▶ Play" stayed English after Sprache · Language → Deutsch."""
+    page = teacher
+    page.select_option("#ui_language", "en")
+    page.wait_for_function("window.__explain.lang === 'en'")
+    page.fill("#lesson_note", "Look at *fährt*")
+    page.click("#lesson_add")
+    page.wait_for_function("window.__lesson.made.length >= 1")
+    page.select_option("#ui_language", "de")
+    page.wait_for_function("window.__explain.lang === 'de'")
+    page.wait_for_timeout(300)
+    texts = page.evaluate(VISIBLE)
+    patterns = english_only()
+    bad = sorted({f"{t!r} (en: {k})" for t in texts for k, p in patterns.items() if p.match(t)})
+    assert bad == [], bad
+    assert any(re.fullmatch(r"1 Ansicht von höchstens 8", t) for t in texts)
+    assert "▶ Abspielen" in texts
+    page.click(".lesson-make [data-role=drop]")  # the lesson as the other tests meet it: no view
+    page.wait_for_function("window.__lesson.made.length === 0")
+
+
+MIXED = ["Encoder selbst", "Saliency", "Rollout", "Beam-Search", "Unterricht", "gierig", "erzwingen",
+         "Stücke der Quelle", "Stücke des Ziels", "dem Schritt folgen"]
+
+
+def test_the_german_page_names_each_thing_once_in_plain_words(teacher):
+    """Items 2 and 3: the German page mixed "Encoder selbst", "Saliency", "Rollout", "Beam-Search" (beside the tab
+    "Strahlsuche"), "Unterricht…" (beside "Link zur Stunde kopieren"), and used words a 16-year-old stumbles on:
+    "als Nächstes (gierig)", "klicke eines an, um es zu erzwingen", "17 Stücke der Quelle · 16 Stücke des Ziels",
+    "dem Schritt folgen", the inside table's heads "Punkte" and "verkleinert"."""
+    page = teacher
+    page.select_option("#ui_language", "de")
+    page.wait_for_function("window.__explain.lang === 'de'")
+    page.wait_for_timeout(300)
+    texts = page.evaluate(VISIBLE)
+    bad = sorted({t for t in texts for w in MIXED if w in t})
+    assert bad == [], bad
+    heads = page.eval_on_selector_all("#inside th", "es => es.map(e => e.innerText.trim())")
+    assert heads and not {"Punkte", "verkleinert"} & set(heads), heads
