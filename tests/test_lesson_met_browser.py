@@ -118,3 +118,34 @@ def test_the_german_page_names_each_thing_once_in_plain_words(teacher):
     assert bad == [], bad
     heads = page.eval_on_selector_all("#inside th", "es => es.map(e => e.innerText.trim())")
     assert heads and not {"Punkte", "verkleinert"} & set(heads), heads
+
+
+LONG = ("Ich weiß, dass er morgen nach Berlin fährt, weil seine Schwester dort wohnt und Geburtstag hat. " * 40)[:2624]
+
+
+def test_a_long_input_is_named_as_the_same_sentence_cut_and_its_counts_agree(served_browser):
+    """Item 4: after Start on a 2,624-character text the orange hint quoted ~1,400 characters and said "The box holds
+    another sentence: press Start to use it" (it is the same one, cut to the model's limit); the status said "256
+    source pieces" beside the note "only the first 255 are translated"."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    page.fill("#source textarea", LONG)
+    page.click("#start")
+    page.wait_for_function("window.__lens.state.traj && window.__sentence.started", timeout=120000)
+    page.wait_for_timeout(500)
+    hints = page.evaluate("[...document.querySelectorAll('.source-hint')].filter(e => e.getClientRects().length)"
+                          ".map(e => e.textContent)")
+    assert not any("another sentence" in h for h in hints), [h[:200] for h in hints]
+    status = page.inner_text("#attention [data-role=status]")
+    n = int(re.search(r"(\d+) source pieces", status).group(1))
+    said = " ".join(page.evaluate(VISIBLE))
+    m = re.search(r"only the first (\d+) are translated[^.]*", said)
+    assert m, said[:2000]
+    assert str(n) in m.group(0) or int(m.group(1)) == n, (status, m.group(0))
+    # a sentence typed after it is another one: the hint says so
+    page.fill("#source textarea", "Er kommt morgen.")
+    page.wait_for_function("[...document.querySelectorAll('.source-hint')].some(e => e.getClientRects().length"
+                           " && e.textContent.includes('another sentence'))", timeout=10000)
+    hint = page.evaluate("[...document.querySelectorAll('.source-hint')].filter(e => e.getClientRects().length)"
+                         ".map(e => e.textContent)[0]")
+    assert len(hint) < 300, len(hint)  # the long sentence quoted by its beginning, not its 1,300 characters
