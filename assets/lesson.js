@@ -112,6 +112,7 @@ function lessonUrl(views) {                 // the language shown goes with it, 
 }
 make.querySelector("#lesson_add").addEventListener("click", () => {
   if (!link() || !link().url) return;
+  if (!window.__sentence || window.__sentence.started === null) { say(W("lesson_nothing")); return; }
   if (lesson.made.length >= MAX_VIEWS) { say(W("lesson_full", {max: MAX_VIEWS})); return; }
   const q = new URL(link().url()).searchParams;
   q.delete("lesson"); q.delete("lang");   // the lesson's language is the lesson link's own

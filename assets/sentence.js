@@ -19,7 +19,10 @@ const S = window.__sentence || (window.__sentence = (() => {
     const hint = e.querySelector(".source-hint"), name = e.querySelector(".started-sentence"), stale = s.stale();
     const said = e.querySelector(".source-said");
     const why = s.refused && (s.refused.texts || {}).source === s.box ? s.refused.said : "";
-    if (said) { said.hidden = !why; said.textContent = why; }
+    if (said) {  // and which sentence the views still show, when one was started before
+      said.hidden = !why;
+      said.textContent = why && s.started !== null ? `${why} ${w("sentence_still", {s: cut(s.started)})}` : why;
+    }
     if (hint) {  // (not beside a refusal: it says what to do about the box already)
       hint.hidden = !stale || Boolean(why);
       hint.textContent = stale && !why ? w("sentence_hint", {s: cut(s.started)}) : "";

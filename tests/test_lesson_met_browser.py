@@ -149,3 +149,66 @@ def test_a_long_input_is_named_as_the_same_sentence_cut_and_its_counts_agree(ser
     hint = page.evaluate("[...document.querySelectorAll('.source-hint')].filter(e => e.getClientRects().length)"
                          ".map(e => e.textContent)[0]")
     assert len(hint) < 300, len(hint)  # the long sentence quoted by its beginning, not its 1,300 characters
+
+
+def test_an_empty_start_says_the_views_still_show_the_sentence_before(served_browser):
+    """Item 10: an empty Start said "input is empty" and left the old decoding underneath, unexplained."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    start(page, "Er kommt morgen.")
+    page.fill("#source textarea", "")
+    page.click("#start")
+    page.wait_for_function("[...document.querySelectorAll('.source-said')].some(e => e.getClientRects().length"
+                           " && e.textContent.includes('empty'))", timeout=30000)
+    said = page.evaluate("[...document.querySelectorAll('.source-said')].filter(e => e.getClientRects().length)"
+                         ".map(e => e.textContent).join(' ')")
+    assert "“Er kommt morgen.”" in said and "still" in said, said
+    assert page.evaluate("window.__lens.state.traj !== null")  # the views are the sentence said
+
+
+def test_the_lesson_banner_covers_nothing_and_moves_nothing_and_needs_a_started_view(served_browser):
+    """Item 10: "View 1 added" pushed the page down 84 px; a lesson view could be added with nothing started."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    page.click("#lesson_open")
+    page.wait_for_selector("#lesson_add", state="visible")
+    page.click("#lesson_add")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__lesson.made.length") == 0  # nothing started: nothing to add
+    note = page.evaluate("document.querySelector('#link_note .link-note').textContent")
+    assert "Start" in note, note
+    start(page, "Er kommt morgen.")
+    page.evaluate("document.querySelector('#link_note .link-note').hidden = true")
+    y = page.evaluate("document.querySelector('button[role=tab]').getBoundingClientRect().top")
+    page.click("#lesson_add")
+    page.wait_for_function("window.__lesson.made.length === 1")
+    page.wait_for_function("!document.querySelector('#link_note .link-note').hidden")
+    assert page.evaluate("document.querySelector('button[role=tab]').getBoundingClientRect().top") == y
+
+
+def test_the_mask_note_says_what_the_table_of_a_picked_row_shows(served_browser):
+    """Item 6: "...the cached step has no future keys to mask and its mask column stays empty" while the table of
+    the picked row 3 at step 8 showed −∞ on 5 keys."""
+    from tests.browser import go, pick
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    page.click("#explain_detail")
+    start(page, SENTENCE)
+    pick(page, kind="decoder_self")
+    go(page, 8)
+    page.evaluate("window.__inside.pick(3, false)")
+    page.wait_for_function("window.__inside.row && window.__inside.row.row === 3 && window.__inside.row.step === 8",
+                           timeout=30000)
+    page.wait_for_timeout(300)
+    masked = page.eval_on_selector_all("#inside table td", "es => es.filter(e => e.getClientRects().length"
+                                       " && e.textContent.trim() === '−∞').length")
+    note = page.inner_text("#inside [data-role=masknote]")
+    assert masked == 5, masked
+    assert "no future keys" not in note and "5 keys" in note, note
+    page.evaluate("window.__inside.pick(8, false)")  # the step's own row: nothing to mask, as the note said
+    page.wait_for_function("window.__inside.row.row === 8", timeout=30000)
+    page.wait_for_timeout(300)
+    assert page.eval_on_selector_all("#inside table td", "es => es.filter(e => e.getClientRects().length"
+                                     " && e.textContent.trim() === '−∞').length") == 0
+    assert "no future keys" in page.inner_text("#inside [data-role=masknote]")
+    page.click("#explain_plain")
