@@ -212,3 +212,21 @@ def test_the_mask_note_says_what_the_table_of_a_picked_row_shows(served_browser)
                                      " && e.textContent.trim() === '−∞').length") == 0
     assert "no future keys" in page.inner_text("#inside [data-role=masknote]")
     page.click("#explain_plain")
+
+
+def test_the_tour_leaves_the_view_on_the_head_it_opened_for_the_crossing(served_browser):
+    """Item 5: stop 3 said "The tour opened layer 3 · head 2: this sentence's crossing is clearest there"; after Done
+    the view was back on layer 1 · head 1, where the crossing is not seen."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    start(page, SENTENCE)
+    page.wait_for_function("window.__tour")
+    page.evaluate("window.__tour.start(2)")
+    page.wait_for_function("window.__tour.state().active && window.__tour.state().stop === 2", timeout=30000)
+    page.wait_for_function("window.__lens.state.kind === 'cross'", timeout=10000)
+    opened = page.evaluate("[window.__lens.state.kind, window.__lens.state.layer, window.__lens.state.head]")
+    assert opened[1:] != [0, 0]  # the clearest crossing of this sentence is not the view's first head
+    page.click("#tour")  # ✕ End tour (Done at the last stop ends it the same way)
+    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_timeout(300)
+    assert page.evaluate("[window.__lens.state.kind, window.__lens.state.layer, window.__lens.state.head]") == opened
