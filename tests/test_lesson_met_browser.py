@@ -230,3 +230,33 @@ def test_the_tour_leaves_the_view_on_the_head_it_opened_for_the_crossing(served_
     page.wait_for_function("!window.__tour.state().active", timeout=10000)
     page.wait_for_timeout(300)
     assert page.evaluate("[window.__lens.state.kind, window.__lens.state.layer, window.__lens.state.head]") == opened
+
+
+def test_compare_shows_the_difference_at_the_word_a_minimal_pair_is_about(served_browser):
+    """Item 7: in A − B the changed word's column (fährt / fliegt) was grey, "no partner", and the biggest difference
+    was reported at </s>. A changed span now lines up with what stands in its place in B."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_selector("#compare_start", timeout=30000)
+    page.fill("#compare_a textarea", SENTENCE)
+    page.fill("#compare_b textarea", SENTENCE.replace("fährt", "fliegt"))
+    seq = page.evaluate("window.__compare.renders")
+    page.click("#compare_start")
+    page.wait_for_function(f"window.__compare.view() !== null && window.__compare.renders > {seq}", timeout=60000)
+    page.click("#compare [data-kind=cross]")
+    page.eval_on_selector("#compare [data-role=scrub]", "e => { e.value = e.max;"
+                          " e.dispatchEvent(new Event('input', {bubbles: true})); }")
+    page.wait_for_timeout(300)
+    v = page.evaluate("window.__compare.view()")
+    a, bb, d = v["a"], v["b"], v["diff"]
+    col = next(j for j, p in enumerate(a["cols"]) if "fährt" in p)
+    assert not any("fährt" in p for p in bb["cols"])  # the word that differs
+    paired = [row for row in d["z"] if any(x is not None for x in row)]  # the rows of A with a partner in B
+    assert paired and all(row[col] is not None for row in paired), [row[col] for row in d["z"]]  # not grey
+    cells = [(abs(x), i, j) for i, row in enumerate(d["z"]) for j, x in enumerate(row) if x is not None]
+    _, i, j = max(cells)
+    said = page.inner_text("#compare [data-role=align]")
+    assert a["cols"][j].replace("\u2581", "") in said or a["labels"][i].split(" → ")[0].replace("\u2581", "") in said
+    rows_b = {p.replace("\u2581", "").lower() for p in bb["rows"]}
+    assert j == col or a["rows"][i].replace("\u2581", "").lower() not in rows_b, (a["rows"][i], a["cols"][j], said)
