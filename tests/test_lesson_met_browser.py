@@ -260,3 +260,23 @@ def test_compare_shows_the_difference_at_the_word_a_minimal_pair_is_about(served
     assert a["cols"][j].replace("\u2581", "") in said or a["labels"][i].split(" → ")[0].replace("\u2581", "") in said
     rows_b = {p.replace("\u2581", "").lower() for p in bb["rows"]}
     assert j == col or a["rows"][i].replace("\u2581", "").lower() not in rows_b, (a["rows"][i], a["cols"][j], said)
+
+
+def test_across_layers_says_which_parts_follow_the_step_and_what_agreement_means(served_browser):
+    """Item 8: the tab said "for the step shown" and its table listed all the translation's words at step 8; the
+    three-way table's 3/3 read as a claim that the pair is right (*with → morgen*)."""
+    from tests.browser import go
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    start(page, SENTENCE)
+    go(page, 3)
+    page.get_by_role("tab", name="Across layers").click()
+    page.wait_for_function("(document.querySelector('#word_align_table') || {innerText: ''}).innerText"
+                           ".split('/3').length > 4", timeout=60000)
+    rows = page.inner_text("#word_align_table").count("/3")
+    assert rows > 3  # the whole translation's words at step 3
+    intro = page.inner_text("#layers_intro")
+    assert "for the step shown" not in intro.lower() or "two pictures" in intro, intro
+    table = page.inner_text("#word_align_intro") + " " + page.inner_text("#word_align_table")
+    assert "whole translation" in table, table[:500]
+    assert "not that the pair is a correct translation" in page.inner_text("#word_align_intro")
