@@ -5,7 +5,9 @@
 // Back / the slider / ← →) and one kind, layer and head move both with no request. Each side shows its step min(t, its end).
 // Where the two sentences' pieces line up, the third map is A − B: piece i of A lines up with piece j of B when
 // they are the same piece (ignoring capitals and the ▁ word mark) and the same occurrence of it (the 2nd "the" of
-// A with the 2nd "the" of B); cells whose query or key has no partner are grey. Text is set with textContent only.
+// A with the 2nd "the" of B); a changed span (fährt / flieg + t) lines up as a block with what stands in its place in
+// B (issue 58 item 7: the word a minimal pair is about gets a difference); cells whose query or key has no partner
+// are grey. Text is set with textContent only.
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
@@ -37,25 +39,41 @@ function mapOf(d, t) {                    // one head (or the mean of heads) of 
   return {rows, labels, cols, z, R, C, row: st.kind === "encoder_self" ? -1 : t};
 }
 const norm = (p) => p.replace(/^\u2581/, "").toLowerCase();
-function align(a, b) {                    // for each piece of a: the index of its partner in b, or -1
+function align(a, b) {                    // for each piece of a: its partners in b (a list, empty: none)
   const where = new Map(), seen = new Map();
   b.forEach((p, j) => { const k = norm(p); if (!where.has(k)) where.set(k, []); where.get(k).push(j); });
-  return a.map(p => {
+  const out = a.map(p => {                // 1. the same piece, the same occurrence of it
     const k = norm(p), c = seen.get(k) || 0, js = where.get(k);
     seen.set(k, c + 1);
-    return js && c < js.length ? js[c] : -1;
+    return js && c < js.length ? [js[c]] : [];
   });
+  // 2. a changed span (pieces of A with no such partner) lines up, as a block, with B's pieces that stand in its place:
+  // those between the partners of its neighbours, in order, the last piece of A's span taking any B has left over
+  // (fährt with flieg + t: a key's weight is the sum over B's pieces; a query row is its first partner's)
+  const used = new Set(out.flat());
+  for (let i = 0; i < a.length;) {
+    if (out[i].length) { i++; continue; }
+    let e = i;
+    while (e < a.length && !out[e].length) e++;
+    const lo = i > 0 ? out[i - 1][out[i - 1].length - 1] : -1, hi = e < a.length ? out[e][0] : b.length;
+    const free = [];
+    for (let j = lo + 1; j < hi; j++) if (!used.has(j)) free.push(j);
+    free.forEach((j, n) => out[Math.min(i + n, e - 1)].push(j));
+    i = e;
+  }
+  return out;
 }
 function difference(ma, mb) {             // A − B in A's rows and columns; NaN where a query or key has no partner
   const ri = align(ma.rows, mb.rows), cj = align(ma.cols, mb.cols), z = new Float32Array(ma.R * ma.C);
   let big = 0, where = null;
   for (let i = 0; i < ma.R; i++) for (let j = 0; j < ma.C; j++) {
-    const ok = ri[i] >= 0 && cj[j] >= 0, v = ok ? ma.z[i * ma.C + j] - mb.z[ri[i] * mb.C + cj[j]] : NaN;
+    const ok = ri[i].length > 0 && cj[j].length > 0;
+    const v = ok ? ma.z[i * ma.C + j] - cj[j].reduce((sum, c) => sum + mb.z[ri[i][0] * mb.C + c], 0) : NaN;
     z[i * ma.C + j] = v;
     if (ok && Math.abs(v) > Math.abs(big)) { big = v; where = [i, j]; }
   }
   return {rows: ma.rows, labels: ma.labels, cols: ma.cols, z, R: ma.R, C: ma.C, row: ma.row, big, where,
-          rowsAligned: ri.filter(x => x >= 0).length, colsAligned: cj.filter(x => x >= 0).length};
+          rowsAligned: ri.filter(x => x.length).length, colsAligned: cj.filter(x => x.length).length};
 }
 
 // -- drawing ----------------------------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ function render(h, st, i, nk) {
     on: h.on[i].toFixed(3), sum: h.contributionTotal[i].toFixed(3), w: h.keys[jw], c: h.keys[jc],
     differ: jw !== jc ? t("inside.differ") : ""};
   setText(q("outnote"), t("inside.out").replace(/\{(\w+)\}/g, (m, k) => (k in fill ? String(fill[k]) : m)));
-  drawMask(h, i);
+  drawMask(h, i, nk);
   inst.row = {kind: h.kind, layer: h.layer, head: h.head, step: st.t, row: i, query: h.queries[i], keys: h.keys.slice(0, nk), ...n,
               q: Array.from(h.q.subarray(i * h.dk, (i + 1) * h.dk)), top_weight: jw, top_contribution: jc};
   return n;
@@ -123,7 +123,7 @@ function titles(h, st, i) {                 // the words: ui/texts [label], in t
 }
 
 // -- decoder self-attention's mask: the T×T causal triangle of training, the current row marked ---------------
-function drawMask(h, i) {
+function drawMask(h, i, nk) {              // nk: the keys the table shows (as far as the step shown)
   const box = q("maskbox"), c = q("maskviz");
   box.hidden = h.kind !== "decoder_self";
   if (box.hidden) return;
@@ -135,7 +135,8 @@ function drawMask(h, i) {
     g.fillRect(k * cell, r * cell, cell - 1, cell - 1);
   }
   g.strokeStyle = "#d62728"; g.lineWidth = 2; g.strokeRect(1, i * cell + 1, T * cell - 2, cell - 2);
-  setText(q("masknote"), wl("masknote", {T, i}));  // ui/texts [label], the page's language
+  const m = Math.max(0, (nk || i + 1) - 1 - i);  // the table's keys after row i: −∞ there (a row picked before the step)
+  setText(q("masknote"), m ? wl("masknote_past", {T, i, m, last: nk - 1}) : wl("masknote", {T, i}));  // ui/texts [label]
 }
 
 // -- which row: the current step's, or one picked on the map (decided from the view's state alone, so the map

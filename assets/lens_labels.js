@@ -25,6 +25,7 @@ const tl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) 
 document.addEventListener("lens-explain", () => {  // the view's own words in the language (and mode) shown
   for (const r of ["legend", "marks"]) q(r).dataset.key = "";
   q("layer").textContent = ""; q("head").textContent = ""; q("target").dataset.key = "";
+  q("play").textContent = tl(st.timer ? "pause" : "play");
   if (st.doc) draw(); else if (!props.value || !props.value.source) setText(q("status"), tl("lens_empty"));
 });
 function drawMarks(f) {

@@ -103,13 +103,16 @@ function count() {
   const n = lesson.made.length;
   role(make, "count").textContent = W(n ? (n === 1 ? "lesson_count_1" : "lesson_count_n") : "lesson_count_0", {n, max: MAX_VIEWS});
   role(make, "drop").disabled = !n;
+  if (lesson.views && lesson.at >= 0) role(bar, "where").textContent = W("lesson_view_of", {i: lesson.at + 1, n: lesson.views.length});
 }
+document.addEventListener("lens-explain", count);  // the catalogue is read once it has loaded, and again on a switch
 function lessonUrl(views) {                 // the language shown goes with it, as with a link (assets/i18n.js)
   const lang = link() && link().url ? new URL(link().url()).searchParams.get("lang") : null;
   return `${location.origin}${location.pathname}?lesson=${encode(views)}${lang ? `&lang=${lang}` : ""}`;
 }
 make.querySelector("#lesson_add").addEventListener("click", () => {
   if (!link() || !link().url) return;
+  if (!window.__sentence || window.__sentence.started === null) { say(W("lesson_nothing")); return; }
   if (lesson.made.length >= MAX_VIEWS) { say(W("lesson_full", {max: MAX_VIEWS})); return; }
   const q = new URL(link().url()).searchParams;
   q.delete("lesson"); q.delete("lang");   // the lesson's language is the lesson link's own

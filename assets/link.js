@@ -90,6 +90,11 @@ document.addEventListener("click", (e) => {
   const n = document.querySelector("#link_note .link-note");
   if (n) { clearTimeout(say.timer); n.hidden = true; }
 }, true);
+document.addEventListener("lens-explain", (e) => {  // a line said in the other language is gone with it
+  const n = document.querySelector("#link_note .link-note");
+  if (n && say.lang && e.detail && e.detail.lang !== say.lang) { clearTimeout(say.timer); n.hidden = true; }
+  say.lang = e.detail && e.detail.lang;
+});
 function tell(notes) {
   inst.notes = notes.slice();
   if (notes.length) say(w(notes.length === 1 ? "link_ignored_1" : "link_ignored_n", {notes: notes.join("; ")}));

@@ -9,22 +9,28 @@
 // Runs as the js_on_load of each of those gr.HTML elements (element is given); they share one state.
 // Text is set with textContent only: the sentence is user input.
 const S = window.__sentence || (window.__sentence = (() => {
-  const s = {started: null, box: "", refused: null, elements: new Set()};
-  // (an empty box holds no other sentence: nothing to say until something is typed)
-  s.stale = () => s.started !== null && s.box.trim() !== "" && s.box.trim() !== s.started.trim();
+  const s = {started: null, sent: null, box: "", refused: null, elements: new Set()};
+  // (an empty box holds no other sentence: nothing to say until something is typed; nor does the box that was
+  // started when the model's limit cut it: `started` is what was read, `sent` the box's text at that Start)
+  s.stale = () => s.started !== null && s.box.trim() !== "" && s.box.trim() !== s.started.trim()
+    && s.box.trim() !== (s.sent || "").trim();
+  const cut = (t) => ([...t].length > 120 ? `${[...t].slice(0, 100).join("")}…` : t);  // a long one, quoted
   s.paint = (e) => {
     const hint = e.querySelector(".source-hint"), name = e.querySelector(".started-sentence"), stale = s.stale();
     const said = e.querySelector(".source-said");
     const why = s.refused && (s.refused.texts || {}).source === s.box ? s.refused.said : "";
-    if (said) { said.hidden = !why; said.textContent = why; }
+    if (said) {  // and which sentence the views still show, when one was started before
+      said.hidden = !why;
+      said.textContent = why && s.started !== null ? `${why} ${w("sentence_still", {s: cut(s.started)})}` : why;
+    }
     if (hint) {  // (not beside a refusal: it says what to do about the box already)
       hint.hidden = !stale || Boolean(why);
-      hint.textContent = stale && !why ? w("sentence_hint", {s: s.started}) : "";
+      hint.textContent = stale && !why ? w("sentence_hint", {s: cut(s.started)}) : "";
     }
     if (name) {
       name.classList.toggle("stale", stale);
       name.textContent = s.started === null ? w("sentence_none")
-        : w(stale ? "sentence_started_stale" : "sentence_started", {s: s.started});
+        : w(stale ? "sentence_started_stale" : "sentence_started", {s: cut(s.started)});
     }
   };
   const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
@@ -38,7 +44,8 @@ const S = window.__sentence || (window.__sentence = (() => {
     s.show();
   };
   window.addEventListener("lens-started", (ev) => {
-    s.started = ev.detail == null ? null : String(ev.detail); s.refused = null; s.show();
+    s.started = ev.detail == null ? null : String(ev.detail); s.sent = s.started === null ? null : s.box;
+    s.refused = null; s.show();
   });
   return s;
 })());

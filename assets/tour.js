@@ -75,6 +75,7 @@ function openCrossing() {                 // the stop "look for the crossing" op
   const c = lens.crossing(d);
   if (!c) return;
   lens.select("cross", c.layer, c.head);
+  if (T.found) Object.assign(T.found, {kind: "cross", layer: c.layer, head: c.head});  // kept after the tour (issue 58)
   const said = {l: c.layer + 1, h: c.head + 1};  // ui/texts [label], in the page's language
   T.note = window.__explain ? window.__explain.fill(`label.${c.score > 0 ? "tour_opened" : "tour_opened_diagonal"}`, said) : "";
 }

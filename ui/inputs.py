@@ -20,8 +20,8 @@ def told(message: str, **fill) -> str:
     """A library message (or a [label] key) in the user's page's language where the catalogue has it."""
     from .texts import said, words
     for pattern, key in NOTES:
-        if m := pattern.match(message):
-            return said(key, **m.groupdict())
+        if m := pattern.match(message):  # {read}: the pieces the view counts, the cut ones and the end mark </s>
+            return said(key, **m.groupdict(), read=int(m["limit"]) + 1)
     key = SAID.get(message, message)
     return said(key, **fill) if key in words() else message
 HEAD_RE = re.compile(r"^L(\d{1,2}) H(\d{1,2})$")
