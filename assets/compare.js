@@ -229,9 +229,14 @@ document.addEventListener("input", e => {
 });
 
 // -- the two trajectories from the server ---------------------------------------------------------------------------
+// the first pair of the model the page opened with (ui/compare_tab.py: the template's data-pair); on_model sends
+// the next model's
+try { inst.pair = JSON.parse(decodeURIComponent(element.querySelector(".cmp").dataset.pair || "")); }
+catch (e) { inst.pair = null; }
 function received() {
   const v = props.value, decode = window.__lens && window.__lens.decode;
-  if (v && v.for) inst.model = v.for;     // the tab redrawn for this model (ui/compare_tab.py on_model)
+  if (v && v.for) { inst.model = v.for; inst.pair = v.pair || inst.pair; }  // the tab redrawn for this model, with its
+  // first example pair (ui/compare_tab.py on_model): the pair a view without compare_a / compare_b shows
   // a pair is drawn only under the model the tab was last reset for: an answer of the model before, still under
   // way when the picker changed, is one of the old state (it names its model: compare_tab.start_both)
   if (!v || !v.a || !v.b || (v.model && inst.model && v.model !== inst.model)) {
@@ -265,6 +270,14 @@ const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
     if (!st.a || !st.b) return {a: box("compare_a").value, b: box("compare_b").value};
     return {a: st.a.p.input, b: st.b.p.input, step: st.t, kind: st.kind, layer: st.layer + 1,
             head: st.head === "mean" ? "mean" : st.head + 1};
+  },
+  reset() {                               // a view without a pair of its own (a link's, a lesson's): the model's
+    (inst.pair || []).forEach((v, i) => { // first pair in the boxes, not started: no map of the pair before
+      const e = box(`compare_${"ab"[i]}`);
+      if (e && e.value !== v) { e.value = v; e.dispatchEvent(new Event("input", {bubbles: true})); }
+    });
+    st.a = st.b = null; q("bar").hidden = true; q("panels").hidden = true; q("scale").hidden = true; stale();
+    setText(q("status"), w("cmp_pick"));
   },
   async set(p, notes) {                   // both sentences started, then their step, kind, layer and head
     const kit = window.__viewKit, known = ["a", "b", "step", "kind", "layer", "head"];

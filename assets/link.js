@@ -160,12 +160,15 @@ function showTab(key) {
   const b = tabButton(TABS[key || "translate"]);
   if (b && b.getAttribute("aria-selected") !== "true") b.click();
 }
-async function restoreView(want, bad) {   // the tab's own view, by its own code (assets/views.js), started
+async function restoreView(want, bad, fresh) {  // the tab's own view, by its own code (assets/views.js), started
   const tab = want.tab || "translate";
   for (const [other, ps] of Object.entries(want.views)) {
     if (other === tab) continue;
     for (const k of Object.keys(ps)) bad.push(`${other}_${k} (the link's tab is ${TABS[tab]})`);
   }
+  for (const [other, view] of Object.entries(window.__views || {})) {  // a link of another sentence or model is a
+    if (fresh && !want.views[other] && view.reset) view.reset();        // whole new view: a tab's view it holds
+  }                                                                     // nothing of is the tab's default
   const params = want.views[tab];
   if (!params) return;
   const ok = () => { showTab(tab); return window.__views && window.__views[tab] && window.__views[tab].ready(); };
@@ -181,7 +184,8 @@ async function open(search = location.search, inLesson = false) {
     for (const k of VIEW) if (k in want) { bad.push(`${k} (the link has no sentence to show it on)`); delete want[k]; }
   }
   inst.stage = "waiting for the view"; await until(() => lens() && lens().ready, 60000);
-  if (shownAlready(want)) {               // the model and sentence shown (a lesson's next view, Back): no request
+  const already = shownAlready(want), fresh = !already && (want.text !== undefined || want.model !== undefined);
+  if (already) {              // the model and sentence shown (a lesson's next view, Back): no request
     if (want.text !== undefined) apply(want, bad);
   } else if (want.text !== undefined || want.model !== undefined) {
     const seq = lens().state.traj ? lens().state.traj.seq : null, id = `link-${Date.now()}-${Math.random()}`;
@@ -195,7 +199,7 @@ async function open(search = location.search, inLesson = false) {
     }
   }
   showTab(want.tab);
-  inst.stage = `opening the ${want.tab || "translate"} tab`; await restoreView(want, bad);
+  inst.stage = `opening the ${want.tab || "translate"} tab`; await restoreView(want, bad, fresh);
   tell(bad);
   inst.opening = false; inst.stage = "opened";
   inst.opened = true;

@@ -12,6 +12,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.browser import browser, choose_model, open_app, open_link, require_chromium, serve, start
+from tests.test_german_page_browser import offending
 
 pytestmark = pytest.mark.browser
 A, B = "The nurse said that she was tired.", "The doctor said that he was tired."
@@ -169,22 +170,46 @@ def test_a_tab_change_is_a_history_entry_and_back_stays_in_the_app(served):
 
 # -- every tab that holds results × every change of the page's value: no text or map of the old state remains -----
 OLD, NEW = "Der Hund schläft im Garten.", "Ich trinke heute Kaffee."
+OLD_B = "Der Hund schläft im Haus."  # Compare's second sentence of the old state
 MARKS = ("schläft", "Garten", "garden", "sleep")  # the old sentence's and its translation's own words
-RESULT_TABS = ["Translate", "Head ablation", "Beam search", "Across layers"]
+RESULT_TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Attention being learned"]
+# which tabs hold what a change replaces: Compare's pair is its own setting (a new sentence on Translate keeps it),
+# the learned snapshots are the model's own (only a change of model replaces them)
+REPLACED = {
+    "model switch": RESULT_TABS,
+    "new sentence": ["Translate", "Head ablation", "Beam search", "Across layers"],
+    "example pick": ["Translate", "Head ablation", "Beam search", "Across layers"],
+    "link opened": RESULT_TABS[:-1],
+    "lesson Next": RESULT_TABS[:-1],
+    "language switch": RESULT_TABS,
+}
 RED = """() => [...document.querySelectorAll('body *')].filter(e => e.offsetParent !== null && e.children.length === 0
     && e.textContent.trim() === 'Error').map(e => '#' + ((e.closest('[id]:not([id^="html-"])') || {}).id))"""
 MAPS = """() => ['attention', 'attention_ablated', 'attention_beam'].map(id => {
     const v = (window.__lensViews || {})[id];
     const d = v && v.state && v.state.doc; return d && d.p ? d.p.input || '' : ''; })"""
+COMPARE_MAPS = "(() => { const s = window.__compare.state; return s.a && s.b ? [s.a.p.input, s.b.p.input] : []; })()"
+LEARNED = "(() => { const e = document.querySelector('#learned_example input'); return e ? e.value : ''; })()"
+SHOWN_TEXTS = """() => { const out = new Set(); const root = document.querySelector('[role=tabpanel]:not([hidden])') || document.body;
+    for (const e of root.querySelectorAll('p, li, span, label, div, td, th, figcaption, h1, h2, h3, h4, button, option'))
+      if (e.checkVisibility() && !e.closest('pre, code') && ![...e.children].some(c => c.textContent.trim()))
+        out.add(e.textContent.trim());  // (code is Python in every language)
+    return [...out].filter(Boolean); }"""
 
 
 def tab(page, name):
-    page.get_by_role("tab", name=name).click()
+    page.click(f"button[role=tab][data-name='{name}']")  # its English name, whatever the page's language
     page.wait_for_timeout(200)
 
 
-def fill_every_tab(page):
-    """Results of OLD (started) on every tab that holds results."""
+def fill_every_tab(page) -> str:
+    """Results of OLD (started) on every tab that holds results; returns the learned tab's sentence shown."""
+    tab(page, "Compare")
+    page.wait_for_selector("#compare_start", timeout=30000)
+    page.fill("#compare_a textarea", OLD)
+    page.fill("#compare_b textarea", OLD_B)
+    page.click("#compare_start")
+    page.wait_for_function(f"{COMPARE_MAPS}.join('|') === {json.dumps(OLD + '|' + OLD_B)}", timeout=60000)
     tab(page, "Head ablation")
     page.wait_for_selector("#ablate_cross label", timeout=30000)
     page.click("#ablate_cross label:has-text('L1 H1')")
@@ -197,19 +222,38 @@ def fill_every_tab(page):
     page.click("#layers_run")
     page.wait_for_function("document.querySelector('#word_align_summary') &&"
                            " document.querySelector('#word_align_summary').innerText.trim() !== ''", timeout=60000)
+    tab(page, "Attention being learned")
+    page.wait_for_function("document.querySelector('#learned_translation textarea') &&"
+                           " document.querySelector('#learned_translation textarea').value !== ''", timeout=60000)
+    learned = page.evaluate(LEARNED)
     tab(page, "Translate")
     text = page.inner_text("body") + page.input_value("#translation textarea")
     assert any(m in text for m in MARKS), "the old sentence's words are on the page before the change"
+    return learned
 
 
-def nothing_old_left(page, change):
+def nothing_old_left(page, change, learned=""):
     page.wait_for_timeout(1500)  # answers of the old state that were under way have come by now
-    for name in RESULT_TABS:
+    for name in REPLACED[change]:
         tab(page, name)
+        if change == "language switch":  # the old state's language: no text of the tab's results left in English
+            data = [OLD, OLD_B, NEW] + page.eval_on_selector_all("textarea", "es => es.map(e => e.value)")
+            said = [t for t in page.evaluate(SHOWN_TEXTS) if not t.startswith("Attention(Q, K, V)")]
+            bad = offending(said, "de", sorted({d for d in data if d.strip()}, key=len, reverse=True))
+            assert bad == [], (change, name, bad)
+            continue
         text = page.inner_text("body") + " ".join(  # the box a user types in keeps what they typed: theirs
-            page.eval_on_selector_all("textarea", "es => es.filter(e => !e.closest('#source')).map(e => e.value)"))
+            page.eval_on_selector_all("textarea", "es => es.filter(e => !e.closest('#source') && e.checkVisibility())"
+                                                  ".map(e => e.value)"))
         assert not [m for m in MARKS if m in text], (change, name, [m for m in MARKS if m in text])
-    assert OLD not in page.evaluate(MAPS), (change, page.evaluate(MAPS))
+    if change != "language switch":
+        assert OLD not in page.evaluate(MAPS), (change, page.evaluate(MAPS))
+        if "Compare" in REPLACED[change]:
+            assert OLD not in page.evaluate(COMPARE_MAPS), (change, page.evaluate(COMPARE_MAPS))
+        if "Attention being learned" in REPLACED[change]:
+            tab(page, "Attention being learned")
+            page.wait_for_function(f"{LEARNED} !== ''", timeout=30000)
+            assert page.evaluate(LEARNED) != learned, (change, learned)  # the new model's own snapshots
     assert page.evaluate(RED) == [] and page.errors == [], change
 
 
@@ -222,21 +266,40 @@ def pick_example(page):
                            timeout=60000)
 
 
+def open_link_in_page(page):
+    """A link opened in the page (what a lesson's view does): the whole value replaced by the link's."""
+    page.evaluate(f"window.__link.open({json.dumps('?model=de-en&text=' + quote(NEW))})")
+    page.wait_for_function(f"!window.__link.opening && window.__lens.state.traj"
+                           f" && window.__lens.state.traj.p.input === {json.dumps(NEW)}", timeout=60000)
+
+
+def switch_language(page):
+    page.select_option("#ui_language", "de")
+    page.wait_for_function("window.__explain.lang === 'de'", timeout=10000)
+
+
 CHANGES = {
     "model switch": lambda page: choose_model(page, "English → German"),
     "new sentence": lambda page: start(page, NEW),
     "example pick": pick_example,
+    "link opened": open_link_in_page,
+    "language switch": switch_language,
 }
 
 
-@pytest.mark.parametrize("change", list(CHANGES))
+KNOWN = {"language switch": pytest.mark.xfail(strict=True, reason=(
+    "the Attention being learned tab's slider info (ui/learned_tab.py content: said('learned_points', lang)) is "
+    "written in the page's language when the tab is filled; the language switch (assets/i18n.js) does not redraw it"))}
+
+
+@pytest.mark.parametrize("change", [pytest.param(c, marks=KNOWN.get(c, ())) for c in CHANGES])
 def test_a_change_leaves_no_text_or_map_of_the_old_state_on_any_tab(served, change):
     url, b = served
     page = open_app(b, url, 1280, 800)
     start(page, OLD)
-    fill_every_tab(page)
+    learned = fill_every_tab(page)
     CHANGES[change](page)
-    nothing_old_left(page, change)
+    nothing_old_left(page, change, learned)
     page.close()
 
 
@@ -250,3 +313,18 @@ def test_a_lesson_next_leaves_no_text_or_map_of_the_old_view_on_any_tab(served):
     shown(page, 1)
     nothing_old_left(page, "lesson Next")
     page.context.close()
+
+
+def test_the_top_k_is_drawn_once_from_the_payload(served):
+    """Issue 57 item 2: Start's answer carries the top-k once (the payload's steps.topk) and the page draws it once,
+    at the step the view shows (assets/lens_labels.js pushTopk); the top-k beside it is for programs only."""
+    url, b = served
+    page = open_app(b, url, 1280, 800)
+    page.evaluate("window.__topkRenders = 0")
+    start(page, NEW)
+    page.wait_for_timeout(1500)  # the server's answer to the top-k box, had it sent one, has been drawn by now
+    assert page.evaluate("window.__topkRenders") == 1
+    first = page.eval_on_selector_all("#topk .topk-piece", "es => es.map(e => e.textContent)")
+    assert first and page.evaluate("window.__lens.state.t") == 0
+    assert page.errors == []
+    page.close()

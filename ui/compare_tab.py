@@ -5,6 +5,7 @@ their pieces line up, the difference of the two maps. The tab follows the chosen
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import gradio as gr
 
@@ -34,7 +35,7 @@ def intro(tr) -> str:
         tgt=labels(lang)[f"lang_{tgt}"], src=labels(lang)[f"lang_{src}"], looks=looks, seen=seen))
 
 
-TEMPLATE = f"""<div class="cmp" data-model="${{default_model}}" tabindex="0" aria-label="two sentences side by side: ← → step both"
+TEMPLATE = f"""<div class="cmp" data-model="${{default_model}}" data-pair="${{default_pair}}" tabindex="0" aria-label="two sentences side by side: ← → step both"
   data-label="label.cmp_aria">
   <div class="cmp-status" data-role="status">{both("cmp_pick")}</div>
   <div class="cmp-stale" data-role="stale" hidden>{both("cmp_stale")}</div>
@@ -99,7 +100,8 @@ def build(ctx: Ctx) -> None:
         go = gr.Button(label("start_both"), variant="primary", elem_id="compare_start", scale=0, min_width=150)
     note = box_note(ctx, "compare_note", ["compare_a", "compare_b"])  # under the boxes: why Start both started nothing
     view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare.css"), js_on_load=asset("compare.js"),
-                   elem_id="compare", default_model=models.default)  # the model the page opens with
+                   elem_id="compare", default_model=models.default,  # the model the page opens with and its first
+                   default_pair=quote(json.dumps([a0, b0])))  # pair (URL-quoted: safe in an attribute)
 
     def on_start(ta, tb, kk, key=""):  # a sentence the model cannot read: said under the boxes, nothing else
         tr_, sent = models.get(key), {"compare_a": ta, "compare_b": tb}
@@ -125,7 +127,7 @@ def build(ctx: Ctx) -> None:
         a1, b1 = first_pair(m)
         return gr.update(value=a1, placeholder=label(f"sentence_a_{m.config.src_lang}")), gr.update(
             value=b1, placeholder=label(f"sentence_b_{m.config.src_lang}")), gr.update(
-            choices=pair_choices(m), value=""), {"for": key}, intro(m)
+            choices=pair_choices(m), value=""), {"for": key, "pair": [a1, b1]}, intro(m)  # pair: a link's default
 
     ctx.model.change(on_model, [ctx.model], [a, b, pairs, view, about], api_visibility="private",
                      show_progress="hidden", **CONC)

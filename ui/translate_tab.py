@@ -260,6 +260,14 @@ def wire_model(ctx: Ctx, followers: list) -> None:
                                                    api_visibility="private", **busy, **CONC))
 
 
+def drawn_once(answer) -> list:
+    """The page's own answer (state, translation, payload, top-k) without its top-k: the page draws the top-k once,
+    from the payload's steps.topk at the step it shows (assets/lens_labels.js pushTopk); the top-k beside the
+    payload is for programs (/start, /force, gradio_client)."""
+    state, translation, payload, _ = answer
+    return [state, translation, payload, gr.skip()]
+
+
 def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     """Events that reach the server: Start, forcing a piece, the reference, export, and for programs the
     server-side stepping of the session as before (/step /run /back /reset /goto /topk)."""
@@ -274,7 +282,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         problem = source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
         if problem:
             return [gr.skip()] * len(outs) + [box_note_value({"source": text}, problem), gr.skip()]
-        return list(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}), page_state.new_value()]
+        return drawn_once(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}),
+                                                                     page_state.new_value()]
 
     # the mark of a start: new with each sentence started, left as it was by a Start that started nothing; its change
     # clears the other tabs' results (ui/page_state.py)
@@ -291,7 +300,7 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
             return [gr.skip()] * (len(outs) + 3)
         started = decoding_views.start(models.get(key), example, kk, ww)
         note = box_note_value({"source": example})
-        return [gr.update(value=example)] + list(started) + [note, page_state.new_value()]
+        return [gr.update(value=example)] + drawn_once(started) + [note, page_state.new_value()]
 
     c.examples.input(on_example, [c.examples, k, words, model], [source] + outs + [c.note, c.started],
                      api_visibility="private", show_progress_on=outs, **DECODE)
@@ -305,8 +314,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     def on_force(session, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
-        return decoding_views.force_at(need_session(session).translator, session, data.get("position"), data.get("piece"),
-                          kk, ww)
+        return drawn_once(decoding_views.force_at(need_session(session).translator, session, data.get("position"),
+                                                  data.get("piece"), kk, ww))
 
     c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
     c.b_force.click(of_session(decoding_views.force), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
@@ -315,7 +324,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         problem = reference_problem(session, ref)
         if problem:
             return [gr.skip(), gr.skip(), box_note_value({"reference": ref}, problem)]
-        return list(of_session(decoding_views.reference_at)(session, ref, kk, ww)) + [box_note_value({"reference": ref})]
+        payload, _ = of_session(decoding_views.reference_at)(session, ref, kk, ww)
+        return [payload, gr.skip(), box_note_value({"reference": ref})]  # the top-k: the view's, from the payload
 
     c.b_ref.click(on_reference, [state, c.ref, k, words], [c.attention, c.topk, c.ref_note],
                   show_progress_on=[c.attention, c.topk], api_visibility="private", **CONC)
