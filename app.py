@@ -21,7 +21,7 @@ from pathlib import Path
 if __package__ and (Path(__file__).parent / "pyproject.toml").exists():
     sys.path.insert(0, str(Path(__file__).parent))
 
-from ui.logins import AUTH_ENV, open_warnings, parse_auth, read_auth_file, read_logins  # noqa: F401  (light: no gradio)
+from ui.shell.logins import AUTH_ENV, open_warnings, parse_auth, read_auth_file, read_logins  # noqa: F401  (light: no gradio)
 
 
 def parse_args(argv=None):
@@ -41,8 +41,8 @@ def parse_args(argv=None):
 
 def main(argv=None):
     # First, before gradio, torch and the library are imported (this file imports nothing large, and `ui`
-    # loads its app lazily): freed payloads go back to the system (ui/memory.py).
-    from ui import memory
+    # loads its app lazily): freed payloads go back to the system (ui/shell/memory.py).
+    from ui.shell import memory
     memory.tune_allocator()
     a = parse_args(argv)
     logins = read_logins(a)
@@ -54,7 +54,7 @@ def main(argv=None):
     from transformer.model.checkpoint import CheckpointError, find_checkpoints
     from transformer.model.device import describe, is_accelerator
     from ui import build_demo
-    from ui.components import SESSIONS_MAX, WORKER_THREADS
+    from ui.shell.components import SESSIONS_MAX, WORKER_THREADS
     try:
         translators = [Translator.load(path, a.device) for path in find_checkpoints(a.checkpoint)]
     except (CheckpointError, ValueError) as e:

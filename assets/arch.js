@@ -1,4 +1,4 @@
-// attention-lens: the architecture strip beside the Translate view (ui/arch.py). Runs as the js_on_load of a
+// attention-lens: the architecture strip beside the Translate view (ui/translate/arch.py). Runs as the js_on_load of a
 // gr.HTML (element, props, watch); props.value is {encoder_layers, decoder_layers, heads, d_model}, read from the
 // loaded model. It draws the encoder and decoder stacks with their sublayers as the model computes them (pre-LN:
 // x + sublayer(LayerNorm(x)), a last layer norm on each stack), highlights the kind and layer the Translate view
@@ -113,7 +113,7 @@ function show(kind, layer, head) {
   if (g) g.classList.add("arch-on");
   q("qkv").textContent = where(kind, layer + 1, head);
 }
-function where(kind, l, head) {           // the block's text from the page's catalogue (ui/texts/en.toml "arch.<kind>")
+function where(kind, l, head) {           // the block's text from the page's catalogue (ui/shell/texts/en.toml "arch.<kind>")
   const a = props.value || {}, h = head === "mean" ? T("arch_mean") : T("arch_head_of", {h: head + 1, n: a.heads});
   const [stack, pieces] = kind === "encoder_self" ? ["encoder", "source"] : ["decoder", "target"];
   const from = l === 1 ? T(`arch_from_${pieces}`) : T(`arch_from_${stack}`, {n: l - 1});

@@ -14,7 +14,7 @@ const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replac
 const inst = {renders: 0};
 const mode = () => (window.__explain ? window.__explain.mode : "plain");
 const lang = () => (window.__explain ? window.__explain.lang : "en");  // the page's language (assets/i18n.js)
-const tx = (a) => (a.texts_by_lang && a.texts_by_lang[lang()]) || a.texts;  // ui/atlas_tab.py: in each language
+const tx = (a) => (a.texts_by_lang && a.texts_by_lang[lang()]) || a.texts;  // ui/atlas/tab.py: in each language
 function both(el, said) {                 // {plain, detail} as two spans; the page's CSS shows the one asked for
   el.textContent = "";
   for (const m of ["plain", "detail"]) {
@@ -39,7 +39,7 @@ function gridFigure(a) {
     for (const h of mine) {
       z[h.layer][h.head] = h.bleu_drop; text[h.layer][h.head] = esc(roleName(h.role, true));
       custom[h.layer][h.head] = [kind, h.layer, h.head];
-      hover[h.layer][h.head] = lang() === "en" ? h.hover : h.hovers[lang()];  // ui/atlas_tab.py hover_text, per language
+      hover[h.layer][h.head] = lang() === "en" ? h.hover : h.hovers[lang()];  // ui/atlas/tab.py hover_text, per language
     }
     const ax = i ? String(i + 1) : "", dom = [i * (w + gap), i * (w + gap) + w];
     data.push({type: "heatmap", z, text, texttemplate: "%{text}", hovertext: hover, hoverinfo: "text", customdata: custom,

@@ -1,4 +1,4 @@
-// Buttons and pickers drawn by the page itself (ui/controls.py): a gr.Button or gr.Dropdown on the first screen
+// Buttons and pickers drawn by the page itself (ui/shell/controls.py): a gr.Button or gr.Dropdown on the first screen
 // would make the browser fetch Gradio's code for it (7 and 4 files) before the page is ready (issue #29 item 1).
 // A button's click fires this component's click event; a pick in a <select> sets its value (Gradio then fires its
 // change event, as it does for a value the server sends) and fires its input event, as a Dropdown's pick does.
@@ -27,7 +27,7 @@ const sync = () => {
   const s = element.querySelector("select");
   if (s && props.value != null && s.value !== String(props.value)) s.value = String(props.value);
 };
-// an option's label or the picker's name may be a gr.I18n marker (ui/texts.py label): shown in the page's language
+// an option's label or the picker's name may be a gr.I18n marker (ui/shell/texts.py label): shown in the page's language
 // (window.__explain, ui/texts [label]) and again at a switch (assets/i18n.js fires "lens-explain")
 const MARK = /__i18n__(\{[^}]*\})/g;
 const said = (s) => s.replace(MARK, (m, j) => {

@@ -2,11 +2,11 @@
 // row: q·k for every key → ÷√d_k → mask → softmax → weights → Σ wᵢvᵢ, with the numbers of the sentence shown, and
 // each key's contribution ‖w·v·W_O‖. Also the map's toggle between attention weight and contribution.
 // Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given, and so are the
-// decoders of assets/payload.js, put in front of this file (ui/inside_panel.py).
-// One payload (ui/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
+// decoders of assets/payload.js, put in front of this file (ui/translate/inside_panel.py).
+// One payload (ui/translate/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
 // so Step / Back / Play / the slider only redraw here (lens.js calls window.__insideView.update after each draw):
 // no request. Choosing another head, or a new trajectory (Start, a forced piece), asks the server once
-// (trigger("click") -> ui/decoding_views.py inside_at). The panel computes the numbers as the lesson's
+// (trigger("click") -> ui/translate/handlers.py inside_at). The panel computes the numbers as the lesson's
 // scaled_dot_product_attention does; tokens are set with textContent only.
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const wl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
@@ -115,7 +115,7 @@ function titles(h, st, i) {                 // the words: ui/texts [label], in t
   q("follow").hidden = follows;
   if (window.__explain) window.__explain.put(q("scaledhead"), "inside.th_scaled", {dk: h.dk});  // "shrunk" / "÷√64"
   else setText(q("scaledhead"), `÷√${h.dk}`);
-  // the stage's note from the page's catalogue (ui/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
+  // the stage's note from the page's catalogue (ui/shell/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
   // "Explanations" box says (assets/explain.js)
   const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") : `inside.stage${ui.stage}`;
   const said = window.__explain ? window.__explain.t(key) : key;
@@ -275,7 +275,7 @@ const sayToggle = () => {  // the toggle's note and title, and the panel's fixed
   toggleNote.textContent = x.t("inside.measure_note"); toggle.title = x.t("inside.toggle_tip"); x.apply(element); x.apply(toggle);
 };
 sayToggle();
-document.addEventListener("lens-explain", sayToggle);  // ui/texts/en.toml "inside.measure_note", in the mode shown
+document.addEventListener("lens-explain", sayToggle);  // ui/shell/texts/en.toml "inside.measure_note", in the mode shown
 function placeToggle() {
   if (toggle.isConnected) return true;
   const box = document.querySelector("#attention .lens-controls");

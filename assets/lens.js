@@ -1,5 +1,5 @@
 // attention-lens: the attention view, drawn in the browser from the compact payload in props.value
-// (ui/payload.py writes it). Runs as the js_on_load of a gr.HTML component: `element`, `props`,
+// (ui/translate/payload.py writes it). Runs as the js_on_load of a gr.HTML component: `element`, `props`,
 // `trigger`, `watch` are given.
 //
 // A trajectory payload (v2: Start, forcing a piece, a reference translation) holds every step of the sentence,
@@ -12,7 +12,7 @@
 // user text is never HTML.
 //
 // The view's script is one function body made of these files of assets/, joined in this order
-// (ui/components.py LENS_JS): payload.js (decoding the payload), lens_maps.js (the maps' numbers at a step),
+// (ui/shell/components.py LENS_JS): payload.js (decoding the payload), lens_maps.js (the maps' numbers at a step),
 // lens_draw.js (the canvases), lens_labels.js (the DOM around them), lens_player.js (stepping, Play),
 // lens_export.js (PNG / HTML), and this file, last: the view's state, draw(), what window.__lens offers,
 // the events, and the start. They share one scope: a name is defined once among them all.

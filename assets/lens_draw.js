@@ -1,5 +1,5 @@
 // attention-lens, the attention view (assets/lens.js): drawing the maps on canvases, the big map and the
-// layers × heads grid. One part of the view's script (ui/components.py LENS_JS); the maps' numbers come from
+// layers × heads grid. One part of the view's script (ui/shell/components.py LENS_JS); the maps' numbers come from
 // lens_maps.js (mapsAt), the view's state and `q` from lens.js.
 //
 // Each canvas is drawn from a scratch image of one pixel per cell, scaled up without smoothing; a step repaints
@@ -227,7 +227,7 @@ function drawGrid(kind, f, m) {
   for (const h of st.head === "mean" ? [...Array(H).keys()] : [st.head])
     ctx.strokeRect(left + h * (pw + gap) - 1, top + st.layer * (ph + gap) - 1, pw + 2, ph + 2);
   cv.grid = {L, H, left, top, gap, pw, ph, cell, res, panels, zmax, kind, off};
-  const gt = q("grid-title"), vars = {kind: tl(`kind_${kind}`), L, H};  // ui/texts/en.toml lens.grid_title, both versions
+  const gt = q("grid-title"), vars = {kind: tl(`kind_${kind}`), L, H};  // ui/shell/texts/en.toml lens.grid_title, both versions
   if (window.__explain) window.__explain.put(gt, "lens.grid_title", vars);
   else setText(gt, `${TITLES[kind]}: all ${L} layers × ${H} heads (click a panel)`);
   setText(q("grid-axes"), axisLine(kind, languagesOf(st.doc)));

@@ -1,6 +1,6 @@
 // attention-lens, the attention view (assets/lens.js): the big map exported as a figure, PNG or a standalone
 // HTML page, through the vendored plotly.js, loaded on the first export only. One part of the view's script
-// (ui/components.py LENS_JS); labels are escaped for Plotly: user text is never HTML.
+// (ui/shell/components.py LENS_JS); labels are escaped for Plotly: user text is never HTML.
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 function figure() {                       // the big view as a Plotly figure (labels escaped): for export only

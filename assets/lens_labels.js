@@ -1,7 +1,7 @@
 // attention-lens, the attention view (assets/lens.js): the plain DOM around the maps, updated only where a step
 // changes it: the target pieces (chips) and what their marks mean, the ▁ legend, the status line and the player's
 // slider, the top-k list (assets/topk.js), the layer and head selects. One part of the view's script
-// (ui/components.py LENS_JS); every token is set with textContent: user text is never HTML.
+// (ui/shell/components.py LENS_JS); every token is set with textContent: user text is never HTML.
 
 function drawChips(f) {
   const box = q("target"), d = st.doc, labels = f.words ? f.tgt : f.tp;

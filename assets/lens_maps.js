@@ -1,5 +1,5 @@
 // attention-lens, the attention view (assets/lens.js): the numbers of the maps at a step, no drawing. One part of
-// the view's script (ui/components.py LENS_JS): the view's state (`st`, `inst`) is in lens.js, the decoded payload
+// the view's script (ui/shell/components.py LENS_JS): the view's state (`st`, `inst`) is in lens.js, the decoded payload
 // (st.doc) comes from payload.js decodeView.
 //
 // frame(): what is visible at step st.t (pieces, or merged into words); panel(): one map (a layer and head, or
@@ -25,7 +25,7 @@ function wordLabels(pieces, spans, specials) {
     : (pieces.slice(a, b).join("").replace(/\u2581/g, "") || "\u2581"));
 }
 // What the rows and the columns are, in the model's languages (the big map, the grid, Compare, the exports):
-// '↓ English being written · German it reads →' (ui/figures.py axis_line says the same for the .html export)
+// '↓ English being written · German it reads →' (ui/shell/figures.py axis_line says the same for the .html export)
 const LANG_NAMES = {de: "German", en: "English", fr: "French", es: "Spanish", it: "Italian", nl: "Dutch"};
 function languagesOf(d) {                 // [source, target] names: the payload's, else the main view's sentence's
   const main = window.__lens && window.__lens.state && window.__lens.state.traj;

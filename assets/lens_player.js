@@ -1,6 +1,6 @@
 // attention-lens, the attention view (assets/lens.js): moving through a trajectory with no request to the
 // server: Step / Back / Run / Reset, the slider, Play, leaving a reference, and telling the page where the view is.
-// One part of the view's script (ui/components.py LENS_JS); `ctl` is window.__lens.ctl (ui/translate_tab.py's
+// One part of the view's script (ui/shell/components.py LENS_JS); `ctl` is window.__lens.ctl (ui/translate/tab.py's
 // buttons call it).
 
 function announce() {                     // tell the page: the translation box, the position other tabs read

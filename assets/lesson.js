@@ -1,5 +1,5 @@
 // attention-lens: a lesson, a teacher's views in order with a note each, in one link (issue 39 item 3). Runs after
-// assets/views.js in the js_on_load of the gr.HTML #lesson (ui/lesson.py). The teacher opens the tools with
+// assets/views.js in the js_on_load of the gr.HTML #lesson (ui/shell/lesson.py). The teacher opens the tools with
 // Lesson… (beside Copy link), writes a note (#lesson_note) and adds the view shown (#lesson_add: the query Copy
 // link would give, assets/link.js), 1 to 8 times; Copy lesson link (#copy_lesson) gives /?lesson=<base64url JSON of
 // [[query, note], ...]>. Nothing is stored on the server. A page opened with it shows the lesson bar (#lesson_bar:
@@ -135,7 +135,7 @@ make.querySelector("#copy_lesson").addEventListener("click", async () => {
   say(W(copied ? "lesson_copied" : "lesson_copy_this", {n: lesson.made.length}), u);
 });
 role(make, "close").addEventListener("click", () => { make.hidden = true; });
-function bindOpen() {                     // Lesson… beside Copy link (ui/link.py LINK_HTML) opens the tools
+function bindOpen() {                     // Lesson… beside Copy link (ui/shell/link.py LINK_HTML) opens the tools
   const b = document.getElementById("lesson_open");
   if (!b) { setTimeout(bindOpen, 200); return; }
   b.addEventListener("click", () => { make.hidden = !make.hidden; if (!make.hidden) make.querySelector("#lesson_note").focus(); });

@@ -1,4 +1,4 @@
-// attention-lens: a link to the view shown. Runs as the js_on_load of the gr.HTML #link_box (ui/link.py): `element`,
+// attention-lens: a link to the view shown. Runs as the js_on_load of the gr.HTML #link_box (ui/shell/link.py): `element`,
 // `props`, `trigger`, `watch` are given.
 // Copy link writes a URL whose query holds the model, the sentence, the step, the kind, layer and head (1-based, as
 // the page shows them), the inside panel's row, the colour measure and the tab. A page opened with such a query
@@ -18,7 +18,7 @@ const TABS = {translate: "Translate", compare: "Compare", ablation: "Head ablati
 const KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "stage", "sheet", "measure", "tab"];
 const VIEW = ["step", "kind", "layer", "head", "row", "stage", "sheet", "measure"];  // need a started sentence
 const STAGES = 6, ALL = 6;                // Inside this head's stages ①..⑤ and "all" (assets/inside.js stage)
-const MAX_TEXT = 2000;                    // the source box's limit (ui/link.py checks it again)
+const MAX_TEXT = 2000;                    // the source box's limit (ui/shell/link.py checks it again)
 const VIEW_KEY = new RegExp(`^(${Object.keys(TABS).filter(k => k !== "translate").join("|")})_(.+)$`);
 const inst = {notes: [], applied: null, opening: false, last: null};
 window.__link = inst;
@@ -102,7 +102,7 @@ function tell(notes) {
 
 // -- opening it: the server starts the sentence; the view is then moved here -----------------------------------
 let answered = null;
-function ask(data) {                      // the link box's event (ui/link.py wire) -> {id, ok, notes, input}
+function ask(data) {                      // the link box's event (ui/shell/link.py wire) -> {id, ok, notes, input}
   const late = sleep(120000).then(() => ({ok: false, notes: ["its sentence (the server did not answer)"]}));
   return Promise.race([new Promise((ok) => { answered = {id: data.id, ok}; trigger("click", data); }), late]);
 }

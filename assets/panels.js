@@ -1,4 +1,4 @@
-// Tabs and folds drawn by the page itself (ui/panels.py). A gr.Tabs or gr.Accordion on the first screen would make
+// Tabs and folds drawn by the page itself (ui/shell/panels.py). A gr.Tabs or gr.Accordion on the first screen would make
 // the browser fetch Gradio's code for it (4 and 2 files) before the page is ready (issue #29 item 1); these are one
 // gr.HTML each, and Gradio's own js-only events show and hide the panels (gr.Column) they stand for.
 // A click sets this component's value (the tab's name; "open N" / "closed N" for a fold) and fires its click
@@ -24,7 +24,7 @@ element.addEventListener("click", (e) => {
   trigger("click");
 });
 
-// A help fold (ui/panels.py fold_head closes=True) closes on Esc, on a click outside it and on a change of tab, the
+// A help fold (ui/shell/panels.py fold_head closes=True) closes on Esc, on a click outside it and on a change of tab, the
 // way a reader leaves a help text; its body (#<id>_body) counts as inside.
 const closing = () => element.querySelector("button.al-fold[data-closes]");  // redrawn with the value: look it up
 if (closing()) {

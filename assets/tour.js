@@ -1,5 +1,5 @@
 // attention-lens: the guided tour, ten stops over the real page, for a first-time student. Runs as the js_on_load of
-// the gr.HTML #tour_box (ui/link.py): `element` is given. It makes no request and loads no file until the tour
+// the gr.HTML #tour_box (ui/shell/link.py): `element` is given. It makes no request and loads no file until the tour
 // starts; then it loads the vendored driver.js (assets/vendor) for the highlight and the popover.
 // Each stop highlights an element, says what to do, and completes when the student does it (its state is polled,
 // and clicks are watched), moving on by itself; Next / Prev and the numbered dots move without doing it. The page
@@ -51,7 +51,7 @@ const STOPS = [
    begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
 ];
 const N = STOPS.length, END = {id: "end"};
-// each stop's title and text from the page's catalogue (ui/texts/<lang>.toml "tour.<id>.title" / ".text"), plain
+// each stop's title and text from the page's catalogue (ui/shell/texts/<lang>.toml "tour.<id>.title" / ".text"), plain
 // or detailed, in the language and mode the page shows when the stop is shown (assets/explain.js, i18n.js)
 const NARROW = matchMedia("(max-width: 599px)"), TOUCH = matchMedia("(pointer: coarse)");
 const PHONE = [[/<b>Inside this head<\/b>(, on the right,)?/g, "<b>Inside this head</b> (below the map)"],

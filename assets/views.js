@@ -5,7 +5,7 @@
 // Head atlas register themselves (assets/compare.js, assets/atlas.js); the tabs built of Gradio components
 // (Head ablation, Beam search, Across layers, Attention being learned, Model) are registered below, where their
 // controls are set as a user sets them and their own button is pressed, so that a restored view is started.
-// Runs first in the js_on_load of the gr.HTML #lesson (ui/lesson.py): `element` is that box.
+// Runs first in the js_on_load of the gr.HTML #lesson (ui/shell/lesson.py): `element` is that box.
 {
   const views = window.__views = window.__views || {};
   const sleep = (ms) => new Promise(r => setTimeout(r, ms));
@@ -125,7 +125,7 @@
   };
 
   // -- Across layers: the word alignment's method (the step is the Translate view's, in the link already) -------
-  const METHODS = cfg.methods || [];      // [[label, value], ...] (ui/attribution_views.py ALIGN_METHODS)
+  const METHODS = cfg.methods || [];      // [[label, value], ...] (ui/translate/attribution.py ALIGN_METHODS)
   views.layers = {
     ready: () => !!$("#word_align_method input[role=combobox]"),
     get() {

@@ -9,7 +9,7 @@ latency:
 - translate-only: the same page with every tab but Translate left empty (their builders skipped);
 - translate-only, no view scripts: that, with every gr.HTML's js_on_load removed (the views never start);
 - box and view alone: the sentence box, the user's State and one attention view with its real script, template and
-  style, made into the page's one script and stylesheet as the app's are (ui/first_load.py): what a first screen
+  style, made into the page's one script and stylesheet as the app's are (ui/shell/first_load.py): what a first screen
   drawn by one script would hold at least, the floor of the redesign docs/benchmarks.md describes;
 - box, view and a Start button: the same with the app's Start button (a gr.HTML) and one server event, the least
   a first screen that can start a sentence holds;
@@ -69,7 +69,7 @@ OTHER_TABS = ("compare_tab", "ablation_tab", "beam_tab", "layers_tab", "atlas_ta
 @contextmanager
 def cut_down(no_scripts: bool):
     """While building: every tab but Translate empty; with no_scripts, no gr.HTML keeps its js_on_load."""
-    import ui.first_load as fl
+    import ui.shell.first_load as fl
     from ui import app
     with ExitStack() as stack:
         for name in OTHER_TABS:
@@ -88,20 +88,20 @@ def cut_down(no_scripts: bool):
 
 @contextmanager
 def box_and_view(tr, start: bool = False):
-    """The sentence box, a State and one attention view (its script, template, style: ui.components.lens_view),
-    bundled as the app's page is (ui.first_load.Page.finish), on a free loopback port; with start, a Start button
-    too (a gr.HTML as the app's, ui.controls.button) and its one server event (box -> State, view). Yields its URL."""
+    """The sentence box, a State and one attention view (its script, template, style: ui.shell.components.lens_view),
+    bundled as the app's page is (ui.shell.first_load.Page.finish), on a free loopback port; with start, a Start button
+    too (a gr.HTML as the app's, ui.shell.controls.button) and its one server event (box -> State, view). Yields its URL."""
     import gradio as gr
 
-    import ui.first_load as fl
+    import ui.shell.first_load as fl
     from tests.serving import launched
-    from ui.components import Ctx, asset, lens_view
+    from ui.shell.components import Ctx, asset, lens_view
     with gr.Blocks() as demo:
         box = gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
         ctx = Ctx(tr, gr.State(None), asset("lens.css"), "")
         view = lens_view(ctx, "attention")
         if start:
-            from ui.controls import button
+            from ui.shell.controls import button
             button("Start", elem_id="start").click(lambda text: (None, None), [box], [ctx.state, view])
         fl.Page().finish(demo)
     demo.queue()
@@ -110,7 +110,7 @@ def box_and_view(tr, start: bool = False):
 
 
 def first_screen_parts(demo) -> list[dict]:
-    """Every gr.HTML the page `demo` (finished: ui/first_load.py) mounts on its first screen, shown or hidden but
+    """Every gr.HTML the page `demo` (finished: ui/shell/first_load.py) mounts on its first screen, shown or hidden but
     kept, in page order: {id, template, props (its value too), view: its function's name in the bundle or None,
     shown: displayed (it and every block above it visible; else mounted but not displayed, visible="hidden")}."""
     config = json.loads(json.dumps(demo.get_config_file(), default=str))
@@ -140,8 +140,8 @@ def one_screen(served):
     import gradio as gr
 
     from tests.serving import launched
-    from ui import first_load
     from ui.app import build_demo
+    from ui.shell import first_load
     app = build_demo(served)
     with gr.Blocks() as demo:
         gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)

@@ -19,7 +19,7 @@ import sys
 from transformer.model.checkpoint import find_checkpoints
 
 CHILD = r"""
-from ui import memory
+from ui.shell import memory
 memory.tune_allocator()  # first, as app.py does
 import gc, json, sys, psutil, torch
 torch.set_num_threads(1)

@@ -1,4 +1,4 @@
-"""What the server holds at its session cap (ui.components.SESSIONS_MAX): the app's RSS with that many started
+"""What the server holds at its session cap (ui.shell.components.SESSIONS_MAX): the app's RSS with that many started
 sentences kept, as Gradio keeps each user's state.
 
     python -m benchmarks.sessions [--sessions N] [--words 15]
@@ -11,7 +11,7 @@ tensors and arrays in bytes, for a 15-word and a 60-word sentence. Prints, never
 --first-event: what Gradio does for a user's first event before any handler runs (issue 42): it builds the user's
 SessionState, the config of every block of the page (gradio/state_holder.py), on the server's event loop, where
 nothing else is served meanwhile; a class pressing Start together pays it once per student, one after another.
-Times Gradio's own SessionState and the app's (ui/session_state.py: each block configured when first read) for
+Times Gradio's own SessionState and the app's (ui/shell/session_state.py: each block configured when first read) for
 the app's page (both shipped models), and Gradio's for a bare page of one textbox.
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ import psutil
 import torch
 
 from transformer.decode.decoding import Translator
-from ui import decoding_views
-from ui.components import SESSIONS_MAX
+from ui.shell.components import SESSIONS_MAX
+from ui.translate import handlers as decoding_views
 
 TEXT = ("Der alte Mann ging gestern Abend mit seinem kleinen Hund langsam durch den dunklen Park nach Hause und "
          "sah dort viele Kinder die auf der Wiese mit einem roten Ball spielten während ihre Eltern auf den Bänken "
@@ -47,13 +47,13 @@ def first_event(rounds: int) -> None:
     import gradio as gr
 
     from ui.app import build_demo
-    from ui.session_state import LazySessionState
+    from ui.shell.session_state import LazySessionState
     gradios = LazySessionState.__mro__[1]  # Gradio's own SessionState
     with gr.Blocks() as bare:
         gr.Textbox()
     demo = build_demo([Translator.load("de-en"), Translator.load("en-de")])
     for name, blocks, make in (("the app's page, Gradio's SessionState", demo, gradios),
-                               ("the app's page, ui/session_state.py's", demo, LazySessionState),
+                               ("the app's page, ui/shell/session_state.py's", demo, LazySessionState),
                                ("a bare page, Gradio's SessionState", bare, gradios)):
         make(blocks)
         times = []

@@ -119,7 +119,7 @@ def pick(page, kind=None, layer=None, head=None):
 
 
 def open_fold(page, elem_id):
-    """Open the fold #elem_id (ui/panels.py) unless it is open; wait for its column."""
+    """Open the fold #elem_id (ui/shell/panels.py) unless it is open; wait for its column."""
     if page.get_attribute(f"#{elem_id} button.al-fold", "aria-expanded") != "true":
         page.click(f"#{elem_id} button.al-fold")
     page.wait_for_selector(f"#{elem_id}_body", state="visible", timeout=20000)
@@ -133,7 +133,7 @@ def settings(page):
 
 
 def model_label(page) -> str:
-    """The label of the model the picker (#model, ui/controls.py select) shows."""
+    """The label of the model the picker (#model, ui/shell/controls.py select) shows."""
     return page.eval_on_selector("#model select", "s => s.selectedOptions[0].textContent")
 
 

@@ -1,4 +1,4 @@
-"""Test-side readers of the page's payloads (ui/payload.py, ui/attribution_payload.py, ui/inside_payload.py): each
+"""Test-side readers of the page's payloads (ui/translate/payload.py, ui/translate/attribution_payload.py, ui/translate/inside_payload.py): each
 turns an encoding back into numpy, as assets/payload.js does in the browser. They decode; they compute nothing, so
 a test compares what the page receives with the library (transformer.interpret.inside,
 transformer.interpret.attribution, the session)
@@ -10,7 +10,7 @@ import base64
 import numpy as np
 
 from transformer.interpret.capture import KINDS
-from ui.payload import decode_array, decode_ints, step_text
+from ui.translate.payload import decode_array, decode_ints, step_text
 
 
 def decode_floats(d: dict) -> np.ndarray:

@@ -102,9 +102,10 @@ def test_hooks_removed_after_errors(tiny_translator):
 
 def test_the_ablation_handler_compares_the_sequence_with_the_forced_pieces(tiny_translator):
     """Head ablation compares the sequence the view shows, forced pieces included, on both sides (issue 43 A1).
-    Catches the mutation `plan = {}` in ui/other_tabs.py ablate (the forced pieces ignored: both sides decoded
+    Catches the mutation `plan = {}` in ui/<tab>/handlers.py ablate (the forced pieces ignored: both sides decoded
     greedily), which only a browser test caught before."""
-    from ui import decoding_views, other_tabs
+    from ui.ablation import handlers as ablation_handlers
+    from ui.translate import handlers as decoding_views
     tr, text, heads = tiny_translator, "Ein Hund rennt.", [("cross", 0, 0)]
     greedy = tr.start(text).run()
     alt = tr.start(text).topk(2)[1][0]  # the second choice for the first piece
@@ -115,7 +116,7 @@ def test_the_ablation_handler_compares_the_sequence_with_the_forced_pieces(tiny_
     assert shown.translation != greedy.translation
     # the view's what-if at step 1
     session = decoding_views.force_at(tr, decoding_views.start(tr, text)[0], None, alt)[0]
-    intact, ablated, probs, _, _, note = other_tabs.ablate(tr, session, [], [], ["L1 H1"])
+    intact, ablated, probs, _, _, note = ablation_handlers.ablate(tr, session, [], [], ["L1 H1"])
     assert intact == shown.translation  # not the greedy decoding
     assert ablated == off.translation
     assert [row[1] for row in probs] == shown.target_tokens[1:]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from transformer.interpret.analysis import alignment, merge_words, rollout, word_labels, word_spans
-from ui.figures import alignment_figure, beam_tree_figure
+from ui.shell.figures import alignment_figure, beam_tree_figure
 
 
 def random_stochastic(shape, seed=0):

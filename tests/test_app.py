@@ -5,9 +5,10 @@ import pytest
 
 from tests.conftest import DEVICE
 from tests.serving import serving
-from ui import api, decoding_views
-from ui.inputs import TOPK
-from ui.payload import decode_array
+from ui.shell import api
+from ui.shell.inputs import TOPK
+from ui.translate import handlers as decoding_views
+from ui.translate.payload import decode_array
 
 
 def test_start_step_run_equals_translate(tiny_translator, tiny_pairs):
@@ -236,7 +237,7 @@ def test_at_position_follows_the_view_or_decodes_it_again(tiny_translator, tiny_
 
 
 def test_tril_packing_round_trips():
-    from ui.payload import decode_array, encode_tril
+    from ui.translate.payload import decode_array, encode_tril
     rng = np.random.default_rng(0)
     a = np.tril(rng.random((2, 3, 5, 5), dtype=np.float32))
     d = encode_tril(a)

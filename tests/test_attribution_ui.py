@@ -1,4 +1,4 @@
-"""Attribution in the app, Python side: the Translate view's payload (ui/attribution_payload.py) decodes back to
+"""Attribution in the app, Python side: the Translate view's payload (ui/translate/attribution_payload.py) decodes back to
 the library's arrays for the whole trajectory the view holds (a forced or an ablated one included), its rows sum
 to 1, a bad request is answered with the panel's message; the Across layers tab's word alignment is the library's;
 the /attribution API answer is bounded."""
@@ -13,10 +13,12 @@ from tests.decoders import decode_attribution
 from transformer.decode.decoding import Translator
 from transformer.interpret.agreement import session_alignment
 from transformer.interpret.attribution import attribute_ids
-from ui import api, attribution_views, decoding_views
-from ui import api as ui_api
-from ui.attribution_panel import answer
-from ui.attribution_views import alignment_table
+from ui.shell import api
+from ui.shell import api as ui_api
+from ui.translate import attribution as attribution_views
+from ui.translate import handlers as decoding_views
+from ui.translate.attribution import alignment_table
+from ui.translate.attribution_panel import answer
 
 TEXT = "Ein Hund rennt."
 Q = 1 / 65535  # the payload's resolution (uint16)

@@ -12,7 +12,7 @@ import app
 from tests.browser import serve
 from tests.conftest import DEVICE
 from transformer.decode.decoding import Translator
-from ui import memory
+from ui.shell import memory
 
 USER, PASSWORD = "user", "pw"
 SENTENCE = "Ein Hund rennt."

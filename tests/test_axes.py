@@ -7,8 +7,11 @@ import json
 
 import pytest
 
-from ui import decoding_views, exports, other_tabs
-from ui.figures import axis_line
+from ui.ablation import handlers as ablation_handlers
+from ui.layers import handlers as layers_handlers
+from ui.shell import exports
+from ui.shell.figures import axis_line
+from ui.translate import handlers as decoding_views
 
 LINES = {("de", "en"): {"encoder_self": "↓ German reading · German it reads →",
                         "decoder_self": "↓ English being written · English written so far →",
@@ -38,8 +41,8 @@ def test_the_exported_page_says_what_rows_and_columns_are_for_every_kind(tiny_tr
 def test_the_ablation_top_k_lists_no_row_reading_p_0_on_both_sides(translator):
     tr = translator  # the shipped model: sure of its piece, its 20th choice has p 0 at 4 decimals
     s = decoding_views.run(tr, decoding_views.start(tr, "Der Hund beißt den Mann.")[0])[0]
-    every = other_tabs.head_choices(tr, "cross")
-    *_, topk, _, note = other_tabs.ablate(tr, s, [], [], every[:1], 20)
+    every = ablation_handlers.head_choices(tr, "cross")
+    *_, topk, _, note = ablation_handlers.ablate(tr, s, [], [], every[:1], 20)
     assert topk, "the top-k table is empty"
     assert all(row[2] > 0 or row[4] > 0 for row in topk), [r for r in topk if not (r[2] > 0 or r[4] > 0)]
     assert [row[0] for row in topk] == list(range(1, len(topk) + 1))  # ranks in order, none skipped
@@ -51,7 +54,7 @@ def test_across_layers_figures_say_what_rows_and_columns_are(tiny_translator, ti
     for tr, languages in ((tiny_translator, ("de", "en")), (tiny_en_de, ("en", "de"))):
         text = {"de": "Ein Hund rennt.", "en": "A dog runs."}[tr.config.src_lang]
         s = decoding_views.run(tr, decoding_views.start(tr, text)[0])[0]
-        roll, lines, matrix = other_tabs.across_layers(tr, s)
+        roll, lines, matrix = layers_handlers.across_layers(tr, s)
         for fig, kind in ((roll, "encoder_self"), (matrix, "cross")):
             rows, cols = LINES[languages][kind][2:-2].split(" · ")
             assert LINES[languages][kind] in fig.layout.title.text

@@ -196,7 +196,10 @@ def test_a_huge_input_is_decoded_apart_and_a_broken_one_fails_alone(translator):
 
 def test_start_and_attribution_handlers_answer_as_alone(translator):
     """The app's Start and /attribution with batching on (as ui/app.py sets it) give what they give alone."""
-    from ui import api, decoding_views  # here, not above: the library's tests of this file need no gradio (GPU lane)
+    from ui.shell import api
+    from ui.translate import (
+        handlers as decoding_views,  # here, not above: the library's tests of this file need no gradio (GPU lane)
+    )
     texts = TEXTS[:4]
     alone = [(decoding_views.start(translator, t, 8), api.api_attribution(translator, t, "alti")) for t in texts]
 
@@ -314,7 +317,8 @@ def test_scripted_sessions_in_a_batch_are_what_they_are_stepped_alone(translator
 def test_compare_and_force_handlers_answer_as_alone(translator):
     """The app's Compare (intact and ablated replays of a trajectory with a forced piece, viewed mid-way) and
     forcing a piece, with batching on, give what they give alone; each Compare's three decodings meet in a batch."""
-    from ui import decoding_views, other_tabs
+    from ui.ablation import handlers as ablation_handlers
+    from ui.translate import handlers as decoding_views
     def shown(i):
         s = translator.start(TEXTS[i])
         s.step()
@@ -325,7 +329,7 @@ def test_compare_and_force_handlers_answer_as_alone(translator):
         return s
 
     def both(i):
-        return (other_tabs.ablate(translator, shown(i), ["L1 H1"], ["L2 H3"], ["L3 H2"], 5),
+        return (ablation_handlers.ablate(translator, shown(i), ["L1 H1"], ["L2 H3"], ["L3 H2"], 5),
                 decoding_views.force_at(translator, shown(i), None, "▁a", 5))
     alone = [both(i) for i in range(4)]
     got = concurrently(translator, list(range(4)), Batcher(window_s=0.1, enabled=True), both)

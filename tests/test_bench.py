@@ -106,7 +106,7 @@ def test_classroom_asks_alti_as_the_page_does(translator):
     session), with no error."""
     from benchmarks import classroom as C
     from tests.serving import serving
-    from ui.attribution_views import attribution_at
+    from ui.translate.attribution import attribution_at
     text = "Ein Hund rennt durch den Schnee."
     with serving(translator) as url:
         me = C.client(url)

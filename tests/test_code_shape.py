@@ -136,7 +136,7 @@ def test_no_import_circles():
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
-# -- a view's script made of several files of assets/ (ui/components.py asset): one js_on_load function body, so
+# -- a view's script made of several files of assets/ (ui/shell/components.py asset): one js_on_load function body, so
 # the files share one scope and a name may be declared in only one of them (a second function of the same name
 # would silently replace the first)
 
@@ -152,8 +152,8 @@ def test_the_name_check_sees_a_name_declared_twice():
 
 @pytest.mark.parametrize("parts", ["LENS_JS", "INSIDE_JS"])
 def test_a_script_made_of_parts_declares_each_name_once_and_compiles(parts):
-    from ui.components import LENS_JS, asset
-    from ui.inside_panel import INSIDE_JS
+    from ui.shell.components import LENS_JS, asset
+    from ui.translate.inside_panel import INSIDE_JS
     names = {"LENS_JS": LENS_JS, "INSIDE_JS": INSIDE_JS}[parts]
     declared = Counter(n for name in names for n in top_level_names((ROOT / "assets" / name).read_text("utf-8")))
     assert len(declared) > 20 and not [n for n, c in declared.items() if c > 1], declared.most_common(3)

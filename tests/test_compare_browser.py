@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.browser import choose_model, open_app, serve
-from ui.compare_tab import PAIRS
+from ui.compare.tab import PAIRS
 
 pytestmark = pytest.mark.browser
 KINDS = ["encoder_self", "decoder_self", "cross"]

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.browser import choose_model, open_app, serve, start
-from ui.compare_tab import PAIRS
+from ui.compare.tab import PAIRS
 
 pytestmark = pytest.mark.browser
 

@@ -163,7 +163,7 @@ def test_the_emulated_device_refuses_what_cuda_refuses():
 
 def test_decoding_state_lives_on_the_emulated_device(on_device, emulated):
     tr, _, _ = on_device
-    from ui import decoding_views
+    from ui.translate import handlers as decoding_views
     state, _text, _payload, topk = decoding_views.start(tr, "Ein Hund rennt.")
     assert isinstance(state.cross_k, OnDevice) and isinstance(state.cross_v, OnDevice)
     for p in state.positions:
@@ -181,7 +181,7 @@ def test_start_copies_to_the_host_once_per_decoding_step(on_device, tiny_pairs):
     """Start decodes the whole sentence: one host copy per position (its attention rows and greedy choice),
     plus the encoder's self-attention and the top-k rows of every position (one projection)."""
     tr, t, feeds = on_device
-    from ui import decoding_views
+    from ui.translate import handlers as decoding_views
     for de in ("Ein Hund rennt.", tiny_pairs[3][0], "Ein Mann. " * 6):
         t.clear()
         feeds[0] = 0
@@ -243,7 +243,8 @@ NO_MODEL_OR_INSIDE_THOSE = {"fail", "need_session", "check_k", "check_piece", "c
                             "validation_rows", "weights_words", "whole"}
 
 
-HANDLER_MODULES = ("api", "attribution_views", "decoding_views", "exports", "inputs", "other_tabs")
+HANDLER_MODULES = ("shell.api", "translate.attribution", "translate.handlers", "shell.exports", "shell.inputs",
+                   "ablation.handlers", "beam.handlers", "layers.handlers", "learned.handlers", "model.handlers")
 
 
 def handlers() -> SimpleNamespace:
@@ -267,7 +268,7 @@ def test_every_handler_is_run_on_the_emulated_device():
 
 def test_every_handler_runs_on_the_device_with_one_host_copy_per_step(on_device):
     tr, t, feeds = on_device
-    from ui import decoding_views
+    from ui.translate import handlers as decoding_views
     s0 = decoding_views.start(tr, "Ein Hund rennt.")[0]
     assert len(s0.positions) >= 3, "the tiny model should translate this into a few pieces"
     fresh = tr.start_ids(s0.source_ids)
@@ -287,7 +288,9 @@ def test_greedy_decoding_and_beam_search_read_the_device_once_per_step(on_device
     Beam search: one copy of the candidates per step, and the best hypothesis's maps once."""
     tr, t, _ = on_device
     from transformer.train import atlas
-    from ui import api, decoding_views, other_tabs
+    from ui.beam import handlers as beam_handlers
+    from ui.shell import api
+    from ui.translate import handlers as decoding_views
     texts = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt."]
     ids = [tr.translate_ids([tr.source_ids(x)])[0] for x in texts]
     for name, call, steps in [
@@ -301,15 +304,15 @@ def test_greedy_decoding_and_beam_search_read_the_device_once_per_step(on_device
         assert len(t.to_host) == steps + 3 and t.to_host.count("__bool__") == steps + 1, (name, t.to_host)
     assert tr.translate_batch(texts) == emulated[1].translate_batch(texts)
     t.clear()
-    state = other_tabs.beam(tr, texts[0], 3)[0]
+    state = beam_handlers.beam(tr, texts[0], 3)[0]
     beam_steps = len(state["tree"]) - 1
     assert t.to_host == ["tolist"] * beam_steps + ["cpu"], t.to_host
     t.clear()
-    other_tabs.beam_pick(tr, state, "2.")
+    beam_handlers.beam_pick(tr, state, "2.")
     assert t.to_host == ["cpu"]
     started = decoding_views.start(tr, texts[1])[0]
     t.clear()
-    state = other_tabs.beam_started(tr, started, 2)[0]  # the Beam tab's button: the sentence started in Translate
+    state = beam_handlers.beam_started(tr, started, 2)[0]  # the Beam tab's button: the sentence started in Translate
     assert t.to_host == ["tolist"] * (len(state["tree"]) - 1) + ["cpu"], t.to_host
 
 
@@ -319,13 +322,14 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
     tr, t, _ = on_device
     from transformer.interpret.history import AttentionHistory, save_history
     from transformer.train.train import snapshot_attention
-    from ui import decoding_views, other_tabs
+    from ui.learned import handlers as learned_handlers
+    from ui.translate import handlers as decoding_views
     texts = ["Ein Hund rennt.", "Eine Katze schläft."]
     snap = snapshot_attention(tr.model, tr.tokenizer, texts, tr.config.max_len)
     save_history(tmp_path / "h.npz", texts, tr.tokenizer, [{"epoch": 1, "snap": snap}])
     history = AttentionHistory.load(tmp_path / "h.npz")
-    _fig, text = other_tabs.learned(history, 0, 1)
-    assert text == tr.translate(texts[0]) and other_tabs.learned_at(history, 1, 1)[1] == tr.translate(texts[1])
+    _fig, text = learned_handlers.learned(history, 0, 1)
+    assert text == tr.translate(texts[0]) and learned_handlers.learned_at(history, 1, 1)[1] == tr.translate(texts[1])
     s = decoding_views.start(tr, texts[0])[0]
     t.clear()
     inside = s.inside("cross", 0, 1, norms=True)
@@ -381,7 +385,7 @@ def test_the_app_leaves_an_accelerators_threads_alone(monkeypatch, emulated, cap
     import app
     import ui
     from transformer.decode.decoding import Translator
-    from ui import memory
+    from ui.shell import memory
     threads = []
     monkeypatch.setattr(Translator, "load", lambda *a, **k: emulated[0])
     monkeypatch.setattr(memory, "tune_allocator", dict)

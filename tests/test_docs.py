@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from transformer.model.checkpoint import DEFAULT_CHECKPOINT
-from ui.other_tabs import validation_rows
+from ui.model.handlers import validation_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,7 @@ import gradio as gr
 import pytest
 
 from transformer.interpret.figures import row_labels
-from ui import learned_help
+from ui.learned import help as learned_help
 
 # -- 10: the row of </s> once the sentence has finished ----------------------------------------------------
 
@@ -21,7 +21,7 @@ def test_row_labels_name_the_finished_row():
 def test_beam_tree_ranks_count_from_one():
     from tests.conftest import small_model
     from transformer.decode.beam import beam_search
-    from ui.figures import beam_tree_figure
+    from ui.shell.figures import beam_tree_figure
     result = beam_search(small_model(vocab=30), [5, 6, 7, 3], 3, max_new=5)
     fig = beam_tree_figure(result, lambda i: f"p{i}", highlight_path=result.best.path)
     nodes = [t for t in fig["data"] if t["mode"] == "markers+text"]
@@ -69,7 +69,7 @@ def learned_tab(checkpoint_dir):
 
     import gradio as gr
 
-    from ui import learned_tab as tab
+    from ui.learned import tab
     config = SimpleNamespace(n_heads=3, n_encoder_layers=2, n_decoder_layers=2)
     tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None], config=config),
                          config=config)
@@ -88,7 +88,7 @@ def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     import numpy as np
 
     from transformer.interpret.history import HISTORY, AttentionHistory
-    from ui import other_tabs
+    from ui.learned import handlers as learned_handlers
     write_history(tmp_path / HISTORY, tiny_tok, EARLY)
     history = AttentionHistory.load(tmp_path / HISTORY)
     assert history.epochs == EARLY
@@ -98,7 +98,7 @@ def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     assert "before training" in c["learned_intro"].value and "inside epoch 1" in c["learned_intro"].value
     for i, (epoch, words) in enumerate([(0, "before training"), (0.02, "2 % into epoch 1"), (3, "after epoch 3")]):
         i = EARLY.index(epoch) + 1  # snapshots are numbered from 1
-        fig, text, point = other_tabs.learned_at(history, 1, i)
+        fig, text, point = learned_handlers.learned_at(history, 1, i)
         assert words in point and f"Snapshot {i} of {len(EARLY)}" in point
         assert fig.layout.title.text == f"Cross-attention {words}"
         np.testing.assert_allclose(np.array(fig.data[0].z), history.cross(1, epoch).mean((0, 1)), atol=1e-4)
@@ -106,7 +106,7 @@ def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
         assert text == "".join(pieces).replace("▁", " ").strip()
     for bad in (0, len(EARLY) + 1, 1.5, "1", None, True):
         with pytest.raises(gr.Error):
-            other_tabs.learned_at(history, 0, bad)
+            learned_handlers.learned_at(history, 0, bad)
 
 
 def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
@@ -117,13 +117,13 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
 
     from transformer.decode import language
     from transformer.interpret.history import HISTORY, AttentionHistory
-    from ui import other_tabs
+    from ui.learned import handlers as learned_handlers
     write_history(tmp_path / HISTORY, tiny_tok, EARLY, say=lambda e: "")
     history = AttentionHistory.load(tmp_path / HISTORY)
     for i, (de, en) in enumerate([("vor dem ersten Trainingsschritt", "before any training step"),
                                   ("mitten im Durchgang 1", "partway through pass 1"),
                                   ("3 vollständige Durchgänge", "3 full passes")]):
-        point = other_tabs.learned_at(history, 1, EARLY.index([0, 0.02, 3][i]) + 1)[2]
+        point = learned_handlers.learned_at(history, 1, EARLY.index([0, 0.02, 3][i]) + 1)[2]
         part = {(m, l): t for m, l, t in re.findall(r'<div class="x-(\w+) l-(\w+)" lang="\w+">(.*?)</div>', point,
                                                     re.DOTALL)}
         assert de in part["detail", "de"] and en in part["detail", "en"] and en not in part["detail", "de"]
@@ -138,12 +138,12 @@ def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
     """A history of whole epochs (the shipped one has 1..19) still works: the slider's first point is epoch 1,
     and the intro says that the untrained model is not in it."""
     from transformer.interpret.history import HISTORY, AttentionHistory
-    from ui import other_tabs
+    from ui.learned import handlers as learned_handlers
     write_history(tmp_path / HISTORY, tiny_tok, [1, 2, 3, 4])
     _, c = learned_tab(tmp_path)
     assert (c["learned_epoch"].minimum, c["learned_epoch"].maximum) == (1, 4)
     assert "after every epoch" in c["learned_intro"].value and "starts after epoch 1" in c["learned_intro"].value
-    fig, _, point = other_tabs.learned_at(AttentionHistory.load(tmp_path / HISTORY), 0, 1)
+    fig, _, point = learned_handlers.learned_at(AttentionHistory.load(tmp_path / HISTORY), 0, 1)
     assert "after epoch 1" in point and fig.layout.title.text == "Cross-attention after epoch 1"
 
 
@@ -158,21 +158,22 @@ def test_learned_tab_with_one_point(tmp_path, tiny_tok):
 # -- 11: the payload names the heads switched off, for the view to grey them ----------------------------------
 
 def test_ablated_payload_names_the_heads(tiny_translator):
-    from ui import decoding_views, other_tabs
-    from ui.payload import session_payload
+    from ui.ablation import handlers as ablation_handlers
+    from ui.translate import handlers as decoding_views
+    from ui.translate.payload import session_payload
     tr = tiny_translator
     session = decoding_views.start(tr, "ein hund", 4)[0]
     labels = ["L1 H2", "L2 H1"]
-    out = other_tabs.ablate(tr, session, [], [], labels, 4)
+    out = ablation_handlers.ablate(tr, session, [], [], labels, 4)
     assert out[4]["ablated"] == [["cross", 0, 1], ["cross", 1, 0]]
     assert "ablated" not in session_payload(tr.start("ein hund").view())
 
 
 def test_beam_hypotheses_say_what_normalised_means(tiny_translator):
     from transformer.decode.beam import beam_search
-    from ui import other_tabs
+    from ui.beam import handlers as beam_handlers
     tr, text = tiny_translator, "ein hund"
-    out = other_tabs.beam(tr, text, 3)
+    out = beam_handlers.beam(tr, text, 3)
     labels = out[2]["choices"]
     labels = [c[0] if isinstance(c, (list, tuple)) else c for c in labels]
     hyps = beam_search(tr.model, tr.source_ids(text), 3).hypotheses
@@ -185,7 +186,7 @@ def test_beam_hypotheses_say_what_normalised_means(tiny_translator):
 # -- 14: why training loss is above validation loss --------------------------------------------------------
 
 def test_curves_note_says_why_training_loss_is_higher():
-    from ui.model_tab import curves_note
+    from ui.model.tab import curves_note
     log = {"args": {"dropout": 0.15, "label_smoothing": 0.1}, "epochs": [{"epoch": 1}]}
     note = curves_note(log)
     assert "dropout" in note and "0.15" in note and "label smoothing" in note and "0.1" in note

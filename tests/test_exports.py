@@ -1,4 +1,4 @@
-"""Exports of the maps (ui/exports.py): kept per user session while it lives, bounded for all users together,
+"""Exports of the maps (ui/shell/exports.py): kept per user session while it lives, bounded for all users together,
 served by Gradio where they were written (no copy escapes the pruning), and an export's own files are never
 pruned by the request that hands them out."""
 import os
@@ -14,8 +14,8 @@ import pytest
 from tests.conftest import DEVICE
 from tests.serving import serving
 from transformer.decode.decoding import Translator
-from ui import exports
-from ui.components import SESSION_TTL_S
+from ui.shell import exports
+from ui.shell.components import SESSION_TTL_S
 
 SENTENCES = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt.", "Ein Kind springt."]
 

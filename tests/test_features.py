@@ -7,8 +7,13 @@ import pytest
 
 from transformer.interpret import analysis
 from transformer.interpret.capture import attention_modules
-from ui import decoding_views, exports, other_tabs
-from ui.payload import decode_array
+from ui.ablation import handlers as ablation_handlers
+from ui.beam import handlers as beam_handlers
+from ui.layers import handlers as layers_handlers
+from ui.learned import handlers as learned_handlers
+from ui.shell import exports
+from ui.translate import handlers as decoding_views
+from ui.translate.payload import decode_array
 
 
 @pytest.fixture()
@@ -18,8 +23,8 @@ def finished(tiny_translator):
 
 def test_ablation_panel_compares_intact_and_ablated(tiny_translator, finished):
     tr = tiny_translator
-    every = {kind: other_tabs.head_choices(tr, kind) for kind in ("encoder_self", "decoder_self", "cross")}
-    intact, ablated, probs, topk, payload, _note = other_tabs.ablate(tr, finished, every["encoder_self"],
+    every = {kind: ablation_handlers.head_choices(tr, kind) for kind in ("encoder_self", "decoder_self", "cross")}
+    intact, ablated, probs, topk, payload, _note = ablation_handlers.ablate(tr, finished, every["encoder_self"],
                                                              every["decoder_self"], every["cross"], 5)
     assert intact == tr.translate("Ein Hund rennt.")
     heads = [(k, l, h) for k, l, _ in attention_modules(tr.model) for h in range(tr.config.n_heads)]
@@ -35,46 +40,46 @@ def test_ablation_panel_compares_intact_and_ablated(tiny_translator, finished):
     # the intact session handed in is untouched, and the model still translates as before
     assert finished.ablated == frozenset() and tr.translate("Ein Hund rennt.") == intact
     with pytest.raises(gr.Error, match="at least one head"):
-        other_tabs.ablate(tr, finished, [], [], [], 5)
+        ablation_handlers.ablate(tr, finished, [], [], [], 5)
     with pytest.raises(gr.Error, match="head label"):
-        other_tabs.ablate(tr, finished, ["L9 H9 <script>"], [], [], 5)
+        ablation_handlers.ablate(tr, finished, ["L9 H9 <script>"], [], [], 5)
     with pytest.raises(gr.Error):
-        other_tabs.ablate(tr, finished, ["L9 H1"], [], [], 5)
+        ablation_handlers.ablate(tr, finished, ["L9 H1"], [], [], 5)
 
 
 def test_beam_panel(tiny_translator):
     tr = tiny_translator
-    state, _fig, choices, payload = other_tabs.beam(tr, "Ein Kind springt.", 3)
+    state, _fig, choices, payload = beam_handlers.beam(tr, "Ein Kind springt.", 3)
     assert len(choices["choices"]) == 3 and choices["value"] == choices["choices"][0]
     assert tr.tokenizer.decode(state["hyps"][0]) in choices["choices"][0]
     assert payload["mode"] == "beam" and payload["target"][-1] == "</s>"
-    _fig2, payload2 = other_tabs.beam_pick(tr, state, choices["choices"][2])
+    _fig2, payload2 = beam_handlers.beam_pick(tr, state, choices["choices"][2])
     assert payload2["target"] == tr.tokenizer.pieces([tr.config.bos_id] + state["hyps"][2])
-    s1 = other_tabs.beam(tr, "Ein Kind springt.", 1)[0]
+    s1 = beam_handlers.beam(tr, "Ein Kind springt.", 1)[0]
     assert tr.tokenizer.decode(s1["hyps"][0]) == tr.translate("Ein Kind springt.")
     for bad in (0, 9, 2.5, "4"):
         with pytest.raises(gr.Error):
-            other_tabs.beam(tr, "Ein Kind springt.", bad)
+            beam_handlers.beam(tr, "Ein Kind springt.", bad)
     with pytest.raises(gr.Error):
-        other_tabs.beam_pick(tr, state, "17. nope")
+        beam_handlers.beam_pick(tr, state, "17. nope")
     with pytest.raises(gr.Error):
-        other_tabs.beam_pick(tr, None, choices["choices"][0])
+        beam_handlers.beam_pick(tr, None, choices["choices"][0])
 
 
 def test_across_layers(tiny_translator, finished):
-    roll, _lines, matrix = other_tabs.across_layers(tiny_translator, finished, "all layers", 0.15)
+    roll, _lines, matrix = layers_handlers.across_layers(tiny_translator, finished, "all layers", 0.15)
     S = len(finished.source_ids)
     T = len(finished.target_ids) - 1  # finished: the </s> row predicts nothing
     z = np.array(matrix.data[0].z)
     assert z.shape == (T, S)
     np.testing.assert_allclose(z, analysis.alignment(finished.attention.cross)[:T], atol=1e-4)
     assert np.array(roll.data[0].z).shape == (S, S)
-    other_tabs.across_layers(tiny_translator, finished, "layer 2", 0.5)
+    layers_handlers.across_layers(tiny_translator, finished, "layer 2", 0.5)
     for bad in ("layer 0", "layer 3", "<b>"):
         with pytest.raises(gr.Error):
-            other_tabs.across_layers(tiny_translator, finished, bad, 0.15)
+            layers_handlers.across_layers(tiny_translator, finished, bad, 0.15)
     with pytest.raises(gr.Error):
-        other_tabs.across_layers(tiny_translator, finished, "all layers", 0)
+        layers_handlers.across_layers(tiny_translator, finished, "all layers", 0)
 
 
 def test_word_toggle_merges_pieces(tiny_translator, finished):
@@ -115,18 +120,18 @@ def test_attention_history_recorded_during_training_and_shown(tmp_path):
     h = AttentionHistory.load(tmp_path / "ck" / HISTORY)
     assert h.epochs[0] == 0 and h.epochs[-2:] == [1, 2] and len(h.sentences) == 4  # before training ... epoch 2
     assert all(0 < e < 1 for e in h.epochs[1:-2])  # and inside epoch 1
-    fig, text = other_tabs.learned(h, 0, 2)
+    fig, text = learned_handlers.learned(h, 0, 2)
     z = np.array(fig.data[0].z)
     assert z.ndim == 2 and np.allclose(z.sum(1), 1, atol=2e-3)
     np.testing.assert_allclose(z, h.cross(0, 2).mean((0, 1)), atol=1e-4)
     assert text == "".join(p for p in h.target(0, 2) if p not in ("<s>", "</s>")).replace("▁", " ").strip()
-    fig1, _ = other_tabs.learned(h, 1, 1, "layer 1", "head 2")
+    fig1, _ = learned_handlers.learned(h, 1, 1, "layer 1", "head 2")
     np.testing.assert_allclose(np.array(fig1.data[0].z), h.cross(1, 1)[0, 1], atol=1e-4)
     for bad in ((0, 7), (9, 1), (0, 1, "layer 5"), (0, 1, "layer 1", "head 9"), (None, 1), ("0", 1)):
         with pytest.raises(gr.Error):
-            other_tabs.learned(h, *bad)
+            learned_handlers.learned(h, *bad)
     with pytest.raises(gr.Error, match="no attention history"):
-        other_tabs.learned(None, 0, 1)
+        learned_handlers.learned(None, 0, 1)
     with pytest.raises(FileNotFoundError):
         AttentionHistory.load(tmp_path / "missing.npz")
 

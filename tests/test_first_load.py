@@ -1,4 +1,4 @@
-"""ui/first_load.py without a browser: the page's one script compiles, every view calls it, and what the first screen
+"""ui/shell/first_load.py without a browser: the page's one script compiles, every view calls it, and what the first screen
 does not show is hidden until its tab or accordion is opened (tests/test_first_load_browser.py loads the page)."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def demo(tiny_trained):
 
 
 def bundle_path(demo):
-    from ui.first_load import bundle_dir, head_tag
+    from ui.shell.first_load import bundle_dir, head_tag
     return bundle_dir() / re.search(r"attention-lens-[0-9a-f]{12}\.js", head_tag(demo)).group(0)
 
 
@@ -41,19 +41,20 @@ def test_every_view_calls_the_one_script_and_it_compiles(demo):
 
 
 def test_what_the_first_screen_lacks_waits_for_its_tab_or_accordion(demo):
-    from ui.first_load import first_screen_types, gates
+    from ui.shell.first_load import first_screen_types, gates
     config = demo.config
     by_id = {c["id"]: c for c in config["components"]}
     where = gates(demo)
     eager = first_screen_types(where)
     assert {"checkboxgroup", "dataframe", "plot", "markdown", "file", "number"}.isdisjoint(eager), eager
-    # and none of the types whose code the first screen used to fetch (issue #29 item 1: ui/panels.py, controls.py)
+    # and none of the types whose code the first screen used to fetch (issue #29 item 1: ui/shell/panels.py,
+    # controls.py)
     assert {"button", "dropdown", "slider", "checkbox", "accordion", "tabs", "tabitem", "row"}.isdisjoint(eager), eager
     for c, gate in where.items():
         if c.get_block_name() in ("checkboxgroup", "dataframe", "plot", "file", "number"):
             assert gate is not None and by_id[c._id]["props"]["visible"] is False, (c.elem_id, gate)
     ablate = next(c for c in where if c.elem_id == "ablate_enc")
-    panel = where[ablate].opener.__self__  # the tab (ui/panels.py): its restore is a js-only event of the bar
+    panel = where[ablate].opener.__self__  # the tab (ui/shell/panels.py): its restore is a js-only event of the bar
     restores = [d for d in config["dependencies"] if (panel.tabs.bar._id, "click") in map(tuple, d["targets"])
                 and ablate._id in d["outputs"]]
     assert len(restores) == 1 and not restores[0]["backend_fn"]
@@ -84,7 +85,7 @@ def test_the_page_writes_no_private_gradio_attribute(demo):
     """The bundle reaches the page's head by launch(head=...) (ui/app.py with_labels), Gradio's public way, not by
     writing Blocks' private _deprecated_head; no module of the app assigns to a private attribute of a Gradio
     object."""
-    from ui.first_load import head_tag
+    from ui.shell.first_load import head_tag
     assert head_tag(demo).startswith('<script src="gradio_api/file=') and not getattr(demo, "_deprecated_head", None)
     root = Path(__file__).resolve().parent.parent
     for path in [root / "app.py", *sorted((root / "ui").rglob("*.py"))]:

@@ -1,4 +1,4 @@
-"""The first page load (issue #29 item 1, ui/first_load.py): what the page's HTML holds and what the browser fetches
+"""The first page load (issue #29 item 1, ui/shell/first_load.py): what the page's HTML holds and what the browser fetches
 before the first screen is drawn, and that what is left for later arrives when its tab or accordion is opened,
 looking as it did. Counts and sizes, never times (benchmarks.ui --first-load-only times it)."""
 from __future__ import annotations
@@ -14,7 +14,8 @@ pytestmark = pytest.mark.browser
 
 READY = "window.__lens !== undefined && window.__lens.ready === true"
 # Measured when this was written, two models served: 44 requests (a bare Gradio page with one textbox: 34; this page
-# before ui/first_load.py: 90; before ui/panels.py and ui/controls.py drew the tabs, folds, buttons and pickers: 67).
+# before ui/shell/first_load.py: 90; before ui/shell/panels.py and ui/shell/controls.py drew the tabs, folds, buttons
+# and pickers: 67).
 # What remains beyond the bare page: the HTML component's code (6 files), our bundle, a second font, the State's code
 # and Gradio's heartbeat. The target of issue #29: at most 45.
 MAX_REQUESTS = 45
@@ -43,7 +44,7 @@ def fresh_page(b, url):
 def test_the_config_holds_no_page_sized_prop(served):
     """Every view's script is one line calling the bundle, no view carries a stylesheet, and no value over
     first_load.BIG_VALUE is in the config (the head atlas waits for its tab)."""
-    from ui.first_load import BIG_VALUE
+    from ui.shell.first_load import BIG_VALUE
     url, _ = served
     with urllib.request.urlopen(url, timeout=60) as r:
         html = r.read()

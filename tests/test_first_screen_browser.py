@@ -70,7 +70,7 @@ def test_before_start_the_view_says_what_it_will_show(page):
 
 
 def test_the_tab_bar_is_a_tablist_whose_keys_move_along_and_keep_each_tab(page):
-    """ui/panels.py's bar: a click or ← / → / Home / End choose a tab; the tab left keeps what it showed."""
+    """ui/shell/panels.py's bar: a click or ← / → / Home / End choose a tab; the tab left keeps what it showed."""
     from tests.browser import start
     start(page, "Ein Hund rennt.")
     seq = page.evaluate("window.__lens.state.traj.seq")
@@ -90,7 +90,7 @@ def test_the_tab_bar_is_a_tablist_whose_keys_move_along_and_keep_each_tab(page):
 
 
 def test_a_drawn_button_answers_a_click_on_its_box_as_a_user_or_a_script_gives_it(page):
-    """ui/controls.py: the button fills its component's box; a click there, or a script's .click() on #step (the
+    """ui/shell/controls.py: the button fills its component's box; a click there, or a script's .click() on #step (the
     box, as benchmarks.ui gives it), steps the view like a click on the button itself."""
     from tests.browser import renders, start, step_no, wait_render
     start(page, "Ein Hund rennt.")

@@ -18,7 +18,12 @@ from hypothesis import strategies as st
 from tests.conftest import DEVICE
 from transformer.decode.decoding import Translator
 from transformer.interpret.history import AttentionHistory
-from ui import api, decoding_views, exports, other_tabs
+from ui.ablation import handlers as ablation_handlers
+from ui.beam import handlers as beam_handlers
+from ui.layers import handlers as layers_handlers
+from ui.learned import handlers as learned_handlers
+from ui.shell import api, exports
+from ui.translate import handlers as decoding_views
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
@@ -121,7 +126,7 @@ def test_force_and_reference(guarded, sessions):
 
 def test_ablation_beam_and_layers(guarded, sessions):
     tr = guarded
-    labels = st.one_of(st.sampled_from(other_tabs.head_choices(tr, "cross")), st.text(max_size=8), numbers)
+    labels = st.one_of(st.sampled_from(ablation_handlers.head_choices(tr, "cross")), st.text(max_size=8), numbers)
     head_lists = st.one_of(st.lists(labels, max_size=4), numbers, texts)
 
     @FUZZ
@@ -130,16 +135,16 @@ def test_ablation_beam_and_layers(guarded, sessions):
            choice=st.one_of(st.sampled_from(["1. x", "2. y", "9. z"]), anything), layer=anything,
            threshold=st.one_of(st.floats(0, 1.5), numbers))
     def check(session, enc, dec, cross, k, text, size, choice, layer, threshold):
-        answers_or_gr_error(other_tabs.ablate, tr, session, enc, dec, cross, k)
+        answers_or_gr_error(ablation_handlers.ablate, tr, session, enc, dec, cross, k)
         try:
-            state = other_tabs.beam(tr, text, size)[0]
+            state = beam_handlers.beam(tr, text, size)[0]
         except gr.Error as e:
             assert e.message
             state = None  # gr.State lives on the server: a client cannot forge a beam state
-        answers_or_gr_error(other_tabs.beam_pick, tr, state, choice)
-        answers_or_gr_error(other_tabs.beam_pick, tr, choice, choice)
-        answers_or_gr_error(other_tabs.across_layers, tr, session, layer, threshold)
-        answers_or_gr_error(other_tabs.across_layers, tr, session, "all layers", threshold)
+        answers_or_gr_error(beam_handlers.beam_pick, tr, state, choice)
+        answers_or_gr_error(beam_handlers.beam_pick, tr, choice, choice)
+        answers_or_gr_error(layers_handlers.across_layers, tr, session, layer, threshold)
+        answers_or_gr_error(layers_handlers.across_layers, tr, session, "all layers", threshold)
 
     check()
 
@@ -157,7 +162,7 @@ def test_attention_being_learned(tmp_path_factory):
            head=st.one_of(st.sampled_from(["mean of heads", "head 1", "head 9"]), anything),
            h=st.sampled_from([history, None]))
     def check(example, epoch, layer, head, h):
-        answers_or_gr_error(other_tabs.learned, h, example, epoch, layer, head)
+        answers_or_gr_error(learned_handlers.learned, h, example, epoch, layer, head)
 
     check()
 
@@ -178,7 +183,7 @@ def test_handlers_that_take_the_views_position(guarded, sessions):
     def check(session, position, piece, k):
         answers_or_gr_error(decoding_views.force_at, tr, session, position, piece, k, False)
         answers_or_gr_error(exports.export_at, tr, session, position)
-        answers_or_gr_error(other_tabs.ablate_at, tr, session, [], [], ["L1 H1"], k, position)
-        answers_or_gr_error(other_tabs.across_layers_at, tr, session, "all layers", 0.15, position)
+        answers_or_gr_error(ablation_handlers.ablate_at, tr, session, [], [], ["L1 H1"], k, position)
+        answers_or_gr_error(layers_handlers.across_layers_at, tr, session, "all layers", 0.15, position)
 
     check()

@@ -9,9 +9,11 @@ import torch
 
 from tests.decoders import decode_trajectory
 from transformer.decode.beam import beam_search
-from ui import decoding_views, other_tabs
-from ui import payload as P
-from ui.inputs import reference_problem, source_problem
+from ui.ablation import handlers as ablation_handlers
+from ui.beam import handlers as beam_handlers
+from ui.shell.inputs import reference_problem, source_problem
+from ui.translate import handlers as decoding_views
+from ui.translate import payload as P
 
 SOURCE = "Ein Hund rennt."
 OTHER = "Ein Kind springt."
@@ -71,7 +73,7 @@ def test_ablation_follows_the_intact_prefix_without_calling_it_forced(tiny_trans
     s = tr.start(SOURCE).run()
     L, H = tr.config.n_decoder_layers, tr.config.n_heads
     labels = [f"L{l + 1} H{h + 1}" for l in range(L) for h in range(H)]
-    payload = other_tabs.ablate(tr, s, [], [], labels)[4]
+    payload = ablation_handlers.ablate(tr, s, [], [], labels)[4]
     heads = [("cross", l, h) for l in range(L) for h in range(H)]
     a = tr.start_ids(s.source_ids, ablate=heads)
     want = [False]
@@ -136,19 +138,20 @@ def test_the_compare_tabs_start_says_which_sentence_it_cannot_read_under_the_box
 def test_beam_search_of_the_started_sentence(tiny_translator):
     tr = tiny_translator
     s = tr.start(SOURCE)
-    state, _, _choices, payload = other_tabs.beam_started(tr, s, 3)
+    state, _, _choices, payload = beam_handlers.beam_started(tr, s, 3)
     best = beam_search(tr.model, tr.source_ids(SOURCE), 3).hypotheses[0]
     assert state["source_ids"] == s.source_ids and state["hyps"][0] == best.ids
     assert payload["target"] == tr.tokenizer.pieces([tr.config.bos_id] + best.ids)
-    assert other_tabs.beam(tr, SOURCE, 3)[0]["hyps"] == state["hyps"]  # the API's /beam of the same text
+    assert beam_handlers.beam(tr, SOURCE, 3)[0]["hyps"] == state["hyps"]  # the API's /beam of the same text
     with pytest.raises(gr.Error, match="Start"):
-        other_tabs.beam_started(tr, None, 3)
+        beam_handlers.beam_started(tr, None, 3)
 
 
 def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothing(tiny_translator):
     """The page's Start (the button, Enter) answers a sentence the model cannot read with the note under the box
     (#source_hint's value, drawn by assets/sentence.js) and no other output: the count of sentences started stays,
-    so the clears of the other tabs (ui/page_state.py, on its change) do not run; a sentence it can read is started, the
+    so the clears of the other tabs (ui/shell/page_state.py, on its change) do not run; a sentence it can read is
+    started, the
     count moves on and the clears follow it."""
     import json
 

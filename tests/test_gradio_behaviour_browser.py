@@ -1,5 +1,6 @@
 """The Gradio 6.31 behaviours the page's state is shaped by, in Chromium on a page of a few components (no model):
-each test passes while Gradio behaves so and fails the day it stops, when its workaround in ui/page_state.py can go
+each test passes while Gradio behaves so and fails the day it stops, when its workaround in ui/shell/page_state.py can
+go
 (docs/design.md, "The page's state")."""
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from transformer.decode import language
-from ui import texts
+from ui.shell import texts
 
-UI = Path(texts.__file__).parent
+UI = Path(texts.__file__).parents[1]
 
 
 def test_no_text_or_label_is_missing_from_german():
@@ -41,7 +41,7 @@ def test_the_i18n_object_holds_every_label_in_both_languages():
 
 def test_every_label_key_a_builder_names_exists():
     named = set()
-    for path in UI.glob("*.py"):
+    for path in UI.rglob("*.py"):
         named |= set(re.findall(r"""\b(?:label|both|said)\(\s*["']([\w.]+)["']""", path.read_text(encoding="utf-8")))
     assert len(named) > 30, named
     assert sorted(named - set(texts.words("en"))) == []
@@ -99,7 +99,7 @@ def test_a_missing_german_label_falls_back_to_english_and_is_listed(monkeypatch)
 
 def test_the_short_words_of_pickers_tables_and_languages_are_in_both_catalogues():
     from transformer.decode.language import OTHER_NAMES
-    from ui.compare_tab import PAIRS
+    from ui.compare.tab import PAIRS
     en, de = texts.labels("en"), texts.catalogue("de")["label"]
     assert {f"lang_{c}": n for c, n in OTHER_NAMES.items()}.items() <= en.items()  # the library's names, in English
     assert all(f"lang_{c}" in de for c in OTHER_NAMES)  # ... and German: the caveat's "looks like {name}"
@@ -110,12 +110,12 @@ def test_the_short_words_of_pickers_tables_and_languages_are_in_both_catalogues(
 
 
 def test_a_pickers_options_and_name_can_be_labels():
-    from ui.controls import select_template
+    from ui.shell.controls import select_template
     html_ = select_template(texts.label("examples"))
     assert 'aria-label="Examples"' in html_ and "data-i18n-label=" in html_ and "examples" in html_
     assert "data-i18n-label" not in select_template("Model")
     from ui.app import shown_choices
-    from ui.models import Models
+    from ui.shell.models import Models
     fake = SimpleNamespace(config=SimpleNamespace(src_lang="de", tgt_lang="en", direction="de-en"))
     models = Models.__new__(Models)
     models.by_key, models.default = {"de-en": fake}, "de-en"
@@ -134,12 +134,12 @@ def test_the_servers_words_stay_on_the_server():
 
 def test_the_librarys_notes_and_errors_reach_a_german_page_in_german(tiny_translator, monkeypatch):
     """What was cut from an input (a toast) and why an input cannot be read (a gr.Error) are the library's English
-    for programs, said in the page's language to a page's user (ui/inputs.py told: NOTES and SAID)."""
+    for programs, said in the page's language to a page's user (ui/shell/inputs.py told: NOTES and SAID)."""
     import gradio as gr
     from gradio.context import LocalContext
 
     from transformer.decode import decoding, language
-    from ui import decoding_views
+    from ui.translate import handlers as decoding_views
     warned = []
     monkeypatch.setattr(gr, "Warning", lambda text, *a, **k: warned.append(text))
     long_text = "ein Hund " * (decoding.MAX_INPUT_CHARS // 9 + 20)

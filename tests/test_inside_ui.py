@@ -1,4 +1,4 @@
-"""The inside panel's Python side: its payload (ui/inside_payload.py) decodes to DecodingSession.inside for the
+"""The inside panel's Python side: its payload (ui/translate/inside_payload.py) decodes to DecodingSession.inside for the
 whole trajectory the view holds, the handler takes the view's position and answers bad input with gr.Error, and
 the /inside API endpoint is bounded."""
 import json
@@ -12,9 +12,10 @@ from tests.decoders import decode_inside, decode_mask, decode_rows16, decode_uni
 from tests.serving import serving
 from transformer.decode.decoding import Translator
 from transformer.interpret.capture import KINDS
-from ui import api, decoding_views
-from ui import api as ui_api
-from ui.inside_payload import INSIDE_VERSION, encode_mask, encode_rows16, encode_unit16, encode_visible
+from ui.shell import api
+from ui.shell import api as ui_api
+from ui.translate import handlers as decoding_views
+from ui.translate.inside_payload import INSIDE_VERSION, encode_mask, encode_rows16, encode_unit16, encode_visible
 
 TEXT = "Ein Hund rennt durch den Schnee."
 ATOL = 1e-4

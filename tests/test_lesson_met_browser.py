@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.browser import open_app, start
-from ui.texts import labels
+from ui.shell.texts import labels
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ich weiß, dass er morgen nach Berlin fährt."
@@ -36,7 +36,7 @@ VISIBLE = """(() => {
 def template(text: str) -> re.Pattern:
     """A catalogue text with its {blanks} as wildcards, matched against a whole visible text."""
     parts = re.split(r"\{\w+\}", text)
-    return re.compile("^" + ".+?".join(re.escape(p) for p in parts) + "$", re.S)
+    return re.compile("^" + ".+?".join(re.escape(p) for p in parts) + "$", re.DOTALL)
 
 
 def english_only() -> dict[str, re.Pattern]:

@@ -1,9 +1,9 @@
-"""A link's model and sentence on the server (ui/link.py opened), without a browser: the browser test
+"""A link's model and sentence on the server (ui/shell/link.py opened), without a browser: the browser test
 (tests/test_link_browser.py) cannot reach the server's own limits, since the page refuses a long text first."""
 from __future__ import annotations
 
-from ui.link import opened
-from ui.models import Models
+from ui.shell.link import opened
+from ui.shell.models import Models
 
 
 def source_box_limit(tr) -> int:

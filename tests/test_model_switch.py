@@ -8,9 +8,9 @@ import gradio as gr
 import pytest
 
 from transformer.decode.decoding import Translator
-from ui import page_state
 from ui.app import build_demo
-from ui.texts import shown
+from ui.shell import page_state
+from ui.shell.texts import shown
 
 SOURCE = "Ein Hund rennt."
 
@@ -70,7 +70,7 @@ def test_the_endpoints_for_programs_still_answer_gr_error_without_a_session(demo
 
 
 def test_the_clears_after_a_switch_with_no_sentence_say_nothing_of_a_sentence(demo, tiny_trained):
-    """The clears (ui/page_state.py) read the session the event left: none after the picker's switch (the notes that
+    """The clears (ui/shell/page_state.py) read the session the event left: none after the picker's switch (the notes that
     name "this sentence" are empty: each tab's sentence line says none is started), a new one after a Start."""
     count = next(b for b in demo.blocks.values() if getattr(b, "label", None) == "sentences started")
     [clear] = [f for f in demo.fns.values() if [(t[0], t[1]) for t in f.targets] == [(count._id, "change")]]
@@ -87,10 +87,10 @@ def test_the_clears_after_a_switch_with_no_sentence_say_nothing_of_a_sentence(de
 
 
 def test_on_new_checks_the_idle_values_too():
-    from ui.page_state import PageState
+    from ui.shell.page_state import PageState
 
     class Ctx:
-        page = PageState()  # the registry lives in the page's state (ui/page_state.py), not in ctx.__dict__
+        page = PageState()  # the registry lives in the page's state (ui/shell/page_state.py), not in ctx.__dict__
     ctx = Ctx()
     with pytest.raises(ValueError, match="2 outputs but 1 values"):
         page_state.on_new(ctx, [object(), object()], [1, 2], idle=[1])

@@ -9,11 +9,16 @@ import pytest
 
 from transformer.decode.decoding import Translator
 from transformer.model.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
-from ui import attribution_views, decoding_views, exports, other_tabs
-from ui.attribution_views import alignment_headers
-from ui.models import Models, direction_label, of_session
-from ui.texts import shown
-from ui.translate_tab import hint_for, language_words
+from ui.ablation import handlers as ablation_handlers
+from ui.beam import handlers as beam_handlers
+from ui.layers import handlers as layers_handlers
+from ui.shell import exports
+from ui.shell.models import Models, direction_label, of_session
+from ui.shell.texts import shown
+from ui.translate import attribution as attribution_views
+from ui.translate import handlers as decoding_views
+from ui.translate.attribution import alignment_headers
+from ui.translate.tab import hint_for, language_words
 
 DE, EN = "Ein Hund rennt.", "A dog runs."
 
@@ -158,7 +163,7 @@ def test_ship_writes_the_last_completed_epoch_and_says_it_is_in_training(tmp_pat
     import shutil
 
     from transformer.train import ship
-    from ui.other_tabs import model_card
+    from ui.model.handlers import model_card
     run = tmp_path / "run"
     shutil.copytree(tiny_trained, run)
     entry = {"step": 10, "train_loss": 1.0, "grad_norm": 1.0, "val_loss": 1.0, "val_bleu": 20.0, "val_bleu_lc": 21.0,
@@ -273,7 +278,7 @@ def fingerprint(x):
 
 def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
     """Two users, one on each shipped model, take turns; before each event the other user picks and starts on their own
-    model. Every event of the page that reads the translator (ui/models.py of_session and the handlers that read
+    model. Every event of the page that reads the translator (ui/shell/models.py of_session and the handlers that read
     session.translator themselves) answers with the user's own model: the same answer as the handler called with that
     model, never the one with the other. Catches the mutation "hand every handler the model picked most recently by
     anyone" (the two-users test above goes only through decoding_views.run, which never reads it)."""
@@ -313,12 +318,12 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
             ("on_ask", (s, evt({"method": "alti", "position": pos, "key": "k"})), slice(None),
              lambda tr: attribution_views.attribution_at(tr, s, pos, "alti", "k")),  # noqa: B023 (called in the loop)
             ("ablate_at", (s, ["L1 H1"], [], ["L2 H2"], 8, pos), slice(None),
-             lambda tr: other_tabs.ablate_at(tr, s, ["L1 H1"], [], ["L2 H2"], 8, pos)),  # noqa: B023 (called in the loop)
-            ("run", (s, 3), slice(0, 4), lambda tr: other_tabs.beam_started(tr, s, 3)),  # noqa: B023 (called in the loop)
+             lambda tr: ablation_handlers.ablate_at(tr, s, ["L1 H1"], [], ["L2 H2"], 8, pos)),  # noqa: B023 (called in the loop)
+            ("run", (s, 3), slice(0, 4), lambda tr: beam_handlers.beam_started(tr, s, 3)),  # noqa: B023 (called in the loop)
             ("across_layers_at", (s, "all layers", 0.15, pos), slice(None),
-             lambda tr: other_tabs.across_layers_at(tr, s, "all layers", 0.15, pos)),  # noqa: B023 (called in the loop)
+             lambda tr: layers_handlers.across_layers_at(tr, s, "all layers", 0.15, pos)),  # noqa: B023 (called in the loop)
             ("across_layers_follow", (s, "layer 1", 0.15, pos), slice(None),
-             lambda tr: other_tabs.across_layers_at(tr, s, "layer 1", 0.15, pos)),  # noqa: B023 (called in the loop)
+             lambda tr: layers_handlers.across_layers_at(tr, s, "layer 1", 0.15, pos)),  # noqa: B023 (called in the loop)
             ("word_alignment_follow", (s, "saliency", pos), slice(None),  # the page's table: its heads said
              lambda tr: as_table(*attribution_views.word_alignment_at(tr, s, "saliency", pos))),  # noqa: B023 (called in the loop)
             ("on_force", (s, 8, False, evt({"position": pos, "piece": "▁the"})), slice(None),

@@ -326,7 +326,7 @@ def test_training_curves_draw_one_point_per_epoch_and_mark_pauses(page, translat
 # -- 6. the untrained snapshot teaches something -------------------------------------------------------
 
 def test_the_untrained_snapshot_says_what_an_untrained_model_does(page, translator):
-    from ui.learned_tab import load_history
+    from ui.learned.tab import load_history
     history = load_history(translator)
     assert history.epochs[0] == 0
     tab(page, "Attention being learned")

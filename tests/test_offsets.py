@@ -9,7 +9,7 @@ from tests.conftest import DEVICE
 from tests.decoders import decode_trajectory
 from transformer.decode.decoding import Translator
 from transformer.model.tokenizer import Tokenizer
-from ui import payload as P
+from ui.translate import payload as P
 
 EMOJI = "\U0001F436"  # 🐶, outside the BMP: 2 UTF-16 code units
 

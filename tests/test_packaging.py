@@ -99,7 +99,7 @@ def test_no_module_in_the_wheel_imports_the_checkouts_top_level_names(wheel):
     bad = re.compile(r"^\s*(from|import)\s+(transformer|ui|app|benchmarks|tests)\b", re.MULTILINE)
     found = {n: bad.findall(z.read(n).decode()) for n in z.namelist() if n.endswith(".py")}
     assert not {n: f for n, f in found.items() if f}
-    assert "from attention_lens.ui import memory" in z.read("attention_lens/app.py").decode()
+    assert "from attention_lens.ui.shell import memory" in z.read("attention_lens/app.py").decode()
 
 
 def test_installed_package_translates_and_builds_the_app_beside_a_users_own_modules(installed, elsewhere):
@@ -148,11 +148,11 @@ import site, sys
 site.addsitedir({str(packages)!r})  # where pip put the editable install's .pth
 from attention_lens.app import main, parse_args
 print(parse_args(["--port", "7999"]).port, sys.modules["attention_lens.app"].__file__)
-import ui.memory
-print(ui.memory.__file__)
+import ui.shell.memory
+print(ui.shell.memory.__file__)
 """, tmp_path)
     port, app_file, memory_file = out.split()
-    assert port == "7999" and Path(app_file) == source / "app.py" and Path(memory_file) == source / "ui" / "memory.py"
+    assert port == "7999" and Path(app_file) == source / "app.py" and Path(memory_file) == source / "ui" / "shell" / "memory.py"
 
 
 @pytest.mark.parametrize("before,after", [
@@ -168,7 +168,7 @@ def test_setup_py_rewrites_the_apps_imports(before, after):
     assert load_setup_py().rewrite_imports(before) == (before if after is None else after)
 
 
-@pytest.mark.parametrize("line", ["import transformer\n", "import ui.memory\n", "  import app\n"])
+@pytest.mark.parametrize("line", ["import transformer\n", "import ui.shell.memory\n", "  import app\n"])
 def test_setup_py_refuses_an_import_it_cannot_rename(line):
     with pytest.raises(SystemExit, match="write `from"):
         load_setup_py().rewrite_imports(line, "x.py")

@@ -191,7 +191,8 @@ MAPS = """() => ['attention', 'attention_ablated', 'attention_beam'].map(id => {
 COMPARE_MAPS = "(() => { const s = window.__compare.state; return s.a && s.b ? [s.a.p.input, s.b.p.input] : []; })()"
 LEARNED = "(() => { const e = document.querySelector('#learned_example input'); return e ? e.value : ''; })()"
 SHOWN_TEXTS = """() => { const out = new Set(); const root = document.querySelector('[role=tabpanel]:not([hidden])') || document.body;
-    for (const e of root.querySelectorAll('p, li, span, label, div, td, th, figcaption, h1, h2, h3, h4, button, option'))
+    for (const e of root.querySelectorAll('p, li, span, label, div, td, th, figcaption, h1, h2, h3, h4, button,
+    option'))
       if (e.checkVisibility() && !e.closest('pre, code') && ![...e.children].some(c => c.textContent.trim()))
         out.add(e.textContent.trim());  // (code is Python in every language)
     return [...out].filter(Boolean); }"""
@@ -288,7 +289,7 @@ CHANGES = {
 
 
 KNOWN = {"language switch": pytest.mark.xfail(strict=True, reason=(
-    "the Attention being learned tab's slider info (ui/learned_tab.py content: said('learned_points', lang)) is "
+    "the Attention being learned tab's slider info (ui/learned/tab.py content: said('learned_points', lang)) is "
     "written in the page's language when the tab is filled; the language switch (assets/i18n.js) does not redraw it"))}
 
 

@@ -15,7 +15,7 @@ import pytest
 from tests.browser import open_app
 from tests.plain import FORMULA, MAX_RARE, MAX_TAUGHT, MAX_WORDS, open_tab, rare, sentences, walk_page, words
 from transformer.decode.beam import beam_search
-from ui import texts
+from ui.shell import texts
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Das Wetter war gestern sehr schlecht."

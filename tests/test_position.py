@@ -1,4 +1,4 @@
-"""The position the view shows (ui.decoding_views.at_position): one it accepts is the one it returns, and one
+"""The position the view shows (ui.translate.handlers.at_position): one it accepts is the one it returns, and one
 it cannot reach (a step after </s> or past the length limit) is a clear gr.Error, never another step."""
 import json
 import os
@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import DEVICE
 from transformer.decode.decoding import Translator
-from ui import decoding_views, exports, other_tabs
+from ui.ablation import handlers as ablation_handlers
+from ui.layers import handlers as layers_handlers
+from ui.shell import exports
+from ui.translate import handlers as decoding_views
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
@@ -126,7 +129,7 @@ def test_a_step_of_a_reference_past_the_greedy_limit_is_reachable(tr):
     pos = {"step": step, "ids": trajectory(r), "forced": [0] * (step + 1)}
     s = decoding_views.at_position(tr, greedy, json.dumps(pos))
     assert s.cursor == step and s.target_ids == trajectory(r)
-    other_tabs.ablate_at(tr, greedy, [], [], ["L1 H1"], 5, pos)
-    other_tabs.across_layers_at(tr, greedy, "all layers", 0.15, pos)
+    ablation_handlers.ablate_at(tr, greedy, [], [], ["L1 H1"], 5, pos)
+    layers_handlers.across_layers_at(tr, greedy, "all layers", 0.15, pos)
     files = exports.export_at(tr, greedy, pos)
     assert all(os.path.basename(f).startswith(f"{exports.EXPORT_PREFIX}step{step}.") for f in files)

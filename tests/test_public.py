@@ -11,9 +11,10 @@ import pytest
 from tests.conftest import DEVICE
 from tests.serving import serving
 from transformer.decode.decoding import Translator
-from ui import api, decoding_views
-from ui import api as ui_api
-from ui.payload import decode_array
+from ui.shell import api
+from ui.shell import api as ui_api
+from ui.translate import handlers as decoding_views
+from ui.translate.payload import decode_array
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""A new user's session (ui/session_state.py): made without configuring every block, yet Gradio reads from it
+"""A new user's session (ui/shell/session_state.py): made without configuring every block, yet Gradio reads from it
 exactly what its own SessionState holds, before and after events update blocks, and for a deep link."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from tests.serving import launched
 from transformer.decode.decoding import Translator
-from ui import session_state as S
 from ui.app import build_demo
-from ui.components import SESSIONS_MAX
+from ui.shell import session_state as S
+from ui.shell.components import SESSIONS_MAX
 
 EAGER = S.LazySessionState.__mro__[1]  # Gradio's own SessionState, whether or not install() ran
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui import components
+from ui.shell import components
 
 
 def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
@@ -13,7 +13,7 @@ def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
 
     import app
     from transformer.decode.decoding import Translator
-    from ui import memory
+    from ui.shell import memory
     calls = []
     monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))

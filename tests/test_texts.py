@@ -1,11 +1,11 @@
-"""The page's explanations (issue 39 item 5): one catalogue (ui/texts/en.toml) with a plain version of every text,
+"""The page's explanations (issue 39 item 5): one catalogue (ui/shell/texts/en.toml) with a plain version of every text,
 shown by default, and a detailed one. The plain versions hold no formula, symbol or paper, no sentence over 25 words
 and at most 3 % rare words (wordfreq) besides at most 10 taught terms, each explained where it first appears; the
 detailed versions keep the formulas and papers."""
 from __future__ import annotations
 
 from tests.plain import FORMULA, MAX_RARE, MAX_TAUGHT, long_sentences, rare, words
-from ui import texts
+from ui.shell import texts
 
 
 def plain_texts() -> dict[str, str]:

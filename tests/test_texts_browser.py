@@ -7,7 +7,7 @@ import pytest
 
 from tests.browser import open_app, open_link, start
 from transformer.decode.decoding import Translator
-from ui import texts
+from ui.shell import texts
 
 pytestmark = pytest.mark.browser
 # an intro per tab: its key, words only its plain version has, words only its detailed one has

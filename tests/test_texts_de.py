@@ -1,4 +1,4 @@
-"""The German catalogue of the page's explanations (issue 44): ui/texts/de.toml holds the keys of ui/texts/en.toml
+"""The German catalogue of the page's explanations (issue 44): ui/shell/texts/de.toml holds the keys of ui/shell/texts/en.toml
 and no others (a key it lacks falls back to English, and test_no_english_key_is_missing_from_german lists it), every
 text with the English one's placeholders and markup, every formula, symbol, paper and number of the English detail
 version, every text of 4+ words detected as German (transformer.decode.language.detect), and plain sentences of at most
@@ -14,7 +14,7 @@ from wordfreq import tokenize
 
 from tests.plain import FORMULA, MAX_WORDS, sentences, strip_markup
 from transformer.decode import language
-from ui import texts
+from ui.shell import texts
 
 PLACEHOLDER = re.compile(r"\{\w+\}")
 TAG = re.compile(r"<[^>]+>")

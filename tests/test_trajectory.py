@@ -13,8 +13,8 @@ import pytest
 
 from tests.decoders import decode_trajectory
 from transformer.decode.trajectory import Trajectory, top_rows
-from ui import decoding_views
-from ui import payload as P
+from ui.translate import handlers as decoding_views
+from ui.translate import payload as P
 
 SOURCE = "Ein Hund rennt."
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,9 +109,9 @@ def test_start_goes_down_into_the_library_once(tiny_translator):
 
 
 def test_the_payload_module_reads_nothing_of_the_model():
-    """ui/payload.py encodes: it names no tokenizer, translator, model or torch (it computed pieces and
+    """ui/translate/payload.py encodes: it names no tokenizer, translator, model or torch (it computed pieces and
     top-k rows itself before the trajectory)."""
-    tree = ast.parse((ROOT / "ui" / "payload.py").read_text())
+    tree = ast.parse((ROOT / "ui" / "translate" / "payload.py").read_text())
     names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {
         n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     assert not names & {"tokenizer", "translator", "model", "torch", "history_probs", "topk", "partition"}, \

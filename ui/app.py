@@ -7,18 +7,34 @@ import sys
 import gradio as gr
 
 from transformer.decode.decoding import Translator
-
-from . import ablation_tab, atlas_tab, beam_tab, layers_tab, learned_tab, model_tab, translate_tab
-from . import exports
-from .api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
-from . import compare_tab, controls, link, panels
-from . import first_load, page_state, session_state, texts
-from .components import (BATCH_ROWS, BATCH_WINDOW_S, BATCHING, CONC, CONCURRENCY, DECODE, QUEUE_MAX, QUEUE_STATUS_S,
-                         SESSION_TTL_S, VENDOR, Ctx, asset)
-from .models import Models
+from ui.ablation import tab as ablation_tab
+from ui.atlas import tab as atlas_tab
+from ui.beam import tab as beam_tab
+from ui.compare import tab as compare_tab
+from ui.layers import tab as layers_tab
+from ui.learned import tab as learned_tab
+from ui.model import tab as model_tab
+from ui.shell import controls, exports, first_load, link, page_state, panels, session_state, texts
+from ui.shell.api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
+from ui.shell.components import (
+    BATCH_ROWS,
+    BATCH_WINDOW_S,
+    BATCHING,
+    CONC,
+    CONCURRENCY,
+    DECODE,
+    QUEUE_MAX,
+    QUEUE_STATUS_S,
+    SESSION_TTL_S,
+    VENDOR,
+    Ctx,
+    asset,
+)
+from ui.shell.models import Models
+from ui.translate import tab as translate_tab
 
 # gr.HTML, not gr.Markdown: no Markdown on the first screen spares its code (7 files) until a Markdown is shown
-# (and no gr.Row, gr.Tabs, gr.Accordion, gr.Button or gr.Dropdown either: ui/panels.py, ui/controls.py)
+# (and no gr.Row, gr.Tabs, gr.Accordion, gr.Button or gr.Dropdown either: ui/shell/panels.py, ui/shell/controls.py)
 TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Head atlas",
         "Attention being learned", "Model"]
 TAB_KEYS = ("translate", "compare", "ablation", "beam", "layers", "atlas", "learned", "model")  # as links name them
@@ -33,7 +49,7 @@ def build_demo(translators) -> gr.Blocks:
     tr = models.first
     gr.set_static_paths([str(VENDOR)])
     plotly_src = f"/gradio_api/file={VENDOR}/plotly-cartesian.min.js"  # loaded by lens.js to export a figure
-    page = first_load.Page()  # what the first page load leaves for later (ui/first_load.py)
+    page = first_load.Page()  # what the first page load leaves for later (ui/shell/first_load.py)
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         with panels.row(elem_id="intro"):  # one line: the Translate view must fit a laptop screen
             gr.HTML(TITLE, elem_id="title", padding=False)
@@ -43,7 +59,8 @@ def build_demo(translators) -> gr.Blocks:
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
             with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
                 howto = panels.fold_head("How to use it", elem_id="howto", closes=True, shown=texts.both("howto"))
-        with panels.fold("How to use it", elem_id="howto", head=howto):  # under the intro row, pushing the page down: never over
+        # under the intro row, pushing the page down: never over
+        with panels.fold("How to use it", elem_id="howto", head=howto):
             gr.Markdown(INTRO)  # Start (issue 39 item 3); it closes on Esc, a click outside, a change of tab
         tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
         ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
@@ -75,7 +92,7 @@ def build_demo(translators) -> gr.Blocks:
         api(models)
         demo.unload(exports.end_session)  # the user closed the page: their exports go
         page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened
-    for _, t in models:  # decodings of one model that arrive together run in one batch (ui/components.py)
+    for _, t in models:  # decodings of one model that arrive together run in one batch (ui/shell/components.py)
         t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
     demo.queue(status_update_rate=QUEUE_STATUS_S, max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     skip_absent_matplotlib()
@@ -101,8 +118,8 @@ def skip_absent_matplotlib() -> None:
 
 
 def with_labels(demo: gr.Blocks) -> None:
-    """The page's component labels in each language of the catalogue (ui/texts.py I18N) and the page's head (the
-    views' bundle, loaded as the page starts: ui/first_load.py): Gradio takes both at launch only, so every launch
+    """The page's component labels in each language of the catalogue (ui/shell/texts.py I18N) and the page's head (the
+    views' bundle, loaded as the page starts: ui/shell/first_load.py): Gradio takes both at launch only, so every launch
     of this page gets them (labels: unless it brings its own; a head it brings comes after the bundle's)."""
     launch, head = demo.launch, first_load.head_tag(demo)
 

@@ -1,0 +1,1 @@
+"""The Beam search tab."""

@@ -1,0 +1,61 @@
+"""The Beam search tab: the beam as a tree, and the attention of any hypothesis."""
+from __future__ import annotations
+
+import gradio as gr
+
+from ui.beam import handlers as beam_handlers
+from ui.shell import page_state
+from ui.shell.components import CONC, SESSION_TTL_S, Ctx, api_only, lens_view, started_sentence
+from ui.shell.figures import for_width, width_input, with_width
+from ui.shell.models import of_session
+from ui.shell.texts import explained, label, page_lang
+from ui.shell.texts import words as said_words
+
+PRESS = label("beam_press")  # in the page's language (gr.I18n)
+UNSTARTED = "un_beam"  # ui/texts [label], said by page_state.unstarted in the user's language
+
+
+def build(ctx: Ctx) -> None:
+    models = ctx.models
+    gr.Markdown(explained("beam.intro"), elem_id="beam_intro")
+    started_sentence(ctx, "beam_sentence")
+    with gr.Row():
+        size = gr.Slider(1, 8, value=4, step=1, label=label("beam_size"), elem_id="beam_size")
+        b_beam = gr.Button(label("beam_run"), variant="primary", elem_id="beam_run")
+    state = gr.State(None, time_to_live=SESSION_TTL_S)
+    note = gr.Markdown("", elem_id="beam_note")
+    tree = gr.Plot(label=label("beam_tree"), elem_id="beam_tree")
+    choice = gr.Dropdown([], label=label("hypothesis"), elem_id="beam_choice")
+    with gr.Column() as view_box:  # hidden while it would show another sentence's hypothesis (ui/shell/page_state.py)
+        view = lens_view(ctx, "attention_beam")
+
+    width = width_input()  # the page's width: on a phone the tree is drawn upright (ui/shell/figures.py for_width)
+    outs = [state, tree, choice, view]
+    started = of_session(beam_handlers.beam_started)
+
+    # the tree, and the view's box shown in the same answer (a hidden view draws no map)
+    def run(session, n, page_width=0):
+        if not page_state.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
+            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
+        beams, fig, *rest = started(session, n)
+        return (beams, for_width(fig, page_width), *rest, "", page_state.hidden(False))
+
+    b_beam.click(run, [ctx.state, size, width], outs + [note, view_box], js=with_width(None, 3),
+                 api_visibility="private", **CONC)
+    empty = [None, None, gr.update(choices=[], value=None), None]
+    page_state.on_new(ctx, outs + [note, view_box], empty + [PRESS, page_state.hidden()], idle=empty + ["", page_state.hidden()])
+
+    def beam(text, n, key=""):  # /beam (text, size[, model])
+        return beam_handlers.beam(models.get(key), text, n)
+
+    def pick(beams, picked):  # the beam's own model (its state names it)
+        return beam_handlers.beam_pick(models.get(beams.get("model") if isinstance(beams, dict) else ""), beams, picked)
+
+    def pick_here(beams, picked, page_width):  # the page's: the tree drawn for its width
+        fig, shown = pick(beams, picked)
+        return for_width(fig, page_width), shown
+
+    api_only(ctx).click(beam, [ctx.source, size, ctx.model], outs, api_name="beam", **CONC)
+    api_only(ctx).click(pick, [state, choice], [tree, view], api_name="beam_pick", **CONC)
+    choice.input(pick_here, [state, choice, width], [tree, view], js=with_width(None, 3), api_visibility="private",
+                 trigger_mode="always_last", **CONC)  # picks while one is answered: the last one's map, drawn last

@@ -1,0 +1,1 @@
+"""The Across layers tab."""

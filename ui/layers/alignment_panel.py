@@ -1,0 +1,47 @@
+"""The Across layers tab's word alignment of the whole sentence by each method (attention, ALTI+, saliency) and how
+often they agree (ui/translate/attribution.py word_alignment_at; the library computes: transformer/interpret/agreement.py)."""
+from __future__ import annotations
+
+import gradio as gr
+
+from ui.shell import page_state
+from ui.shell.components import CONC, Ctx
+from ui.shell.figures import for_width, width_input, with_width
+from ui.shell.panels import Panel
+from ui.shell.texts import explained, label, page_lang
+from ui.translate import attribution as attribution_views
+from ui.translate.attribution import ALIGN_METHODS, alignment_headers
+
+# the position of the whole trajectory the Translate view holds (not only up to its step): its last position
+WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attention, d = v && v.state && v.state.traj; "
+         "if (d) a[2] = JSON.stringify({step: d.n - 1, ids: d.ids, forced: d.forced.map(Number)}); "
+         "return a.slice(0, 3); }")
+
+
+def build(ctx: Ctx, tab: Panel | None = None) -> None:
+    """The section and its events: when the tab is selected and when the method changes (not on every step: it is
+    of the whole sentence)."""
+    gr.Markdown(explained("align.intro"),
+                elem_id="word_align_intro")
+    method = gr.Dropdown([(label(f"mname_{m}"), m) for _, m in ALIGN_METHODS], value="alti", label=label("align_method"), elem_id="word_align_method",
+                         filterable=False)
+    summary = gr.Markdown("", elem_id="word_align_summary")
+    with gr.Row(equal_height=False):
+        matrix = gr.Plot(label=label("word_alignment"), elem_id="word_align_matrix")
+        table = gr.Dataframe(headers=alignment_headers(), interactive=False, wrap=True, elem_id="word_align_table",
+                             label=label("align_table"), max_height=900,
+                             column_widths=["18%", "20%", "22%", "24%", "16%"])
+    width = width_input()  # the page's width: on a phone the matrix is drawn for it (ui/shell/figures.py for_width)
+    inputs, outs = [ctx.state, method, ctx.position, width], [matrix, table, summary]
+    follow = dict(CONC, js=with_width(WHOLE, 4), api_visibility="private", show_progress="minimal",
+                  trigger_mode="always_last")
+
+    def word_alignment_follow(session, chosen, position, page_width=0):  # page_width 0: a wide page
+        fig, rows, *rest = attribution_views.word_alignment_follow(session, chosen, position)
+        if isinstance(rows, list):  # the table's heads in the user's page's language (a Dataframe's are not gr.I18n's)
+            rows = {"headers": alignment_headers(lang=page_lang()), "data": rows}
+        return [for_width(fig, page_width), rows, *rest]
+
+    for event in ([tab.select] if tab is not None else []) + [method.input]:
+        event(word_alignment_follow, inputs, outs, **follow)
+    page_state.on_new(ctx, outs, [None, None, ""])  # of the sentence before: recomputed when the tab is opened

@@ -1,0 +1,62 @@
+"""The Across layers tab: encoder attention rollout and the source-target alignment."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer.interpret.capture import layers_of
+from ui.layers import alignment_panel
+from ui.layers import handlers as layers_handlers
+from ui.shell import page_state
+from ui.shell.components import CONC, Ctx, api_only, live_position, started_sentence
+from ui.shell.figures import for_width, width_input, with_width
+from ui.shell.models import of_session
+from ui.shell.panels import Panel
+from ui.shell.texts import explained, label, page_lang
+from ui.shell.texts import words as said_words
+
+UNSTARTED = "un_layers"  # ui/texts [label], said by page_state.unstarted in the user's language
+
+
+def build(ctx: Ctx, tab: Panel | None = None) -> None:
+    """Show computes on demand (and is the API's /layers); the tab also follows the Translate view by itself:
+    when it is selected, when the view's step changes while it is shown (lens_player.js fires the view's "select"
+    event then), and when the layer or threshold changes."""
+    L = layers_of(ctx.tr.model, "cross")
+    gr.Markdown(explained("layers.intro"), elem_id="layers_intro")
+    started_sentence(ctx, "layers_sentence")
+    with gr.Row():
+        layer = gr.Dropdown(["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers",
+                            label=label("cross_layer"), elem_id="align_layer")
+        threshold = gr.Slider(0.05, 1.0, value=0.15, step=0.05, label=label("draw_links"),
+                              elem_id="align_threshold")
+        b_show = gr.Button(label("show"), variant="primary", elem_id="layers_run")
+    note = gr.Markdown("", elem_id="layers_note")  # why Show showed nothing (no sentence started)
+    lines = gr.Plot(label=label("alignment"), elem_id="align_lines")
+    with gr.Row():
+        matrix = gr.Plot(label=label("alignment_matrix"), elem_id="align_matrix")
+        rollout = gr.Plot(label=label("rollout"), elem_id="rollout")
+
+    width = width_input()  # the page's width: on a phone the figures are drawn for it (ui/shell/figures.py for_width)
+    inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
+    at = of_session(layers_handlers.across_layers_at)
+
+    def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
+        if not page_state.started(session):
+            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang()))]
+        return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), ""]
+
+    page_js = with_width(live_position(4, 3), 5)
+    b_show.click(show, inputs + [width], outs + [note], js=page_js, api_visibility="private", **CONC)
+    api_only(ctx).click(at, inputs, outs, js=live_position(4, 3), api_name="layers", **CONC)  # gr.Error for programs
+    follow = dict(CONC, js=page_js, api_visibility="private", show_progress="hidden", trigger_mode="always_last")
+    follow_at = of_session(layers_handlers.across_layers_follow)
+
+    def across_layers_follow(session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
+        if not page_state.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
+            return [gr.skip()] * len(outs)
+        return [for_width(f, page_width) for f in follow_at(session, chosen, cut, position)]
+
+    for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
+        event(across_layers_follow, inputs + [width], outs, **follow)
+    page_state.on_new(ctx, outs + [note], [None, None, None, ""])  # a new sentence or model: recomputed when opened
+    alignment_panel.build(ctx, tab)  # the whole sentence's word alignment by each method, and their agreement

@@ -1,0 +1,1 @@
+"""The page's shell: its state, layout helpers, texts, links, lessons, inputs and endpoints."""

@@ -1,0 +1,1 @@
+"""The Translate tab: its components and wiring, Start/Step handlers, payloads of its views."""
