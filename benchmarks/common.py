@@ -52,9 +52,9 @@ def hooks_left(model) -> int:
 
 
 def alike(x, y, tol: float) -> bool:
-    """Two answers (payloads, as JSON gives them) alike: maps (16-bit, ui.translate.payload.encode_array) within `tol` and one
-    unit of their rounding, other numbers within `tol` (relative) and one unit of a 4-decimal rounding, everything
-    else equal. `tol`: transformer.decode.step's tolerance of a batched row against the same row alone."""
+    """Two answers (payloads, as JSON gives them) alike: maps (16-bit, ui.translate.payload.encode_array) within `tol`
+    and one unit of their rounding, other numbers within `tol` (relative) and one unit of a 4-decimal rounding,
+    everything else equal. `tol`: transformer.decode.step's tolerance of a batched row against the same row alone."""
     if isinstance(x, dict) and isinstance(y, dict):
         if "b64" in x and "b64" in y:
             import numpy as np

@@ -90,7 +90,8 @@ def cut_down(no_scripts: bool):
 def box_and_view(tr, start: bool = False):
     """The sentence box, a State and one attention view (its script, template, style: ui.shell.components.lens_view),
     bundled as the app's page is (ui.shell.first_load.Page.finish), on a free loopback port; with start, a Start button
-    too (a gr.HTML as the app's, ui.shell.controls.button) and its one server event (box -> State, view). Yields its URL."""
+    too (a gr.HTML as the app's, ui.shell.controls.button) and its one server event (box -> State, view). Yields its
+    URL."""
     import gradio as gr
 
     import ui.shell.first_load as fl

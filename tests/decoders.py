@@ -1,6 +1,6 @@
-"""Test-side readers of the page's payloads (ui/translate/payload.py, ui/translate/attribution_payload.py, ui/translate/inside_payload.py): each
-turns an encoding back into numpy, as assets/payload.js does in the browser. They decode; they compute nothing, so
-a test compares what the page receives with the library (transformer.interpret.inside,
+"""Test-side readers of the page's payloads (ui/translate/payload.py, ui/translate/attribution_payload.py,
+ui/translate/inside_payload.py): each turns an encoding back into numpy, as assets/payload.js does in the browser. They
+decode; they compute nothing, so a test compares what the page receives with the library (transformer.interpret.inside,
 transformer.interpret.attribution, the session)
 and never with a copy of the library's arithmetic."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Attribution in the app, Python side: the Translate view's payload (ui/translate/attribution_payload.py) decodes back to
-the library's arrays for the whole trajectory the view holds (a forced or an ablated one included), its rows sum
+"""Attribution in the app, Python side: the Translate view's payload (ui/translate/attribution_payload.py) decodes back
+to the library's arrays for the whole trajectory the view holds (a forced or an ablated one included), its rows sum
 to 1, a bad request is answered with the panel's message; the Across layers tab's word alignment is the library's;
 the /attribution API answer is bounded."""
 import json

@@ -1,5 +1,6 @@
-"""ui/shell/first_load.py without a browser: the page's one script compiles, every view calls it, and what the first screen
-does not show is hidden until its tab or accordion is opened (tests/test_first_load_browser.py loads the page)."""
+"""ui/shell/first_load.py without a browser: the page's one script compiles, every view calls it, and what the first
+screen does not show is hidden until its tab or accordion is opened (tests/test_first_load_browser.py loads the
+page)."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
-"""The first page load (issue #29 item 1, ui/shell/first_load.py): what the page's HTML holds and what the browser fetches
-before the first screen is drawn, and that what is left for later arrives when its tab or accordion is opened,
+"""The first page load (issue #29 item 1, ui/shell/first_load.py): what the page's HTML holds and what the browser
+fetches before the first screen is drawn, and that what is left for later arrives when its tab or accordion is opened,
 looking as it did. Counts and sizes, never times (benchmarks.ui --first-load-only times it)."""
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import torch
 
 from tests.decoders import decode_trajectory
 from transformer.decode.beam import beam_search
+from transformer.decode.trajectory import differs
 from ui.ablation import handlers as ablation_handlers
 from ui.beam import handlers as beam_handlers
 from ui.shell.inputs import reference_problem, source_problem
@@ -60,10 +61,10 @@ def test_differs_marks_pieces_the_model_would_not_have_chosen(tiny_translator):
     alt = next(p for p, _ in s.topk(5) if p != tr.tokenizer.piece(s.positions[-1].greedy))
     s.force(alt)
     s.run()
-    assert P.differs(s.positions) == [False, False, True] + [False] * (len(s.positions) - 3)
+    assert differs(s.positions) == [False, False, True] + [False] * (len(s.positions) - 3)
     ref = tr.start_ids(s.source_ids).follow(tr.start(OTHER).run().target_ids[1:])
     want = [False] + [ref.positions[i].token != ref.positions[i - 1].greedy for i in range(1, len(ref.positions))]
-    assert P.differs(ref.positions) == want
+    assert differs(ref.positions) == want
     t = P.trajectory_payload(ref.trajectory())
     assert t["steps"]["differs"] == [int(x) for x in want] and t["steps"]["forced"] == [0] * len(want)
 

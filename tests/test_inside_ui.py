@@ -1,5 +1,5 @@
-"""The inside panel's Python side: its payload (ui/translate/inside_payload.py) decodes to DecodingSession.inside for the
-whole trajectory the view holds, the handler takes the view's position and answers bad input with gr.Error, and
+"""The inside panel's Python side: its payload (ui/translate/inside_payload.py) decodes to DecodingSession.inside for
+the whole trajectory the view holds, the handler takes the view's position and answers bad input with gr.Error, and
 the /inside API endpoint is bounded."""
 import json
 

@@ -70,8 +70,8 @@ def test_the_endpoints_for_programs_still_answer_gr_error_without_a_session(demo
 
 
 def test_the_clears_after_a_switch_with_no_sentence_say_nothing_of_a_sentence(demo, tiny_trained):
-    """The clears (ui/shell/page_state.py) read the session the event left: none after the picker's switch (the notes that
-    name "this sentence" are empty: each tab's sentence line says none is started), a new one after a Start."""
+    """The clears (ui/shell/page_state.py) read the session the event left: none after the picker's switch (the notes
+    that name "this sentence" are empty: each tab's sentence line says none is started), a new one after a Start."""
     count = next(b for b in demo.blocks.values() if getattr(b, "label", None) == "sentences started")
     [clear] = [f for f in demo.fns.values() if [(t[0], t[1]) for t in f.targets] == [(count._id, "change")]]
     assert next(getattr(i, "elem_id", None) for i in clear.inputs) == "model" and isinstance(clear.inputs[1], gr.State)

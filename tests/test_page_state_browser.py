@@ -190,7 +190,8 @@ MAPS = """() => ['attention', 'attention_ablated', 'attention_beam'].map(id => {
     const d = v && v.state && v.state.doc; return d && d.p ? d.p.input || '' : ''; })"""
 COMPARE_MAPS = "(() => { const s = window.__compare.state; return s.a && s.b ? [s.a.p.input, s.b.p.input] : []; })()"
 LEARNED = "(() => { const e = document.querySelector('#learned_example input'); return e ? e.value : ''; })()"
-SHOWN_TEXTS = """() => { const out = new Set(); const root = document.querySelector('[role=tabpanel]:not([hidden])') || document.body;
+SHOWN_TEXTS = """() => { const out = new Set();
+    const root = document.querySelector('[role=tabpanel]:not([hidden])') || document.body;
     for (const e of root.querySelectorAll('p, li, span, label, div, td, th, figcaption, h1, h2, h3, h4, button,
     option'))
       if (e.checkVisibility() && !e.closest('pre, code') && ![...e.children].some(c => c.textContent.trim()))

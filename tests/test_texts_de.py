@@ -1,8 +1,8 @@
-"""The German catalogue of the page's explanations (issue 44): ui/shell/texts/de.toml holds the keys of ui/shell/texts/en.toml
-and no others (a key it lacks falls back to English, and test_no_english_key_is_missing_from_german lists it), every
-text with the English one's placeholders and markup, every formula, symbol, paper and number of the English detail
-version, every text of 4+ words detected as German (transformer.decode.language.detect), and plain sentences of at most
-25 words."""
+"""The German catalogue of the page's explanations (issue 44): ui/shell/texts/de.toml holds the keys of
+ui/shell/texts/en.toml and no others (a key it lacks falls back to English, and
+test_no_english_key_is_missing_from_german lists it), every text with the English one's placeholders and markup, every
+formula, symbol, paper and number of the English detail version, every text of 4+ words detected as German
+(transformer.decode.language.detect), and plain sentences of at most 25 words."""
 from __future__ import annotations
 
 import re

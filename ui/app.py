@@ -53,8 +53,9 @@ def build_demo(translators) -> gr.Blocks:
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         with panels.row(elem_id="intro"):  # one line: the Translate view must fit a laptop screen
             gr.HTML(TITLE, elem_id="title", padding=False)
-            picker = controls.select(shown_choices(models), models.default, elem_id="model", label=texts.label("model_picker"),
-                                     interactive=len(models) > 1)  # 160 px wide: assets/layout.css
+            # the picker: 160 px wide (assets/layout.css)
+            picker = controls.select(shown_choices(models), models.default, elem_id="model",
+                                     label=texts.label("model_picker"), interactive=len(models) > 1)
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
             with gr.Column(scale=0, min_width=180, elem_id="howto_box"):

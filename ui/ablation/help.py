@@ -76,7 +76,8 @@ def suggestions_note(tr) -> str:
         return ", ".join(f"{kind(h['kind'])} {label(h['layer'], h['head'])}"
                          + (f" −{h['bleu_drop']:.2f}" if mode == "detail" else "") for h in heads)
     layer = picks[-1]
-    fill = dict(on=eval_sets.atlas_words(atlas, tr), n=(atlas or {}).get("sentences", "some"), total=f"{layer['total']:.2f}")
+    fill = {"on": eval_sets.atlas_words(atlas, tr), "n": (atlas or {}).get("sentences", "some"),
+            "total": f"{layer['total']:.2f}"}
     n, (lk, ll) = fill["n"], layer["heads"][0][:2]
     return each(lambda mode, lang: text("ablation.picks", mode, lang).format(
         **fill | {"heads": listed(mode, lang), "layer": f"{labels(lang)['kind_short_' + lk]} L{ll + 1}"}

@@ -24,7 +24,8 @@ TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"><
 
 
 def load_atlas(tr) -> dict | None:
-    """The translator's checkpoint's head atlas (transformer.interpret.roles.load_atlas: re-read when the file changes)."""
+    """The translator's checkpoint's head atlas (transformer.interpret.roles.load_atlas: re-read when the file
+    changes)."""
     return load_atlas_file(tr.checkpoint_dir)
 
 
@@ -32,8 +33,8 @@ roles = head_roles  # {kind: [[role of head h] per layer]} for the attention vie
 
 
 def plain_role(rule: dict, lang: str = "en", mode: str = "plain") -> str:
-    """A role's description from the catalogue (ui/shell/texts/<lang>.toml role.<name>, plain or detail); a role the table
-    gained since (transformer/interpret/roles.py) reads its own description until the catalogue has it."""
+    """A role's description from the catalogue (ui/shell/texts/<lang>.toml role.<name>, plain or detail); a role the
+    table gained since (transformer/interpret/roles.py) reads its own description until the catalogue has it."""
     try:
         return text(f"role.{rule['role']}", mode, lang)
     except KeyError:
@@ -49,7 +50,8 @@ def atlas_view(atlas: dict) -> dict:
     same = atlas.get("role_rules") == current
     n = len(atlas["heads"])
     view = {**atlas, "heads": [{**h, "hover": hover_text(h, atlas.get("chance"), n, same),
-                                "hovers": {lang: hover_text(h, atlas.get("chance"), n, same, lang) for lang in LANGS[1:]}}
+                                "hovers": {lang: hover_text(h, atlas.get("chance"), n, same, lang)
+                                           for lang in LANGS[1:]}}
                                for h in atlas["heads"]],
             "legend": [{**r, "plain": plain_role(r), "rules": {lang: rule_words(r["role"], lang) for lang in LANGS}}
                        for r in R.legend()], "labels": {r["role"]: r["label"] for r in R.legend()},
@@ -91,8 +93,8 @@ def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True, lan
 
 
 def rule_words(role: str, lang: str = "en") -> str:
-    """A role's rule in words of `lang` (transformer.interpret.roles.Rule.text's sentence: 'strongest key is the previous
-    piece: ≥ 36% of queries'); mixed: none of the above."""
+    """A role's rule in words of `lang` (transformer.interpret.roles.Rule.text's sentence: 'strongest key is the
+    previous piece: ≥ 36% of queries'); mixed: none of the above."""
     w = words(lang)
     rule = next((r for r in R.ROLE_RULES if r.name == role), None)
     if rule is None:
@@ -101,8 +103,8 @@ def rule_words(role: str, lang: str = "en") -> str:
 
 
 def stop_words(atlas: dict, lang: str = "en") -> str | None:
-    """Why the pruning curve ends where it does, in words of `lang` (transformer.interpret.importance.pruning_stop_text's
-    sentence, from the catalogue's atlas_stop_*)."""
+    """Why the pruning curve ends where it does, in words of `lang`
+    (transformer.interpret.importance.pruning_stop_text's sentence, from the catalogue's atlas_stop_*)."""
     st = pruning_stop(atlas)
     if st is None:
         return None
@@ -191,7 +193,8 @@ def content(tr) -> list:
     if atlas is None:
         return [gr.update(value=MISSING, visible=True), None]
     words = eval_sets.atlas_words(atlas, tr)  # the sentences its BLEU is of, named (issue 26, item 5)
-    return [gr.update(value="", visible=False), {**atlas_view(atlas), "eval_set": words, "eval_short": words.split(":")[0],
+    return [gr.update(value="", visible=False), {**atlas_view(atlas), "eval_set": words,
+                                                 "eval_short": words.split(":")[0],
                                                  "texts": atlas_texts(atlas, words, tr),
                                                  "texts_by_lang": {lang: atlas_texts(atlas, words, tr, lang)
                                                                    for lang in LANGS[1:]}}]

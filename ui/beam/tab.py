@@ -43,7 +43,8 @@ def build(ctx: Ctx) -> None:
     b_beam.click(run, [ctx.state, size, width], outs + [note, view_box], js=with_width(None, 3),
                  api_visibility="private", **CONC)
     empty = [None, None, gr.update(choices=[], value=None), None]
-    page_state.on_new(ctx, outs + [note, view_box], empty + [PRESS, page_state.hidden()], idle=empty + ["", page_state.hidden()])
+    page_state.on_new(ctx, outs + [note, view_box], empty + [PRESS, page_state.hidden()],
+                      idle=empty + ["", page_state.hidden()])
 
     def beam(text, n, key=""):  # /beam (text, size[, model])
         return beam_handlers.beam(models.get(key), text, n)

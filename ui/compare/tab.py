@@ -34,7 +34,8 @@ def intro(tr) -> str:
         tgt=labels(lang)[f"lang_{tgt}"], src=labels(lang)[f"lang_{src}"], looks=looks, seen=seen))
 
 
-TEMPLATE = f"""<div class="cmp" data-model="${{default_model}}" data-pair="${{default_pair}}" tabindex="0" aria-label="two sentences side by side: ← → step both"
+TEMPLATE = f"""<div class="cmp" data-model="${{default_model}}" data-pair="${{default_pair}}" tabindex="0"
+  aria-label="two sentences side by side: ← → step both"
   data-label="label.cmp_aria">
   <div class="cmp-status" data-role="status">{both("cmp_pick")}</div>
   <div class="cmp-stale" data-role="stale" hidden>{both("cmp_stale")}</div>
@@ -90,10 +91,12 @@ def build(ctx: Ctx) -> None:
     about = gr.Markdown(intro(tr), elem_id="compare_intro")
     a0, b0 = first_pair(tr)
     with gr.Row(equal_height=True, elem_id="compare_row"):
-        a = gr.Textbox(a0, label=label("sentence_a"), show_label=False, container=False, placeholder=label(f"sentence_a_{tr.config.src_lang}"),
-                       elem_id="compare_a", max_length=2000, scale=4, min_width=200)
-        b = gr.Textbox(b0, label=label("sentence_b"), show_label=False, container=False, placeholder=label(f"sentence_b_{tr.config.src_lang}"),
-                       elem_id="compare_b", max_length=2000, scale=4, min_width=200)
+        a = gr.Textbox(a0, label=label("sentence_a"), show_label=False, container=False,
+                       placeholder=label(f"sentence_a_{tr.config.src_lang}"), elem_id="compare_a",
+                       max_length=2000, scale=4, min_width=200)
+        b = gr.Textbox(b0, label=label("sentence_b"), show_label=False, container=False,
+                       placeholder=label(f"sentence_b_{tr.config.src_lang}"), elem_id="compare_b",
+                       max_length=2000, scale=4, min_width=200)
         pairs = gr.Dropdown(pair_choices(tr), value="", label=label("example_pairs"), show_label=False, container=False,
                             elem_id="compare_pairs", scale=3, min_width=200, filterable=False)
         go = gr.Button(label("start_both"), variant="primary", elem_id="compare_start", scale=0, min_width=150)
@@ -104,9 +107,9 @@ def build(ctx: Ctx) -> None:
 
     def on_start(ta, tb, kk, key=""):  # a sentence the model cannot read: said under the boxes, nothing else
         tr_, sent = models.get(key), {"compare_a": ta, "compare_b": tb}
-        for label, text in (("Sentence A", ta), ("Sentence B", tb)):
-            if problem := source_problem(tr_, text):
-                return [gr.skip(), box_note_value(sent, f"{label}: {problem}")]
+        for which, given in (("Sentence A", ta), ("Sentence B", tb)):
+            if problem := source_problem(tr_, given):
+                return [gr.skip(), box_note_value(sent, f"{which}: {problem}")]
         return [start_both(models, ta, tb, kk, key), box_note_value(sent)]
 
     go.click(on_start, [a, b, ctx.k, ctx.model], [view, note], show_progress_on=[view], api_visibility="private",

@@ -1,5 +1,6 @@
 """The Across layers tab's word alignment of the whole sentence by each method (attention, ALTI+, saliency) and how
-often they agree (ui/translate/attribution.py word_alignment_at; the library computes: transformer/interpret/agreement.py)."""
+often they agree (ui/translate/attribution.py word_alignment_at; the library computes:
+transformer/interpret/agreement.py)."""
 from __future__ import annotations
 
 import gradio as gr
@@ -23,8 +24,8 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
     of the whole sentence)."""
     gr.Markdown(explained("align.intro"),
                 elem_id="word_align_intro")
-    method = gr.Dropdown([(label(f"mname_{m}"), m) for _, m in ALIGN_METHODS], value="alti", label=label("align_method"), elem_id="word_align_method",
-                         filterable=False)
+    method = gr.Dropdown([(label(f"mname_{m}"), m) for _, m in ALIGN_METHODS], value="alti",
+                         label=label("align_method"), elem_id="word_align_method", filterable=False)
     summary = gr.Markdown("", elem_id="word_align_summary")
     with gr.Row(equal_height=False):
         matrix = gr.Plot(label=label("word_alignment"), elem_id="word_align_matrix")

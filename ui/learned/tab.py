@@ -63,7 +63,8 @@ def content(tr) -> list:
             gr.update(choices=[(w["mean_heads"], "mean of heads")] + [(f"{w['head']} {i + 1}", f"head {i + 1}")
                                                                      for i in range(H)], value="mean of heads",
                       visible=True),
-            gr.update(value=fig, visible=True), gr.update(value=text, visible=True), gr.update(value=where, visible=True)]
+            gr.update(value=fig, visible=True), gr.update(value=text, visible=True),
+            gr.update(value=where, visible=True)]
 
 
 def build(ctx: Ctx) -> tuple[list, object]:

@@ -55,8 +55,8 @@ CONCURRENCY = int(os.environ.get("ATTENTION_LENS_CONCURRENCY", "4"))
 DECODE_CONCURRENCY = 64 if BATCHING else CONCURRENCY
 WORKER_THREADS = DECODE_CONCURRENCY + 16  # Gradio's threads for sync handlers (its default 40): the decoding events
 # waiting for their batch, the model events (4) and the page's quiet events beside them
-CONC = dict(concurrency_limit=CONCURRENCY, concurrency_id="model")  # every model event shares one limit
-DECODE = dict(concurrency_limit=DECODE_CONCURRENCY, concurrency_id="decode")  # the events whose decoding is batched
+CONC = {"concurrency_limit": CONCURRENCY, "concurrency_id": "model"}  # every model event shares one limit
+DECODE = {"concurrency_limit": DECODE_CONCURRENCY, "concurrency_id": "decode"}  # the events whose decoding is batched
 # a step must not flash a spinner. The page's ALTI+ and saliency (ui/translate/attribution_panel.py) are FAST too: a
 # group of
 # their own (limit 4, then 8) was measured (2026-12-03, benchmarks.classroom --mode batched, run alternately): 30

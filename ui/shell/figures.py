@@ -34,8 +34,8 @@ def axis_line(kind: str, languages: tuple[str, str] | None) -> str:
 
 
 def localized_axes(fig):
-    """`fig` (a transformer/interpret/figures.py heatmap) with its axes' titles, "keys" and "queries", in the user's page's
-    language."""
+    """`fig` (a transformer/interpret/figures.py heatmap) with its axes' titles, "keys" and "queries", in the user's
+    page's language."""
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         if axis.title.text in ("keys", "queries"):
             axis.title.text = said(axis.title.text)
@@ -43,7 +43,8 @@ def localized_axes(fig):
 
 
 def with_axes(fig, kind: str, languages: tuple[str, str] | None):
-    """An attention figure (transformer.interpret.figures) with its axis line under the title: what its rows and columns are."""
+    """An attention figure (transformer.interpret.figures) with its axis line under the title: what its rows and columns
+    are."""
     import html
     title = fig.layout.title.text or ""
     localized_axes(fig)
@@ -108,7 +109,8 @@ def training_curves(log: dict) -> dict:
         {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("train_loss"), "name": said("curve_train")},
         {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_loss"), "name": said("curve_val")},
         {"type": "scatter", "mode": "lines+markers", "x": ep, "y": get("val_bleu"), "name": bleu, "yaxis": "y2"}],
-        "layout": {"xaxis": {"title": {"text": said("curve_epoch")}, "dtick": 1}, "yaxis": {"title": {"text": said("curve_loss")}},
+        "layout": {"xaxis": {"title": {"text": said("curve_epoch")}, "dtick": 1},
+                   "yaxis": {"title": {"text": said("curve_loss")}},
                    "yaxis2": {"title": {"text": "BLEU"}, "overlaying": "y", "side": "right"},
                    "legend": {"orientation": "h", "y": -0.25}, "margin": {"t": 30}, "shapes": shapes,
                    "annotations": notes}}
@@ -182,7 +184,8 @@ def alignment_figure(align: np.ndarray, source_tokens: list[str], target_tokens:
                      "name": name, "showlegend": False})
     return {"data": data,
             "layout": {"xaxis": {"visible": False, "range": [-0.5, width + 0.5]},
-                       "yaxis": {"tickmode": "array", "tickvals": [0, 1], "ticktext": [said("align_target"), said("align_source")],
+                       "yaxis": {"tickmode": "array", "tickvals": [0, 1],
+                                 "ticktext": [said("align_target"), said("align_source")],
                                  "range": [-0.6, 1.6], "showgrid": False, "zeroline": False},
                        "margin": {"l": 60, "r": 20, "t": 20, "b": 20}}}
 

@@ -136,8 +136,8 @@ def bundle_text(html: list[gr.HTML]) -> tuple[str, list[gr.HTML]]:
         bundled.append(c)
     functions = ",\n".join(f"{json.dumps(n)}: function (element, trigger, props, server, upload, watch) {{\n{js}\n}}"
                            for n, js in views.items())
-    return ("// attention-lens: the page's views and their styles in one file (ui/shell/first_load.py); each function is\n"
-            "// a gr.HTML's js_on_load, called by the one line left in its props.\n"
+    return ("// attention-lens: the page's views and their styles in one file (ui/shell/first_load.py); each function\n"
+            "// is a gr.HTML's js_on_load, called by the one line left in its props.\n"
             "(function () {\n"
             "const __alStyle = document.createElement('style');\n"
             "__alStyle.dataset.attentionLens = '';\n"
@@ -216,7 +216,9 @@ def gates(demo: gr.Blocks) -> dict:
         firsts = first_tabs(block)
         for child in getattr(block, "children", []):
             g = gate
-            if isinstance(child, gr.Tab) and child not in firsts or isinstance(child, gr.Accordion) and not child.open or getattr(child, "opener", None) is not None and child.visible is False:
+            if (isinstance(child, gr.Tab) and child not in firsts
+                    or isinstance(child, gr.Accordion) and not child.open
+                    or getattr(child, "opener", None) is not None and child.visible is False):
                 g = child
             out[child] = gate if g is child else g  # a gate itself is on its parent's screen
             if isinstance(child, BlockContext):

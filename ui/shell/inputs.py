@@ -13,7 +13,8 @@ TOPK = 8  # the top-k list's default length
 SAID = {"input is empty: type a sentence": "err_empty", "target is empty": "err_target_empty"}
 # the library's notes with numbers in them (transformer/decode/decoding.py: what was cut from an input), by their key
 NOTES = ((re.compile(r"^The input was cut from (?P<n>\d+) to (?P<limit>\d+) characters\.$"), "note_cut_chars"),
-         (re.compile(r"^The input has (?P<n>\d+) pieces; only the first (?P<limit>\d+) are translated"), "note_cut_pieces"))
+         (re.compile(r"^The input has (?P<n>\d+) pieces; only the first (?P<limit>\d+) are translated"),
+          "note_cut_pieces"))
 
 
 def told(message: str, **fill) -> str:

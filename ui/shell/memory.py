@@ -61,7 +61,7 @@ def tune_allocator(arena_max: int = ARENA_MAX, mmap_threshold: int = MMAP_THRESH
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
-        libc.gnu_get_libc_version  # glibc only (musl has a mallopt that does nothing)
+        _ = libc.gnu_get_libc_version  # glibc only (musl has a mallopt that does nothing)
     except (OSError, AttributeError):
         return done
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int

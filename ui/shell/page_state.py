@@ -40,7 +40,7 @@ import gradio as gr
 from transformer.decode.decoding import DecodingSession
 
 # nothing to compute: outside the model's concurrency group, and no limit of its own
-QUIET = dict(api_visibility="private", show_progress="hidden", concurrency_limit=None)
+QUIET = {"api_visibility": "private", "show_progress": "hidden", "concurrency_limit": None}
 
 
 @dataclass

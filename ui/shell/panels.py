@@ -24,7 +24,7 @@ import gradio as gr
 
 from ui.shell.components import asset
 
-QUIET = dict(show_progress="hidden")
+QUIET = {"show_progress": "hidden"}
 
 
 @dataclass
@@ -133,7 +133,8 @@ class Fold:
 def fold_head(label: str, elem_id: str | None = None, closes: bool = False, shown: str | None = None) -> gr.HTML:
     """A fold's header button (#elem_id), made apart from its body where the two sit apart (fold's `head`).
     closes=True: the open fold closes on Esc, on a click outside it and on a change of tab (assets/panels.js), as a
-    help text does that a reader opens, reads and leaves. `shown`: HTML shown instead of the label (ui/shell/texts.py both)."""
+    help text does that a reader opens, reads and leaves. `shown`: HTML shown instead of the label (ui/shell/texts.py
+    both)."""
     closing = f' data-closes="{elem_id}_body"' if closes else ""  # the body's id: panels.js counts it as inside
     return gr.HTML("closed 0", html_template=(
         '<button type="button" class="al-fold" aria-expanded="${String(value).startsWith(\'open\') ? \'true\' : '

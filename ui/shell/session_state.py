@@ -48,7 +48,7 @@ class BlockConfigs(dict):
         return [self[k] for k in self.keys()]
 
     def get(self, key, default=None):
-        return self[key] if key in self else default
+        return self.get(key, default)
 
 
 class LazySessionState(gradio_state.SessionState):

@@ -50,7 +50,8 @@ BOX_CSS = (".explain-box { white-space: nowrap; font-size: 13px; display: flex; 
 EXPLAIN_HTML = ('<div class="explain-box" role="group" aria-labelledby="explain_label">'
                 '<span class="explain-label" id="explain_label" data-text="label.explain_label">Explanations</span>'
                 '<span class="explain-modes"><button type="button" id="explain_plain" data-mode="plain"'
-                ' aria-pressed="true" data-tip="label.explain_plain_tip" data-text="label.explain_plain">simply</button>'
+                ' aria-pressed="true" data-tip="label.explain_plain_tip" data-text="label.explain_plain">'
+                'simply</button>'
                 '<button type="button" id="explain_detail" data-mode="detail" aria-pressed="false"'
                 ' data-tip="label.explain_detail_tip" data-text="label.explain_detail">in detail</button></span></div>'
                 '<div class="lang-box"><label class="explain-label" for="ui_language">Sprache · Language</label>'
@@ -191,7 +192,8 @@ def versions(plain: str, detail: str) -> str:
 def spans(key: str, **fill) -> str:
     """HTML of a text in every language and both versions, as spans the page's language and mode show or hide (for
     HTML templates; the catalogue's own markup, such as <sub>, is kept; {blanks} filled from `fill`)."""
-    return "".join(f'<span class="x-{mode} l-{lang}" lang="{lang}">{text(key, mode, lang).format(**fill) if fill else text(key, mode, lang)}</span>'
+    shown = lambda mode, lang: text(key, mode, lang).format(**fill) if fill else text(key, mode, lang)
+    return "".join(f'<span class="x-{mode} l-{lang}" lang="{lang}">{shown(mode, lang)}</span>'
                    for lang in LANGS for mode in MODES)
 
 

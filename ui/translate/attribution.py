@@ -1,5 +1,5 @@
-"""Handlers of attribution (transformer/interpret/attribution.py) in the app: the Translate view's ALTI+ / saliency colouring
-(one request per trajectory and method, answered for every row at once) and the Across layers tab's word
+"""Handlers of attribution (transformer/interpret/attribution.py) in the app: the Translate view's ALTI+ / saliency
+colouring (one request per trajectory and method, answered for every row at once) and the Across layers tab's word
 alignment by each method with their agreement (transformer/interpret/agreement.py). Plain functions of (translator,
 inputs) -> outputs: the library computes, these only encode; bad input raises gr.Error."""
 from __future__ import annotations
@@ -73,16 +73,16 @@ def alignment_headers(methods=METHODS, lang: str = "en") -> list[str]:
 def alignment_summary(wa, method: str) -> str:
     agree = wa.agreement()
     n, total = len(wa.methods), len(agree)
-    words = lambda c: f"{c} word{'' if c == 1 else 's'}"
-    counts = ", ".join(f"{words(sum(a == k for a in agree))} {k}/{n}" for k in range(n, 0, -1))
+
     def said_in(mode, lang):  # the counts in `lang`'s words (ui/texts [label] words_n, in_translation)
         w = labels(lang)
         n_words = lambda c: w["words_1" if c == 1 else "words_n"].format(n=c)
         counts = ", ".join(f"{n_words(sum(a == k for a in agree))} {k}/{n}" for k in range(n, 0, -1))
         total_said = (w["in_translation"].format(words=n_words(total)) if mode == "plain" else
                       w["target_words_1" if total == 1 else "target_words_n"].format(n=total))
-        return text("align.summary", mode, lang).format(total=total_said, counts=counts,
-                                                        method=labels(lang).get(f"mname_{method}", LABELS[method]) if mode == "plain" else labels(lang).get(f"mtitle_{method}", METHOD_TITLES[method]))
+        name = (labels(lang).get(f"mname_{method}", LABELS[method]) if mode == "plain"
+                else labels(lang).get(f"mtitle_{method}", METHOD_TITLES[method]))
+        return text("align.summary", mode, lang).format(total=total_said, counts=counts, method=name)
     return each(said_in)
 
 

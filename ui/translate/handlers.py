@@ -182,8 +182,8 @@ def unreachable(r: DecodingSession, step: int):
 
 
 def inside_at(tr: Translator, session, position, kind, layer, head) -> dict:
-    """The "Inside this head" panel's payload (ui/translate/inside_payload.py): one head (0-based layer and head) over the
-    whole trajectory the view holds, whose last position `position` is ({"step", "ids", "forced"}, as
+    """The "Inside this head" panel's payload (ui/translate/inside_payload.py): one head (0-based layer and head) over
+    the whole trajectory the view holds, whose last position `position` is ({"step", "ids", "forced"}, as
     assets/inside.js sends it; None: the session's whole history). One teacher-forced pass (DecodingSession.inside)."""
     s = at_position(tr, session, position)
     if position is None or position == "":

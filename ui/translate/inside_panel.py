@@ -1,6 +1,7 @@
 """The "Inside this head" panel of the Translate tab (assets/inside.html, inside.js, inside.css): one head of the
 map opened up for one query row, and the map's weight / contribution toggle. The browser asks for a head's
-payload (ui/translate/inside_payload.py, decoded by assets/payload.js) once per head and trajectory; stepping asks nothing."""
+payload (ui/translate/inside_payload.py, decoded by assets/payload.js) once per head and trajectory; stepping asks
+nothing."""
 from __future__ import annotations
 
 import re
@@ -30,7 +31,8 @@ def panel(ctx: Ctx) -> gr.HTML:
             data = {}
         try:
             tr = need_session(session).translator  # the model the sentence was started with
-            return decoding_views.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"), data.get("head"))
+            return decoding_views.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"),
+                                            data.get("head"))
         except gr.Error as e:  # said in the panel, which offers to try again (a toast alone leaves it waiting)
             return {"error": e.message, "request": {k: data.get(k) for k in ("kind", "layer", "head", "position")}}
 

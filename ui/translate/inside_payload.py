@@ -92,7 +92,9 @@ def inside_payload(ins, ids: list[int]) -> dict:
             "queries": list(ins.query_tokens), "keys": list(ins.key_tokens),
             "q": encode_floats(ins.q), "k": encode_floats(ins.k), "v": encode_rows16(ins.v),
             "raw": encode_floats(ins.raw), "scores": encode_floats(ins.scores), "out": encode_floats(ins.out),
-            "weights": encode_visible(ins.weights, ins.mask), "contribution": encode_visible(ins.contribution, ins.mask),
+            "weights": encode_visible(ins.weights, ins.mask),
+            "contribution": encode_visible(ins.contribution, ins.mask),
             "value_norms": encode_floats(ins.value_norms), "out_norms": encode_floats(ins.out_norms),
-            "out_lengths": encode_floats(ins.out_lengths), "contribution_totals": encode_floats(ins.contribution_totals),
+            "out_lengths": encode_floats(ins.out_lengths),
+            "contribution_totals": encode_floats(ins.contribution_totals),
             "mask": encode_mask(ins.mask), "norms": {k: encode_unit16(ins.norms[k]) for k in KINDS}}

@@ -19,7 +19,6 @@ import itertools
 
 import numpy as np
 
-from transformer.decode.trajectory import TOPK_SENT, differs  # noqa: F401  (the view's names for the library's)
 from transformer.interpret import analysis
 from transformer.interpret.capture import KINDS, AttentionMaps
 from transformer.model.tokenizer import BOUNDARY_PIECES, SPECIAL_PIECES

@@ -159,8 +159,8 @@ def hint_for(models, key, text) -> tuple[str, str | None]:
     if found["kind"] == "language":
         other = models.of_language(found["code"])
         if other is not None:
-            return (f"⚠ {said_} " + w["hint_switch"].format(src=w[f"lang_{src}"], model=model_words(models, other, lang)),
-                    other)
+            switch = w["hint_switch"].format(src=w[f"lang_{src}"], model=model_words(models, other, lang))
+            return f"⚠ {said_} " + switch, other
     return f"⚠ {said_}", None
 
 
@@ -242,7 +242,7 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     cleared = [ctx.state, c.translation, c.attention, c.topk]
     words_out = [c.source, c.ref, c.examples]
     groups = [o for outputs, _ in followers for o in outputs]
-    busy = dict(show_progress_on=cleared[1:] + groups)  # no spinner over the boxes being relabelled
+    busy = {"show_progress_on": cleared[1:] + groups}  # no spinner over the boxes being relabelled
 
     def model_parts(key, text=None):
         tr = models.get(key)
@@ -349,7 +349,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
         if not page_state.started(session):
-            return [gr.skip(), box_note_value({}, page_state.unstarted("un_export", here=True, words=said_words(page_lang())))]
+            note = page_state.unstarted("un_export", here=True, words=said_words(page_lang()))
+            return [gr.skip(), box_note_value({}, note)]
         return [export(session, position, request), box_note_value({})]
 
     c.b_export.click(on_export, [state, c.position], [c.files, c.export_note], js=live_position(2, 1),
