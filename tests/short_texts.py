@@ -10,6 +10,8 @@ import re
 
 from wordfreq import zipf_frequency
 
+from transformer.decode import language
+
 # terms the German texts keep (the catalogue's German uses them as they are), and English that is German too
 TERMS = {"top", "alti", "saliency", "beam", "bleu", "encoder", "decoder", "token", "tokens", "softmax", "transformer",
          "encoders", "decoders", "feed", "forward", "nats", "ln", "pre", "eos", "log", "prob", "val",
@@ -62,13 +64,12 @@ SHORT = """() => {
       if (d.colorbar) out.push(["colorbar", t(d.colorbar.title)]);
       if (d.name && d.showlegend !== false) out.push(["legend", d.name]);
       if (typeof d.hovertemplate === "string") out.push(["hover", d.hovertemplate]);
-      for (const h of new Set([d.hovertext].flat(3))) if (typeof h === "string") out.push(["hovertip", h]);  // not
-      "…text": a long one is read word by word too
+      for (const h of new Set([d.hovertext].flat(3))) if (typeof h === "string") out.push(["hovertip", h]);  // not "…text": a long one is read word by word too
     }
   }
   return out.filter(([, s]) => s && /[A-Za-z]{2}/.test(s))
     .map(([w, s]) => [w, s.replace(/<[^>]+>|%\\{[^}]*\\}|\\{[^}]*\\}/g, " ").replace(/\\s+/g, " ").trim()]);
-}"""
+}"""  # noqa: E501 (a script's lines, as the browser runs them)
 
 
 def english_words(text: str) -> list[str]:
@@ -108,3 +109,15 @@ def english(short: list[list[str]], data: list[str]) -> list[str]:
         if bad:
             out.add(f"{where}: {text} {bad}")
     return sorted(out)
+
+
+def offending(said, lang: str, data: list[str]) -> list[str]:
+    """The texts of MIN_WORDS words or more (data taken out) that detect does not find in `lang`."""
+    bad = []
+    for t in said:
+        rest = t
+        for d in data:
+            rest = rest.replace(d, " ")
+        if len(re.findall(r"[^\W\d_]{2,}", rest)) >= MIN_WORDS and language.detect(rest)[0] != lang:
+            bad.append(t)
+    return sorted(set(bad))

@@ -7,14 +7,11 @@ head, aria-label, tooltip, plot title, axis title, legend and hover text holds n
 Then the switch #ui_language turns the German page English without a reload, and a link keeps the language."""
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from tests.browser import open_app
 from tests.plain import TABS, open_tab, shown, walk_page
-from tests.short_texts import SHORT, english
-from transformer.decode import language
+from tests.short_texts import SHORT, english, offending
 from transformer.decode.beam import beam_search
 from transformer.train.data import examples_path, read_glossed_examples
 
@@ -43,18 +40,6 @@ def data_of(translator, page) -> list[str]:
         for h in beam_search(translator.model, translator.source_ids(s), 4).hypotheses:
             out.add(translator.tokenizer.decode(h.ids))
     return sorted((s for s in out if s.strip()), key=len, reverse=True)
-
-
-def offending(said, lang: str, data: list[str]) -> list[str]:
-    """The texts of MIN_WORDS words or more (data taken out) that detect does not find in `lang`."""
-    bad = []
-    for t in said:
-        rest = t
-        for d in data:
-            rest = rest.replace(d, " ")
-        if len(re.findall(r"[^\W\d_]{2,}", rest)) >= MIN_WORDS and language.detect(rest)[0] != lang:
-            bad.append(t)
-    return sorted(set(bad))
 
 
 def walk(b, url, locale, translator, short=None):

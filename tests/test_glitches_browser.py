@@ -174,9 +174,8 @@ def test_empty_start_gives_one_message_and_turns_nothing_red(page, translator):
 # -- 3. hiding <s>/</s> leaves some rows without keys -------------------------------------------------
 
 NOKEY_PIXEL = """() => { const v = window.__lens.view(), c = document.querySelector('#attention [data-role=canvas]');
-  const dpr = window.devicePixelRatio || 1, x = Math.floor((c.clientWidth - 3) * dpr), y = Math.floor(v.cell.h / 2 *
-  dpr);
-  return Array.from(c.getContext('2d').getImageData(x, y, 1, 1).data).slice(0, 3); }"""
+  const dpr = window.devicePixelRatio || 1, x = Math.floor((c.clientWidth - 3) * dpr), y = Math.floor(v.cell.h / 2 * dpr);
+  return Array.from(c.getContext('2d').getImageData(x, y, 1, 1).data).slice(0, 3); }"""  # noqa: E501 (a script's lines, as the browser runs them)
 BG = [243, 244, 246]  # lens_draw.js: cells not revealed yet
 
 

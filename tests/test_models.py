@@ -312,8 +312,8 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
         pos = {"step": 1, "ids": [own.config.bos_id, own.tokenizer.piece_id(third)], "forced": [0, 1]}
         events = [  # (the page's event, its arguments, which of its outputs, the handler of (tr, ...) it answers as)
             ("reset", (s, 8, False), slice(None), lambda tr: decoding_views.reset(tr, s, 8, False)),  # noqa: B023 (called in the loop)
-            ("on_reference", (s, ref, 8, False), slice(0, 2),
-             lambda tr: decoding_views.reference_at(tr, s, ref, 8, False)),  # noqa: B023 (called in the loop)
+            ("on_reference", (s, ref, 8, False), slice(0, 1),  # the payload (the top-k is drawn from it)
+             lambda tr: decoding_views.reference_at(tr, s, ref, 8, False)[:1]),  # noqa: B023 (called in the loop)
             ("export", (s, pos), slice(None), lambda tr: exports.export_at(tr, s, pos)),  # noqa: B023 (called in the loop)
             ("on_ask", (s, evt({"method": "alti", "position": pos, "key": "k"})), slice(None),
              lambda tr: attribution_views.attribution_at(tr, s, pos, "alti", "k")),  # noqa: B023 (called in the loop)
@@ -326,8 +326,8 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
              lambda tr: layers_handlers.across_layers_at(tr, s, "layer 1", 0.15, pos)),  # noqa: B023 (called in the loop)
             ("word_alignment_follow", (s, "saliency", pos), slice(None),  # the page's table: its heads said
              lambda tr: as_table(*attribution_views.word_alignment_at(tr, s, "saliency", pos))),  # noqa: B023 (called in the loop)
-            ("on_force", (s, 8, False, evt({"position": pos, "piece": "▁the"})), slice(None),
-             lambda tr: decoding_views.force_at(tr, s, pos, "▁the", 8, False)),  # noqa: B023 (called in the loop)
+            ("on_force", (s, 8, False, evt({"position": pos, "piece": "▁the"})), slice(0, 3),  # before the top-k
+             lambda tr: decoding_views.force_at(tr, s, pos, "▁the", 8, False)[:3]),  # noqa: B023 (called in the loop)
             ("on_open", (s, evt({"kind": "cross", "layer": 0, "head": 1, "position": pos})), slice(None),
              lambda tr: decoding_views.inside_at(tr, s, pos, "cross", 0, 1)),  # noqa: B023 (called in the loop)
         ]

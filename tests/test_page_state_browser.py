@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.browser import browser, choose_model, open_app, open_link, require_chromium, serve, start
-from tests.test_german_page_browser import offending
+from tests.short_texts import offending
 
 pytestmark = pytest.mark.browser
 A, B = "The nurse said that she was tired.", "The doctor said that he was tired."
@@ -192,11 +192,10 @@ COMPARE_MAPS = "(() => { const s = window.__compare.state; return s.a && s.b ? [
 LEARNED = "(() => { const e = document.querySelector('#learned_example input'); return e ? e.value : ''; })()"
 SHOWN_TEXTS = """() => { const out = new Set();
     const root = document.querySelector('[role=tabpanel]:not([hidden])') || document.body;
-    for (const e of root.querySelectorAll('p, li, span, label, div, td, th, figcaption, h1, h2, h3, h4, button,
-    option'))
+    for (const e of root.querySelectorAll('p, li, span, label, div, td, th, figcaption, h1, h2, h3, h4, button, option'))
       if (e.checkVisibility() && !e.closest('pre, code') && ![...e.children].some(c => c.textContent.trim()))
         out.add(e.textContent.trim());  // (code is Python in every language)
-    return [...out].filter(Boolean); }"""
+    return [...out].filter(Boolean); }"""  # noqa: E501 (a script's lines, as the browser runs them)
 
 
 def tab(page, name):

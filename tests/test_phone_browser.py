@@ -21,8 +21,7 @@ BAR = ["#back", "#step", "#run", "#attention [data-role=play]"]
 OUTSIDE = """() => { const W = innerWidth, out = [];
   for (const e of document.querySelectorAll('body *')) {
     const r = e.getBoundingClientRect();
-    if (!r.width || !r.height || r.right < -500 || e.closest('#js-plotly-tester') || getComputedStyle(e).visibility ===
-    'hidden') continue;
+    if (!r.width || !r.height || r.right < -500 || e.closest('#js-plotly-tester') || getComputedStyle(e).visibility === 'hidden') continue;
     if (e.matches('.eta-bar')) continue;  // Gradio's waiting bar slides in from the left inside its clipped tracker
     if (r.right <= W + 1 && r.left >= -1) continue;
     let p = e.parentElement, framed = false;
@@ -31,10 +30,9 @@ OUTSIDE = """() => { const W = innerWidth, out = [];
       const frame = o === 'auto' || o === 'scroll' || p.tagName === 'svg';  // a frame that scrolls, or a drawing
       if (frame && pr.left >= -1 && pr.right <= W + 1) { framed = true; break; }
     }
-    if (!framed) out.push((e.id ? '#' + e.id : e.tagName + '.' + e.className) + `
-    ${Math.round(r.left)}..${Math.round(r.right)}`);
+    if (!framed) out.push((e.id ? '#' + e.id : e.tagName + '.' + e.className) + ` ${Math.round(r.left)}..${Math.round(r.right)}`);
   }
-  return out; }"""
+  return out; }"""  # noqa: E501 (a script's lines, as the browser runs them)
 # leaf texts (an element's own text) on screen whose boxes overlap another's by more than 3 px both ways, line box by
 # line box (getClientRects: a text wrapped round another's line, as the title's after 'attention-lens ·', is two
 # boxes, not one around both lines); rotated labels (the map's columns) and what lies under the fixed bottom bar are
@@ -43,8 +41,7 @@ OVERPRINTS = """() => { const boxes = [];
   for (const e of document.querySelectorAll('#tab_translate *, #intro *')) {
     if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
     const b = e.getBoundingClientRect(), cs = getComputedStyle(e);
-    if (!b.width || !b.height || cs.visibility === 'hidden' || e.closest('.lens-xlabels, .lens-said, .al-skip'))
-    continue;
+    if (!b.width || !b.height || cs.visibility === 'hidden' || e.closest('.lens-xlabels, .lens-said, .al-skip')) continue;
     if (b.bottom > innerHeight - 72 || e.closest('#back, #step, #run, [data-role=play]')) continue;
     for (const l of e.getClientRects()) {
       const r = {left: l.left, right: l.right, top: l.top, bottom: l.bottom};  // what its frames let show of it
@@ -61,11 +58,10 @@ OVERPRINTS = """() => { const boxes = [];
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const [a, r] = boxes[i], [b, s] = boxes[j];
     if (a.contains(b) || b.contains(a)) continue;
-    const w = Math.min(r.right, s.right) - Math.max(r.left, s.left), h = Math.min(r.bottom, s.bottom) - Math.max(r.top,
-    s.top);
+    const w = Math.min(r.right, s.right) - Math.max(r.left, s.left), h = Math.min(r.bottom, s.bottom) - Math.max(r.top, s.top);
     if (w > 3 && h > 3) out.push(a.textContent.trim().slice(0, 20) + ' / ' + b.textContent.trim().slice(0, 20));
   }
-  return out; }"""
+  return out; }"""  # noqa: E501 (a script's lines, as the browser runs them)
 
 
 def phone(b, url, size=PHONE):

@@ -20,29 +20,24 @@ TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers",
 TEXTS = r"""(() => {
   const out = [];
   const vis = (el) => { for (let p = el; p && p !== document.body; p = p.parentElement) {
-      const cs = getComputedStyle(p); if (cs.display === 'none' || cs.visibility === 'hidden' || +cs.opacity === 0)
-      return false; } return true; };
-  const fixedOf = (el) => { for (let p = el; p && p !== document.body; p = p.parentElement) if
-  (getComputedStyle(p).position === 'fixed') return p; return null; };
+      const cs = getComputedStyle(p); if (cs.display === 'none' || cs.visibility === 'hidden' || +cs.opacity === 0) return false; } return true; };
+  const fixedOf = (el) => { for (let p = el; p && p !== document.body; p = p.parentElement) if (getComputedStyle(p).position === 'fixed') return p; return null; };
   const clipOf = (el) => { const r = {l: -1e9, t: -1e9, r: 1e9, b: 1e9};
     for (let p = el; p && p !== document.body; p = p.parentElement) {
       const cs = getComputedStyle(p);
       if (cs.overflow === 'visible' && cs.clip === 'auto' && cs.clipPath === 'none') continue;
-      const f = p.getBoundingClientRect(); r.l = Math.max(r.l, f.left); r.t = Math.max(r.t, f.top); r.r = Math.min(r.r,
-      f.right); r.b = Math.min(r.b, f.bottom);
+      const f = p.getBoundingClientRect(); r.l = Math.max(r.l, f.left); r.t = Math.max(r.t, f.top); r.r = Math.min(r.r, f.right); r.b = Math.min(r.b, f.bottom);
       if (cs.clip !== 'auto' && /rect\(0(px)?,? 0(px)?/.test(cs.clip)) r.r = r.l;  // clip: rect(0 0 0 0)
     } return r; };
   const angle = (el) => { let a = 0;  // the rotation of an element's box by its own and its ancestors' transforms
     for (let p = el; p && p !== document.body; p = p.parentElement) {
-      const m = getComputedStyle(p).transform; if (m && m !== 'none') { const v = m.match(/-?[\d.e-]+/g).map(Number); a
-      += Math.atan2(v[1], v[0]); } }
+      const m = getComputedStyle(p).transform; if (m && m !== 'none') { const v = m.match(/-?[\d.e-]+/g).map(Number); a += Math.atan2(v[1], v[0]); } }
     return a; };
   const push = (s, q, fs, el, fix) => out.push([s, q, fs, el, fix]);
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     const el = n.parentElement;
-    if (!n.textContent.trim() || !el || el.closest('svg, script, style, textarea, select, option, #js-plotly-tester,
-    .hoverlayer')) continue;
+    if (!n.textContent.trim() || !el || el.closest('svg, script, style, textarea, select, option, #js-plotly-tester, .hoverlayer')) continue;
     if (!vis(el)) continue;
     const c = clipOf(el), fs = parseFloat(getComputedStyle(el).fontSize), fix = fixedOf(el), a = angle(el);
     if (Math.abs(a) > 0.01) {  // a rotated label: its own box turned about its middle
@@ -55,8 +50,7 @@ TEXTS = r"""(() => {
     const range = document.createRange(); range.selectNodeContents(n);
     for (const r of range.getClientRects()) {
       const mid = (r.top + r.bottom) / 2, half = Math.min(r.height, fs) / 2;
-      const l = Math.max(r.left, c.l), t = Math.max(mid - half, c.t), rr = Math.min(r.right, c.r), b = Math.min(mid +
-      half, c.b);
+      const l = Math.max(r.left, c.l), t = Math.max(mid - half, c.t), rr = Math.min(r.right, c.r), b = Math.min(mid + half, c.b);
       if (rr - l < 2 || b - t < 2) continue;
       push(n.textContent.trim().slice(0, 24), [l, t, rr, t, rr, b, l, b], fs, el, fix);
     }
@@ -67,15 +61,14 @@ TEXTS = r"""(() => {
     const fs0 = parseFloat(getComputedStyle(t).fontSize), hh = Math.min(bb0.height, fs0);
     const bb = {x: bb0.x, width: bb0.width, y: bb0.y + (bb0.height - hh) / 2, height: hh};
     const m = t.getScreenCTM(), pt = (x, y) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
-    const q = [...pt(bb.x, bb.y), ...pt(bb.x + bb.width, bb.y), ...pt(bb.x + bb.width, bb.y + bb.height), ...pt(bb.x,
-    bb.y + bb.height)];
+    const q = [...pt(bb.x, bb.y), ...pt(bb.x + bb.width, bb.y), ...pt(bb.x + bb.width, bb.y + bb.height), ...pt(bb.x, bb.y + bb.height)];
     const c = clipOf(t.ownerSVGElement.parentElement), xs = [q[0], q[2], q[4], q[6]], ys = [q[1], q[3], q[5], q[7]];
     if (Math.max(...xs) < c.l || Math.min(...xs) > c.r || Math.max(...ys) < c.t || Math.min(...ys) > c.b) continue;
     const sizes = [t, ...t.querySelectorAll('tspan')].map(e => parseFloat(getComputedStyle(e).fontSize));
     push(t.textContent.trim().slice(0, 24), q, Math.min(...sizes) * Math.hypot(m.a, m.b), t, fixedOf(t));
   }
   return out;
-})"""
+})"""  # noqa: E501 (a script's lines, as the browser runs them)
 CHECK = "() => { const TEXTS = " + TEXTS + """;
   const all = TEXTS();
   const area = (P, Q) => { // convex polygon intersection area (Sutherland-Hodgman)
@@ -86,12 +79,10 @@ CHECK = "() => { const TEXTS = " + TEXTS + """;
       for (let j = 0; j < inp.length; j++) {
         const p = inp[j], q = inp[(j + 1) % inp.length], sp = side(p), sq = side(q);
         if (sp >= 0) out.push(p);
-        if ((sp >= 0) !== (sq >= 0)) { const t = sp / (sp - sq); out.push([p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] -
-        p[1])]); }
+        if ((sp >= 0) !== (sq >= 0)) { const t = sp / (sp - sq); out.push([p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])]); }
       }
     }
-    let a = 0; for (let i = 0; i < out.length; i++) { const [x1, y1] = out[i], [x2, y2] = out[(i + 1) % out.length]; a
-    += x1 * y2 - x2 * y1; }
+    let a = 0; for (let i = 0; i < out.length; i++) { const [x1, y1] = out[i], [x2, y2] = out[(i + 1) % out.length]; a += x1 * y2 - x2 * y1; }
     return Math.abs(a) / 2; };
   const poly = (q) => { const p = [[q[0], q[1]], [q[2], q[3]], [q[4], q[5]], [q[6], q[7]]];
     let s = 0; for (let i = 0; i < 4; i++) { const [x1, y1] = p[i], [x2, y2] = p[(i + 1) % 4]; s += x1 * y2 - x2 * y1; }
@@ -104,7 +95,7 @@ CHECK = "() => { const TEXTS = " + TEXTS + """;
     const a = area(poly(q), poly(q2));
     if (a > 4) over.push(`${s} / ${s2} (${a.toFixed(0)}) at y ${Math.round(q[1])}`);
   }
-  return {n: all.length, over: over.slice(0, 30), small: [...new Set(small)].slice(0, 30)}; }"""
+  return {n: all.length, over: over.slice(0, 30), small: [...new Set(small)].slice(0, 30)}; }"""  # noqa: E501 (a script's lines, as the browser runs them)
 
 
 def overprints(page) -> dict:

@@ -88,8 +88,7 @@ def test_the_inside_table_fits_1024_by_768(served_browser):
     fit = page.evaluate("""(() => {
       const s = document.querySelector('#inside .inside-scroll'), t = document.querySelector('#inside .inside-table');
       const ths = [...t.querySelectorAll('th')], r = s.getBoundingClientRect();
-      return {scroll: s.scrollWidth, client: s.clientWidth, cut: ths.filter(h => h.getBoundingClientRect().right >
-      r.right + 0.5)
-              .map(h => h.textContent)}; })()""")
+      return {scroll: s.scrollWidth, client: s.clientWidth, cut: ths.filter(h => h.getBoundingClientRect().right > r.right + 0.5)
+              .map(h => h.textContent)}; })()""")  # noqa: E501 (a script's lines, as the browser runs them)
     assert fit["cut"] == [] and fit["scroll"] <= fit["client"], fit
     page.close()
