@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -22,8 +21,8 @@ from torch import Tensor
 from ..interpret.capture import AttentionMaps
 from .step import Position, feed_rows, next_probs
 
-if TYPE_CHECKING:  # the annotations' Translator; imported for type checkers only (decoding imports this module)
-    from .decoding import Translator
+# "Translator" in the annotations below is transformer.decode.decoding.Translator, named but not imported (decoding
+# imports this module: no import circle, not even one for type checkers)
 
 TOPK_MAX = 50
 
@@ -54,7 +53,7 @@ class DecodingSession:
     pickled) and nothing else; `notes` describes what was cut from the input.
     """
 
-    def __init__(self, translator: Translator, source_ids: list[int], encoder_self: np.ndarray,
+    def __init__(self, translator: Translator, source_ids: list[int], encoder_self: np.ndarray,  # noqa: F821
                  cross_k: Tensor, cross_v: Tensor):
         self._translator = translator
         self.source_ids = list(source_ids)
@@ -90,7 +89,7 @@ class DecodingSession:
         new.notes = list(self.notes)
         return new
 
-    def bind(self, translator: Translator) -> DecodingSession:
+    def bind(self, translator: Translator) -> DecodingSession:  # noqa: F821
         """Attach a Translator (after unpickling); the device state moves to its device if it is elsewhere."""
         self._translator = translator
         dev = translator.device
@@ -101,7 +100,7 @@ class DecodingSession:
         return self
 
     @property
-    def translator(self) -> Translator:
+    def translator(self) -> Translator:  # noqa: F821
         if self._translator is None:
             raise RuntimeError("this session is not bound to a Translator: call session.bind(translator)")
         return self._translator
