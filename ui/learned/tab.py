@@ -34,8 +34,11 @@ def intro(epochs: list) -> str:
                if any(0 < e < 1 for e in epochs) else []) \
             + ([text("learned.after", mode, lang)] if epochs[-1] >= 1 else [])
         joined = f"{', '.join(parts[:-1])}{labels(lang)['and'] if len(parts) > 1 else ''}{parts[-1]}"
+        first, last = (epoch_words(epochs[i], mode, lang) for i in (0, -1))
         return (text("learned.intro", mode, lang).format(parts=joined)
-                + (" " + text("learned.late", mode, lang) if epochs[0] >= 1 else ""))
+                + (" " + text("learned.late", mode, lang) if epochs[0] >= 1 else "")
+                + (" " + said("learned_points", lang, n=len(epochs), first=first, last=last)
+                   if len(epochs) > 1 else ""))
     return each(said_in)
 
 
@@ -51,13 +54,13 @@ def content(tr) -> list:
     L, H, n = layers_of(tr.model, "cross"), tr.config.n_heads, len(history.epochs)
     fig, text, where = learned_handlers.learned_at(history, 0, n)
     fig = localized_axes(fig)  # "keys", "queries" in the user's page's language
-    lang = page_lang()  # the words of the controls: the user's page's language when the tab was filled
-    first, last = (epoch_words(history.epochs[i], "plain", lang) for i in (0, -1))
+    lang = page_lang()  # the dropdowns' words: the user's page's language when the tab was filled
     w = labels(lang)
     return [intro(history.epochs),
             gr.update(choices=[(t, i) for i, t in enumerate(history.sentences)], value=0, visible=True),
-            gr.update(minimum=1, maximum=max(2, n), value=n, visible=n > 1,
-                      info=said("learned_points", lang, n=n, first=first, last=last)),
+            # the points' count and ends are said in the intro, whose every language is in the page (a slider's
+            # info written here would stay in the language of the fill after a switch)
+            gr.update(minimum=1, maximum=max(2, n), value=n, visible=n > 1),
             gr.update(choices=[(w["all_layers"], "all layers")] + [(f"{w['layer']} {i + 1}", f"layer {i + 1}")
                                                                   for i in range(L)], value="all layers", visible=True),
             gr.update(choices=[(w["mean_heads"], "mean of heads")] + [(f"{w['head']} {i + 1}", f"head {i + 1}")
