@@ -180,6 +180,8 @@ def attributions(page, n: int) -> tuple[list[dict], dict]:
 
 
 def attribution_lines(starts, found) -> list[str]:
+    if not starts:
+        return ["attribution: not measured (--attributions 0)"]
     start_ms = statistics.median(x["server_ms"] for x in starts)
     lines = [(f"attribution (the colour toggle: one request for every row of the trajectory), after {len(starts)} "
               f"fresh Starts (server median {start_ms:.0f} ms):")]
