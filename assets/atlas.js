@@ -97,7 +97,7 @@ function legendHtml(a) {
 function openHead(kind, layer, head) {
   const lens = window.__lensViews && window.__lensViews.attention;
   if (lens && lens.select) lens.select(kind, layer, head);
-  const tab = [...document.querySelectorAll("button[role=tab]")].find(b => b.dataset.name === "Translate");
+  const tab = document.querySelector('#tabs button[role=tab][data-tab-id="translate"]');  // gr.Tab(id="translate")
   if (tab) tab.click();
   if (lens && lens.reveal) lens.reveal();  // the Translate view scrolled so that the opened head is in sight
   inst.opened = inst.picked = {kind, layer, head};

@@ -11,6 +11,9 @@
 // Everything from the URL is shown with textContent only and checked before use: it is user input.
 const box = element.querySelector(".link-box"), btn = element.querySelector("#copy_link");
 const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
+// the model picked: the picker's (a gr.Dropdown's) value, told by its change event (ui/app.py PICKED_JS), else the
+// page's default; a gr.Dropdown shows the choice's label, not its value, so the page reads it from here
+const picked = () => (MODELS.includes(window.__pickedModel) ? window.__pickedModel : box.dataset.model || MODELS[0]);
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const MEASURES = ["weight", "contribution", "alti", "saliency"];
 const TABS = {translate: "Translate", compare: "Compare", ablation: "Head ablation", beam: "Beam search",
@@ -27,7 +30,7 @@ const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
 const lens = () => window.__lens;
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
 const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]: the page's language
-const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.dataset.name === name);
+const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
 
 // -- reading a link --------------------------------------------------------------------------------------------
 function parse(search) {                  // -> {want: the parameters kept, bad: why each other one was ignored}
@@ -150,14 +153,14 @@ function apply(want, notes) {             // the step, head, row and colours of 
   inst.applied = {kind: st.kind, layer: st.layer, head: st.head, step: st.t, row: want.row ?? null};
 }
 function shownAlready(want) {             // the link's model and sentence are those of the view shown now
-  const picker = document.querySelector("#model select"), L = lens(), st = L && L.state, d = st && st.traj;
-  const model = want.model === undefined || (picker && picker.value === want.model);
+  const L = lens(), st = L && L.state, d = st && st.traj;
+  const model = want.model === undefined || picked() === want.model;
   if (want.text === undefined) return want.model !== undefined && model;
   const started = window.__sentence ? window.__sentence.started : null;
   return model && !!d && st.doc === d && !d.forced.some(Boolean) && started === want.text && d.p.input === want.text;
 }
 function showTab(key) {
-  const b = tabButton(TABS[key || "translate"]);
+  const b = tabButton(key || "translate");
   if (b && b.getAttribute("aria-selected") !== "true") b.click();
 }
 async function restoreView(want, bad, fresh) {  // the tab's own view, by its own code (assets/views.js), started
@@ -208,8 +211,8 @@ async function open(search = location.search, inLesson = false) {
 
 // -- Copy link -------------------------------------------------------------------------------------------------
 function currentTab() {
-  const b = document.querySelector("button[role=tab][aria-selected=true]"), name = b ? b.dataset.name : "";
-  return Object.keys(TABS).find(k => TABS[k] === name) || null;
+  const b = document.querySelector("#tabs button[role=tab][aria-selected=true]"), key = b ? b.dataset.tabId : "";
+  return has(TABS, key) ? key : null;
 }
 function url() {                          // the view shown now as a link
   const q = new URLSearchParams(), L = lens(), st = L && L.state, d = st && st.traj;
@@ -229,8 +232,7 @@ function url() {                          // the view shown now as a link
       extra.push(w("link_forced"));
     }
   } else {
-    const picker = document.querySelector("#model select");
-    if (picker && MODELS.includes(picker.value)) q.set("model", picker.value);  // the model is always in it
+    q.set("model", picked());  // the model is always in it
     extra.push(w(currentTab() !== "translate" ? "link_no_sentence_tab" : "link_no_sentence"));
   }
   const tab = currentTab();
@@ -252,6 +254,7 @@ btn.addEventListener("click", async () => {
   inst.last = u;                          // given, and said (a test waits for this: the line is up by then)
 });
 inst.url = () => url().url;
+inst.model = picked;
 
 // -- the browser's history follows the view: a tab changed by the user is an entry; Back / Forward reopen it ----
 // (a lesson's views are entries of their own: assets/lesson.js). The entry left is first rewritten to the view it

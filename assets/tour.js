@@ -20,8 +20,8 @@ const seq = () => (traj() ? traj().seq : null);
 const ins = () => window.__inside || {ui: {}};
 const seen = (e) => !!(e && (e.offsetParent !== null || (e.getClientRects().length && getComputedStyle(e).position === "fixed")));
 const visible = (s) => [...document.querySelectorAll(s)].find(seen) || null;
-const tabButton = (name) => [...document.querySelectorAll("button[role=tab]")].find(b => b.dataset.name === name);
-const TRANSLATE = {name: "Translate", shown: () => seen($("#attention"))};
+const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
+const TRANSLATE = {name: "translate", shown: () => seen($("#attention"))};
 const atlasOpened = () => [...document.querySelectorAll("#atlas")].length && (window.__atlas || {}).opened;
 const STOPS = [
   {id: "start", el: "#sentence_row", begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
@@ -43,11 +43,11 @@ const STOPS = [
    done: () => !!ins().ui.measure},
   {id: "force", el: "#topk", shows: "#back", map: true,
    done: () => !!(traj() && traj().forced.some(Boolean))},
-  {id: "ablation", el: "#ablate_cross", tab: {name: "Head ablation", shown: () => seen($("#tab_ablation"))},
+  {id: "ablation", el: "#ablate_cross", tab: {name: "ablation", shown: () => seen($("#tab_ablation"))},
    shows: "#ablate_run",
    done: () => { const v = window.__lensViews && window.__lensViews.attention_ablated;
      return !!(v && v.state.doc && v.state.doc.off && v.state.doc.off.size); }},
-  {id: "atlas", el: () => visible("#atlas"), tab: {name: "Head atlas", shown: () => !!visible("#atlas")},
+  {id: "atlas", el: () => visible("#atlas"), tab: {name: "atlas", shown: () => !!visible("#atlas")},
    begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
 ];
 const N = STOPS.length, END = {id: "end"};
@@ -101,7 +101,7 @@ function fit() {
   if (!pop || !T.drv || T.i >= N) return;
   const s = STOPS[T.i], W = innerWidth, H = innerHeight, m = 8, inView = (r) => r.width && r.height && r.bottom > 0 && r.top < H;
   // and never over the Start row's buttons: a press on Start there would hit the popover (its ✕), not Start
-  const keep = [T.el, ...[...document.querySelectorAll((s.shows ? s.shows + ", " : "") + "#sentence_row .al-btn-box")]
+  const keep = [T.el, ...[...document.querySelectorAll((s.shows ? s.shows + ", " : "") + "#sentence_row > button")]
     .filter(seen)].filter(Boolean)
     .map(e => e.getBoundingClientRect()).filter(inView);
   const others = [...document.querySelectorAll(CONTROLS)].filter(e => seen(e) && !pop.contains(e) &&
@@ -128,11 +128,15 @@ function fit() {
 // -- a stop that shows the sentence's map, with no sentence started: the tour starts the box's sentence, or else the
 // first example, as Start does, says so in the stop, and highlights the Start row until the map is drawn (issue 41)
 function autoStart() {
-  const sel = $("#examples select"), ex = sel && [...sel.options].find(o => o.value), typed = $("#source textarea");
-  if (traj() || T.auto || !(STOPS[T.i] || {}).map) return;
-  T.auto = {i: T.i, s: typed && typed.value.trim() ? typed.value.trim() : ex ? ex.value : ""};
-  if (typed && typed.value.trim()) $("#start").click();  // (the box of the button: controls.js)
-  else if (ex) { sel.value = ex.value; sel.dispatchEvent(new Event("change", {bubbles: true})); }
+  const typed = $("#source textarea"), model = window.__link && window.__link.model ? window.__link.model() : "";
+  let ex = "";
+  try { ex = JSON.parse(element.querySelector(".tour-box").dataset.examples || "{}")[model] || ""; } catch (e) { ex = ""; }
+  if (traj() || T.auto || !(STOPS[T.i] || {}).map || !typed) return;
+  T.auto = {i: T.i, s: typed.value.trim() ? typed.value.trim() : ex};
+  if (!typed.value.trim() && ex) {          // the model's first example in the box, as if typed (Gradio reads input)
+    typed.value = ex; typed.dispatchEvent(new Event("input", {bubbles: true}));
+  }
+  if (typed.value.trim()) setTimeout(() => $("#start").click(), 0);
 }
 function autoNote() {                     // "starting … for you", "started … for you", or "Start a sentence first"
   const a = T.auto, k = traj() ? "started" : (window.__sentence || {}).refused ? "first" : "starting";

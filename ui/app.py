@@ -14,7 +14,7 @@ from ui.compare import tab as compare_tab
 from ui.layers import tab as layers_tab
 from ui.learned import tab as learned_tab
 from ui.model import tab as model_tab
-from ui.shell import controls, exports, first_load, link, page_state, panels, session_state, texts
+from ui.shell import exports, first_load, link, page_state, texts
 from ui.shell.api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
 from ui.shell.components import (
     BATCH_ROWS,
@@ -34,13 +34,22 @@ from ui.shell.models import Models
 from ui.translate import tab as translate_tab
 
 # gr.HTML, not gr.Markdown: no Markdown on the first screen spares its code (7 files) until a Markdown is shown
-# (and no gr.Row, gr.Tabs, gr.Accordion, gr.Button or gr.Dropdown either: ui/shell/panels.py, ui/shell/controls.py)
 TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers", "Head atlas",
         "Attention being learned", "Model"]
 TAB_KEYS = ("translate", "compare", "ablation", "beam", "layers", "atlas", "learned", "model")  # as links name them
-TAB_LABELS = {name: texts.both(f"tab_{key}") for name, key in zip(TABS, TAB_KEYS)}  # shown; the names stay the keys
+TAB_LABELS = {name: texts.label(f"tab_{key}") for name, key in zip(TABS, TAB_KEYS)}  # in the page's language (gr.I18n)
 TITLE = f"<h1><strong>attention-lens</strong> · {texts.both('title')}</h1>"  # the page's one heading (axe)
 INTRO = texts.explained("howto", "look_for.title", "look_for.en-de")  # How to use it, both versions
+
+
+# the help under the intro row: its button opens and closes it (a js-only event: no request)
+HOWTO_JS = ("() => { const b = document.getElementById('howto_body'), open = !b || b.offsetParent === null; "
+            "const h = document.getElementById('howto'); if (h) h.setAttribute('aria-expanded', String(open)); "
+            "return {__type__: 'update', visible: open}; }")
+
+
+# the model picked, for the page's scripts (assets/link.js picked): a gr.Dropdown shows its choice's label, not its value
+PICKED_JS = "(v) => { window.__pickedModel = v; }"
 
 
 def build_demo(translators) -> gr.Blocks:
@@ -51,42 +60,47 @@ def build_demo(translators) -> gr.Blocks:
     plotly_src = f"/gradio_api/file={VENDOR}/plotly-cartesian.min.js"  # loaded by lens.js to export a figure
     page = first_load.Page()  # what the first page load leaves for later (ui/shell/first_load.py)
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
-        with panels.row(elem_id="intro"):  # one line: the Translate view must fit a laptop screen
+        with gr.Row(elem_id="intro", equal_height=True):  # one line: the Translate view must fit a laptop screen
             gr.HTML(TITLE, elem_id="title", padding=False)
             # the picker: 160 px wide (assets/layout.css)
-            picker = controls.select(shown_choices(models), models.default, elem_id="model",
-                                     label=texts.label("model_picker"), interactive=len(models) > 1)
+            picker = gr.Dropdown(shown_choices(models), value=models.default, elem_id="model", min_width=160,
+                                 label=texts.label("model_picker"), show_label=False, container=False,
+                                 interactive=len(models) > 1, scale=0)  # its label: the box's aria-label
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
-            with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
-                howto = panels.fold_head("How to use it", elem_id="howto", closes=True, shown=texts.both("howto"))
-        # under the intro row, pushing the page down: never over
-        with panels.fold("How to use it", elem_id="howto", head=howto):
-            gr.Markdown(INTRO)  # Start (issue 39 item 3); it closes on Esc, a click outside, a change of tab
+            howto = gr.Button(texts.label("howto"), elem_id="howto", size="sm", scale=0, min_width=0)
+        # under the intro row, pushing the page down: never over; a help text that closes as a reader leaves it
+        # (Esc, a click outside it, a change of tab: assets/help.js)
+        with gr.Column(visible=False, elem_id="howto_body") as howto_body:
+            gr.Markdown(INTRO)  # Start (issue 39 item 3)
+        picker.change(None, [picker], None, js=PICKED_JS, show_progress="hidden", queue=False)
+        howto.click(None, None, [howto_body], js=HOWTO_JS, show_progress="hidden", queue=False)
+        howto_body.opener = howto.click  # its first opening loads what it shows (ui/shell/first_load.py gates)
+        gr.HTML("", html_template="", js_on_load=asset("help.js"), visible="hidden", elem_id="help_closer")
         tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
         ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
                   model=picker)
         followers = []  # (tab, outputs, content(translator)): tabs whose content is the model's own, one set of
         # components for every model, filled when opened and when the model is picked (no copy per model)
-        tabs = panels.Tabs(TABS, shown=TAB_LABELS)
-        with tabs.tab("Translate", elem_id="tab_translate"):
-            translate_tab.build(ctx)
-        with tabs.tab("Compare", elem_id="tab_compare"):
-            compare_tab.build(ctx)
-        with tabs.tab("Head ablation", elem_id="tab_ablation"):
-            ablation_tab.build(ctx)
-        with tabs.tab("Beam search", elem_id="tab_beam"):
-            beam_tab.build(ctx)
-        with tabs.tab("Across layers", elem_id="tab_layers") as tab_layers:
-            layers_tab.build(ctx, tab_layers)
-        with tabs.tab("Head atlas", elem_id="tab_atlas") as tab_atlas:
-            followers.append((tab_atlas, *atlas_tab.build(ctx)))
-        with tabs.tab("Attention being learned", elem_id="tab_learned") as tab_learned:
-            followers.append((tab_learned, *learned_tab.build(ctx)))
-        with tabs.tab("Model", elem_id="tab_model") as tab_model:
-            followers.append((tab_model, *model_tab.build(ctx)))
+        with gr.Tabs(elem_id="tabs", overflow_behavior="wrap"):  # every tab in sight on a phone too
+            with gr.Tab(TAB_LABELS["Translate"], id="translate", elem_id="tab_translate"):
+                translate_tab.build(ctx)
+            with gr.Tab(TAB_LABELS["Compare"], id="compare", elem_id="tab_compare"):
+                compare_tab.build(ctx)
+            with gr.Tab(TAB_LABELS["Head ablation"], id="ablation", elem_id="tab_ablation"):
+                ablation_tab.build(ctx)
+            with gr.Tab(TAB_LABELS["Beam search"], id="beam", elem_id="tab_beam"):
+                beam_tab.build(ctx)
+            with gr.Tab(TAB_LABELS["Across layers"], id="layers", elem_id="tab_layers") as tab_layers:
+                layers_tab.build(ctx, tab_layers)
+            with gr.Tab(TAB_LABELS["Head atlas"], id="atlas", elem_id="tab_atlas") as tab_atlas:
+                followers.append((tab_atlas, *atlas_tab.build(ctx)))
+            with gr.Tab(TAB_LABELS["Attention being learned"], id="learned", elem_id="tab_learned") as tab_learned:
+                followers.append((tab_learned, *learned_tab.build(ctx)))
+            with gr.Tab(TAB_LABELS["Model"], id="model", elem_id="tab_model") as tab_model:
+                followers.append((tab_model, *model_tab.build(ctx)))
         for tab, outputs, content in followers:  # filled with the user's model once opened
-            page.when_opened(tab.column, lambda key, content=content: content(models.get(key)), [picker], outputs)
+            page.when_opened(tab, lambda key, content=content: content(models.get(key)), [picker], outputs)
         translate_tab.wire_model(ctx, [(o, c) for _, o, c in followers])
         link.wire(ctx, tools)
         page_state.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
@@ -97,16 +111,16 @@ def build_demo(translators) -> gr.Blocks:
         t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
     demo.queue(status_update_rate=QUEUE_STATUS_S, max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     skip_absent_matplotlib()
-    session_state.install()  # a new user's first event no longer configures all 200 blocks on the event loop
     with_labels(demo)
     return demo
 
 
 def shown_choices(models: Models) -> list[tuple[str, str]]:
-    """The model picker's options, 'German → English' in the page's language (gr.I18n markers: assets/controls.js)."""
+    """The model picker's options, 'German → English' in the page's language (one gr.I18n marker each: Gradio
+    translates a marker only where the string starts with it); a pair the catalogue does not name keeps its label."""
     w = texts.labels()
-    return [(f"{texts.label(f'lang_{tr.config.src_lang}')} → {texts.label(f'lang_{tr.config.tgt_lang}')}"
-             if f"lang_{tr.config.src_lang}" in w and f"lang_{tr.config.tgt_lang}" in w else label, key)
+    return [(texts.label(f"direction_{tr.config.src_lang}_{tr.config.tgt_lang}")
+             if f"direction_{tr.config.src_lang}_{tr.config.tgt_lang}" in w else label, key)
             for (key, tr), (label, _) in zip(models, models.choices())]
 
 

@@ -27,9 +27,9 @@ def kind_labels(tr, kind: str) -> list[str]:
     return [lab for l in range(layers_of(tr.model, kind)) for lab in layer_labels(tr, kind, l)]
 
 
-def add_js_of(sets: dict[str, list[str]]) -> str:
-    """A js-only event body, (the button's value, the ticks) -> the ticks with `sets[value]` added."""
-    return (f"(b, v) => {{ const add = {json.dumps(sets)}[b] || []; "
+def add_js_of(sets: dict[str, list[str]], value: str) -> str:
+    """A js-only event body, (the ticks) -> the ticks with `sets[value]` added (a button's click)."""
+    return (f"(v) => {{ const add = {json.dumps(sets.get(value, []))}; "
             "return [[...new Set([...(v || []), ...add])]]; }")
 
 

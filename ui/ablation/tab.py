@@ -6,7 +6,6 @@ import gradio as gr
 from transformer.interpret.capture import layers_of
 from ui.ablation import handlers as ablation_handlers
 from ui.ablation import help as A
-from ui.shell import controls as drawn
 from ui.shell import page_state
 from ui.shell.components import CONC, Ctx, api_only, lens_view, live_position, started_sentence
 from ui.shell.models import of_session
@@ -97,9 +96,9 @@ def whole_buttons(tr, kind: str, group: gr.CheckboxGroup) -> None:
     browser, no request)."""
     layers = range(layers_of(tr.model, kind))
     sets = {"all": A.kind_labels(tr, kind)} | {f"layer {n + 1}": A.layer_labels(tr, kind, n) for n in layers}
-    row = drawn.buttons([(f"ablate_all_{kind}", "all", f"tick all {len(sets['all'])}")]
-                        + [(f"ablate_layer_{kind}_{n + 1}", f"layer {n + 1}", f"tick layer {n + 1}") for n in layers],
-                        shown={"all": both("tick_all", n=len(sets["all"]))}
-                        | {f"layer {n + 1}": both("tick_layer", n=n + 1) for n in layers},
-                        elem_id=f"ablate_whole_{kind}")
-    row.click(None, [row, group], [group], js=A.add_js_of(sets))
+    with gr.Row(elem_id=f"ablate_whole_{kind}", elem_classes=["al-small-buttons"]):
+        for value, elem_id, shown in ([("all", f"ablate_all_{kind}", f"{label('tick_all')} {len(sets['all'])}")]
+                                      + [(f"layer {n + 1}", f"ablate_layer_{kind}_{n + 1}",
+                                          f"{label('tick_layer')} {n + 1}") for n in layers]):
+            b = gr.Button(shown, elem_id=elem_id, size="sm", scale=0, min_width=0)
+            b.click(None, [group], [group], js=A.add_js_of(sets, value), show_progress="hidden")

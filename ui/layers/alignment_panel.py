@@ -8,7 +8,6 @@ import gradio as gr
 from ui.shell import page_state
 from ui.shell.components import CONC, Ctx
 from ui.shell.figures import for_width, width_input, with_width
-from ui.shell.panels import Panel
 from ui.shell.texts import explained, label, page_lang
 from ui.translate import attribution as attribution_views
 from ui.translate.attribution import ALIGN_METHODS, alignment_headers
@@ -19,7 +18,7 @@ WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attenti
          "return a.slice(0, 3); }")
 
 
-def build(ctx: Ctx, tab: Panel | None = None) -> None:
+def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     """The section and its events: when the tab is selected and when the method changes (not on every step: it is
     of the whole sentence)."""
     gr.Markdown(explained("align.intro"),

@@ -10,14 +10,13 @@ from ui.shell import page_state
 from ui.shell.components import CONC, Ctx, api_only, live_position, started_sentence
 from ui.shell.figures import for_width, width_input, with_width
 from ui.shell.models import of_session
-from ui.shell.panels import Panel
 from ui.shell.texts import explained, label, page_lang
 from ui.shell.texts import words as said_words
 
 UNSTARTED = "un_layers"  # ui/texts [label], said by page_state.unstarted in the user's language
 
 
-def build(ctx: Ctx, tab: Panel | None = None) -> None:
+def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     """Show computes on demand (and is the API's /layers); the tab also follows the Translate view by itself:
     when it is selected, when the view's step changes while it is shown (lens_player.js fires the view's "select"
     event then), and when the layer or threshold changes."""

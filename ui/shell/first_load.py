@@ -190,12 +190,12 @@ def opener(block):
         return block.select
     if isinstance(block, gr.Accordion):
         return block.expand
-    return getattr(block, "opener", None)  # ui/shell/panels.py: a tab's or a fold's column
+    return getattr(block, "opener", None)  # a column a button opens (ui/app.py: the help under the intro row)
 
 
 def gates(demo: gr.Blocks) -> dict:
     """Every block in the page's layout (component or layout) -> the innermost tab not shown first, closed
-    accordion, or panel not shown (ui/shell/panels.py) it is in (None: on the first screen, shown or not)."""
+    accordion, or column a button opens (`opener`) it is in (None: on the first screen, shown or not)."""
     out: dict = {}
 
     def first_tabs(block) -> set:

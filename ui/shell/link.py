@@ -11,11 +11,14 @@ a lesson (ui/shell/lesson.py) is a list of such links with notes, in one paramet
 """
 from __future__ import annotations
 
+import html
 import itertools
+import json
 from types import SimpleNamespace
 
 import gradio as gr
 
+from transformer.train.data import examples_path, read_glossed_examples
 from ui.shell import lesson
 from ui.shell.components import CONC, VENDOR, Ctx, asset
 from ui.translate import handlers as decoding_views
@@ -32,12 +35,12 @@ LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
             "#intro #tour_box, #intro #link_box { flex: 0 0 auto !important; width: auto !important; }"
             "#intro #tour_box .html-container, #intro #link_box .html-container { padding: 0 !important; }")
 # their words: the catalogue's [label] (ui/shell/texts.py), put in by assets/explain.js apply() in the page's language
-TOUR_HTML = ('<div class="tour-box" data-js="${driver_js}" data-css="${driver_css}">'
+TOUR_HTML = ('<div class="tour-box" data-js="${driver_js}" data-css="${driver_css}" data-examples="${examples}">'
              '<button type="button" id="tour" data-tip="label.tour_tip"'
              ' title="A guided tour of the page in ten stops; it never blocks the page">▶ Tour</button>'
              '<button type="button" class="tour-no" data-role="dismiss" hidden data-tip="label.no_thanks"'
              ' data-label="label.no_thanks" title="no thanks" aria-label="no thanks">✕</button></div>')
-LINK_HTML = ('<div class="link-box" data-models="${models}"><button type="button" id="copy_link" '
+LINK_HTML = ('<div class="link-box" data-models="${models}" data-model="${model}"><button type="button" id="copy_link" '
              'data-tip="label.copy_link_tip" data-text="label.copy_link" '
              'title="Copy a link that opens this page showing exactly this view">Copy link</button>'
              '<button type="button" id="lesson_open" data-tip="label.lesson_tip" data-text="label.lesson" '
@@ -66,10 +69,22 @@ def tools(models) -> SimpleNamespace:
     """The Tour and Copy link buttons (two gr.HTML: #tour_box, #link_box), for the intro row."""
     src = f"/gradio_api/file={VENDOR}"
     tour = gr.HTML(None, html_template=TOUR_HTML, css_template=BOX_CSS, js_on_load=asset("tour.js"),
-                   elem_id="tour_box", driver_js=f"{src}/driver.js.iife.js", driver_css=f"{src}/driver.css")
+                   elem_id="tour_box", driver_js=f"{src}/driver.js.iife.js", driver_css=f"{src}/driver.css",
+                   examples=html.escape(json.dumps(first_examples(models), ensure_ascii=False)))
     box = gr.HTML(None, html_template=LINK_HTML, css_template=BOX_CSS, js_on_load=asset("link.js"),
-                  elem_id="link_box", models=",".join(models.by_key), head=f"<style>{LINK_CSS}</style>")
+                  elem_id="link_box", models=",".join(models.by_key), model=models.default,
+                  head=f"<style>{LINK_CSS}</style>")
     return SimpleNamespace(tour=tour, box=box)
+
+
+def first_examples(models) -> dict[str, str]:
+    """{model key: its first example sentence}: what the tour starts when the box is empty (assets/tour.js)."""
+    out = {}
+    for key, tr in models:
+        glossed = read_glossed_examples(examples_path(tr.config.src_lang))
+        if glossed:
+            out[key] = glossed[0][0]
+    return out
 
 
 def note() -> gr.HTML:

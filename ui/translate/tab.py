@@ -12,8 +12,7 @@ import gradio as gr
 
 from transformer.decode.language import hint as language_hint
 from transformer.train.data import examples_path, read_glossed_examples
-from ui.shell import controls as drawn  # buttons and pickers drawn as HTML (this module has a function named controls)
-from ui.shell import exports, page_state, panels
+from ui.shell import exports, page_state
 from ui.shell.components import (
     CONC,
     DECODE,
@@ -35,7 +34,7 @@ from ui.shell.texts import words as said_words
 from ui.translate import arch, attribution_panel, inside_panel
 from ui.translate import handlers as decoding_views
 
-PICK = label("examples_pick")  # "Examples: pick a sentence…" in the page's language (assets/controls.js)
+PICK = label("examples_pick")  # "Examples: pick a sentence…" in the page's language (gr.I18n)
 VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews.attention.ctl"
 
 
@@ -79,7 +78,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
     the inside panel over the architecture strip; then the translation so far, the settings and the rarer tools.
     Returned by name."""
     c = sentence_row(ctx)
-    with panels.row(elem_id="translate_main"):
+    with gr.Row(elem_id="translate_main"):
         with gr.Column(scale=1, min_width=440):
             c.topk = gr.HTML(None, html_template=f'<div class="topk-row"><span class="topk-head"><b>{both("topk_head")}'
                              f'</b> {both("topk_force")}</span><div class="topk-list"></div></div>'
@@ -90,7 +89,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
             c.inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
             arch.strip(ctx)  # the model's layers, the map shown highlighted (assets/arch.js)
             c.attribution = attribution_panel.panel(ctx)  # ALTI+ / saliency on the map (assets/attribution.js)
-    with panels.row(elem_id="translate_tools"):
+    with gr.Row(elem_id="translate_tools"):
         tools(ctx, c)
     hidden_parts(ctx, c)
     return c
@@ -100,18 +99,18 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
     """The sentence, the examples (a picker) and the five buttons in one row; a hint under it while the box
     holds a sentence that was not started (assets/sentence.js)."""
     words = language_words(ctx.tr)
-    with panels.row(equal_height=True, elem_id="sentence_row"):
+    with gr.Row(equal_height=True, elem_id="sentence_row"):
         source = gr.Textbox(label=words["label"], show_label=False, container=False, elem_id="source", lines=1,
                             max_lines=4, max_length=2000, scale=6, min_width=280, placeholder=words["placeholder"])
         # from the box, Tab then Enter reaches the map or the inside panel (issue 41 item 4; shown when focused)
         skip = gr.HTML(SKIP, elem_id="skip", js_on_load=SKIP_JS, padding=False, apply_default_css=False)
-        # their widths: assets/layout.css (.al-row > .al-btn-box, .al-select-box); gr.HTML applies no scale
-        examples = drawn.select(words["examples"], "", elem_id="examples", label=label("examples"))
-        b_start = drawn.button(label("start"), "start", "primary")
-        b_reset = drawn.button(label("reset"), "reset")
-        b_back = drawn.button(label("back"), "back")
-        b_step = drawn.button(label("step"), "step")
-        b_run = drawn.button(label("run"), "run")
+        examples = gr.Dropdown(words["examples"], value="", elem_id="examples", label=label("examples"),
+                               show_label=False, container=False, scale=2, min_width=160)
+        b_start = gr.Button(label("start"), elem_id="start", variant="primary", scale=0, min_width=0)
+        b_reset = gr.Button(label("reset"), elem_id="reset", scale=0, min_width=0)
+        b_back = gr.Button(label("back"), elem_id="back", scale=0, min_width=0)
+        b_step = gr.Button(label("step"), elem_id="step", scale=0, min_width=0)
+        b_run = gr.Button(label("run"), elem_id="run", scale=0, min_width=0)
     note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
     # what the translation of the sentence started should be read with (transformer.decode.caveats; assets/caveats.js):
     # right under the box, where a Start's answer is first looked for, shown only when there is one
@@ -121,7 +120,7 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
     with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
         language_note = gr.HTML("", html_template="<p>{{value}}</p>", elem_id="language_hint", visible=False,
                                 padding=False)
-        language_switch = drawn.button("", "language_switch", "small")
+        language_switch = gr.Button("", elem_id="language_switch", size="sm", scale=0)
     return SimpleNamespace(**{name: value for name, value in locals().items() if name != "ctx"})
 
 
@@ -180,19 +179,19 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
     with gr.Column(scale=2, min_width=300):
         c.translation = gr.Textbox(label=label("translation_so_far"), elem_id="translation", interactive=False, lines=2)
     with gr.Column(scale=2, min_width=300, elem_id="translate_folds"):
-        with panels.fold("Top-k size and word merging", elem_id="settings", shown=both("settings")):
+        with gr.Accordion(label("settings"), open=False, elem_id="settings"):
             c.k = checked(gr.Slider(1, 20, value=TOPK, step=1, label=label("k"), elem_id="k"), "top-k")
             c.words = gr.Checkbox(False, label=label("words"), elem_id="words", info=label("words_info"))
-        with panels.fold("Inspect a reference translation", elem_id="reference_fold", shown=both("reference_fold")):
+        with gr.Accordion(label("reference_fold"), open=False, elem_id="reference_fold"):
             c.ref = gr.Textbox(label=language_words(ctx.tr)["reference"], elem_id="reference", lines=2,
                                max_length=2000)
             c.b_ref = gr.Button(label("show_reference"), elem_id="show_reference")
             c.ref_note = box_note(ctx, "reference_note", ["reference"])  # why a reference was not shown
-        with panels.fold("Go to a step", elem_id="goto_fold", shown=both("goto_fold")):
+        with gr.Accordion(label("goto_fold"), open=False, elem_id="goto_fold"):
             c.step_no = checked(gr.Number(0, precision=None, step=1, label=label("goto_index"),
                                           elem_id="goto_index"), "step index")
             c.b_goto = gr.Button(label("go"), elem_id="goto")
-        with panels.fold("Export the maps", elem_id="export_fold", shown=both("export_fold")):
+        with gr.Accordion(label("export_fold"), open=False, elem_id="export_fold"):
             c.b_export = gr.Button(label("export"), elem_id="export")
             c.export_note = box_note(ctx, "export_note", [])  # why Export gave nothing (no sentence started)
             c.files = gr.File(label=label("files"), file_count="multiple", elem_id="export_files")
@@ -209,7 +208,7 @@ def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
     c.b_force = api_only(ctx)
     c.api = {name: c.b_force for name in ("start", "step", "run", "back", "reset", "goto", "topk", "reference",
                                           "export")}
-    c.noop = drawn.button("no-op", "noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
+    c.noop = gr.Button("no-op", elem_id="noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
     # payload (megabytes for a long sentence) on every step
     c.bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
