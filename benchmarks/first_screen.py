@@ -11,14 +11,13 @@ latency:
 - box and view alone: the sentence box, the user's State and one attention view with its real script, template and
   style, made into the page's one script and stylesheet as the app's are (ui/shell/first_load.py): what a first screen
   drawn by one script would hold at least, the floor of the redesign docs/benchmarks.md describes;
-- box, view and a Start button: the same with the app's Start button (a gr.HTML) and one server event, the least
+- box, view and a Start button: the same with the app's Start button (a gr.Button) and one server event, the least
   a first screen that can start a sentence holds;
-- today's first screen in one gr.HTML: the sentence box, a State and one gr.HTML that draws, in its script, every
-  gr.HTML the app's first screen mounts (the title, the picker, the tour and link buttons, the tab bar, the examples,
-  the five buttons, the top-k list, the attention view, the inside panel, the architecture strip, the folds' heads,
-  ...) from their own templates, and runs their own scripts (the app's bundle) on them: the redesign's best case,
-  the first screen as it is today with no Gradio component but the box and no event at all (its layout is one
-  column: the app's rows and columns are Gradio's).
+- the first screen's views in one gr.HTML: the sentence box, a State and one gr.HTML that draws, in its script,
+  every gr.HTML the app's first screen mounts (the title, the tour and link buttons, the top-k list, the attention
+  view, the inside panel, the architecture strip, ...) from their own templates, and runs their own scripts (the
+  app's bundle) on them: the page's own views with none of Gradio's components (the picker, the tabs, the buttons
+  and the folds are Gradio's own since issue 57) and no event at all (its layout is one column).
 
 Ready: the sentence box (#source's textarea; the bare page's one textarea) is in the page and, on every page with
 the attention view's script, that view has run (window.__lens.ready, as benchmarks.ui waits for).
@@ -45,7 +44,7 @@ from .page_load import BARE_READY, READY, bare_page, first_loads, one_load
 
 SOURCE_READY = "document.querySelector('#source textarea') !== null"
 VIEW_READY = f"{SOURCE_READY} && {READY}"
-# the one gr.HTML of "today's first screen in one gr.HTML": each part is a first-screen gr.HTML of the app, drawn
+# the one gr.HTML of "the first screen's views in one gr.HTML": each part is a first-screen gr.HTML of the app, drawn
 # from its template (Gradio's ${...} and {{...}} substitutions of its props) in the element Gradio would give it
 # (#id > .html-container > #html-id: the bundle's styles select it so), then its function in the app's bundle run
 # on it with its props (a trigger that does nothing, no server, a watch that keeps the watchers)
@@ -90,7 +89,7 @@ def cut_down(no_scripts: bool):
 def box_and_view(tr, start: bool = False):
     """The sentence box, a State and one attention view (its script, template, style: ui.shell.components.lens_view),
     bundled as the app's page is (ui.shell.first_load.Page.finish), on a free loopback port; with start, a Start button
-    too (a gr.HTML as the app's, ui.shell.controls.button) and its one server event (box -> State, view). Yields its
+    too (a gr.Button as the app's) and its one server event (box -> State, view). Yields its
     URL."""
     import gradio as gr
 
@@ -102,8 +101,8 @@ def box_and_view(tr, start: bool = False):
         ctx = Ctx(tr, gr.State(None), asset("lens.css"), "")
         view = lens_view(ctx, "attention")
         if start:
-            from ui.shell.controls import button
-            button("Start", elem_id="start").click(lambda text: (None, None), [box], [ctx.state, view])
+            start_button = gr.Button("Start", elem_id="start", variant="primary")
+            start_button.click(lambda text: (None, None), [box], [ctx.state, view])
         fl.Page().finish(demo)
     demo.queue()
     with launched(demo) as url:
@@ -137,7 +136,7 @@ def first_screen_parts(demo) -> list[dict]:
 
 @contextmanager
 def one_screen(served):
-    """Today's first screen in one gr.HTML (the module's docstring), on a free loopback port. Yields its URL."""
+    """The first screen's views in one gr.HTML (the module's docstring), on a free loopback port. Yields its URL."""
     import gradio as gr
 
     from tests.serving import launched
@@ -213,7 +212,7 @@ def main(argv=None):
             pages["translate-only, no view scripts"] = stack.enter_context(serving(served))
         pages["box and view alone"] = stack.enter_context(box_and_view(served[0]))
         pages["box, view and a Start button"] = stack.enter_context(box_and_view(served[0], start=True))
-        pages["today's first screen in one gr.HTML"] = stack.enter_context(one_screen(served))
+        pages["the first screen's views in one gr.HTML"] = stack.enter_context(one_screen(served))
         browser = stack.enter_context(chromium())
         print(f"{len(served)} model(s) served; {a.loads} loads of each page per condition; ready: the sentence box "
               "and the attention view (the sentence box alone on the page whose views never run)")

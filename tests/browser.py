@@ -14,6 +14,19 @@ def require_chromium():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
 
 
+# the tabs by their English names, as tests name them, and their gr.Tab ids (ui/app.py; the links' tab= keys)
+TAB_KEYS = {"Translate": "translate", "Compare": "compare", "Head ablation": "ablation", "Beam search": "beam",
+            "Across layers": "layers", "Head atlas": "atlas", "Attention being learned": "learned", "Model": "model"}
+# JS: the English name of the tab shown (Gradio's tab button carries its gr.Tab id, whatever the page's language)
+SELECTED_TAB = ("(() => { const b = document.querySelector('#tabs button[role=tab][aria-selected=true]'), "
+                "names = " + repr({v: k for k, v in TAB_KEYS.items()}).replace("'", '"') + "; return b ? names[b.dataset.tabId] : null; })()")
+
+
+def tab_button(name: str) -> str:
+    """The selector of the tab `name` (English) in every language."""
+    return f'#tabs button[role=tab][data-tab-id="{TAB_KEYS[name]}"]'
+
+
 serve = serving  # the app in this process on a free loopback port, as the load benchmark runs it
 browser = chromium  # the same Chromium the check above found, with the flags the benchmarks use
 
@@ -119,10 +132,11 @@ def pick(page, kind=None, layer=None, head=None):
 
 
 def open_fold(page, elem_id):
-    """Open the fold #elem_id (ui/shell/panels.py) unless it is open; wait for its column."""
-    if page.get_attribute(f"#{elem_id} button.al-fold", "aria-expanded") != "true":
-        page.click(f"#{elem_id} button.al-fold")
-    page.wait_for_selector(f"#{elem_id}_body", state="visible", timeout=20000)
+    """Open the gr.Accordion #elem_id unless it is open; wait for what it holds."""
+    body = f"#{elem_id} > [data-testid=accordion-content]"
+    if not page.is_visible(body):
+        page.click(f"#{elem_id} > button.label-wrap")
+    page.wait_for_selector(body, state="visible", timeout=20000)
 
 
 def settings(page):
@@ -133,12 +147,18 @@ def settings(page):
 
 
 def model_label(page) -> str:
-    """The label of the model the picker (#model, ui/shell/controls.py select) shows."""
-    return page.eval_on_selector("#model select", "s => s.selectedOptions[0].textContent")
+    """The label of the model the picker (#model, a gr.Dropdown) shows."""
+    return page.eval_on_selector("#model input", "s => s.value")
+
+
+def choose(page, elem_id: str, label: str):
+    """Pick the option `label` of the gr.Dropdown #elem_id as a user does: open it, click the option."""
+    page.click(f"#{elem_id} input")
+    page.locator("li[data-testid=dropdown-option]", has_text=label).first.click()
 
 
 def choose_model(page, label):
     """Pick a model in the picker as a user does; wait until the box speaks its language."""
-    page.select_option("#model select", label=label)
+    choose(page, "model", label)
     page.wait_for_function(f"document.querySelector('#source textarea').placeholder.includes('{label.split()[0]}')",
                            timeout=20000)

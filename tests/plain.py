@@ -84,8 +84,9 @@ def shown(page, texts_seen: set):
 
 
 def open_tab(page, name: str):
-    """The tab `name` (its English name, the bar's data-name in every language) chosen."""
-    page.click(f'button[role=tab][data-name="{name}"]')
+    """The tab `name` (its English name; Gradio's tab button carries its id in every language) chosen."""
+    from tests.browser import tab_button
+    page.click(tab_button(name))
     page.wait_for_timeout(300)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser import choose
+
 pytestmark = pytest.mark.browser
 
 
@@ -15,9 +17,7 @@ def page(tiny_page):
 def test_picking_an_example_starts_it(page):
     from transformer.train.data import read_examples
     first = read_examples()[0]
-    label = page.eval_on_selector_all("#examples option", f"os => os.map(o => o.textContent)"
-                                      f".find(t => t.startsWith({first!r}))")
-    page.select_option("#examples select", label=label)
+    choose(page, "examples", first)  # its option: the sentence and its gloss
     page.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
                            timeout=30000)
     assert page.input_value("#source textarea") == first
@@ -36,7 +36,7 @@ def test_how_to_use_it_covers_nothing_and_closes_as_a_help_text_does(page):
     """Issue 39 item 3: opened, it sat over Start and the examples, and stayed open on Esc, a click outside and a
     change of tab. It opens under the intro row (the page moves down, Start stays reachable) and closes on each."""
     def open_it():
-        page.click("#howto button")
+        page.click("#howto")
         page.wait_for_selector("#howto_body", state="visible", timeout=20000)
         page.locator("#howto_body", has_text="Pick a model").wait_for(state="visible", timeout=20000)
     open_it()
@@ -50,10 +50,10 @@ def test_how_to_use_it_covers_nothing_and_closes_as_a_help_text_does(page):
     page.click("#title")  # a click outside
     page.wait_for_selector("#howto_body", state="hidden", timeout=5000)
     open_it()
-    page.click("#tab_bar button[data-name='Compare']")  # a change of tab
+    page.click("#tabs button[data-tab-id=compare]")  # a change of tab
     page.wait_for_selector("#howto_body", state="hidden", timeout=5000)
-    page.click("#tab_bar button[data-name='Translate']")
-    assert page.get_attribute("#howto button", "aria-expanded") == "false" and page.errors == []
+    page.click("#tabs button[data-tab-id=translate]")
+    assert page.get_attribute("#howto", "aria-expanded") == "false" and page.errors == []
 
 
 def test_before_start_the_view_says_what_it_will_show(page):
@@ -70,12 +70,13 @@ def test_before_start_the_view_says_what_it_will_show(page):
 
 
 def test_the_tab_bar_is_a_tablist_whose_keys_move_along_and_keep_each_tab(page):
-    """ui/shell/panels.py's bar: a click or ← / → / Home / End choose a tab; the tab left keeps what it showed."""
+    """gr.Tabs with its keys (assets/tab_keys.js): a click or ← / → / Home / End choose a tab; the tab left keeps what
+    it showed."""
     from tests.browser import start
     start(page, "Ein Hund rennt.")
     seq = page.evaluate("window.__lens.state.traj.seq")
-    selected = "() => document.querySelector('#tab_bar button[aria-selected=true]').innerText"
-    page.click("#tab_bar button[data-name='Translate']")
+    selected = "() => document.querySelector('#tabs button[role=tab][aria-selected=true]').innerText"
+    page.click("#tabs button[data-tab-id=translate]")
     page.keyboard.press("ArrowRight")
     page.wait_for_selector("#tab_compare", state="visible", timeout=20000)
     assert page.evaluate(selected) == "Compare" and not page.is_visible("#tab_translate")
@@ -89,34 +90,16 @@ def test_the_tab_bar_is_a_tablist_whose_keys_move_along_and_keep_each_tab(page):
     assert page.errors == []
 
 
-def test_a_drawn_button_answers_a_click_on_its_box_as_a_user_or_a_script_gives_it(page):
-    """ui/shell/controls.py: the button fills its component's box; a click there, or a script's .click() on #step (the
-    box, as benchmarks.ui gives it), steps the view like a click on the button itself."""
-    from tests.browser import renders, start, step_no, wait_render
-    start(page, "Ein Hund rennt.")
-    box, button = page.locator("#step").bounding_box(), page.locator("#step button").bounding_box()
-    assert abs(box["width"] - button["width"]) < 2 and abs(box["height"] - button["height"]) < 2
-    n = renders(page)
-    page.evaluate("document.querySelector('#step').click()")
-    wait_render(page, n)
-    assert step_no(page) == 1
-    n = renders(page)
-    page.click("#step")
-    wait_render(page, n)
-    assert step_no(page) == 2 and page.errors == []
-
-
 def test_benchmarks_one_gr_html_first_screen_draws_the_apps_views(tiny_trained, page):
-    """benchmarks.first_screen's "today's first screen in one gr.HTML" measures what it says only if its one gr.HTML
-    draws the app's first screen: the views' own scripts run (the attention view ready, the top-k list, the
-    architecture strip and the tab bar drawn, the buttons there), the parts kept hidden not displayed, no error."""
+    """benchmarks.first_screen's "the first screen's views in one gr.HTML" measures what it says only if its one
+    gr.HTML draws the app's views: their own scripts run (the attention view ready, the top-k list and the
+    architecture strip drawn), the parts kept hidden not displayed, no error."""
     from benchmarks.first_screen import one_screen
     from tests.browser import open_app
     from transformer.decode.decoding import Translator
     with one_screen(Translator.load(tiny_trained, "cpu")) as url:  # in the module's browser (one per process)
         page = open_app(page.context.browser, url, 1280, 800)
-        for sel, text in (("#topk", "Next piece"), ("#tab_bar", "Head atlas"), ("#start", "Start"),
-                          ("#arch", "Encoder"), ("#inside", "Inside this head")):
+        for sel, text in (("#topk", "Next piece"), ("#arch", "Encoder"), ("#inside", "Inside this head")):
             page.locator(sel, has_text=text).wait_for(state="visible", timeout=20000)
         assert page.locator("#attention canvas").count() >= 1
         assert not page.locator("#glossary").is_visible() and not page.locator("#lens_bus").is_visible()

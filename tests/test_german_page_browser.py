@@ -121,8 +121,8 @@ def test_the_switch_changes_the_page_at_once_and_a_link_keeps_it(german, served_
     assert page.get_by_label("Sprache · Language").count() == 1
     n = page.evaluate("performance.getEntriesByType('navigation').length + ':' + performance.timeOrigin")
     page.select_option("#ui_language", "en")
-    page.wait_for_function("document.querySelector('button[role=tab][data-name=Translate]').innerText.trim() === "
-                           "'Translate'", timeout=10000)
+    page.wait_for_function("document.querySelector('#tabs button[role=tab][data-tab-id=translate]')"
+                           ".innerText.trim() === 'Translate'", timeout=10000)
     page.wait_for_function("document.querySelector('#translation label, #translation [data-testid=block-info]')"
                            ".innerText.includes('Translation')", timeout=10000)
     assert page.evaluate("performance.getEntriesByType('navigation').length + ':' + performance.timeOrigin") == n
@@ -135,5 +135,5 @@ def test_the_switch_changes_the_page_at_once_and_a_link_keeps_it(german, served_
     other.goto(link)
     other.wait_for_function("window.__link && window.__link.opened === true", timeout=120000)
     assert other.evaluate("window.__explain.lang") == "de"
-    assert other.inner_text("button[role=tab][data-name=Translate]").strip() == "Übersetzen"
+    assert other.inner_text("#tabs button[role=tab][data-tab-id=translate]").strip() == "Übersetzen"
     other.context.close()

@@ -1,7 +1,7 @@
-"""The Gradio 6.31 behaviours the page's state is shaped by, in Chromium on a page of a few components (no model):
-each test passes while Gradio behaves so and fails the day it stops, when its workaround in ui/shell/page_state.py can
-go
-(docs/design.md, "The page's state")."""
+"""The Gradio 6.31 behaviours the page works around, in Chromium on a page of a few components (no model): each test
+passes while Gradio behaves so and fails the day it stops, when its workaround can go: G1 in ui/shell/page_state.py
+(docs/design.md, "The page's state"); gr.Tabs' keys in assets/tab_keys.js; a gr.Dropdown showing its label, not its
+value (ui/app.py PICKED_JS)."""
 from __future__ import annotations
 
 import gradio as gr
@@ -18,6 +18,13 @@ def little_page() -> gr.Blocks:
         box = gr.Textbox("", visible=False)
         same.click(lambda: "the same value", None, box)
         box.change(None, None, None, js="() => { window.__changes = (window.__changes || 0) + 1; }")
+        gr.Dropdown([("German → English", "de-en"), ("English → German", "en-de")], value="de-en", elem_id="pick",
+                    interactive=True)
+        with gr.Tabs(elem_id="tabs"):
+            with gr.Tab("One", id="one"):
+                gr.Textbox("one", elem_id="in_one")
+            with gr.Tab("Two", id="two"):
+                gr.Textbox("two", elem_id="in_two")
     return demo
 
 
@@ -40,3 +47,20 @@ def test_a_value_equal_to_the_one_before_runs_no_change_event(page):
     page.wait_for_timeout(1500)
     assert page.evaluate("window.__changes") == 1
 
+
+
+def test_gradios_tabs_ignore_the_arrow_keys(page):
+    """assets/tab_keys.js: on a tab of a bare gr.Tabs, → chooses nothing (WAI-ARIA's tabs pattern has it choose the
+    next tab). The day Gradio does it, this fails and tab_keys.js can go."""
+    page.click("#tabs button[role=tab][data-tab-id=one]")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(800)
+    assert page.get_attribute("#tabs button[role=tab][data-tab-id=one]", "aria-selected") == "true"
+    assert page.is_visible("#in_one") and not page.is_visible("#in_two")
+
+
+def test_a_dropdown_shows_its_choices_label_not_its_value(page):
+    """ui/app.py PICKED_JS: the page's scripts learn the model picked from the picker's change event, since nothing in
+    a gr.Dropdown's page says its value (its box shows the label; no option is in the page until it is opened)."""
+    assert page.input_value("#pick input") == "German → English"
+    assert page.locator("#pick [data-value], #pick option, #pick select").count() == 0

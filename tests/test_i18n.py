@@ -47,7 +47,8 @@ def test_every_label_key_a_builder_names_exists():
     assert sorted(named - set(texts.words("en"))) == []
     with pytest.raises(KeyError, match="no.such"):
         texts.label("no.such")
-    for key in ("mname_alti", "sentence_a_de", "pair_en_1", "direction_en_de"):  # f-strings' keys: every one they can make
+    # f-strings' keys: every one they can make
+    for key in ("mname_alti", "sentence_a_de", "pair_en_1", "direction_en_de"):
         assert key in texts.gradio_keys(), key
     assert "atlas_bleu_axis" not in texts.gradio_keys()  # the scripts' (assets/atlas.js): in the bundle, not gr.I18n
     with pytest.raises(KeyError, match="not in gr.I18n"):

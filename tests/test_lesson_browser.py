@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser import go, open_app, open_link, pick, serve, start, view
+from tests.browser import SELECTED_TAB, go, open_app, open_link, pick, serve, start, view
 
 pytestmark = pytest.mark.browser
 NOTE = "Look how *kommt* goes back to *coming*"
@@ -30,7 +30,7 @@ def shown(page, i):
 
 
 def tab_shown(page) -> str:
-    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').dataset.name")
+    return page.evaluate(SELECTED_TAB)
 
 
 def add(page, text):

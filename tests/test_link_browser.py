@@ -8,7 +8,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
-from tests.browser import click, go, model_label, open_app, pick, serve, start, view
+from tests.browser import SELECTED_TAB, click, go, model_label, open_app, pick, serve, start, view
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ich liebe dich."
@@ -33,7 +33,7 @@ def note(page) -> str:
 
 
 def tab_shown(page) -> str:
-    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').dataset.name")
+    return page.evaluate(SELECTED_TAB)
 
 
 def no_tour(page):

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser import go, open_app, open_link, pick, start
+from tests.browser import SELECTED_TAB, go, open_app, open_link, pick, start
 from transformer.model.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS, read_weights
 
 pytestmark = pytest.mark.browser
@@ -45,7 +45,7 @@ def note(page) -> str:
 
 
 def tab_shown(page) -> str:
-    return page.evaluate("document.querySelector('button[role=tab][aria-selected=true]').dataset.name")
+    return page.evaluate(SELECTED_TAB)
 
 
 def open_tab(page, name, key):

@@ -11,7 +11,18 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser import browser, choose_model, open_app, open_link, require_chromium, serve, start
+from tests.browser import (
+    SELECTED_TAB,
+    browser,
+    choose,
+    choose_model,
+    open_app,
+    open_link,
+    require_chromium,
+    serve,
+    start,
+    tab_button,
+)
 from tests.short_texts import offending
 
 pytestmark = pytest.mark.browser
@@ -68,7 +79,7 @@ def test_a_compare_link_under_english_german_restores_its_pair_in_a_fresh_browse
     page.wait_for_timeout(3000)  # nothing that comes later (the model's own answers) takes the pair away
     shown = compare_shown(page)
     assert shown["maps"] == [A, B] and shown["boxes"] == [A, B] and shown["panels"], shown
-    assert page.evaluate("document.querySelector('#model select').value") == "en-de"
+    assert page.evaluate("window.__link.model()") == "en-de"
     assert page.errors == []
     page.context.close()
 
@@ -88,7 +99,7 @@ VIEWS = [  # a 4-view lesson, each Translate view with a picked row and an Insid
 
 def lesson_view(page) -> dict:
     return page.evaluate("""() => { const L = window.__lens.state, I = window.__inside;
-      return {tab: document.querySelector('button[role=tab][aria-selected=true]').dataset.name,
+      return {tab: """ + SELECTED_TAB + """,
               step: L.t, kind: L.kind, layer: L.layer + 1, head: L.head + 1,
               row: I.ui.pick ? I.ui.pick.row : null, stage: I.ui.stage, sheet: !!I.sheet}; }""")
 
@@ -156,7 +167,7 @@ def test_a_tab_change_is_a_history_entry_and_back_stays_in_the_app(served):
     page.wait_for_function("location.search.includes('tab=beam')", timeout=10000)
     page.get_by_role("tab", name="Compare").click()
     page.wait_for_function("location.search.includes('tab=compare')", timeout=10000)
-    tab = "document.querySelector('button[role=tab][aria-selected=true]').dataset.name"
+    tab = SELECTED_TAB
     page.go_back()
     page.wait_for_function(f"{tab} === 'Beam search'", timeout=30000)
     page.go_back()
@@ -199,7 +210,7 @@ SHOWN_TEXTS = """() => { const out = new Set();
 
 
 def tab(page, name):
-    page.click(f"button[role=tab][data-name='{name}']")  # its English name, whatever the page's language
+    page.click(tab_button(name))  # its English name, whatever the page's language
     page.wait_for_timeout(200)
 
 
@@ -262,7 +273,7 @@ def pick_example(page):
     label = page.eval_on_selector_all("#examples option", "os => os.map(o => o.textContent)"
                                       ".find(t => t.includes('Zeit'))")
     seq = page.evaluate("window.__lens.state.traj ? window.__lens.state.traj.seq : null")
-    page.select_option("#examples select", label=label)
+    choose(page, "examples", label)
     page.wait_for_function(f"window.__lens.state.traj && window.__lens.state.traj.seq !== {seq or 'null'}",
                            timeout=60000)
 

@@ -48,7 +48,8 @@ HOWTO_JS = ("() => { const b = document.getElementById('howto_body'), open = !b 
             "return {__type__: 'update', visible: open}; }")
 
 
-# the model picked, for the page's scripts (assets/link.js picked): a gr.Dropdown shows its choice's label, not its value
+# the model picked, for the page's scripts (assets/link.js picked): a gr.Dropdown shows its choice's label, not
+# its value
 PICKED_JS = "(v) => { window.__pickedModel = v; }"
 
 
@@ -77,6 +78,7 @@ def build_demo(translators) -> gr.Blocks:
         howto.click(None, None, [howto_body], js=HOWTO_JS, show_progress="hidden", queue=False)
         howto_body.opener = howto.click  # its first opening loads what it shows (ui/shell/first_load.py gates)
         gr.HTML("", html_template="", js_on_load=asset("help.js"), visible="hidden", elem_id="help_closer")
+        gr.HTML("", html_template="", js_on_load=asset("tab_keys.js"), visible="hidden", elem_id="tab_keys")
         tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
         ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
                   model=picker)

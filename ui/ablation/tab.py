@@ -9,7 +9,7 @@ from ui.ablation import help as A
 from ui.shell import page_state
 from ui.shell.components import CONC, Ctx, api_only, lens_view, live_position, started_sentence
 from ui.shell.models import of_session
-from ui.shell.texts import both, explained, label, page_lang, said
+from ui.shell.texts import explained, label, page_lang, said
 from ui.shell.texts import words as said_words
 
 PRESS = label("ablation_press")  # in the page's language (gr.I18n: the note is a Textbox's value)
