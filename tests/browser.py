@@ -19,7 +19,8 @@ TAB_KEYS = {"Translate": "translate", "Compare": "compare", "Head ablation": "ab
             "Across layers": "layers", "Head atlas": "atlas", "Attention being learned": "learned", "Model": "model"}
 # JS: the English name of the tab shown (Gradio's tab button carries its gr.Tab id, whatever the page's language)
 SELECTED_TAB = ("(() => { const b = document.querySelector('#tabs button[role=tab][aria-selected=true]'), "
-                "names = " + repr({v: k for k, v in TAB_KEYS.items()}).replace("'", '"') + "; return b ? names[b.dataset.tabId] : null; })()")
+                "names = " + repr({v: k for k, v in TAB_KEYS.items()}).replace("'", '"')
+                + "; return b ? names[b.dataset.tabId] : null; })()")
 
 
 def tab_button(name: str) -> str:
