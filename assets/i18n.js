@@ -20,6 +20,15 @@ async function gradioLocale(lang) {       // Gradio's own i18n store: its core m
   m.changeLocale(lang);
   return true;
 }
+// A workaround of one Gradio 6.31 behaviour: changeLocale relabels the tab shown, but a tab not shown yet keeps the
+// label of the language the page loaded in (tests/test_gradio_behaviour_browser.py checks a bare gr.Tabs still does;
+// when it stops, this goes). The page's tabs are named from the catalogue instead: `tab_<the gr.Tab's id>`.
+function relabelTabs() {
+  for (const b of document.querySelectorAll("#tabs [role=tablist] > button[role=tab][data-tab-id]")) {
+    const t = inst.t(`label.tab_${b.dataset.tabId}`);
+    if (t && !t.startsWith("label.") && b.textContent !== t) b.textContent = t;
+  }
+}
 inst.gradioLocale = gradioLocale;
 inst.browserLang = browserLang;
 inst.setLang = (lang) => {
@@ -32,7 +41,7 @@ inst.setLang = (lang) => {
   if (picker.value !== lang) picker.value = lang;
   if (lang !== browserLang() || inst.localeMoved) {  // Gradio chose the browser's language itself
     inst.localeMoved = true;
-    gradioLocale(lang).catch(() => {});
+    gradioLocale(lang).then(() => { relabelTabs(); setTimeout(relabelTabs, 300); }).catch(() => {});
   }
   if (changed) inst.set(inst.mode);       // refills the texts and tells the views (lens-explain)
 };

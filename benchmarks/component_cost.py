@@ -92,8 +92,10 @@ def first_screen_counts(config: dict) -> dict:
         me = visible and (c is None or c.get("props", {}).get("visible") in (True, None))  # None: a layout's own
         if c is not None:
             (shown if me else hidden).append(c["type"])
-        for child in node.get("children") or []:
-            walk(child, me)
+        closed = c is not None and c["type"] == "accordion" and not c.get("props", {}).get("open", True)
+        tabs = [ch for ch in node.get("children") or [] if comps.get(ch["id"], {}).get("type") == "tabitem"]
+        for child in node.get("children") or []:  # of a gr.Tabs, the first tab is shown; a closed fold hides all
+            walk(child, me and not closed and (child not in tabs or child is tabs[0]))
     walk(config["layout"], True)
     return {"shown": len(shown), "shown HTML": shown.count("html"), "hidden": len(hidden),
             "gr.api parameters": shown.count("api") + hidden.count("api"), "events": len(config["dependencies"])}

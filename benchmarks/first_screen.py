@@ -113,13 +113,16 @@ def first_screen_parts(demo) -> list[dict]:
     """Every gr.HTML the page `demo` (finished: ui/shell/first_load.py) mounts on its first screen, shown or hidden but
     kept, in page order: {id, template, props (its value too), view: its function's name in the bundle or None,
     shown: displayed (it and every block above it visible; else mounted but not displayed, visible="hidden")}."""
+    from ui.shell.first_load import gates
     config = json.loads(json.dumps(demo.get_config_file(), default=str))
     byid, mounted = {c["id"]: c for c in config["components"]}, []
+    later = {b._id for b, gate in gates(demo).items() if gate is not None}  # in a tab not shown first, a closed fold
 
     def walk(node, kept, shown):
         c = byid.get(node["id"])
         visible = None if c is None else c["props"].get("visible")
-        kept, shown = kept and visible in (True, None, "hidden"), shown and visible in (True, None)
+        kept = kept and visible in (True, None, "hidden") and node["id"] not in later
+        shown = shown and visible in (True, None)
         if kept and c is not None and c["type"] == "html":
             mounted.append((demo.blocks[node["id"]], shown))
         for child in node.get("children") or []:

@@ -18,7 +18,7 @@ READY = "window.__lens !== undefined && window.__lens.ready === true"
 # and pickers: 67).
 # What remains beyond the bare page: the HTML component's code (6 files), our bundle, a second font, the State's code
 # and Gradio's heartbeat. The target of issue #29: at most 45.
-MAX_REQUESTS = 45
+MAX_REQUESTS = 60  # the guard of issue 57 (Gradio's own Tabs, Accordion, Button, Dropdown and Row on the first screen)
 # bytes of the HTML document, Gradio's config in it: measured 277 kB with one language (682 kB before); 375 kB since
 # the page carries German too (issue 44: gr.I18n's 253 labels in both languages +27 kB, the German Markdown +17 kB),
 # with the first load unchanged within noise (benchmarks.ui: 1.31x/1.38x against 1.36x before, same machine)
@@ -106,7 +106,7 @@ def test_the_first_screen_looks_the_same_before_and_after_later_code_arrives(ser
     start(page, "Ein Hund rennt.")
     page.wait_for_selector("#inside table", timeout=30000)
     look = ("(() => { const t = document.querySelector('#inside table'),"
-            " a = document.querySelector('#examples select');"
+            " a = document.querySelector('#examples input');"
             " const s = getComputedStyle(t), r = a.getBoundingClientRect(), cell = t.querySelector('td');"
             " return [s.marginTop, s.marginBottom, getComputedStyle(cell).padding, r.width, r.height,"
             " t.getBoundingClientRect().top]; })()")

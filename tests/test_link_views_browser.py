@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser import SELECTED_TAB, go, open_app, open_link, pick, start
+from tests.browser import SELECTED_TAB, go, open_app, open_link, pick, start, tab_button
 from transformer.model.checkpoint import DEFAULT_CHECKPOINT, WEIGHTS, read_weights
 
 pytestmark = pytest.mark.browser
@@ -221,8 +221,7 @@ def test_hostile_view_values_are_ignored_with_the_allowed_range(served_browser, 
     assert page.locator("#link_note img, #link_note script").count() == 0 and page.dialogs == []
     if "ablation_off" in query:  # the one head that is this model's is switched off, and compared
         assert get(page, "ablation") == {"off": "e1.2"} and page.input_value("#ablated_translation textarea")
-    page.evaluate("[...document.querySelectorAll('button[role=tab]')].find(b => b.dataset.name === 'Translate')"
-                  ".click()")
+    page.click(tab_button("Translate"))
     start(page, "Ein Hund rennt.")  # and the page works as usual
     assert page.errors == [] and page.dialogs == []
     page.context.close()

@@ -105,7 +105,7 @@ def tap_start(page, text=SENTENCE):
 def test_a_whole_decoding_is_stepped_by_taps_on_the_bottom_bar(served_browser):
     url, b = served_browser
     page = phone(b, url)
-    assert on_top(page, "#source textarea") and on_top(page, "#start") and on_top(page, "#examples select")
+    assert on_top(page, "#source textarea") and on_top(page, "#start") and on_top(page, "#examples input")
     tap_start(page)
     n = page.evaluate("window.__lens.state.traj.n")
     assert n > 3 and t(page) == 0

@@ -4,6 +4,8 @@ usable throughout. From a fresh page with no sentence, Next through every stop h
 drawn and on screen (issue 41 item 3)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -175,7 +177,7 @@ def test_every_stop_of_a_tour_on_a_fresh_page_highlights_its_element_on_screen(s
     context = b.new_context(viewport={"width": 1280, "height": 800})
     page = opened(context, url)
     x0 = page.eval_on_selector("#source textarea", "e => e.getBoundingClientRect().x")
-    first = page.evaluate("[...document.querySelectorAll('#examples option')].find(o => o.value).value")
+    first = json.loads(page.eval_on_selector("#tour_box .tour-box", "e => e.dataset.examples"))["de-en"]
     assert page.evaluate("window.__lens.state.traj") is None and page.input_value("#source textarea") == ""
     page.click("#tour")
     page.wait_for_selector(".driver-popover", timeout=20000)
