@@ -13,6 +13,7 @@ from ui.beam import tab as beam_tab
 from ui.compare import tab as compare_tab
 from ui.layers import tab as layers_tab
 from ui.learned import tab as learned_tab
+from ui.live import page as live
 from ui.model import tab as model_tab
 from ui.shell import controls, exports, first_load, link, page_state, panels, session_state, texts
 from ui.shell.api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
@@ -57,6 +58,7 @@ def build_demo(translators) -> gr.Blocks:
             picker = controls.select(shown_choices(models), models.default, elem_id="model",
                                      label=texts.label("model_picker"), interactive=len(models) > 1)
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
+            live.build()  # Teach live, the class's panel and bar, /follow (ui/live/page.py, assets/live.js)
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
             with gr.Column(scale=0, min_width=180, elem_id="howto_box"):
                 howto = panels.fold_head("How to use it", elem_id="howto", closes=True, shown=texts.both("howto"))
