@@ -106,8 +106,8 @@ def build() -> SimpleNamespace:
 
     box.click(op, None, box, api_name="class_op", api_visibility="private", show_progress="hidden", queue=True,
               trigger_mode="multiple", **LIVE)
-    feed.submit(follow, None, feed, api_name="class_feed", api_visibility="private", show_progress="hidden", trigger_mode="multiple",
-                **LIVE)
+    feed.submit(follow, None, feed, api_name="class_feed", api_visibility="private", show_progress="hidden",
+                trigger_mode="multiple", **LIVE)
 
     async def follow_api(code: str) -> AsyncIterator[dict]:
         """Follows the live class of `code` (the student link's ?class=): yields the class's snapshot now and at
