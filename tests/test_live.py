@@ -170,3 +170,36 @@ def test_an_ended_class_wakes_its_followers():
         return snaps
     snaps = asyncio.run(asyncio.wait_for(run(), 2))
     assert len(snaps) == 2 and snaps[-1]["ended"]
+
+
+def test_a_program_follows_a_class_through_the_api(translator):
+    """`Client(url).submit(code, api_name="/follow")` yields the class's view at each change; /class_change without
+    the token is refused; a wrong code is an error."""
+    import threading
+
+    from gradio_client import Client
+
+    from tests.serving import serving
+    with serving(translator) as url:
+        teacher = Client(url, verbose=False)
+        code, token = teacher.predict(api_name="/class_open")
+        job = Client(url, verbose=False).submit(code, api_name="/follow")
+        got, first = [], threading.Event()
+
+        def read():
+            for snap in job:
+                got.append(snap)
+                first.set()
+        threading.Thread(target=read, daemon=True).start()
+        assert first.wait(30)
+        assert teacher.predict(code, token, "model=de-en&text=Hallo.&step=1", 1, api_name="/class_change") == 1
+        with pytest.raises(Exception, match="Only the teacher's link can change this class."):
+            teacher.predict(code, "forged", "model=de-en&text=Forged", 0, api_name="/class_change")
+        t0 = time.monotonic()
+        while len(got) < 2 and time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+        assert [(s["seq"], s["view"], s["step"]) for s in got] == [(0, "", None), (1, "model=de-en&text=Hallo.&step=1",
+                                                                                   1)]
+        with pytest.raises(Exception, match="This class link is wrong, or the class has ended."):
+            Client(url, verbose=False).submit("A" * 16, api_name="/follow").result()
+        job.cancel()

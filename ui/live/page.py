@@ -120,6 +120,25 @@ def build() -> SimpleNamespace:
             raise gr.Error(texts.said(e.key), print_exception=False) from None
 
     gr.api(follow_api, api_name="follow", **LIVE)
+
+    async def class_open() -> tuple[str, str]:
+        """Opens a live class (as Teach live does): (its code, the teacher's secret token)."""
+        try:
+            c = REGISTRY.open()
+        except LiveError as e:
+            raise gr.Error(texts.said(e.key), print_exception=False) from None
+        return c.code, c.token
+
+    async def class_change(code: str, token: str, view: str, step: int | None = None) -> int:
+        """The teacher's change (as the page sends it): the page state as a link's query string and its step;
+        only the class's token may change it. Returns the change's number (the followers' `seq`)."""
+        try:
+            return REGISTRY.change(code, token, view, step).seq
+        except LiveError as e:
+            raise gr.Error(texts.said(e.key), print_exception=False) from None
+
+    gr.api(class_open, api_name="class_open", **LIVE)
+    gr.api(class_change, api_name="class_change", **LIVE)
     return SimpleNamespace(box=box, feed=feed)
 
 
