@@ -202,4 +202,15 @@ def test_a_program_follows_a_class_through_the_api(translator):
                                                                                    1)]
         with pytest.raises(Exception, match="This class link is wrong, or the class has ended."):
             Client(url, verbose=False).submit("A" * 16, api_name="/follow").result()
-        job.cancel()
+        # more followers than the model's events may run at once: they hold no place of the model's (their own
+        # concurrency group, no limit), and /translate is answered while they follow
+        from ui.live.page import REGISTRY
+        from ui.shell.components import CONCURRENCY
+        more = [teacher.submit(code, api_name="/follow") for _ in range(2 * CONCURRENCY)]
+        t0 = time.monotonic()
+        while len(REGISTRY.classes[code].students) < 1 + len(more) and time.monotonic() - t0 < 60:
+            time.sleep(0.05)
+        assert len(REGISTRY.classes[code].students) == 1 + len(more)
+        assert teacher.submit("Ich liebe dich.", api_name="/translate").result(timeout=60)
+        for j in [job, *more]:
+            j.cancel()
