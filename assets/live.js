@@ -228,12 +228,15 @@ function draw() {
   const state = bar.querySelector("[data-role=state]");
   const leave = $("#class_leave"), rejoin = $("#class_rejoin");
   if (inst.ended || !s) {
+    document.body.classList.remove("class-hide-next");
     if (inst.ended) state.textContent = inst.lastError || w("class_ended");
     else state.textContent = w("class_joining");
     leave.hidden = rejoin.hidden = true;
     if (inst.ended && inst.snap) drawStudentQuestion(bar.querySelector("[data-role=question]"), null);
     return;
   }
+  const q = s.question;                   // "What comes next?": the model's own list hidden until the reveal
+  document.body.classList.toggle("class-hide-next", !!(q && q.kind === "next" && !q.revealed));
   state.textContent = inst.following ? w("class_following")
     : (s.step === null || s.step === undefined ? w("class_at_start") : w("class_at_step", {step: s.step}));
   leave.hidden = !inst.following; rejoin.hidden = inst.following;

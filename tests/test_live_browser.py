@@ -37,6 +37,13 @@ def bar(page) -> str:
     return page.inner_text("#class_bar [data-role=state]")
 
 
+def serious(page) -> list[tuple[str, str]]:
+    """axe-core's critical and serious violations in the class's box (the panel, the bar)."""
+    from axe_playwright_python.sync_playwright import Axe
+    found = Axe().run(page, context="#class_box").response["violations"]
+    return [(v["id"], n["html"][:160]) for v in found if v["impact"] in ("critical", "serious") for n in v["nodes"]]
+
+
 def student_page(b, url, width=1280, height=800):
     page = open_app(b, url, width, height)
     page.wait_for_function("window.__class && (window.__class.snap !== null || window.__class.ended)", timeout=30000)
@@ -104,6 +111,20 @@ def test_a_class_follows_its_teacher(served_browser):
                             "'#class_bar .class-answer').textContent.startsWith('The model looks most at')",
                             timeout=20000)
     teacher.wait_for_selector("#class_answers .bar.model", timeout=20000)
+    for p in (teacher, students[1]):  # the teacher's panel with its chart, the phone's bar with the reveal
+        assert serious(p) == []
+
+    teacher.click("#ask_next")  # what comes next: the students' top-k list hidden until the reveal
+    looks = students[0]
+    looks.wait_for_function("document.body.classList.contains('class-hide-next')", timeout=20000)
+    assert not looks.is_visible("#topk .topk-list")
+    assert looks.inner_text("#class_bar .class-q span").startswith("What comes after")
+    looks.click("#class_bar .class-q button[data-choice='0']")
+    teacher.wait_for_function("document.querySelector('#class_answers').textContent.includes('1 of 3 answered')",
+                              timeout=20000)
+    teacher.click("#reveal")
+    looks.wait_for_function("!document.body.classList.contains('class-hide-next')", timeout=20000)
+    assert looks.is_visible("#topk .topk-list")
 
     forger = students[2]  # a student's page sending a change without the teacher's token is refused
     before = shown(students[1])
@@ -125,6 +146,13 @@ def test_a_class_follows_its_teacher(served_browser):
     follows(students[1], teacher)
     assert shown(other)["text"] == OTHER and shown(students[1])["text"] == SENTENCE
     assert other.evaluate("window.__class.snap.view").count("Hund") == 1
+
+    again = open_app(b, teacher.input_value("#class_teacher_link"), 1280, 800)  # the teacher's link, reopened:
+    again.wait_for_function("window.__class.role === 'teacher' && window.__class.sent !== null", timeout=60000)
+    follows(again, teacher)  # the class's view first, not the page's default
+    go(again, 3)  # then its changes lead the class
+    follows(students[1], again)
+    again.close()
 
     wrong = student_page(b, url + "?class=" + "A" * 16)  # a wrong code: said, no view
     wrong.wait_for_function("document.querySelector('#class_bar [data-role=state]').textContent.length > 0",

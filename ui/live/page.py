@@ -81,6 +81,7 @@ def build() -> SimpleNamespace:
     feed = gr.HTML(None, html_template="", js_on_load="window.__classFeed = {follow: (d) => trigger('submit', d),"
                    " props, watch};", elem_id="class_feed", padding=False, container=False,
                    head="<style>#class_feed { display: none !important; }"
+                        "body.class-hide-next #topk .topk-list { visibility: hidden; }"
                         "#intro #class_box { flex: 0 0 auto !important; width: auto !important; }</style>")
 
     async def op(evt: gr.EventData):

@@ -6,8 +6,9 @@ opens it as a link (window.__link.open), so a class shows exactly what a link wo
 
 Followers wait on an asyncio.Event that the next change sets (then a new one is made): a change wakes each waiting
 follower once; nothing polls. Bounds: MAX_CLASSES classes x MAX_STUDENTS students; a class ends CLASS_TTL_S after the
-teacher's last change (or when the teacher closes it). Memory: one follower costs its Gradio event and its stream
-(python -m benchmarks.live_class measures RSS per follower: docs/design.md 'Live classes').
+teacher's last change (or when the teacher closes it). Memory: one follower costs its Gradio event and its stream,
+about 184 kB (python -m benchmarks.live_class --students 60: docs/design.md 'Live classes'), so 50 x 200 followers
+would hold about 1.8 GB: the bounds keep a process's worst case below its machine's memory.
 
 Errors are LiveError(key): `key` names the text in the catalogues' [said] table (ui/shell/texts/*.toml), said by
 ui/live/page.py in the page's language.
@@ -21,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 MAX_CLASSES = 50
-MAX_STUDENTS = 200
+MAX_STUDENTS = 200  # a follower: 184 kB of the app's RSS (60: +10.8 MB, python -m benchmarks.live_class, 2026-12-05)
 CLASS_TTL_S = 2 * 3600  # after the teacher's last change
 MAX_VIEW = 16384  # characters of a view's query (a sentence of 2,000 characters URL-encoded, and a tab's view)
 MAX_KEYS = 64  # choices of a question (the keys of a row, the top-k pieces)
