@@ -155,12 +155,12 @@ async function answer(q, choice) {
 }
 
 // -- drawing (textContent only; again when the language or mode changes) ----------------------------------------
-function chart(el, q) {                   // the class's answers per key, and the model's own once revealed
-  el.textContent = "";
+function chart(el, q, asked = true) {     // the class's answers per key, and the model's own once revealed
+  el.textContent = "";                    // (`asked`: the question said above it, as the teacher's panel has it)
   if (!q || !q.counts) return;
   const legend = document.createElement("div"); legend.className = "class-legend";
   const head = document.createElement("div");
-  head.textContent = `${w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row})} · `
+  head.textContent = (asked ? `${w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row})} · ` : "")
     + w("class_answers_n", {n: q.answered, of: inst.snap.students});
   const sw = (color, text) => { const i = document.createElement("i"); i.style.background = color;
                                 legend.append(i, document.createTextNode(text)); };
@@ -206,8 +206,9 @@ function drawStudentQuestion(el, q) {
   const after = document.createElement("div"); after.className = "class-answer";
   if (q.revealed && q.model) {
     after.textContent = w(q.kind === "where" ? "class_reveal_where" : "class_reveal_next", top(q));
-    const grid = document.createElement("div");
-    chart(grid, q);
+    const grid = document.createElement("div"); grid.className = "class-chart-wrap";
+    grid.tabIndex = 0;                    // it may scroll on a phone: reachable by the keyboard (axe-core)
+    chart(grid, q, false);
     el.append(after, grid);
   } else if (mine !== null && mine !== undefined) {
     after.textContent = w("class_answered", {key: q.keys[mine]});
@@ -224,7 +225,7 @@ function draw() {
     return;
   }
   if (inst.role !== "student") return;
-  bar.hidden = false;
+  bar.hidden = false; startBtn.hidden = true;  // a student teaches no class of their own while in one
   const state = bar.querySelector("[data-role=state]");
   const leave = $("#class_leave"), rejoin = $("#class_rejoin");
   if (inst.ended || !s) {

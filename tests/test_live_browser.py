@@ -64,6 +64,10 @@ def test_a_class_follows_its_teacher(served_browser):
     for s in students:
         follows(s, teacher)
         assert bar(s) == "Following the teacher" and s.is_visible("#class_leave")
+    phone = students[1]  # its bar above the phone's fixed Back / Step / Run; no Teach live of its own
+    box, step = phone.locator("#class_bar").bounding_box(), phone.locator("#step").bounding_box()
+    assert box["y"] + box["height"] <= step["y"] and box["height"] > 0
+    assert not any(s.is_visible("#class_start") for s in students)
     teacher.wait_for_function("document.querySelector('#class_count').textContent === '3 following'",
                               timeout=20000)
 

@@ -69,7 +69,11 @@ BOX_CSS = (
     ".class-chart .bar.model { background: #f97316; height: 6px; }"
     ".class-chart .key { overflow-wrap: anywhere; max-width: 110px; }"
     ".class-legend { font-size: 11px; color: #166534; }"
-    ".class-legend i { display: inline-block; width: 10px; height: 8px; margin: 0 3px 0 8px; }")
+    ".class-bar .class-chart-wrap { max-height: 24vh; overflow: auto; }"
+    ".class-legend i { display: inline-block; width: 10px; height: 8px; margin: 0 3px 0 8px; }"
+    # on a phone, above the fixed bar of Back / Step / Run / Play (assets/layout.css, the same width)
+    "@media (max-width: 599px) { .class-panel, .class-bar { bottom: calc(72px + env(safe-area-inset-bottom)); }"
+    " .class-panel { max-height: 45vh; } }")
 
 
 def build() -> SimpleNamespace:
