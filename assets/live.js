@@ -190,8 +190,11 @@ function top(q) {
 }
 function drawStudentQuestion(el, q) {
   el.textContent = "";
-  if (!q) return;
+  if (!q || inst.hiddenQ === `${q.id}:${q.revealed}`) return;  // hidden by the student until it changes
   const box = document.createElement("div"); box.className = "class-q";
+  const hide = document.createElement("button"); hide.type = "button"; hide.className = "class-hide";
+  hide.textContent = "✕"; hide.title = w("class_hide_question"); hide.setAttribute("aria-label", hide.title);
+  hide.addEventListener("click", () => { inst.hiddenQ = `${q.id}:${q.revealed}`; draw(); });
   const text = document.createElement("span");
   text.textContent = w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row});
   box.append(text);
@@ -202,6 +205,7 @@ function drawStudentQuestion(el, q) {
     b.addEventListener("click", () => answer(q, i));
     box.append(b);
   });
+  box.append(hide);
   el.append(box);
   const after = document.createElement("div"); after.className = "class-answer";
   if (q.revealed && q.model) {

@@ -115,6 +115,8 @@ def test_a_class_follows_its_teacher(served_browser):
                             "'#class_bar .class-answer').textContent.startsWith('The model looks most at')",
                             timeout=20000)
     teacher.wait_for_selector("#class_answers .bar.model", timeout=20000)
+    students[0].click("#class_bar .class-hide")  # a student hides the revealed question: the bar is one line again
+    assert students[0].locator("#class_bar .class-q").count() == 0 and bar(students[0]) == "Following the teacher"
     for p in (teacher, students[1]):  # the teacher's panel with its chart, the phone's bar with the reveal
         assert serious(p) == []
 

@@ -69,6 +69,7 @@ BOX_CSS = (
     ".class-chart .bar.model { background: #f97316; height: 6px; }"
     ".class-chart .key { overflow-wrap: anywhere; max-width: 110px; }"
     ".class-legend { font-size: 11px; color: #166534; }"
+    ".class-q .class-hide { margin-left: auto; border: none; background: none; color: #166534; }"
     ".class-bar .class-chart-wrap { max-height: 24vh; overflow: auto; }"
     ".class-legend i { display: inline-block; width: 10px; height: 8px; margin: 0 3px 0 8px; }"
     # on a phone, above the fixed bar of Back / Step / Run / Play (assets/layout.css, the same width)
