@@ -33,16 +33,23 @@ def launch(port: int) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def follower(url: str, code: str, got: dict, joined: threading.Event, ready_n: list, lock: threading.Lock):
+def follower(url: str, code: str, got: dict, joined: threading.Event, ready_n: list, lock: threading.Lock,
+             gate: threading.Semaphore):
     from gradio_client import Client
-    job = Client(url, verbose=False).submit(code, api_name="/follow")
-    got["job"] = job
-    for snap in job:  # each the class's snapshot, at each change
+    with gate:  # at most --join-at-once clients fetch the page's config at once (a class joins over seconds)
+        job = Client(url, verbose=False).submit(code, api_name="/follow")
+        got["job"] = job
+        first = True
+        for snap in job:  # each the class's snapshot, at each change
+            got.setdefault(snap["seq"], time.monotonic())
+            if snap["seq"] == 0:
+                with lock:
+                    ready_n[0] += 1
+                joined.set()
+            if first:
+                break
+    for snap in job:
         got.setdefault(snap["seq"], time.monotonic())
-        if snap["seq"] == 0:
-            with lock:
-                ready_n[0] += 1
-            joined.set()
         if snap.get("ended"):
             return
 
@@ -65,6 +72,7 @@ def main(argv=None) -> None:
     p.add_argument("--changes", type=int, default=20)
     p.add_argument("--gap", type=float, default=0.5, help="seconds between the teacher's changes")
     p.add_argument("--idle", type=float, default=60.0, help="seconds of idle following measured")
+    p.add_argument("--join-at-once", type=int, default=8, help="followers connecting at the same time")
     a = p.parse_args(argv)
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
@@ -80,8 +88,8 @@ def main(argv=None) -> None:
         rss0 = rss_mb(pid)
         code, token = teacher.predict(api_name="/class_open")
         got = [{} for _ in range(a.students)]
-        lock, joined, ready_n = threading.Lock(), threading.Event(), [0]
-        threads = [threading.Thread(target=follower, args=(url, code, g, joined, ready_n, lock), daemon=True)
+        lock, joined, ready_n, gate = threading.Lock(), threading.Event(), [0], threading.Semaphore(a.join_at_once)
+        threads = [threading.Thread(target=follower, args=(url, code, g, joined, ready_n, lock, gate), daemon=True)
                    for g in got]
         t_join = time.monotonic()
         for t in threads:
@@ -123,7 +131,7 @@ def main(argv=None) -> None:
               f" a core); {n} followers {idle_n:.2f} s ({100 * idle_n / a.idle:.2f} % of a core);"
               f" ratio {idle_n / max(idle_ref, 1e-9):.2f}")
         print(f"  server RSS: {rss0:.0f} MB before, {rss1:.0f} MB with {n} followers (+{rss1 - rss0:.1f} MB,"
-              f" {1024 * (rss1 - rss0) / n:.0f} kB per follower); {rss2:.0f} MB after the idle minute")
+              f" {1024 * (rss1 - rss0) / n:.0f} kB per follower); {rss2:.0f} MB after the idle {a.idle:.0f} s")
         print(f"  /translate median of 3: {alone_ms:.0f} ms with no follower, {following_ms:.0f} ms with {n}"
               f" following (ratio {following_ms / alone_ms:.2f})")
         for g in got:
