@@ -13,6 +13,7 @@ from ui.beam import tab as beam_tab
 from ui.compare import tab as compare_tab
 from ui.layers import tab as layers_tab
 from ui.learned import tab as learned_tab
+from ui.live import page as live
 from ui.model import tab as model_tab
 from ui.shell import exports, first_load, link, page_state, texts
 from ui.shell.api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
@@ -68,6 +69,7 @@ def build_demo(translators) -> gr.Blocks:
                                  label=texts.label("model_picker"), show_label=False, container=False,
                                  interactive=len(models) > 1, scale=0)  # its label: the box's aria-label
             tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
+            live.build()  # Teach live, the class's panel and bar, /follow (ui/live/page.py, assets/live.js)
             texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
             howto = gr.Button(texts.label("howto"), elem_id="howto", size="sm", scale=0, min_width=0)
         # under the intro row, pushing the page down: never over; a help text that closes as a reader leaves it

@@ -1,0 +1,262 @@
+// attention-lens: a live class (issue 59). Runs as the js_on_load of the gr.HTML #class_box (ui/live/page.py):
+// `element`, `props`, `trigger`, `watch` are given; its stream comes through the gr.HTML #class_feed
+// (window.__classFeed: follow(data) starts the generator event, each snapshot becomes its value).
+// The class's view is the page state a link holds (assets/link.js url(): a query string). The teacher's page sends
+// it whenever it changes (checked at each click, key and input, and every CHECK_MS while teaching: the step may move
+// by the player); each student's page opens it as a link (window.__link.open), so a class shows what a link shows.
+// The student's language and explanation mode stay their own (PERSONAL). Students answer questions with buttons in
+// their bar; the teacher's panel draws the answers (#class_answers) and, after Reveal, the model's own.
+// Everything from the server or the URL is shown with textContent only: pieces and rows are user input.
+const $ = (s) => element.querySelector(s);
+const panel = $("#class_panel"), bar = $("#class_bar"), startBtn = $("#class_start");
+const CHECK_MS = 250, PERSONAL = ["lang", "explain", "__theme", "class", "teach"];
+const inst = {role: null, code: null, token: null, snap: null, following: true, applied: null, sent: null,
+              seq: 0, applying: false, errors: [], lastError: null};
+window.__class = inst;
+const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);
+const pct = (p) => `${(100 * p).toFixed(0)}%`;
+
+// -- requests (the box's event: ui/live/page.py op) --------------------------------------------------------------
+const pending = new Map();
+let ids = 0;
+function ask(data) {
+  const id = `class-${Date.now()}-${++ids}`;
+  return new Promise((ok) => { pending.set(id, ok); trigger("click", {...data, id}); });
+}
+watch("value", () => {
+  const a = props.value;
+  if (a && pending.has(a.id)) { const ok = pending.get(a.id); pending.delete(a.id); ok(a); }
+});
+function said(a) {                        // a refusal: said in the panel or the bar
+  if (a.ok) return true;
+  inst.lastError = a.error; inst.errors.push(a.key);
+  const msg = inst.role === "teacher" ? panel.querySelector(".class-msg") : bar.querySelector("[data-role=state]");
+  msg.textContent = a.error;
+  return false;
+}
+
+// -- the stream (#class_feed) --------------------------------------------------------------------------------------
+function follow() {
+  const feed = window.__classFeed;
+  if (!feed) { setTimeout(follow, 100); return; }
+  if (!feed.bound) { feed.bound = true; feed.watch("value", () => received(feed.props.value)); }
+  feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token} : {code: inst.code});
+}
+function received(s) {
+  if (!s || s.code !== inst.code) return;  // another class's (an old stream) is never shown
+  if (s.error) { said({ok: false, error: s.error, key: s.key}); inst.ended = true; draw(); return; }
+  if (inst.snap && s.seq < inst.snap.seq && !s.ended) return;
+  inst.snap = s; inst.seq = s.seq;
+  if (s.you) inst.student = s.you;
+  if (s.ended) inst.ended = true;
+  if (inst.role === "student" && inst.following && !s.ended) applyView();
+  if (inst.role === "teacher" && inst.resume) resume(s);
+  draw();
+}
+async function applyView() {              // the teacher's view, opened as a link opens (assets/link.js)
+  const s = inst.snap;
+  if (!s || !s.view || s.view === inst.applied || !window.__link || !window.__link.open) return;
+  if (inst.applying) { inst.again = true; return; }
+  inst.applying = true; inst.applied = s.view;
+  try { await window.__link.open(`?${s.view}`); } finally { inst.applying = false; }
+  inst.appliedSeq = s.seq; inst.opened = (inst.opened || 0) + 1;
+  if (inst.again) { inst.again = false; if (inst.following) applyView(); }
+}
+
+// -- the teacher: the view sent at each change ------------------------------------------------------------------
+function viewNow() {
+  const L = window.__link;
+  if (!L || !L.url || L.opening) return null;
+  let u;
+  try { u = new URL(L.url()); } catch (e) { return null; }
+  for (const k of PERSONAL) u.searchParams.delete(k);
+  return u.searchParams.toString();
+}
+function stepNow() {
+  const L = window.__lens, st = L && L.state;
+  return st && st.traj ? st.t : null;
+}
+async function resume(s) {               // the teacher's link opened again: the class's view shown, then sent on
+  inst.resume = false;
+  if (s.view && window.__link && window.__link.open) {
+    inst.resuming = true;
+    try { await window.__link.open(`?${s.view}`); } finally { inst.resuming = false; }
+  }
+  inst.sent = viewNow() ?? s.view;
+}
+let sending = false;
+async function check() {
+  if (inst.role !== "teacher" || inst.ended || sending || inst.resume || inst.resuming) return;
+  const v = viewNow();
+  if (v === null || v === inst.sent) return;
+  sending = true;
+  try {
+    const a = await ask({op: "view", code: inst.code, token: inst.token, view: v, step: stepNow()});
+    if (said(a)) { inst.sent = v; inst.sends = (inst.sends || 0) + 1; }
+  } finally { sending = false; }
+}
+const soon = () => setTimeout(check, 30);
+for (const ev of ["click", "keyup", "change", "input"]) document.addEventListener(ev, soon, true);
+function teach(code, token) {
+  inst.role = "teacher"; inst.code = code; inst.token = token; inst.ended = false;
+  const base = `${location.origin}${location.pathname}`;
+  $("#class_link").value = `${base}?class=${encodeURIComponent(code)}`;
+  $("#class_teacher_link").value = `${base}?class=${encodeURIComponent(code)}&teach=${encodeURIComponent(token)}`;
+  panel.hidden = false; startBtn.hidden = true;
+  clearInterval(inst.timer); inst.timer = setInterval(check, CHECK_MS);
+  follow(); check();
+}
+startBtn.addEventListener("click", async () => {
+  startBtn.disabled = true;
+  const a = await ask({op: "start"});
+  startBtn.disabled = false;
+  if (!a.ok) { const n = window.__link && window.__link.say; if (n) n(a.error); inst.lastError = a.error; return; }
+  teach(a.code, a.token);
+  try { await navigator.clipboard.writeText($("#class_link").value); } catch (e) { /* shown in the panel */ }
+});
+for (const id of ["#class_link", "#class_teacher_link"]) $(id).addEventListener("focus", (e) => e.target.select());
+$("#class_close").addEventListener("click", async () => {
+  const a = await ask({op: "close", code: inst.code, token: inst.token});
+  if (said(a)) { inst.ended = true; clearInterval(inst.timer); panel.hidden = true; startBtn.hidden = false;
+                 inst.role = null; }
+});
+
+// -- questions ------------------------------------------------------------------------------------------------
+function question(kind) {                 // {keys, model, row} of the view shown, or null
+  const L = window.__lens, st = L && L.state, d = st && st.traj;
+  if (!d || st.doc !== d) return null;
+  if (kind === "where") {
+    const v = L.view();
+    if (!v || v.row === null || v.row === undefined || !v.z[v.row]) return null;
+    const z = v.z[v.row], keep = v.x.map((_, j) => j).filter(j => !(Number.isNaN(z[j])));
+    return {keys: keep.map(j => v.x[j]), model: keep.map(j => Math.min(1, Math.max(0, z[j] || 0))), row: v.y[v.row]};
+  }
+  const K = d.topk.k, keys = [], model = [];
+  for (let r = 0; r < K; r++) { keys.push(d.vocab[d.topk.ids[st.t * K + r]]); model.push(d.topk.p[st.t * K + r]); }
+  const text = d.pieces.slice(0, st.t).join(" ") || "…";
+  return {keys, model, row: text.length > 60 ? `…${text.slice(-60)}` : text};
+}
+for (const kind of ["where", "next"]) {
+  $(`#ask_${kind}`).addEventListener("click", async () => {
+    const q = question(kind), msg = panel.querySelector(".class-msg");
+    if (!q) { msg.textContent = w("class_no_row"); return; }
+    msg.textContent = "";
+    said(await ask({op: "ask", code: inst.code, token: inst.token, kind, ...q}));
+  });
+}
+$("#reveal").addEventListener("click", async () => {
+  const q = inst.snap && inst.snap.question;
+  if (q) said(await ask({op: "reveal", code: inst.code, token: inst.token, question: q.id}));
+});
+async function answer(q, choice) {
+  inst.mine = {id: q.id, choice};
+  draw();
+  said(await ask({op: "answer", code: inst.code, student: inst.student, question: q.id, choice}));
+}
+
+// -- drawing (textContent only; again when the language or mode changes) ----------------------------------------
+function chart(el, q, asked = true) {     // the class's answers per key, and the model's own once revealed
+  el.textContent = "";                    // (`asked`: the question said above it, as the teacher's panel has it)
+  if (!q || !q.counts) return;
+  const legend = document.createElement("div"); legend.className = "class-legend";
+  const head = document.createElement("div");
+  head.textContent = (asked ? `${w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row})} · ` : "")
+    + w("class_answers_n", {n: q.answered, of: inst.snap.students});
+  const sw = (color, text) => { const i = document.createElement("i"); i.style.background = color;
+                                legend.append(i, document.createTextNode(text)); };
+  sw("#16a34a", w("class_legend_students"));
+  if (q.revealed) sw("#f97316", w("class_legend_model"));
+  const grid = document.createElement("div"); grid.className = "class-chart";
+  const most = Math.max(1, ...q.counts);
+  q.keys.forEach((k, i) => {
+    const key = document.createElement("span"); key.className = "key"; key.textContent = k;
+    const bars = document.createElement("span");
+    const b = document.createElement("div"); b.className = "bar"; b.style.width = `${100 * q.counts[i] / most}%`;
+    bars.append(b);
+    if (q.revealed && q.model) {
+      const m = document.createElement("div"); m.className = "bar model"; m.style.width = `${100 * q.model[i]}%`;
+      bars.append(m);
+    }
+    const n = document.createElement("span");
+    n.textContent = q.revealed && q.model ? `${q.counts[i]} · ${pct(q.model[i])}` : String(q.counts[i]);
+    grid.append(key, bars, n);
+  });
+  el.append(head, legend, grid);
+}
+function top(q) {
+  let best = 0;
+  q.model.forEach((p, i) => { if (p > q.model[best]) best = i; });
+  return {key: q.keys[best], p: pct(q.model[best])};
+}
+function drawStudentQuestion(el, q) {
+  el.textContent = "";
+  if (!q || inst.hiddenQ === `${q.id}:${q.revealed}`) return;  // hidden by the student until it changes
+  const box = document.createElement("div"); box.className = "class-q";
+  const hide = document.createElement("button"); hide.type = "button"; hide.className = "class-hide";
+  hide.textContent = "✕"; hide.title = w("class_hide_question"); hide.setAttribute("aria-label", hide.title);
+  hide.addEventListener("click", () => { inst.hiddenQ = `${q.id}:${q.revealed}`; draw(); });
+  const text = document.createElement("span");
+  text.textContent = w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row});
+  box.append(text);
+  const mine = q.mine ?? (inst.mine && inst.mine.id === q.id ? inst.mine.choice : null);
+  q.keys.forEach((k, i) => {
+    const b = document.createElement("button"); b.type = "button"; b.textContent = k; b.dataset.choice = String(i);
+    b.setAttribute("aria-pressed", String(mine === i)); b.disabled = q.revealed;
+    b.addEventListener("click", () => answer(q, i));
+    box.append(b);
+  });
+  box.append(hide);
+  el.append(box);
+  const after = document.createElement("div"); after.className = "class-answer";
+  if (q.revealed && q.model) {
+    after.textContent = w(q.kind === "where" ? "class_reveal_where" : "class_reveal_next", top(q));
+    const grid = document.createElement("div"); grid.className = "class-chart-wrap";
+    grid.tabIndex = 0;                    // it may scroll on a phone: reachable by the keyboard (axe-core)
+    chart(grid, q, false);
+    el.append(after, grid);
+  } else if (mine !== null && mine !== undefined) {
+    after.textContent = w("class_answered", {key: q.keys[mine]});
+    el.append(after);
+  }
+}
+function draw() {
+  const s = inst.snap;
+  if (inst.role === "teacher") {
+    $("#class_count").textContent = s ? w("class_count", {n: s.students}) : "";
+    const q = s && s.question;
+    chart($("#class_answers"), q);
+    $("#reveal").hidden = !q || q.revealed;
+    return;
+  }
+  if (inst.role !== "student") return;
+  bar.hidden = false; startBtn.hidden = true;  // a student teaches no class of their own while in one
+  const state = bar.querySelector("[data-role=state]");
+  const leave = $("#class_leave"), rejoin = $("#class_rejoin");
+  if (inst.ended || !s) {
+    document.body.classList.remove("class-hide-next");
+    if (inst.ended) state.textContent = inst.lastError || w("class_ended");
+    else state.textContent = w("class_joining");
+    leave.hidden = rejoin.hidden = true;
+    if (inst.ended && inst.snap) drawStudentQuestion(bar.querySelector("[data-role=question]"), null);
+    return;
+  }
+  const q = s.question;                   // "What comes next?": the model's own list hidden until the reveal
+  document.body.classList.toggle("class-hide-next", !!(q && q.kind === "next" && !q.revealed));
+  state.textContent = inst.following ? w("class_following")
+    : (s.step === null || s.step === undefined ? w("class_at_start") : w("class_at_step", {step: s.step}));
+  leave.hidden = !inst.following; rejoin.hidden = inst.following;
+  drawStudentQuestion(bar.querySelector("[data-role=question]"), s.question);
+}
+$("#class_leave").addEventListener("click", () => { inst.following = false; draw(); });
+$("#class_rejoin").addEventListener("click", () => { inst.following = true; draw(); applyView(); });
+document.addEventListener("lens-explain", draw);  // a language or mode switch: every text again
+
+// -- a page opened with ?class=<code> (a student) or ?class=<code>&teach=<token> (the teacher again) ------------
+const q0 = new URLSearchParams(location.search);
+const code0 = q0.get("class");
+if (code0 && q0.get("teach")) {           // the class's view first, then the teacher's changes again
+  inst.resume = true; teach(code0, q0.get("teach"));
+} else if (code0) {                       // a wrong or ended code: the server says so (one message for both)
+  inst.role = "student"; inst.code = code0.slice(0, 100); draw(); follow();
+}
+inst.check = check;

@@ -1,0 +1,216 @@
+"""Live classes' registry (issue 59, ui/live/registry.py): unguessable codes, only the teacher's token changes a
+class, a wrong or ended code is refused with one message, answers counted once per student and question, bounds,
+and followers woken by a change (no polling)."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+
+import pytest
+
+from ui.live import registry
+from ui.live.registry import LiveError, Registry
+
+
+def bits(code: str) -> int:
+    return len(base64.urlsafe_b64decode(code + "=" * (-len(code) % 4))) * 8
+
+
+def test_codes_are_unguessable_and_tokens_secret():
+    r = Registry()
+    classes = [r.open() for _ in range(20)]
+    assert len({c.code for c in classes}) == 20 and all(bits(c.code) >= 64 for c in classes)
+    assert all(bits(c.token) >= 128 and c.token != c.code for c in classes)
+    snap = classes[0].snapshot(teacher=True)
+    assert classes[0].token not in repr(snap)  # the token is never in what followers get
+
+
+def test_only_the_teachers_token_changes_the_class():
+    r = Registry()
+    c = r.open()
+    r.change(c.code, c.token, "?model=de-en&text=Hallo&step=2", 2)
+    assert (c.view, c.step, c.seq) == ("model=de-en&text=Hallo&step=2", 2, 1)
+    other = r.open()
+    for forged in (None, "", "x", other.token, c.token[:-1], c.code):
+        with pytest.raises(LiveError) as e:
+            r.change(c.code, forged, "?model=de-en&text=Forged", 0)
+        assert e.value.key == "class_not_teacher"
+    assert c.view == "model=de-en&text=Hallo&step=2" and c.seq == 1
+    with pytest.raises(LiveError):
+        r.close(c.code, other.token)
+    with pytest.raises(LiveError):
+        r.change(c.code, c.token, "x" * (registry.MAX_VIEW + 1))
+
+
+def test_a_wrong_or_ended_code_gets_one_message_and_no_view():
+    r = Registry(ttl_s=0.05)
+    c = r.open()
+    r.change(c.code, c.token, "text=A")
+    for wrong in ("", "nope", c.code + "x", None, 7, c.token):
+        with pytest.raises(LiveError) as e:
+            r.get(wrong)
+        assert e.value.key == "class_unknown"
+    time.sleep(0.08)  # two hours in this registry
+    with pytest.raises(LiveError) as e:
+        r.get(c.code)
+    assert e.value.key == "class_unknown" and c.ended and c.code not in r.classes
+    d = r.open()
+    r.close(d.code, d.token)
+    with pytest.raises(LiveError):
+        r.join(d.code)
+
+
+def test_a_teachers_change_keeps_the_class_alive():
+    r = Registry(ttl_s=0.2)
+    c = r.open()
+    for _ in range(4):
+        time.sleep(0.08)
+        r.change(c.code, c.token, "text=A")
+    assert r.get(c.code) is c  # 0.32 s old, 0.08 s since the last change
+
+
+def test_answers_are_counted_once_per_student_and_question():
+    r = Registry()
+    c = r.open()
+    _, a = r.join(c.code)
+    _, b = r.join(c.code)
+    q = r.ask(c.code, c.token, "where", ["Ich", "liebe", "dich", "."], [0.1, 0.6, 0.2, 0.1], "loves")
+    r.answer(c.code, a, q.id, 1)
+    r.answer(c.code, a, q.id, 1)
+    r.answer(c.code, a, q.id, 2)  # a change of mind replaces the answer
+    r.answer(c.code, b, q.id, 1)
+    assert q.counts() == [0, 1, 1, 0]
+    for sid, qid, choice, key in (("forged", q.id, 0, "class_not_student"), (a, q.id + 1, 0, "class_question_over"),
+                                  (a, q.id, 4, "class_bad_answer"), (a, q.id, -1, "class_bad_answer"),
+                                  (a, q.id, True, "class_bad_answer")):
+        with pytest.raises(LiveError) as e:
+            r.answer(c.code, sid, qid, choice)
+        assert e.value.key == key
+    assert q.counts() == [0, 1, 1, 0]
+    student = c.snapshot(student=a)["question"]
+    assert student["counts"] is None and student["model"] is None and student["mine"] == 2
+    assert c.snapshot(teacher=True)["question"]["counts"] == [0, 1, 1, 0]
+    with pytest.raises(LiveError):
+        r.reveal(c.code, "forged", q.id)
+    r.reveal(c.code, c.token, q.id)
+    assert c.snapshot(student=b)["question"]["model"] == [0.1, 0.6, 0.2, 0.1]
+    with pytest.raises(LiveError):
+        r.answer(c.code, b, q.id, 0)  # revealed: over
+    q2 = r.ask(c.code, c.token, "next", ["you", "it"], [0.7, 0.2])
+    assert q2.id == q.id + 1 and q2.counts() == [0, 0]
+
+
+def test_a_bad_question_is_refused():
+    r = Registry()
+    c = r.open()
+    for kind, keys, model in (("why", ["a"], [1.0]), ("where", [], []), ("where", ["a", "b"], [1.0]),
+                              ("where", ["a"], [2.0]), ("where", [1], [1.0]),
+                              ("next", ["a"] * (registry.MAX_KEYS + 1), [0.0] * (registry.MAX_KEYS + 1))):
+        with pytest.raises(LiveError) as e:
+            r.ask(c.code, c.token, kind, keys, model)
+        assert e.value.key == "class_bad_question"
+
+
+def test_limits_of_classes_and_students():
+    r = Registry(max_classes=3, max_students=2)
+    classes = [r.open() for _ in range(3)]
+    with pytest.raises(LiveError) as e:
+        r.open()
+    assert e.value.key == "class_full"
+    r.close(classes[0].code, classes[0].token)
+    r.open()  # an ended class frees its place
+    c = classes[1]
+    r.join(c.code)
+    _, s = r.join(c.code)
+    with pytest.raises(LiveError) as e:
+        r.join(c.code)
+    assert e.value.key == "class_students_full"
+    r.leave(c, s)
+    r.join(c.code)
+    assert registry.MAX_CLASSES == 50 and registry.MAX_STUDENTS == 200
+
+
+def test_followers_wake_at_each_change_and_a_second_class_is_apart():
+    async def run():
+        r = Registry()
+        one, two = r.open(), r.open()
+        got = {"one": [], "two": [], "teacher": []}
+
+        async def follow(name, code, token=None):
+            async for snap in r.follow(code, token):
+                got[name].append(snap)
+
+        tasks = [asyncio.create_task(follow("one", one.code)), asyncio.create_task(follow("two", two.code)),
+                 asyncio.create_task(follow("teacher", one.code, one.token))]
+        await asyncio.sleep(0.01)
+        assert len(one.students) == 1 and len(two.students) == 1
+        for i in range(3):
+            r.change(one.code, one.token, f"text=A&step={i}", i)
+            await asyncio.sleep(0.01)
+        r.close(one.code, one.token)
+        await asyncio.wait_for(asyncio.gather(tasks[0], tasks[2]), 1)
+        assert [s["view"] for s in got["one"]] == ["", "text=A&step=0", "text=A&step=1", "text=A&step=2",
+                                                  "text=A&step=2"]
+        assert got["one"][-1]["ended"] and "you" in got["one"][0]
+        assert [s["view"] for s in got["two"]] == [""]  # never the first class's view
+        assert got["teacher"][0]["students"] == 1 and "you" not in got["teacher"][0]
+        assert one.students == {}  # the follower that ended left
+        tasks[1].cancel()
+        await asyncio.gather(tasks[1], return_exceptions=True)
+        assert two.students == {}  # and so did the one cancelled (a closed page)
+    asyncio.run(run())
+
+
+def test_an_ended_class_wakes_its_followers():
+    async def run():
+        r = Registry(ttl_s=0.1)
+        c = r.open()
+        snaps = [s async for s in r.follow(c.code)]
+        return snaps
+    snaps = asyncio.run(asyncio.wait_for(run(), 2))
+    assert len(snaps) == 2 and snaps[-1]["ended"]
+
+
+def test_a_program_follows_a_class_through_the_api(translator):
+    """`Client(url).submit(code, api_name="/follow")` yields the class's view at each change; /class_change without
+    the token is refused; a wrong code is an error."""
+    import threading
+
+    from gradio_client import Client
+
+    from tests.serving import serving
+    with serving(translator) as url:
+        teacher = Client(url, verbose=False)
+        code, token = teacher.predict(api_name="/class_open")
+        job = Client(url, verbose=False).submit(code, api_name="/follow")
+        got, first = [], threading.Event()
+
+        def read():
+            for snap in job:
+                got.append(snap)
+                first.set()
+        threading.Thread(target=read, daemon=True).start()
+        assert first.wait(30)
+        assert teacher.predict(code, token, "model=de-en&text=Hallo.&step=1", 1, api_name="/class_change") == 1
+        with pytest.raises(Exception, match="Only the teacher's link can change this class."):
+            teacher.predict(code, "forged", "model=de-en&text=Forged", 0, api_name="/class_change")
+        t0 = time.monotonic()
+        while len(got) < 2 and time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+        assert [(s["seq"], s["view"], s["step"]) for s in got] == [(0, "", None), (1, "model=de-en&text=Hallo.&step=1",
+                                                                                   1)]
+        with pytest.raises(Exception, match="This class link is wrong, or the class has ended."):
+            Client(url, verbose=False).submit("A" * 16, api_name="/follow").result()
+        # more followers than the model's events may run at once: they hold no place of the model's (their own
+        # concurrency group, no limit), and /translate is answered while they follow
+        from ui.live.page import REGISTRY
+        from ui.shell.components import CONCURRENCY
+        more = [teacher.submit(code, api_name="/follow") for _ in range(2 * CONCURRENCY)]
+        t0 = time.monotonic()
+        while len(REGISTRY.classes[code].students) < 1 + len(more) and time.monotonic() - t0 < 60:
+            time.sleep(0.05)
+        assert len(REGISTRY.classes[code].students) == 1 + len(more)
+        assert teacher.submit("Ich liebe dich.", api_name="/translate").result(timeout=60)
+        for j in [job, *more]:
+            j.cancel()

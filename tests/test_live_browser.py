@@ -1,0 +1,174 @@
+"""A live class in Chromium (issue 59): a teacher page and three students (one a phone, 390x844) follow the
+teacher's step, head and tab; a student explores on their own and rejoins; a where-question answered by the three
+shows three answers in the teacher's chart and the reveal on every student; a forged change is refused; a second
+class never sees the first's view; a wrong code is said."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import go, open_app, pick, start, step_no
+
+pytestmark = pytest.mark.browser
+SENTENCE = "Ich liebe dich."
+OTHER = "Der Hund beißt den Mann."
+
+
+def shown(page) -> dict:
+    return page.evaluate("(() => { const st = window.__lens.state, b = document.querySelector("
+                         "'button[role=tab][aria-selected=true]'); return {text: window.__sentence ?"
+                         " window.__sentence.started : null, step: st.t, kind: st.kind, layer: st.layer,"
+                         " head: st.head, tab: b ? b.dataset.name : null}; })()")
+
+
+def follows(student, teacher, timeout=30000):
+    """Waits until the student's page shows the teacher's view (sentence, step, kind, layer, head, tab)."""
+    want = shown(teacher)
+    try:
+        student.wait_for_function(
+            "(w) => { const st = window.__lens && window.__lens.state, b = document.querySelector("
+            "'button[role=tab][aria-selected=true]'); return st && window.__sentence && window.__sentence.started"
+            " === w.text && st.t === w.step && st.kind === w.kind && st.layer === w.layer && st.head === w.head"
+            " && b && b.dataset.name === w.tab && !window.__link.opening; }", arg=want, timeout=timeout)
+    except Exception as e:
+        raise AssertionError(f"the student shows {shown(student)}, the teacher {want}") from e
+
+
+def bar(page) -> str:
+    return page.inner_text("#class_bar [data-role=state]")
+
+
+def serious(page) -> list[tuple[str, str]]:
+    """axe-core's critical and serious violations in the class's box (the panel, the bar)."""
+    from axe_playwright_python.sync_playwright import Axe
+    found = Axe().run(page, context="#class_box").response["violations"]
+    return [(v["id"], n["html"][:160]) for v in found if v["impact"] in ("critical", "serious") for n in v["nodes"]]
+
+
+def student_page(b, url, width=1280, height=800):
+    page = open_app(b, url, width, height)
+    page.wait_for_function("window.__class && (window.__class.snap !== null || window.__class.ended)", timeout=30000)
+    return page
+
+
+def test_a_class_follows_its_teacher(served_browser):
+    url, b = served_browser
+    teacher = open_app(b, url, 1280, 800)
+    start(teacher, SENTENCE)
+    teacher.click("#class_start")
+    teacher.wait_for_function("window.__class.code && window.__class.sends >= 1", timeout=30000)
+    link = teacher.input_value("#class_link")
+    assert "?class=" in link and teacher.evaluate("window.__class.token") not in link
+    assert teacher.evaluate("window.__class.token") in teacher.input_value("#class_teacher_link")
+
+    students = [student_page(b, link), student_page(b, link, 390, 844), student_page(b, link)]
+    for s in students:
+        follows(s, teacher)
+        assert bar(s) == "Following the teacher" and s.is_visible("#class_leave")
+    phone = students[1]  # its bar above the phone's fixed Back / Step / Run; no Teach live of its own
+    box, step = phone.locator("#class_bar").bounding_box(), phone.locator("#step").bounding_box()
+    assert box["y"] + box["height"] <= step["y"] and box["height"] > 0
+    assert not any(s.is_visible("#class_start") for s in students)
+    teacher.wait_for_function("document.querySelector('#class_count').textContent === '3 following'",
+                              timeout=20000)
+
+    go(teacher, 2)  # a step
+    for s in students:
+        follows(s, teacher)
+    pick(teacher, kind="cross", layer=1, head=2)  # a head
+    for s in students:
+        follows(s, teacher)
+    assert step_no(students[1]) == 2 and shown(students[1])["head"] == 2
+
+    teacher.click("button[role=tab][data-name='Head atlas']")  # a tab
+    for s in students:
+        follows(s, teacher)
+    teacher.click("button[role=tab][data-name='Translate']")
+    for s in students:
+        follows(s, teacher)
+
+    away = students[0]  # explores on their own: the class goes on without them
+    away.click("#class_leave")
+    assert away.is_visible("#class_rejoin") and not away.is_visible("#class_leave")
+    go(teacher, 3)
+    for s in students[1:]:
+        follows(s, teacher)
+    away.wait_for_function("document.querySelector('#class_bar [data-role=state]').textContent"
+                           " === 'The class is at step 3'", timeout=20000)
+    assert step_no(away) == 2
+    away.click("#class_rejoin")
+    follows(away, teacher)
+    assert bar(away) == "Following the teacher"
+
+    teacher.click("#ask_where")  # a where-question: each student taps a key
+    for i, s in enumerate(students):
+        s.wait_for_selector("#class_bar .class-q button[data-choice]", timeout=20000)
+        s.click(f"#class_bar .class-q button[data-choice='{i % 2}']")
+    teacher.wait_for_function("document.querySelector('#class_answers').textContent.includes('3 of 3 answered')",
+                              timeout=20000)
+    counts = teacher.evaluate("window.__class.snap.question.counts")
+    assert sum(counts) == 3 and counts[0] == 2 and counts[1] == 1
+    keys = teacher.evaluate("window.__class.snap.question.keys")
+    assert keys == teacher.evaluate("window.__lens.view().x")  # the keys of the row shown
+    teacher.click("#reveal")
+    for s in students:
+        s.wait_for_function("document.querySelector('#class_bar .class-answer') && document.querySelector("
+                            "'#class_bar .class-answer').textContent.startsWith('The model looks most at')",
+                            timeout=20000)
+    teacher.wait_for_selector("#class_answers .bar.model", timeout=20000)
+    students[0].click("#class_bar .class-hide")  # a student hides the revealed question: the bar is one line again
+    assert students[0].locator("#class_bar .class-q").count() == 0 and bar(students[0]) == "Following the teacher"
+    for p in (teacher, students[1]):  # the teacher's panel with its chart, the phone's bar with the reveal
+        assert serious(p) == []
+
+    teacher.click("#ask_next")  # what comes next: the students' top-k list hidden until the reveal
+    looks = students[0]
+    looks.wait_for_function("document.body.classList.contains('class-hide-next')", timeout=20000)
+    assert not looks.is_visible("#topk .topk-list")
+    assert looks.inner_text("#class_bar .class-q span").startswith("What comes after")
+    looks.click("#class_bar .class-q button[data-choice='0']")
+    teacher.wait_for_function("document.querySelector('#class_answers').textContent.includes('1 of 3 answered')",
+                              timeout=20000)
+    teacher.click("#reveal")
+    looks.wait_for_function("!document.body.classList.contains('class-hide-next')", timeout=20000)
+    assert looks.is_visible("#topk .topk-list")
+
+    forger = students[2]  # a student's page sending a change without the teacher's token is refused
+    before = shown(students[1])
+    forger.evaluate("window.__class.role = 'teacher'; window.__class.token = 'forged'; window.__class.sent = null;"
+                    " window.__class.check()")
+    forger.wait_for_function("window.__class.lastError !== null", timeout=20000)
+    assert forger.evaluate("window.__class.lastError") == "Only the teacher's link can change this class."
+    assert shown(students[1]) == before
+    forger.close()
+
+    second = open_app(b, url, 1280, 800)  # a second class never sees the first's view
+    start(second, OTHER)
+    second.click("#class_start")
+    second.wait_for_function("window.__class.code && window.__class.sends >= 1", timeout=30000)
+    assert second.evaluate("window.__class.code") != teacher.evaluate("window.__class.code")
+    other = student_page(b, second.input_value("#class_link"))
+    follows(other, second)
+    go(teacher, 1)
+    follows(students[1], teacher)
+    assert shown(other)["text"] == OTHER and shown(students[1])["text"] == SENTENCE
+    assert other.evaluate("window.__class.snap.view").count("Hund") == 1
+
+    again = open_app(b, teacher.input_value("#class_teacher_link"), 1280, 800)  # the teacher's link, reopened:
+    again.wait_for_function("window.__class.role === 'teacher' && window.__class.sent !== null", timeout=60000)
+    follows(again, teacher)  # the class's view first, not the page's default
+    go(again, 3)  # then its changes lead the class
+    follows(students[1], again)
+    again.close()
+
+    wrong = student_page(b, url + "?class=" + "A" * 16)  # a wrong code: said, no view
+    wrong.wait_for_function("document.querySelector('#class_bar [data-role=state]').textContent.length > 0",
+                            timeout=20000)
+    assert bar(wrong) == "This class link is wrong, or the class has ended."
+
+    teacher.click("#class_close")  # the class ends: students keep their view, with a note
+    for s in students[:2]:
+        s.wait_for_function("document.querySelector('#class_bar [data-role=state]').textContent"
+                            " === 'The class has ended; you keep this view.'", timeout=20000)
+    assert shown(students[1])["text"] == SENTENCE
+    for p in [teacher, *students[:2], second, other, wrong]:
+        assert p.errors == [], p.errors
