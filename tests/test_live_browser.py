@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import go, open_app, pick, start, step_no
+from tests.browser import go, open_app, pick, start, step_no, tab_button
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ich liebe dich."
@@ -15,9 +15,9 @@ OTHER = "Der Hund beißt den Mann."
 
 def shown(page) -> dict:
     return page.evaluate("(() => { const st = window.__lens.state, b = document.querySelector("
-                         "'button[role=tab][aria-selected=true]'); return {text: window.__sentence ?"
+                         "'#tabs button[role=tab][aria-selected=true]'); return {text: window.__sentence ?"
                          " window.__sentence.started : null, step: st.t, kind: st.kind, layer: st.layer,"
-                         " head: st.head, tab: b ? b.dataset.name : null}; })()")
+                         " head: st.head, tab: b ? b.dataset.tabId : null}; })()")
 
 
 def follows(student, teacher, timeout=30000):
@@ -26,9 +26,9 @@ def follows(student, teacher, timeout=30000):
     try:
         student.wait_for_function(
             "(w) => { const st = window.__lens && window.__lens.state, b = document.querySelector("
-            "'button[role=tab][aria-selected=true]'); return st && window.__sentence && window.__sentence.started"
+            "'#tabs button[role=tab][aria-selected=true]'); return st && window.__sentence && window.__sentence.started"
             " === w.text && st.t === w.step && st.kind === w.kind && st.layer === w.layer && st.head === w.head"
-            " && b && b.dataset.name === w.tab && !window.__link.opening; }", arg=want, timeout=timeout)
+            " && b && b.dataset.tabId === w.tab && !window.__link.opening; }", arg=want, timeout=timeout)
     except Exception as e:
         raise AssertionError(f"the student shows {shown(student)}, the teacher {want}") from e
 
@@ -79,10 +79,10 @@ def test_a_class_follows_its_teacher(served_browser):
         follows(s, teacher)
     assert step_no(students[1]) == 2 and shown(students[1])["head"] == 2
 
-    teacher.click("button[role=tab][data-name='Head atlas']")  # a tab
+    teacher.click(tab_button("Head atlas"))  # a tab
     for s in students:
         follows(s, teacher)
-    teacher.click("button[role=tab][data-name='Translate']")
+    teacher.click(tab_button("Translate"))
     for s in students:
         follows(s, teacher)
 
