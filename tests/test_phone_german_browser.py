@@ -174,3 +174,22 @@ def test_the_lessons_back_is_not_the_step_bars(student, served_browser):
     for sel in ("#lesson_back", "#lesson_next"):
         assert other.locator(sel).bounding_box()["height"] >= 44, sel
     other.context.close()
+
+
+def test_the_translation_so_far_is_beside_the_map_at_1280x800(served_browser):
+    """Item 10: at 1280x800 "Übersetzung bisher" sat ~1,390 px down the page, under the whole view; now a student
+    sees the translation being written on the first screen beside the map that writes it (its bottom no lower
+    than the map's, in the screen's upper half)."""
+    url, b = served_browser
+    desk = phone(b, url, (1280, 800), touch=False)
+    started(desk)
+    for _ in range(3):
+        desk.evaluate("window.__lens.ctl.step()")
+    desk.wait_for_function("window.__lens.state.t === 3", timeout=10000)
+    desk.evaluate("window.scrollTo(0, 0)")
+    box = desk.locator("#translation").bounding_box()
+    big = desk.locator("#attention [data-role=big]").bounding_box()
+    assert desk.input_value("#translation textarea").strip() != ""
+    assert box["y"] >= 0 and box["y"] + box["height"] <= big["y"] + big["height"], (box, big)  # on screen, by it
+    assert big["y"] + big["height"] <= 800 and box["y"] + box["height"] <= 400, (box, big)
+    desk.context.close()
