@@ -95,12 +95,14 @@ function layoutBig(kind, res) {
   const key = [st.doc.seq, kind, st.words, st.hide, res.R, res.C, frame].join("|");
   if (cv.big && cv.big.key === key) return cv.big;
   const full = reservedLabels(kind);
-  const gutter = Math.min(NARROW.matches ? 110 : 240, textWidth(full.rows) + 10);
+  // a phone: a gutter of up to 45 % of the frame, so a row's label ("_Berlin → _tomorrow") is read whole (issue 58)
+  const gutter = Math.min(NARROW.matches ? Math.max(110, Math.floor(frame * 0.45)) : 240, textWidth(full.rows) + 10);
   let cw = Math.max(1, Math.min(40, Math.floor((frame - gutter - 8) / Math.max(1, res.C))));
   if (NARROW.matches) cw = Math.max(cw, 16);  // a phone: cells a finger can tell apart, the frame scrolls (layout.css)
   const width = Math.max(frame, gutter + Math.max(1, res.C) * cw + 8);
   q("xlabels").style.width = q("ylabels").style.width = `${width}px`;
-  const ch = Math.max(10, Math.min(26, cw, Math.floor(MAP_H / Math.max(1, res.R))));  // the map fits a laptop screen
+  const ch = Math.max(NARROW.matches ? 13 : 10,  // the map fits a laptop screen; on a phone every row has its label
+    Math.min(26, cw, Math.floor(MAP_H / Math.max(1, res.R))));
   const bottom = Math.min(150, Math.ceil(textWidth(full.cols) * 0.87) + 16);
   plot.style.height = `${res.R * ch + bottom}px`;
   const canvas = q("canvas");

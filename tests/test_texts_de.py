@@ -33,10 +33,10 @@ def read(lang: str) -> dict:
 
 
 def leaves(node: dict, path: tuple = ()) -> set[str]:
-    """Every value's dotted path, the [taught] table aside (its terms differ by language)."""
+    """Every value's dotted path, the [taught] and [names] tables aside (their terms differ by language)."""
     out = set()
     for k, v in node.items():
-        if not path and k == "taught":
+        if not path and k in ("taught", "names"):
             continue
         out |= leaves(v, path + (k,)) if isinstance(v, dict) else {".".join(path + (k,))}
     return out
@@ -105,7 +105,8 @@ def test_detail_versions_keep_every_formula_symbol_paper_and_number(en, de):
 
 
 def test_plain_versions_hold_no_formula_or_paper(de):
-    assert {k: FORMULA.findall(v["plain"]) for k, v in de.items() if FORMULA.search(v["plain"])} == {}
+    bare = {k: TAG.sub(" ", v["plain"]) for k, v in de.items()}  # a tag's attributes (class=hint-keys): no formula
+    assert {k: FORMULA.findall(t) for k, t in bare.items() if FORMULA.search(t)} == {}
 
 
 def word_count(t: str) -> int:
@@ -138,3 +139,31 @@ def test_taught_terms_are_german_words_explained_where_they_first_appear(de):
     for term, key in taught.items():
         assert tokenize(term, "de") == [term], term  # lower case, one word as wordfreq splits it
         assert term in tokenize(strip_markup(de[key]["plain"]), "de"), (term, key)
+
+
+def shown_by_default(de) -> dict[str, str]:
+    """What the German page says before "genau" is pressed: every text's plain version, every label and said text."""
+    cat = read("de")
+    out = {k: v["plain"] for k, v in de.items()}
+    for table in ("label", "said"):
+        out |= {f"{table}.{k}": v for k, v in cat.get(table, {}).items() if isinstance(v, str)}
+    return out
+
+
+def test_each_concept_has_one_name_on_the_german_page(de):
+    """The [names] glossary (issue 58): a concept is called by its one name (Wortstück, Kopf, Schicht,
+    Aufmerksamkeit, Strahlsuche ...) in every plain text and label, never by a synonym ("Stück", "Head", "Ebene",
+    "Beam-Search"; an inflected form, or the end of a compound with a hyphen, "Quell-Stück", counts)."""
+    names = read("de")["names"]
+    assert {"Wortstück", "Kopf", "Schicht", "Aufmerksamkeit"} <= set(names) and all(names.values())
+    said = shown_by_default(de)
+    letter = "A-Za-zÄÖÜäöüß"
+    found = {}
+    for name, others in names.items():
+        assert any(name in t for t in said.values()), name  # the name itself is used
+        for other in others:
+            pattern = re.compile(rf"(?<![{letter}]){re.escape(other)}(?:e|s|es|en|n)?(?![{letter}])")
+            hits = sorted(k for k, t in said.items() if pattern.search(strip_markup(t)))
+            if hits:
+                found[f"{other} (say {name})"] = hits
+    assert found == {}

@@ -136,7 +136,7 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
                 ex += [step - 1, step, None]
                 ey += [tree[step - 1][node.parent].rank + 1, node.rank + 1, None]
     data = [{"type": "scatter", "mode": "lines", "x": ex, "y": ey, "line": {"color": "#bbbbbb", "width": 1},
-             "hoverinfo": "skip", "name": said("beam_lines")}]
+             "hoverinfo": "skip", "name": said("beam_lines"), "meta": "beam"}]  # meta: the tree in every language
     if highlight_path:
         data.append({"type": "scatter", "mode": "lines", "x": [s for s, _ in highlight_path],
                      "y": [tree[s][i].rank + 1 for s, i in highlight_path], "line": {"color": "#ff851b", "width": 5},
@@ -226,7 +226,7 @@ def for_width(fig, width):
     top = _narrow_title(lay, w)
     if {"source", "target"} <= names:
         _upright_alignment(d, w, top)
-    elif "beam" in names:
+    elif any(t.get("meta") == "beam" for t in d.get("data", [])):  # (its names are the page's language's words)
         _upright_beam(d, w, top)
     else:
         _narrow_heatmap(d, w, top)

@@ -74,8 +74,8 @@ def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
 def controls(ctx: Ctx) -> SimpleNamespace:
     """The tab's components, laid out for a laptop screen: at 1280x800 the step controls, the big map and the
     inside panel's table are visible without scrolling (tests/test_glitches_browser.py). One row for the
-    sentence, the examples and the buttons; below it two columns: the top-k list (a strip) over the view, and
-    the inside panel over the architecture strip; then the translation so far, the settings and the rarer tools.
+    sentence, the examples and the buttons; below it two columns: the top-k list (a strip) over the view, and the
+    translation so far over the inside panel and the architecture strip; then the settings and the rarer tools.
     Returned by name."""
     c = sentence_row(ctx)
     with gr.Row(elem_id="translate_main"):
@@ -86,6 +86,10 @@ def controls(ctx: Ctx) -> SimpleNamespace:
                              css_template=ctx.css, js_on_load=asset("topk.js"), elem_id="topk")
             c.attention = lens_view(ctx, "attention")
         with gr.Column(scale=1, min_width=440):
+            # the translation being written, beside the map that writes it, on the first screen (issue 58 item 10:
+            # it sat ~1,390 px down the page); on a phone right under the box (assets/layout.css)
+            c.translation = gr.Textbox(label=label("translation_so_far"), elem_id="translation", interactive=False,
+                                       lines=1, max_lines=3)
             c.inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
             arch.strip(ctx)  # the model's layers, the map shown highlighted (assets/arch.js)
             c.attribution = attribution_panel.panel(ctx)  # ALTI+ / saliency on the map (assets/attribution.js)
@@ -174,10 +178,8 @@ CAVEATS_CSS = (".caveats { margin: 0; padding: 6px 10px; list-style: none; borde
 
 
 def tools(ctx: Ctx, c: SimpleNamespace) -> None:
-    """Under the view: the translation so far, and folded: the top-k size and the word toggle, a reference
-    translation, going to a step, export."""
-    with gr.Column(scale=2, min_width=300):
-        c.translation = gr.Textbox(label=label("translation_so_far"), elem_id="translation", interactive=False, lines=2)
+    """Under the view, folded: the top-k size and the word toggle, a reference translation, going to a step,
+    export."""
     with gr.Column(scale=2, min_width=300, elem_id="translate_folds"):
         with gr.Accordion(label("settings"), open=False, elem_id="settings"):
             c.k = checked(gr.Slider(1, 20, value=TOPK, step=1, label=label("k"), elem_id="k"), "top-k")

@@ -1,0 +1,195 @@
+"""A student's phone on the German page (issue 58 item 9), in Chromium at 390x844 with touch and locale de-DE: every
+control a finger uses is at least 44 px tall (the view's radios Gewicht / Beitrag / ALTI+ / Empfindlichkeit and its
+box "Spalten <s>/</s> ausblenden": their label is the target), every row of the map has its whole label, "▶ Abspielen"
+is one line, the beam tree's labels do not overprint, the lesson's Back is not the step bar's, and no hint speaks of
+the ← → keys (a touch hint instead; at 1280x800 with a mouse the keys' hint is back). One served app for the module."""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import require_chromium, tab_button
+
+pytestmark = pytest.mark.browser
+SENTENCE = "Ich weiß, dass er morgen nach Berlin fährt."
+PHONE = (390, 844)
+TABS = ["Translate", "Compare", "Head ablation", "Beam search", "Across layers"]
+# every visible control a finger uses and how tall it is: buttons, selects, sliders, text boxes and the labels of
+# radios and check boxes (the label is the target). Not: Plotly's tool bar (a mouse's zoom tools), Gradio's footer,
+# links inside a text (text, WCAG 2.5.5's inline exception), the skip links (1 px until the keyboard focuses them),
+# an input inside its label (the label is measured)
+SMALL = """() => { const out = [];
+  const sel = 'button, select, input[type=range], input[type=number], textarea, input[type=text], ' +
+              'label:has(> input[type=radio]), label:has(> input[type=checkbox])';
+  for (const e of document.querySelectorAll(sel)) {
+    if (!e.checkVisibility({checkVisibilityCSS: true, checkOpacity: true})) continue;
+    if (e.closest('.modebar, footer, .al-skip') || (e.matches('input') && e.closest('label:has(> input)'))) continue;
+    const r = e.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    if (r.height < 44 - 0.5) out.push(`${e.id || (e.closest('[id]') || {}).id} ${e.tagName} ` +
+                                      `"${(e.innerText || e.value || '').trim().slice(0, 30)}" ${Math.round(r.height)} px`);
+  }
+  return out; }"""  # noqa: E501 (a script's lines, as the browser runs them)
+
+
+def phone(b, url, size=PHONE, touch=True):
+    require_chromium()
+    context = b.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=touch, has_touch=touch,
+                            locale="de-DE")
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function("window.__lens && window.__lens.ready === true", timeout=60000)
+    page.wait_for_selector("#source textarea", timeout=60000)
+    return page
+
+
+def started(page):
+    page.fill("#source textarea", SENTENCE)
+    page.click("#start")
+    page.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
+                           timeout=60000)
+    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+
+
+def tab(page, name):
+    page.click(tab_button(name))
+    page.wait_for_timeout(500)
+    if name == "Compare":
+        page.click("#compare_start")
+        page.wait_for_selector("#compare [data-role=panels]:not([hidden])", timeout=60000)
+    elif name == "Head ablation":
+        page.locator("#ablate_cross").get_by_label("L1 H1").check()
+        page.click("#ablate_run")
+        page.wait_for_function("window.__lensViews['attention_ablated'] && window.__lensViews['attention_ablated']"
+                               ".renders > 0", timeout=60000)
+    elif name == "Beam search":
+        page.click("#beam_run")
+        page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
+    elif name == "Across layers":
+        page.wait_for_selector("#tab_layers .js-plotly-plot", timeout=60000)
+    page.wait_for_timeout(800)
+
+
+@pytest.fixture(scope="module")
+def student(served_browser):
+    url, b = served_browser
+    page = phone(b, url)
+    started(page)
+    page.tap("#run")
+    page.wait_for_function("window.__lens.state.t === window.__lens.state.traj.n - 1", timeout=20000)
+    page.wait_for_timeout(500)
+    yield page
+    page.context.close()
+
+
+def test_every_control_a_finger_uses_is_44_px_tall(student):
+    page = student
+    small = {}
+    for name in TABS:
+        tab(page, name)
+        if page.evaluate(SMALL):
+            small[name] = page.evaluate(SMALL)
+    tab(page, "Translate")
+    assert small == {}
+    assert page.errors == []
+
+
+def test_every_row_of_the_map_has_its_whole_label(student):
+    page = student
+    rows = page.evaluate("window.__lens.view().y")
+    labels = page.eval_on_selector_all(
+        "#attention [data-role=ylabels] span",
+        "ss => ss.map(s => [s.textContent, getComputedStyle(s).display !== 'none', s.scrollWidth <= s.clientWidth])")
+    assert len(rows) > 8 and [t for t, _, _ in labels] == rows
+    assert [t for t, shown, _ in labels if not shown] == []  # every row labelled, not every second one
+    assert [t for t, _, whole in labels if not whole] == []  # none cut ("_Berlin → _tom…")
+
+
+def test_play_says_its_word_on_one_line(student):
+    page = student
+    page.evaluate("window.scrollTo(0, 0)")
+    lines, fits = page.eval_on_selector("#attention [data-role=play]", """b => {
+      const r = document.createRange(); r.selectNodeContents(b);
+      return [new Set([...r.getClientRects()].filter(x => x.width > 1).map(x => Math.round(x.top))).size,
+              b.scrollWidth <= b.clientWidth]; }""")
+    assert page.inner_text("#attention [data-role=play]").strip() == "▶ Abspielen"
+    assert lines == 1 and fits
+
+
+def test_the_beam_trees_labels_do_not_overprint(student):
+    page = student
+    tab(page, "Beam search")
+    boxes = page.eval_on_selector_all(
+        "#beam_tree .js-plotly-plot .scatterlayer text",
+        "ts => ts.filter(t => t.textContent.trim()).map(t => { const r = t.getBoundingClientRect(); "
+        "return [t.textContent, r.left, r.top, r.right, r.bottom]; })")
+    assert len(boxes) > 10
+    frame = page.eval_on_selector("#beam_tree",
+                                  "e => { const r = e.getBoundingClientRect(); return [r.left, r.right]; }")
+    over = [(a[0], c[0]) for i, a in enumerate(boxes) for c in boxes[i + 1:]
+            if min(a[3], c[3]) - max(a[1], c[1]) > 2 and min(a[4], c[4]) - max(a[2], c[2]) > 2]
+    assert over == []
+    assert [t[0] for t in boxes if t[1] < frame[0] - 1 or t[3] > frame[1] + 1] == []  # on the screen, not cut
+    tab(page, "Translate")
+
+
+def test_no_hint_speaks_of_the_keys_on_a_phone_and_a_touch_hint_does(student, served_browser):
+    page = student
+    said = page.inner_text("body")  # what is shown (innerText leaves out what CSS hides)
+    assert "Tasten ← und →" not in said and "← / →" not in said
+    assert "Tippe auf ◀ Zurück oder Schritt ▶, um einen Schritt zu gehen." in said
+    url, b = served_browser
+    desk = phone(b, url, (1280, 800), touch=False)
+    started(desk)
+    said = desk.inner_text("body")
+    assert "Die Tasten ← und → gehen einen Schritt weiter" in said and "Tippe auf ◀ Zurück" not in said
+    desk.context.close()
+
+
+def test_the_lessons_back_is_not_the_step_bars(student, served_browser):
+    """Two identical "◀ Zurück" side by side (the lesson's, the step bar's): the lesson's goes to the view before."""
+    page = student
+    page.evaluate("window.scrollTo(0, 0)")
+    page.tap("#lesson_open")
+    for note in ("erste Ansicht", "zweite Ansicht"):
+        page.fill("#lesson_note", note)
+        n = page.evaluate("window.__lesson.made.length")
+        page.tap("#lesson_add")
+        page.wait_for_function(f"window.__lesson.made.length === {n + 1}", timeout=5000)
+        page.evaluate("window.__lens.ctl.back()")  # the view before (the bar's Back is under the open tools)
+        page.wait_for_timeout(300)
+    page.tap("#copy_lesson")
+    page.wait_for_function("window.__lesson.last !== null", timeout=5000)
+    link = page.evaluate("window.__lesson.last")
+    _url, b = served_browser
+    other = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                          locale="de-DE").new_page()
+    other.goto(link)
+    other.wait_for_function("window.__link && window.__link.opened === true && window.__lesson && "
+                            "!window.__lesson.busy", timeout=120000)
+    assert other.is_visible("#lesson_bar") and other.is_visible("#back")
+    mine, bar = other.inner_text("#lesson_back").strip(), other.inner_text("#back").strip()
+    assert bar == "◀ Zurück" and mine == "◀ Vorige Ansicht", (mine, bar)
+    for sel in ("#lesson_back", "#lesson_next"):
+        assert other.locator(sel).bounding_box()["height"] >= 44, sel
+    other.context.close()
+
+
+def test_the_translation_so_far_is_beside_the_map_at_1280x800(served_browser):
+    """Item 10: at 1280x800 "Übersetzung bisher" sat ~1,390 px down the page, under the whole view; now a student
+    sees the translation being written on the first screen beside the map that writes it (its bottom no lower
+    than the map's, in the screen's upper half)."""
+    url, b = served_browser
+    desk = phone(b, url, (1280, 800), touch=False)
+    started(desk)
+    for _ in range(3):
+        desk.evaluate("window.__lens.ctl.step()")
+    desk.wait_for_function("window.__lens.state.t === 3", timeout=10000)
+    desk.evaluate("window.scrollTo(0, 0)")
+    box = desk.locator("#translation").bounding_box()
+    big = desk.locator("#attention [data-role=big]").bounding_box()
+    assert desk.input_value("#translation textarea").strip() != ""
+    assert box["y"] >= 0 and box["y"] + box["height"] <= big["y"] + big["height"], (box, big)  # on screen, by it
+    assert big["y"] + big["height"] <= 800 and box["y"] + box["height"] <= 400, (box, big)
+    desk.context.close()
