@@ -55,9 +55,9 @@ def build(ctx: Ctx) -> None:
     with gr.Column() as view_box:  # hidden while it would show another sentence's maps (ui/shell/page_state.py)
         view = lens_view(ctx, "attention_ablated")
 
-    # at the step the Translate view shows (ctx.position, read live by the js); the page's Compare also shows the
+    # at the step the Translate view shows (ctx.view, read live by the js); the page's Compare also shows the
     # maps' box in the same answer (a view drawn while hidden has no map to read); /ablate for programs as before
-    inputs, outs = [ctx.state, enc, dec, cross, ctx.k, ctx.position], [intact, ablated, probs, topk, view, note]
+    inputs, outs = [ctx.state, enc, dec, cross, ctx.k, ctx.view], [intact, ablated, probs, topk, view, note]
     ablate = of_session(ablation_handlers.ablate_at)
 
     def compare(session, *rest):  # without a started sentence (a model picked, a reload): said in the note

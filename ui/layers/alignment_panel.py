@@ -33,7 +33,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
                              label=label("align_table"), max_height=900,
                              column_widths=["18%", "20%", "22%", "24%", "16%"])
     width = width_input()  # the page's width: on a phone the matrix is drawn for it (ui/shell/figures.py for_width)
-    inputs, outs = [ctx.state, method, ctx.position, width], [matrix, table, summary]
+    inputs, outs = [ctx.state, method, ctx.view, width], [matrix, table, summary]
     follow = dict(CONC, js=with_width(WHOLE, 4), api_visibility="private", show_progress="minimal",
                   trigger_mode="always_last")
 

@@ -37,7 +37,7 @@ def build(ctx: Ctx, tab: Panel | None = None) -> None:
         rollout = gr.Plot(label=label("rollout"), elem_id="rollout")
 
     width = width_input()  # the page's width: on a phone the figures are drawn for it (ui/shell/figures.py for_width)
-    inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
+    inputs, outs = [ctx.state, layer, threshold, ctx.view], [rollout, lines, matrix]
     at = of_session(layers_handlers.across_layers_at)
 
     def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start

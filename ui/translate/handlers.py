@@ -133,7 +133,7 @@ def force_at(tr: Translator, session, position, piece, k: int = TOPK, words: boo
 def at_position(tr: Translator, session, position=None) -> DecodingSession:
     """A copy of the session at the position the browser shows. `position`: None or "" (the session's own
     cursor), or {"step": t, "ids": [token ids 0..t], "forced": [0/1 per position]} (a dict, or its JSON as
-    the view writes it into #view_pos). When the session's history does not hold those pieces (e.g. the view
+    the page's js puts it into the request: components.live_position). When the session's history does not hold those pieces (e.g. the view
     went back to the greedy trajectory after a forced one), the position is decoded again from the source. A
     position may lie past greedy decoding's limit (a reference is followed with a longer one,
     DecodingSession.followable): up to the model's max_len, its limit grown as following those pieces grows it."""

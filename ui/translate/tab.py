@@ -45,13 +45,13 @@ def local(call: str) -> str:
 
 
 def build(ctx: Ctx) -> None:
-    """Components and their events; sets ctx.source, ctx.k, ctx.words, ctx.view, ctx.position for the other tabs
-    (and ctx.translate: the components wire_model reaches)."""
+    """Components and their events; sets ctx.source, ctx.k, ctx.words, ctx.view for the other tabs (and
+    ctx.translate: the components wire_model reaches)."""
     c = controls(ctx)
     wire_browser(c)
     wire_server(ctx, c)
     wire_hint(ctx, c)
-    ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = c.source, c.k, c.words, c.bus, c.position
+    ctx.source, ctx.k, ctx.words, ctx.view = c.source, c.k, c.words, c.bus
     ctx.translate = c
     page_state.on_new(ctx, [c.files], [None])  # the exported files were of the sentence before
 
@@ -199,10 +199,9 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
 
 
 def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
-    """Components the page never shows: the position the view shows (written in the browser, read by other
-    tabs' events), the API's server-side stepping, the forcing endpoint, a no-op round trip, the event bus."""
+    """Components the page never shows: the API's server-side stepping, the forcing endpoint, a no-op round trip,
+    the view's event bus (also the input that carries the position the view shows: `live_position`)."""
     c.piece_in = gr.Textbox(visible=False)
-    c.position = gr.Textbox("", visible="hidden", elem_id="view_pos", label="position shown")
     # the endpoints for programs only (gradio_client: /start /step ... /force, and the other tabs' /ablate /beam):
     # one hidden button the page never clicks carries them all (a client calls an endpoint by its name, not by
     # its trigger), since every component costs the page's first load its share of Gradio's work
@@ -211,7 +210,9 @@ def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
                                           "export")}
     c.noop = drawn.button("no-op", "noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
-    # payload (megabytes for a long sentence) on every step
+    # payload (megabytes for a long sentence) on every step. As an input of another tab's event it stands for the
+    # view: that event's js puts the position the view shows in its place (components.live_position), so the
+    # browser, which owns the step shown, sends it with the request and no box relays it
     c.bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
                     elem_id="lens_bus")
     c.glossary = gr.HTML("", html_template="", js_on_load=asset("glossary.js"), visible="hidden",
@@ -227,8 +228,7 @@ def wire_browser(c: SimpleNamespace) -> None:
     c.b_goto.click(None, [c.step_no], js=local("goto(a[0])"))
     c.k.input(None, [c.k], js=local("setK(a[0])"))
     c.words.input(None, [c.words], js=local("setWords(a[0])"))
-    c.bus.input(None, None, [c.translation, c.position],
-                js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
+    c.bus.input(None, None, [c.translation], js="() => window.__lensViews.attention.sync()")  # translation so far
     # the box's text, for the hint and every tab's name of the started sentence (assets/sentence.js)
     c.source.change(None, [c.source], None, js="(v) => { if (window.__sentence) window.__sentence.setBox(v); }")
 
@@ -353,9 +353,9 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
             return [gr.skip(), box_note_value({}, note)]
         return [export(session, position, request), box_note_value({})]
 
-    c.b_export.click(on_export, [state, c.position], [c.files, c.export_note], js=live_position(2, 1),
+    c.b_export.click(on_export, [state, c.bus], [c.files, c.export_note], js=live_position(2, 1),
                      show_progress_on=[c.files], api_visibility="private", **CONC)
-    api["export"].click(export, [state, c.position], [c.files], js=live_position(2, 1), api_name="export", **CONC)
+    api["export"].click(export, [state, c.bus], [c.files], js=live_position(2, 1), api_name="export", **CONC)
     attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
     c.noop.click(decoding_views.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
