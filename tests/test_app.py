@@ -286,3 +286,22 @@ def test_the_queue_tells_waiting_requests_their_place_at_a_rate_and_absent_matpl
         sys.modules.pop("matplotlib", None)
         if saved != "absent":
             sys.modules["matplotlib"] = saved
+
+
+def test_the_page_writes_the_top_k_box_from_no_answer_and_start_has_one_builder(tiny_translator):
+    """Issue 57 item 2: Start's answer is built in one place (ui/translate/handlers.py trajectory_outputs: the payload
+    with the sentence started and its caveats, the top-k with its notes) and the top-k is sent to the page once, in
+    the payload's steps.topk, which the view draws: no event of the page (Start, Enter, an example, a forced piece,
+    a link, the language hint's switch, the picker) has the top-k box among its outputs; only the endpoints for
+    programs do."""
+    from ui.app import build_demo
+    config = build_demo(tiny_translator).config
+    topk = next(c["id"] for c in config["components"] if c["props"].get("elem_id") == "topk")
+    writers = [d for d in config["dependencies"] if topk in d["outputs"]]
+    private = [(d.get("api_name"), d["targets"], d["js"]) for d in writers if d["api_visibility"] == "private"]
+    assert writers and private == []
+    state, translation, payload, top = decoding_views.start(tiny_translator, "Ein Hund rennt.")
+    assert decoding_views.for_page((state, translation, payload, top)) == [state, translation, payload]
+    assert payload["input"] == "Ein Hund rennt." and payload["caveats"] == [] and top["notes"] == []
+    forced = decoding_views.force_at(tiny_translator, state, None, state.topk(3)[2][0])[2]
+    assert "input" not in forced and "caveats" not in forced  # only a Start names a sentence started

@@ -114,7 +114,8 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
     # changed by each sentence started: the tabs' old results go (ui/shell/page_state.py)
     started_n = getattr(c, "started", None)
     extra = [started_n] if started_n is not None else []
-    outs = [ctx.model, ctx.state, c.translation, c.attention, c.topk] + words_out + extra + [parts.box]
+    outs = [ctx.model, ctx.state, c.translation, c.attention] + words_out + extra + [parts.box]  # the top-k: drawn
+    # from the payload by the view (decoding_views.for_page)
     links = itertools.count(1)
 
     def on_link(now, kk, ww, evt: gr.EventData):
@@ -123,10 +124,10 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
         key, started, notes = opened(models, data.get("text"), data.get("model"), now, kk, ww)
         answer = {"id": data.get("id"), "ok": started is not None, "notes": notes}
         if started is None:
-            return [key] + [gr.update()] * 4 + model_parts(key) + [gr.update()] * len(extra) + [answer]
+            return [key] + [gr.update()] * 3 + model_parts(key) + [gr.update()] * len(extra) + [answer]
         answer["input"] = started[2]["input"]  # the sentence the views name: the part translated, if it was cut
         # the box holds the linked sentence, as if typed
         new = [f"link {next(links)}"] * len(extra)
-        return [key, *started] + model_parts(key, text=data.get("text")) + new + [answer]
+        return [key, *decoding_views.for_page(started)] + model_parts(key, text=data.get("text")) + new + [answer]
 
     parts.box.click(on_link, [ctx.model, c.k, c.words], outs, api_visibility="private", **CONC)

@@ -239,7 +239,7 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     languages; the hint's button switches to the model of the sentence's language and starts it. `followers`:
     (outputs, content(translator) -> their values) of the tabs whose content is the model's own."""
     c, models = ctx.translate, ctx.models
-    cleared = [ctx.state, c.translation, c.attention, c.topk]
+    cleared = [ctx.state, c.translation, c.attention]  # the top-k follows the view (assets/lens.js)
     words_out = [c.source, c.ref, c.examples]
     groups = [o for outputs, _ in followers for o in outputs]
     busy = {"show_progress_on": cleared[1:] + groups}  # no spinner over the boxes being relabelled
@@ -256,7 +256,7 @@ def wire_model(ctx: Ctx, followers: list) -> None:
         lang = page_lang()  # the toast in the user's page's language
         gr.Info(said("now_using", lang, model=model_words(models, key, lang),
                      src=labels(lang)[f"lang_{models.get(key).config.src_lang}"]))
-        return [None, "", None, None] + model_parts(key)
+        return [None, "", None] + model_parts(key)
 
     page_state.switch(ctx, ctx.model.input(picked, [ctx.model], cleared + words_out + groups,
                                            api_visibility="private", **busy, **CONC))
@@ -264,26 +264,20 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     def switch(text, kk, ww, key):
         _, other = hint_for(models, key, text)
         other = other or key
-        return [other] + list(decoding_views.start(models.get(other), text, kk, ww)) + model_parts(other)
+        return [other] + decoding_views.for_page(decoding_views.start(models.get(other), text, kk, ww)) + model_parts(
+            other)
 
     page_state.switch(ctx, c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
                                                    [ctx.model] + cleared + words_out + groups,
                                                    api_visibility="private", **busy, **CONC))
 
 
-def drawn_once(answer) -> list:
-    """The page's own answer (state, translation, payload, top-k) without its top-k: the page draws the top-k once,
-    from the payload's steps.topk at the step it shows (assets/lens_labels.js pushTopk); the top-k beside the
-    payload is for programs (/start, /force, gradio_client)."""
-    state, translation, payload, _ = answer
-    return [state, translation, payload, gr.skip()]
-
-
 def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     """Events that reach the server: Start, forcing a piece, the reference, export, and for programs the
     server-side stepping of the session as before (/step /run /back /reset /goto /topk)."""
     models, state, source, k, words, api, model = ctx.models, ctx.state, c.source, c.k, c.words, c.api, ctx.model
-    outs = [state, c.translation, c.attention, c.topk]
+    outs = [state, c.translation, c.attention, c.topk]  # the programs' answer (handlers.trajectory_outputs)
+    page = outs[:3]  # the page's: handlers.for_page (the top-k is drawn from the payload)
 
     def start(text, kk, ww, key=""):
         return decoding_views.start(models.get(key), text, kk, ww)
@@ -292,29 +286,29 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         tr = models.get(key)
         problem = source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
         if problem:
-            return [gr.skip()] * len(outs) + [box_note_value({"source": text}, problem), gr.skip()]
-        return drawn_once(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}),
-                                                                     page_state.new_value()]
+            return [gr.skip()] * len(page) + [box_note_value({"source": text}, problem), gr.skip()]
+        return decoding_views.for_page(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}),
+                                                                                  page_state.new_value()]
 
     # the mark of a start: new with each sentence started, left as it was by a Start that started nothing; its change
     # clears the other tabs' results (ui/shell/page_state.py)
     c.started = page_state.mark(ctx)
-    quiet = dict(api_visibility="private", show_progress_on=outs, **DECODE)  # no spinner on the note under the box
-    c.b_start.click(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
-    source.submit(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
+    quiet = dict(api_visibility="private", show_progress_on=page, **DECODE)  # no spinner on the note under the box
+    c.b_start.click(on_start, [source, k, words, model], page + [c.note, c.started], **quiet)
+    source.submit(on_start, [source, k, words, model], page + [c.note, c.started], **quiet)
     # the API's /start: a bad sentence or top-k is answered by the handler with its reason; the model comes last,
     # optional
     api["start"].click(start, [source, k, words, model], outs, api_name="start", **DECODE)  # Start: batched decoding
 
     def on_example(example, kk, ww, key=""):  # picking an example puts it in the box and starts it
         if not example:
-            return [gr.skip()] * (len(outs) + 3)
+            return [gr.skip()] * (len(page) + 3)
         started = decoding_views.start(models.get(key), example, kk, ww)
         note = box_note_value({"source": example})
-        return [gr.update(value=example)] + drawn_once(started) + [note, page_state.new_value()]
+        return [gr.update(value=example)] + decoding_views.for_page(started) + [note, page_state.new_value()]
 
-    c.examples.input(on_example, [c.examples, k, words, model], [source] + outs + [c.note, c.started],
-                     api_visibility="private", show_progress_on=outs, **DECODE)
+    c.examples.input(on_example, [c.examples, k, words, model], [source] + page + [c.note, c.started],
+                     api_visibility="private", show_progress_on=page, **DECODE)
     # every other event reads the started sentence, which carries its model (ui/shell/models.py of_session)
     api["step"].click(of_session(decoding_views.step), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(of_session(decoding_views.run), [state, k, words], outs, api_name="run", **FAST)
@@ -325,21 +319,21 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     def on_force(session, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
-        return drawn_once(decoding_views.force_at(need_session(session).translator, session, data.get("position"),
-                                                  data.get("piece"), kk, ww))
+        return decoding_views.for_page(decoding_views.force_at(need_session(session).translator, session,
+                                                               data.get("position"), data.get("piece"), kk, ww))
 
-    c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
+    c.topk.click(on_force, [state, k, words], page, api_visibility="private", **FAST)
     c.b_force.click(of_session(decoding_views.force), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
     # the reference of the started sentence, stepped like a decoding; /reference (text, reference) for programs
     def on_reference(session, ref, kk, ww):  # a reference it cannot show: said under its box, nothing else
         problem = reference_problem(session, ref)
         if problem:
-            return [gr.skip(), gr.skip(), box_note_value({"reference": ref}, problem)]
+            return [gr.skip(), box_note_value({"reference": ref}, problem)]
         payload, _ = of_session(decoding_views.reference_at)(session, ref, kk, ww)
-        return [payload, gr.skip(), box_note_value({"reference": ref})]  # the top-k: the view's, from the payload
+        return [payload, box_note_value({"reference": ref})]  # the top-k: the view's, from the payload
 
-    c.b_ref.click(on_reference, [state, c.ref, k, words], [c.attention, c.topk, c.ref_note],
-                  show_progress_on=[c.attention, c.topk], api_visibility="private", **CONC)
+    c.b_ref.click(on_reference, [state, c.ref, k, words], [c.attention, c.ref_note],
+                  show_progress_on=[c.attention], api_visibility="private", **CONC)
 
     def reference(text, ref, key=""):  # /reference (text, reference[, model])
         return decoding_views.reference(models.get(key), text, ref)
