@@ -11,12 +11,11 @@ a lesson (ui/shell/lesson.py) is a list of such links with notes, in one paramet
 """
 from __future__ import annotations
 
-import itertools
 from types import SimpleNamespace
 
 import gradio as gr
 
-from ui.shell import lesson
+from ui.shell import lesson, page_state
 from ui.shell.components import CONC, VENDOR, Ctx, asset
 from ui.translate import handlers as decoding_views
 
@@ -111,12 +110,12 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
     browser what was ignored and what was started ({id, ok, notes, input})."""
     c, models = ctx.translate, ctx.models
     words_out, model_parts = ctx.model_outputs  # translate_tab.wire_model: the components a model choice sets
-    # changed by each sentence started: the tabs' old results go (ui/shell/page_state.py)
+    # the mark of what is started, new with the link's model and sentence: no tab draws the old results
+    # (ui/shell/page_state.py)
     started_n = getattr(c, "started", None)
     extra = [started_n] if started_n is not None else []
     outs = [ctx.model, ctx.state, c.translation, c.attention] + words_out + extra + [parts.box]  # the top-k: drawn
     # from the payload by the view (decoding_views.for_page)
-    links = itertools.count(1)
 
     def on_link(now, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
@@ -127,7 +126,7 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
             return [key] + [gr.update()] * 3 + model_parts(key) + [gr.update()] * len(extra) + [answer]
         answer["input"] = started[2]["input"]  # the sentence the views name: the part translated, if it was cut
         # the box holds the linked sentence, as if typed
-        new = [f"link {next(links)}"] * len(extra)
+        new = [page_state.new_value()] * len(extra)
         return [key, *decoding_views.for_page(started)] + model_parts(key, text=data.get("text")) + new + [answer]
 
     parts.box.click(on_link, [ctx.model, c.k, c.words], outs, api_visibility="private", **CONC)

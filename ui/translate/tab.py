@@ -53,7 +53,6 @@ def build(ctx: Ctx) -> None:
     wire_hint(ctx, c)
     ctx.source, ctx.k, ctx.words, ctx.view = c.source, c.k, c.words, c.bus
     ctx.translate = c
-    page_state.on_new(ctx, [c.files], [None])  # the exported files were of the sentence before
 
 
 def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -195,7 +194,8 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
         with panels.fold("Export the maps", elem_id="export_fold", shown=both("export_fold")):
             c.b_export = gr.Button(label("export"), elem_id="export")
             c.export_note = box_note(ctx, "export_note", [])  # why Export gave nothing (no sentence started)
-            c.files = gr.File(label=label("files"), file_count="multiple", elem_id="export_files")
+            with page_state.results() as c.files_box:  # drawn for the sentence it exported (ui/shell/page_state.py)
+                c.files = gr.File(label=label("files"), file_count="multiple", elem_id="export_files")
 
 
 def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -252,24 +252,24 @@ def wire_model(ctx: Ctx, followers: list) -> None:
             v for _, content in followers for v in content(tr)]
     ctx.model_outputs = (words_out + groups, model_parts)  # a link's model sets these too (ui/shell/link.py)
 
-    def picked(key):
+    def picked(key):  # a new start with no sentence: a new mark, so no tab draws the old one's results
         lang = page_lang()  # the toast in the user's page's language
         gr.Info(said("now_using", lang, model=model_words(models, key, lang),
                      src=labels(lang)[f"lang_{models.get(key).config.src_lang}"]))
-        return [None, "", None] + model_parts(key)
+        return [None, "", None, page_state.new_value()] + model_parts(key)
 
-    page_state.switch(ctx, ctx.model.input(picked, [ctx.model], cleared + words_out + groups,
-                                           api_visibility="private", **busy, **CONC))
+    ctx.model.input(picked, [ctx.model], cleared + [c.started] + words_out + groups, api_visibility="private", **busy,
+                    **CONC)
 
     def switch(text, kk, ww, key):
         _, other = hint_for(models, key, text)
         other = other or key
-        return [other] + decoding_views.for_page(decoding_views.start(models.get(other), text, kk, ww)) + model_parts(
-            other)
+        started = decoding_views.for_page(decoding_views.start(models.get(other), text, kk, ww))
+        return [other] + started + [page_state.new_value()] + model_parts(other)
 
-    page_state.switch(ctx, c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
-                                                   [ctx.model] + cleared + words_out + groups,
-                                                   api_visibility="private", **busy, **CONC))
+    c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
+                            [ctx.model] + cleared + [c.started] + words_out + groups, api_visibility="private",
+                            **busy, **CONC)
 
 
 def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -290,8 +290,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         return decoding_views.for_page(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}),
                                                                                   page_state.new_value()]
 
-    # the mark of a start: new with each sentence started, left as it was by a Start that started nothing; its change
-    # clears the other tabs' results (ui/shell/page_state.py)
+    # the mark of what is started: new with each sentence started, left as it was by a Start that started nothing;
+    # every tab's results are drawn for the mark they were computed for alone (ui/shell/page_state.py)
     c.started = page_state.mark(ctx)
     quiet = dict(api_visibility="private", show_progress_on=page, **DECODE)  # no spinner on the note under the box
     c.b_start.click(on_start, [source, k, words, model], page + [c.note, c.started], **quiet)
@@ -341,14 +341,14 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     api["reference"].click(reference, [source, c.ref, model], [c.attention, c.topk], api_name="reference", **CONC)
     export = exports.export_event()
 
-    def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
+    def on_export(mark, session, position=None, request: gr.Request = None):  # the page's: no sentence: its note
         if not page_state.started(session):
             note = page_state.unstarted("un_export", here=True, words=said_words(page_lang()))
-            return [gr.skip(), box_note_value({}, note)]
-        return [export(session, position, request), box_note_value({})]
+            return [gr.skip(), box_note_value({}, note), gr.skip()]
+        return [export(session, position, request), box_note_value({}), page_state.drawn_for(mark)]
 
-    c.b_export.click(on_export, [state, c.bus], [c.files, c.export_note], js=live_position(2, 1),
-                     show_progress_on=[c.files], api_visibility="private", **CONC)
+    c.b_export.click(on_export, [c.started, state, c.bus], [c.files, c.export_note, c.files_box],
+                     js=live_position(3, 2), show_progress_on=[c.files], api_visibility="private", **CONC)
     api["export"].click(export, [state, c.bus], [c.files], js=live_position(2, 1), api_name="export", **CONC)
     attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
     c.noop.click(decoding_views.noop, None, None, api_visibility="private", show_progress="hidden").then(
