@@ -100,9 +100,15 @@ def goto(tr: Translator, session, i, k: int = TOPK, words: bool = False):
 
 
 def reset(tr: Translator, session, k: int = TOPK, words: bool = False):
+    """Step 0 of the greedy trajectory, as the page's Reset: the same history /start decoded when no piece was
+    forced in it (its cursor moved back, nothing decoded again); after a forced piece, the greedy decoding again
+    (its heads off, as at_position), which the session no longer holds."""
     s = need_session(session)
     check_k(k)
-    return outputs(tr.start_ids(s.source_ids, ablate=s.ablated or None), k, words)  # its heads off, as at_position
+    if not any(p.forced for p in s.positions):
+        s.goto(0)
+        return outputs(s, k, words)
+    return outputs(tr.start_ids(s.source_ids, ablate=s.ablated or None), k, words)
 
 
 def step_view(tr: Translator, session, k: int = TOPK, words: bool = False):
@@ -141,9 +147,9 @@ def force_at(tr: Translator, session, position, piece, k: int = TOPK, words: boo
 def at_position(tr: Translator, session, position=None) -> DecodingSession:
     """A copy of the session at the position the browser shows. `position`: None or "" (the session's own
     cursor), or {"step": t, "ids": [token ids 0..t], "forced": [0/1 per position]} (a dict, or its JSON as
-    the page's js puts it into the request: components.live_position). When the session's history does not hold those pieces (e.g. the view
-    went back to the greedy trajectory after a forced one), the position is decoded again from the source. A
-    position may lie past greedy decoding's limit (a reference is followed with a longer one,
+    the page's js puts it into the request: components.live_position). When the session's history does not hold
+    those pieces (e.g. the view went back to the greedy trajectory after a forced one), the position is decoded
+    again from the source. A position may lie past greedy decoding's limit (a reference is followed with a longer one,
     DecodingSession.followable): up to the model's max_len, its limit grown as following those pieces grows it."""
     s = need_session(session)
     if position is None or position == "":
