@@ -10,7 +10,6 @@ import pytest
 from transformer.decode.decoding import Translator
 from ui.app import build_demo
 from ui.shell import page_state
-from ui.shell.texts import shown
 
 SOURCE = "Ein Hund rennt."
 

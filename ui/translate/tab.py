@@ -339,6 +339,15 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         return decoding_views.reference(models.get(key), text, ref)
 
     api["reference"].click(reference, [source, c.ref, model], [c.attention, c.topk], api_name="reference", **CONC)
+    wire_export(c, state)
+    attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
+    c.noop.click(decoding_views.noop, None, None, api_visibility="private", show_progress="hidden").then(
+        None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
+
+
+def wire_export(c: SimpleNamespace, state: gr.State) -> None:
+    """Export the maps at the step the view shows: the page's button (its files drawn for the mark of what is
+    started, ui/shell/page_state.py) and /export for programs."""
     export = exports.export_event()
 
     def on_export(mark, session, position=None, request: gr.Request = None):  # the page's: no sentence: its note
@@ -349,7 +358,4 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     c.b_export.click(on_export, [c.started, state, c.bus], [c.files, c.export_note, c.files_box],
                      js=live_position(3, 2), show_progress_on=[c.files], api_visibility="private", **CONC)
-    api["export"].click(export, [state, c.bus], [c.files], js=live_position(2, 1), api_name="export", **CONC)
-    attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
-    c.noop.click(decoding_views.noop, None, None, api_visibility="private", show_progress="hidden").then(
-        None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
+    c.api["export"].click(export, [state, c.bus], [c.files], js=live_position(2, 1), api_name="export", **CONC)
