@@ -81,11 +81,6 @@ def unstarted(what: str, here: bool = False, words: dict | None = None) -> str:
     return f"Press Start{'' if here else ' in the Translate tab'} first: {what}"
 
 
-def hidden(flag: bool = True):
-    """A box's visibility: shown, or hidden but kept in the page (its view keeps its script and state)."""
-    return gr.update(visible="hidden" if flag else True)
-
-
 def mark(ctx) -> gr.Textbox:
     """The mark of what is started (hidden): every event that starts a sentence or switches the model writes
     `new_value()` into it, in the same answer as the state; its change draws the results of that mark alone."""
