@@ -16,11 +16,11 @@ state lives in the page (Gradio components) and in `ctx.page` (a `PageState`, bu
 |                      | window.__attentionLensOpened, __alTabsSeen)     | (ui/shell/first_load.py, ui/shell/panels.py)
           |
 
-Each tab's results are drawn from the page's state, not cleared after it: a results box shows only while the mark it
-was drawn for is the page's mark (one rule of the browser, written by `FOLLOW` when the mark changes). A switch of
+Each tab's results are drawn from the page's state, not cleared after it: a results box drawn for a mark shows only
+while that mark is the page's mark (one rule of the browser, written by `FOLLOW` when the mark changes). A switch of
 model, a new sentence, a link or a lesson's view writes a new mark, and every tab's old results are no longer
 drawn, by construction: no tab registers a clear, and an answer of the old state that comes late is drawn for the
-old mark, so it stays undrawn. A results box never drawn for a mark is not drawn either (assets/layout.css).
+old mark, so it stays undrawn. A results box never drawn for a mark holds nothing yet (empty tables and plots).
 
 A button of the page whose event needs a started sentence answers without one in a note of its own (`started`
 tells; `unstarted` says what to do), never with gr.Error into its outputs: every user reaches that state by picking a
@@ -43,14 +43,17 @@ from transformer.decode.decoding import DecodingSession
 
 # nothing to compute: outside the model's concurrency group, and no limit of its own
 QUIET = {"api_visibility": "private", "show_progress": "hidden", "concurrency_limit": None}
-RESULTS = "al-results"  # the class of every tab's results box (assets/layout.css: never drawn for a mark: not drawn)
+RESULTS = "al-results"  # the class of every tab's results box
 
-# the browser's one rule: a results box is drawn only for the page's mark (a js-only event of the mark's change; the
-# mark is a hex uuid or "", checked again here since a page may send anything)
+# the browser's one rule: a results box drawn for another mark than the page's is not drawn (a js-only event of the
+# mark's change; the mark is a hex uuid or "", checked again here since a page may send anything). Not drawn, yet laid
+# out: invisible, no height, its content clipped, so a plot or table written into it is laid out at its width while
+# the box still waits for its new class (display: none there left Plotly and the Dataframe at a wrong width)
 FOLLOW = ("(m) => { m = /^[0-9a-f]*$/.test(m || '') ? (m || '') : ''; "
           "let s = document.getElementById('al-page-state'); "
           "if (!s) { s = document.createElement('style'); s.id = 'al-page-state'; document.head.append(s); } "
-          f"s.textContent = `.{RESULTS}:not(.for-${{m}}) {{ display: none !important; }}`; "
+          f"s.textContent = `.{RESULTS}[class*='for-']:not(.for-${{m}}) {{ visibility: hidden !important; "
+          "height: 0 !important; min-height: 0 !important; overflow: hidden !important; }`; "
           "window.__pageMark = m; }")
 
 
