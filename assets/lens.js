@@ -95,9 +95,10 @@ inst.ctl = ctl;                           // the player's controls (lens_player.
 inst.decode = decodeView;                 // a payload -> its decoded maps and steps (assets/compare.js)
 inst.axes = (kind, d) => axisLine(kind, languagesOf(d));  // what rows and columns are (assets/compare.js)
 inst.crossing = (d) => crossingHead(d || st.traj);  // the clearest crossing of cross-attention (assets/tour.js)
-// For Gradio events: [translation so far, the position shown] (js-only: sets #translation and #view_pos)
-inst.sync = () => st.traj ? [textAt(st.traj, st.t), inst.position()] : ["", ""];
-// The position the view shows, for the server: the step and the pieces that lead to it
+// For Gradio events: [translation so far] (js-only: sets #translation)
+inst.sync = () => [st.traj ? textAt(st.traj, st.t) : ""];
+// The position the view shows, for the server: the step and the pieces that lead to it. Sent with each request
+// that needs it (ui/shell/components.py live_position puts it in the request's inputs); no box holds it
 inst.position = () => {
   const d = st.traj;
   return d ? JSON.stringify({step: st.t, ids: d.ids.slice(0, st.t + 1), forced: d.forced.slice(0, st.t + 1).map(Number)}) : "";

@@ -10,7 +10,7 @@ Launches the app on loopback and drives headless Chromium (Debian's /usr/bin/chr
 - Step click -> view settled, for a 15-word sentence with the layers x heads grid visible. "Settled" is
   measured in the page with performance.now(): from the click on #step until the last update the click
   causes has finished: the view redrawn (canvases, labels, chips, top-k) AND the Gradio components it
-  updates through its js-only event (#translation and the hidden #view_pos) holding the new values; then
+  updates through its js-only event (#translation) holding the new value; then
   the next animation frame (the one that paints it) is awaited as well. Requests sent to the server
   while stepping are counted (page.on("request")): the target is 0;
 - the same steps with the emulated latency;
@@ -52,17 +52,17 @@ YIELD = ("() => new Promise(r => { const c = new MessageChannel(); c.port1.onmes
          "c.port2.postMessage(0); })")
 
 # click `sel`, then wait (polling between tasks, not timers) until the view has redrawn and the translation
-# and position boxes hold what the view says; then one animation frame
+# box holds what the view says; then one animation frame
 CLICK_SETTLED = f"""async ([sel, seqChange]) => {{
   const L = window.__lens, yieldNow = {YIELD};
-  const ta = document.querySelector('#translation textarea'), vp = document.querySelector('#view_pos textarea');
+  const ta = document.querySelector('#translation textarea');
   const n = L.renders, seq = L.state.traj ? L.state.traj.seq : null, t0 = performance.now();
   document.querySelector(sel).click();
   let drawn = null;
   for (;;) {{
     const fresh = L.renders > n && (!seqChange || (L.state.traj && L.state.traj.seq !== seq));
     if (fresh && drawn === null) drawn = performance.now() - t0;
-    if (fresh) {{ const [text, pos] = L.sync(); if (ta.value === text && vp.value === pos) break; }}
+    if (fresh) {{ const [text] = L.sync(); if (ta.value === text) break; }}
     if (performance.now() - t0 > 60000) throw new Error('the view did not settle within 60 s');
     await yieldNow();
   }}

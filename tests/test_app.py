@@ -286,3 +286,51 @@ def test_the_queue_tells_waiting_requests_their_place_at_a_rate_and_absent_matpl
         sys.modules.pop("matplotlib", None)
         if saved != "absent":
             sys.modules["matplotlib"] = saved
+
+
+def test_the_page_writes_the_top_k_box_from_no_answer_and_start_has_one_builder(tiny_translator):
+    """Issue 57 item 2: Start's answer is built in one place (ui/translate/handlers.py trajectory_outputs: the payload
+    with the sentence started and its caveats, the top-k with its notes) and the top-k is sent to the page once, in
+    the payload's steps.topk, which the view draws: no event of the page (Start, Enter, an example, a forced piece,
+    a link, the language hint's switch, the picker) has the top-k box among its outputs; only the endpoints for
+    programs do."""
+    from ui.app import build_demo
+    config = build_demo(tiny_translator).config
+    topk = next(c["id"] for c in config["components"] if c["props"].get("elem_id") == "topk")
+    writers = [d for d in config["dependencies"] if topk in d["outputs"]]
+    private = [(d.get("api_name"), d["targets"], d["js"]) for d in writers if d["api_visibility"] == "private"]
+    assert writers and private == []
+    state, translation, payload, top = decoding_views.start(tiny_translator, "Ein Hund rennt.")
+    assert decoding_views.for_page((state, translation, payload, top)) == [state, translation, payload]
+    assert payload["input"] == "Ein Hund rennt." and payload["caveats"] == [] and top["notes"] == []
+    forced = decoding_views.force_at(tiny_translator, state, None, state.topk(3)[2][0])[2]
+    assert "input" not in forced and "caveats" not in forced  # only a Start names a sentence started
+
+
+def test_the_stepping_endpoints_read_the_trajectory_start_answered(tiny_translator):
+    """Issue 57 item 2: /step /back /run /goto /reset /topk move a cursor along the very history /start decoded and
+    answer what its trajectory payload holds at that step (the pieces, the translation, the top-k, the maps' rows),
+    decoding nothing again: a program may step through /start's answer alone (README, "From another program")."""
+    from ui.translate.payload import decode_ints, step_text
+    state, _, traj, _ = decoding_views.start(tiny_translator, "Ein Hund springt über den Zaun.")
+    steps, n = traj["steps"], traj["steps"]["n"]
+    vocab, top_ids, top_p = steps["vocab"], decode_ints(steps["topk"]["ids"]), decode_array(steps["topk"]["p"])
+    cross = decode_array(traj["maps"]["cross"])
+
+    def same(answer, t):
+        s, text, payload, topk = answer
+        assert s.positions is not state.positions and s.cursor == t == payload["cursor"] == topk["step"]
+        assert all(a is b for a, b in zip(s.positions, state.positions))  # the same positions: nothing decoded again
+        assert payload["target"] == steps["pieces"][:t + 1] and text == step_text(steps, t)
+        assert [p for p, _ in topk["items"]] == [vocab[i] for i in top_ids[t, :TOPK]]
+        np.testing.assert_allclose([p for _, p in topk["items"]], top_p[t, :TOPK], atol=2e-5)
+        np.testing.assert_allclose(decode_array(payload["maps"]["cross"]), cross[:, :, :t + 1], atol=2e-5)
+        return s
+
+    s = same(decoding_views.step_view(tiny_translator, state), 0)
+    for t in range(1, n):
+        s = same(decoding_views.step(tiny_translator, s), t)
+    s = same(decoding_views.back(tiny_translator, s), n - 2)
+    s = same(decoding_views.goto(tiny_translator, s, 1), 1)
+    s = same(decoding_views.run(tiny_translator, s), n - 1)
+    same(decoding_views.reset(tiny_translator, s), 0)

@@ -150,10 +150,9 @@ def test_beam_search_of_the_started_sentence(tiny_translator):
 
 def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothing(tiny_translator):
     """The page's Start (the button, Enter) answers a sentence the model cannot read with the note under the box
-    (#source_hint's value, drawn by assets/sentence.js) and no other output: the count of sentences started stays,
-    so the clears of the other tabs (ui/shell/page_state.py, on its change) do not run; a sentence it can read is
-    started, the
-    count moves on and the clears follow it."""
+    (#source_hint's value, drawn by assets/sentence.js) and no other output: the mark of what is started stays, so
+    the other tabs' results stay drawn (ui/shell/page_state.py: drawn for the mark they were computed for); a
+    sentence it can read is started and the mark moves on."""
     import json
 
     from ui.app import build_demo
@@ -163,9 +162,9 @@ def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothin
     [click] = [f for f in demo.fns.values() if (start_id, "click") in [(t[0], t[1]) for t in f.targets]]
     note = next(i for i, o in enumerate(click.outputs) if o.elem_id == "source_hint")
     count = next(i for i, o in enumerate(click.outputs) if getattr(o, "label", None) == "sentences started")
-    [clear] = [f for f in demo.fns.values() if [(t[0], t[1]) for t in f.targets] == [(click.outputs[count]._id,
-                                                                                      "change")]]
-    assert len(clear.outputs) >= 5 and not clear.trigger_after  # the other tabs' results, on the count alone
+    [follow] = [f for f in demo.fns.values() if [(t[0], t[1]) for t in f.targets] == [(click.outputs[count]._id,
+                                                                                       "change")]]
+    assert follow.fn is None and not follow.outputs  # the results drawn for the mark: in the browser, on it alone
     for bad, why in (("   ", "input is empty"), ("", "input is empty")):
         out = click.fn(bad, 8, False, "")
         value = json.loads(out[note])
@@ -173,7 +172,7 @@ def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothin
         assert all(o == gr.skip() for i, o in enumerate(out) if i != note)  # no output changes, the count neither
     out, again = click.fn(SOURCE, 8, False, ""), click.fn(SOURCE, 8, False, "")
     assert json.loads(out[note]) == {"n": json.loads(out[note])["n"], "texts": {"source": SOURCE}, "said": ""}
-    assert out[0] != gr.skip() and out[count] != again[count]  # started, and the count changed: the tabs clear
+    assert out[0] != gr.skip() and out[count] != again[count]  # started, and the mark changed: old results undrawn
 
 
 def test_source_problem_is_startings_own_check(tiny_translator):

@@ -255,7 +255,8 @@ def nothing_old_left(page, change, learned=""):
             assert bad == [], (change, name, bad)
             continue
         text = page.inner_text("body") + " ".join(  # the box a user types in keeps what they typed: theirs
-            page.eval_on_selector_all("textarea", "es => es.filter(e => !e.closest('#source') && e.checkVisibility())"
+            page.eval_on_selector_all("textarea", "es => es.filter(e => !e.closest('#source')"
+                                                  " && e.checkVisibility({visibilityProperty: true}))"
                                                   ".map(e => e.value)"))
         assert not [m for m in MARKS if m in text], (change, name, [m for m in MARKS if m in text])
     if change != "language switch":

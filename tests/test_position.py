@@ -133,3 +133,21 @@ def test_a_step_of_a_reference_past_the_greedy_limit_is_reachable(tr):
     layers_handlers.across_layers_at(tr, greedy, "all layers", 0.15, pos)
     files = exports.export_at(tr, greedy, pos)
     assert all(os.path.basename(f).startswith(f"{exports.EXPORT_PREFIX}step{step}.") for f in files)
+
+
+def test_the_browser_sends_the_step_with_each_request_and_no_box_relays_it(tr):
+    """Issue 57 item 2: the browser owns the step shown. Every event that needs it (Head ablation's Compare and
+    /ablate, Across layers and /layers, the word alignment, Export and /export) takes the view as an input whose
+    value its js replaces with the view's position at the moment of the request (components.live_position); no
+    component is written with the position on a step (the hidden #view_pos box the view once kept up to date)."""
+    from ui.app import build_demo
+    config = build_demo(tr).config
+    comps = {c["id"]: c["props"].get("elem_id") for c in config["components"]}
+    assert "view_pos" not in comps.values()
+    needing = [d for d in config["dependencies"] if any(comps.get(i) == "lens_bus" for i in d["inputs"])]
+    names = {d.get("api_name") for d in needing}
+    assert {"ablate", "layers", "export"} <= names, names
+    for d in needing:  # the view stands for its position: each of these events' js puts it in the request
+        assert d["js"] and ("position()" in d["js"] or "JSON.stringify({step" in d["js"]), (d.get("api_name"), d["js"])
+    stepping = [d for d in config["dependencies"] if d["js"] and "sync()" in d["js"]]  # the view's own js-only event
+    assert stepping and all([comps[o] for o in d["outputs"]] == ["translation"] for d in stepping)

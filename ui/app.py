@@ -15,7 +15,7 @@ from ui.layers import tab as layers_tab
 from ui.learned import tab as learned_tab
 from ui.live import page as live
 from ui.model import tab as model_tab
-from ui.shell import exports, first_load, link, page_state, texts
+from ui.shell import exports, first_load, link, texts
 from ui.shell.api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
 from ui.shell.components import (
     BATCH_ROWS,
@@ -107,7 +107,6 @@ def build_demo(translators) -> gr.Blocks:
             page.when_opened(tab, lambda key, content=content: content(models.get(key)), [picker], outputs)
         translate_tab.wire_model(ctx, [(o, c) for _, o, c in followers])
         link.wire(ctx, tools)
-        page_state.wire(ctx)  # a new sentence or model clears what tabs computed for the old one
         api(models)
         demo.unload(exports.end_session)  # the user closed the page: their exports go
         page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened

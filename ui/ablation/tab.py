@@ -12,7 +12,6 @@ from ui.shell.models import of_session
 from ui.shell.texts import explained, label, page_lang, said
 from ui.shell.texts import words as said_words
 
-PRESS = label("ablation_press")  # in the page's language (gr.I18n: the note is a Textbox's value)
 UNSTARTED = "un_ablation"  # ui/texts [label], said by page_state.unstarted in the user's language
 HEADS = (("th_position", "th_piece", "th_p_intact", "th_p_ablated", "th_change"),  # the tables' heads: [label]
          ("th_rank", "th_intact", "th_p", "th_ablated", "th_p"))
@@ -39,34 +38,36 @@ def build(ctx: Ctx) -> None:
     suggest_note = gr.Markdown(A.suggestions_note(tr), elem_id="ablate_suggest_note")
     gr.Markdown(explained("ablation.why"), elem_id="ablate_why")
     b_ablate = gr.Button(label("compare"), variant="primary", elem_id="ablate_run")
-    note = gr.Textbox(label="", show_label=False, interactive=False, elem_id="ablate_note")
-    with gr.Row():
-        intact = gr.Textbox(label=label("intact"), interactive=False,
-                            elem_id="intact_translation")
-        ablated = gr.Textbox(label=label("ablated"), interactive=False,
-                             elem_id="ablated_translation")
-    with gr.Row():
-        probs = gr.Dataframe(headers=[said_words()[k] for k in HEADS[0]],
-                             label=label("probs"), interactive=False,
-                             elem_id="ablate_probs")
-        topk = gr.Dataframe(headers=[said_words()[k] for k in HEADS[1]], label=label("topk_step"),
-                            interactive=False, elem_id="ablate_topk")
-    with gr.Column() as view_box:  # hidden while it would show another sentence's maps (ui/shell/page_state.py)
+    with page_state.results() as box:  # drawn for the sentence and model it was computed for (ui/shell/page_state.py)
+        note = gr.Textbox(label="", show_label=False, interactive=False, elem_id="ablate_note")
+        with gr.Row():
+            intact = gr.Textbox(label=label("intact"), interactive=False,
+                                elem_id="intact_translation")
+            ablated = gr.Textbox(label=label("ablated"), interactive=False,
+                                 elem_id="ablated_translation")
+        with gr.Row():
+            probs = gr.Dataframe(headers=[said_words()[k] for k in HEADS[0]],
+                                 label=label("probs"), interactive=False,
+                                 elem_id="ablate_probs")
+            topk = gr.Dataframe(headers=[said_words()[k] for k in HEADS[1]], label=label("topk_step"),
+                                interactive=False, elem_id="ablate_topk")
         view = lens_view(ctx, "attention_ablated")
 
-    # at the step the Translate view shows (ctx.position, read live by the js); the page's Compare also shows the
-    # maps' box in the same answer (a view drawn while hidden has no map to read); /ablate for programs as before
-    inputs, outs = [ctx.state, enc, dec, cross, ctx.k, ctx.position], [intact, ablated, probs, topk, view, note]
+    # at the step the Translate view shows (ctx.view, read live by the js); the page's Compare also draws the box
+    # for the page's mark in the same answer (a view drawn while hidden has no map to read); /ablate for programs
+    inputs, outs = [ctx.state, enc, dec, cross, ctx.k, ctx.view], [intact, ablated, probs, topk, view, note]
+    page_inputs = [ctx.page.started] + inputs  # the mark of what is started: the answer is drawn for it
     ablate = of_session(ablation_handlers.ablate_at)
 
-    def compare(session, *rest):  # without a started sentence (a model picked, a reload): said in the note
+    def compare(mark, session, *rest):  # without a started sentence (a model picked, a reload): said in the note
         if not page_state.started(session):
-            return [gr.skip()] * 5 + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
+            return [gr.skip()] * 5 + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
+                                      page_state.drawn_for(mark)]
         out = list(ablate(session, *rest))  # the tables' heads in the user's page's language (not gr.I18n's)
         out[2:4] = [{"headers": [said(k) for k in keys], "data": rows} for keys, rows in zip(HEADS, out[2:4])]
-        return (*out, page_state.hidden(False))
+        return (*out, page_state.drawn_for(mark))
 
-    b_ablate.click(compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
+    b_ablate.click(compare, page_inputs, outs + [box], js=live_position(7, 6), api_visibility="private", **CONC)
     api_only(ctx).click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
     b_clear.click(None, None, [enc, dec, cross], js=A.CLEAR_JS)
     models = ctx.models
@@ -78,17 +79,16 @@ def build(ctx: Ctx) -> None:
 
     for i, b in enumerate(b_suggest):  # one click: tick the atlas's pick and compare
         b.click(suggest(i), [ctx.state, ctx.model], [enc, dec, cross], **page_state.QUIET).success(
-            compare, inputs, outs + [view_box], js=live_position(6, 5), api_visibility="private", **CONC)
+            compare, page_inputs, outs + [box], js=live_position(7, 6), api_visibility="private", **CONC)
 
-    def new(key="", note=PRESS):  # a new sentence or model: nothing of the old one stays; the picks are the model's
+    def model_picks(key=""):  # the picks are the model's: they follow the picker (a link's model too)
         m = models.get(key) if models is not None else tr
         ps = A.suggestions(m)
-        return (["", "", None, None, None, note, page_state.hidden()]
-                + [gr.update(value=ps[i]["label"] if i < len(ps) else "", visible=i < len(ps))
-                   for i in range(A.N_SUGGESTIONS)] + [A.suggestions_note(m)])
+        return ([gr.update(value=ps[i]["label"] if i < len(ps) else "", visible=i < len(ps))
+                 for i in range(A.N_SUGGESTIONS)] + [A.suggestions_note(m)])
 
-    page_state.on_new(ctx, [intact, ablated, probs, topk, view, note, view_box] + b_suggest + [suggest_note], new,
-                 idle=lambda key="": new(key, ""))  # a model picked, no sentence: the sentence line says so
+    if ctx.model is not None:
+        ctx.model.change(model_picks, [ctx.model], b_suggest + [suggest_note], **page_state.QUIET)
 
 
 def whole_buttons(tr, kind: str, group: gr.CheckboxGroup) -> None:

@@ -11,7 +11,6 @@ from ui.shell.models import of_session
 from ui.shell.texts import explained, label, page_lang
 from ui.shell.texts import words as said_words
 
-PRESS = label("beam_press")  # in the page's language (gr.I18n)
 UNSTARTED = "un_beam"  # ui/texts [label], said by page_state.unstarted in the user's language
 
 
@@ -23,28 +22,26 @@ def build(ctx: Ctx) -> None:
         size = gr.Slider(1, 8, value=4, step=1, label=label("beam_size"), elem_id="beam_size")
         b_beam = gr.Button(label("beam_run"), variant="primary", elem_id="beam_run")
     state = gr.State(None, time_to_live=SESSION_TTL_S)
-    note = gr.Markdown("", elem_id="beam_note")
-    tree = gr.Plot(label=label("beam_tree"), elem_id="beam_tree")
-    choice = gr.Dropdown([], label=label("hypothesis"), elem_id="beam_choice")
-    with gr.Column() as view_box:  # hidden while it would show another sentence's hypothesis (ui/shell/page_state.py)
+    with page_state.results() as box:  # drawn for the sentence and model it was computed for (ui/shell/page_state.py)
+        note = gr.Markdown("", elem_id="beam_note")
+        tree = gr.Plot(label=label("beam_tree"), elem_id="beam_tree")
+        choice = gr.Dropdown([], label=label("hypothesis"), elem_id="beam_choice")
         view = lens_view(ctx, "attention_beam")
 
     width = width_input()  # the page's width: on a phone the tree is drawn upright (ui/shell/figures.py for_width)
     outs = [state, tree, choice, view]
     started = of_session(beam_handlers.beam_started)
 
-    # the tree, and the view's box shown in the same answer (a hidden view draws no map)
-    def run(session, n, page_width=0):
+    # the tree, and the box drawn for the page's mark in the same answer (a hidden view draws no map)
+    def run(mark, session, n, page_width=0):
         if not page_state.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
-            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())), gr.skip()]
+            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
+                                              page_state.drawn_for(mark)]
         beams, fig, *rest = started(session, n)
-        return (beams, for_width(fig, page_width), *rest, "", page_state.hidden(False))
+        return (beams, for_width(fig, page_width), *rest, "", page_state.drawn_for(mark))
 
-    b_beam.click(run, [ctx.state, size, width], outs + [note, view_box], js=with_width(None, 3),
+    b_beam.click(run, [ctx.page.started, ctx.state, size, width], outs + [note, box], js=with_width(None, 4),
                  api_visibility="private", **CONC)
-    empty = [None, None, gr.update(choices=[], value=None), None]
-    page_state.on_new(ctx, outs + [note, view_box], empty + [PRESS, page_state.hidden()],
-                      idle=empty + ["", page_state.hidden()])
 
     def beam(text, n, key=""):  # /beam (text, size[, model])
         return beam_handlers.beam(models.get(key), text, n)

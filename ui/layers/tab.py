@@ -29,33 +29,36 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
         threshold = gr.Slider(0.05, 1.0, value=0.15, step=0.05, label=label("draw_links"),
                               elem_id="align_threshold")
         b_show = gr.Button(label("show"), variant="primary", elem_id="layers_run")
-    note = gr.Markdown("", elem_id="layers_note")  # why Show showed nothing (no sentence started)
-    lines = gr.Plot(label=label("alignment"), elem_id="align_lines")
-    with gr.Row():
-        matrix = gr.Plot(label=label("alignment_matrix"), elem_id="align_matrix")
-        rollout = gr.Plot(label=label("rollout"), elem_id="rollout")
+    with page_state.results() as box:  # drawn for the sentence and model it was computed for (ui/shell/page_state.py)
+        note = gr.Markdown("", elem_id="layers_note")  # why Show showed nothing (no sentence started)
+        lines = gr.Plot(label=label("alignment"), elem_id="align_lines")
+        with gr.Row():
+            matrix = gr.Plot(label=label("alignment_matrix"), elem_id="align_matrix")
+            rollout = gr.Plot(label=label("rollout"), elem_id="rollout")
 
     width = width_input()  # the page's width: on a phone the figures are drawn for it (ui/shell/figures.py for_width)
-    inputs, outs = [ctx.state, layer, threshold, ctx.position], [rollout, lines, matrix]
+    inputs, outs = [ctx.state, layer, threshold, ctx.view], [rollout, lines, matrix]
+    page_inputs = [ctx.page.started] + inputs + [width]  # the mark of what is started: the answer is drawn for it
     at = of_session(layers_handlers.across_layers_at)
 
-    def show(session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
+    def show(mark, session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
         if not page_state.started(session):
-            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang()))]
-        return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), ""]
+            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
+                                              page_state.drawn_for(mark)]
+        return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), "", page_state.drawn_for(mark)]
 
-    page_js = with_width(live_position(4, 3), 5)
-    b_show.click(show, inputs + [width], outs + [note], js=page_js, api_visibility="private", **CONC)
+    page_js = with_width(live_position(5, 4), 6)
+    b_show.click(show, page_inputs, outs + [note, box], js=page_js, api_visibility="private", **CONC)
     api_only(ctx).click(at, inputs, outs, js=live_position(4, 3), api_name="layers", **CONC)  # gr.Error for programs
     follow = dict(CONC, js=page_js, api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     follow_at = of_session(layers_handlers.across_layers_follow)
 
-    def across_layers_follow(session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
+    def across_layers_follow(mark, session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
         if not page_state.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
-            return [gr.skip()] * len(outs)
-        return [for_width(f, page_width) for f in follow_at(session, chosen, cut, position)]
+            return [gr.skip()] * (len(outs) + 2)
+        return [*(for_width(f, page_width) for f in follow_at(session, chosen, cut, position)), "",
+                page_state.drawn_for(mark)]
 
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
-        event(across_layers_follow, inputs + [width], outs, **follow)
-    page_state.on_new(ctx, outs + [note], [None, None, None, ""])  # a new sentence or model: recomputed when opened
+        event(across_layers_follow, page_inputs, outs + [note, box], **follow)
     alignment_panel.build(ctx, tab)  # the whole sentence's word alignment by each method, and their agreement

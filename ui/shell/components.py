@@ -79,7 +79,6 @@ class Ctx:
     k: gr.Slider | None = None
     words: gr.Checkbox | None = None
     view: gr.HTML | None = None  # fires the Translate view's events (see translate_tab.py, lens_player.js announce)
-    position: gr.Textbox | None = None  # hidden: the position the view shows, kept up to date in the browser
     models: object = None  # ui.shell.models.Models: every model served
     model: gr.Dropdown | None = None  # the picker: this user's model (its value lives in their page)
     api_trigger: gr.Button | None = None  # hidden, never clicked: the trigger of the endpoints for programs only
@@ -89,8 +88,10 @@ class Ctx:
 
 
 def live_position(n_inputs: int, index: int) -> str:
-    """A Gradio `js=` function for an event whose input `index` (of n_inputs) is ctx.position: it puts the
-    position the view shows *now* there (#view_pos may lag a step behind an event fired in the same tick)."""
+    """A Gradio `js=` function for an event whose input `index` (of n_inputs) is ctx.view, the Translate view: it
+    puts the position the view shows *now* there (assets/lens.js `position`: the step and the pieces leading to
+    it), so the request carries the step the browser owns. Without a view (a program's call) the value is "" and
+    the handler reads the session's own cursor (ui/translate/handlers.py at_position)."""
     return (f"(...a) => {{ const v = window.__lensViews && window.__lensViews.attention; "
             f"if (v && v.position) a[{index}] = v.position(); return a.slice(0, {n_inputs}); }}")
 

@@ -12,14 +12,13 @@ a lesson (ui/shell/lesson.py) is a list of such links with notes, in one paramet
 from __future__ import annotations
 
 import html
-import itertools
 import json
 from types import SimpleNamespace
 
 import gradio as gr
 
 from transformer.train.data import examples_path, read_glossed_examples
-from ui.shell import lesson
+from ui.shell import lesson, page_state
 from ui.shell.components import CONC, VENDOR, Ctx, asset
 from ui.translate import handlers as decoding_views
 
@@ -126,11 +125,12 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
     browser what was ignored and what was started ({id, ok, notes, input})."""
     c, models = ctx.translate, ctx.models
     words_out, model_parts = ctx.model_outputs  # translate_tab.wire_model: the components a model choice sets
-    # changed by each sentence started: the tabs' old results go (ui/shell/page_state.py)
+    # the mark of what is started, new with the link's model and sentence: no tab draws the old results
+    # (ui/shell/page_state.py)
     started_n = getattr(c, "started", None)
     extra = [started_n] if started_n is not None else []
-    outs = [ctx.model, ctx.state, c.translation, c.attention, c.topk] + words_out + extra + [parts.box]
-    links = itertools.count(1)
+    outs = [ctx.model, ctx.state, c.translation, c.attention] + words_out + extra + [parts.box]  # the top-k: drawn
+    # from the payload by the view (decoding_views.for_page)
 
     def on_link(now, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
@@ -138,10 +138,10 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
         key, started, notes = opened(models, data.get("text"), data.get("model"), now, kk, ww)
         answer = {"id": data.get("id"), "ok": started is not None, "notes": notes}
         if started is None:
-            return [key] + [gr.update()] * 4 + model_parts(key) + [gr.update()] * len(extra) + [answer]
+            return [key] + [gr.update()] * 3 + model_parts(key) + [gr.update()] * len(extra) + [answer]
         answer["input"] = started[2]["input"]  # the sentence the views name: the part translated, if it was cut
         # the box holds the linked sentence, as if typed
-        new = [f"link {next(links)}"] * len(extra)
-        return [key, *started] + model_parts(key, text=data.get("text")) + new + [answer]
+        new = [page_state.new_value()] * len(extra)
+        return [key, *decoding_views.for_page(started)] + model_parts(key, text=data.get("text")) + new + [answer]
 
     parts.box.click(on_link, [ctx.model, c.k, c.words], outs, api_visibility="private", **CONC)

@@ -8,13 +8,18 @@ state lives in the page (Gradio components) and in `ctx.page` (a `PageState`, bu
 |
 | the sentence started | `ctx.state` (gr.State: a DecodingSession, which | Start (button, Enter, an example), the      |
 |                      | carries its model)                              | hint's switch, a link; the picker ends it   |
-| the mark of a start  | `PageState.started` (a hidden box; new value    | the same Start events, only when they start |
-|                      | per start: `new_value`)                         | a sentence (a refused Start leaves it)      |
-| each tab's results   | the tab's outputs, registered with `on_new`     | the tab's own button; cleared by the mark's |
-|                      |                                                 | change and by every switch of model         |
-| the first-load flags | which tab or fold was opened (the browser's     | the gate's opening event, once per page     |
-|                      | window.__attentionLensOpened, __alTabsSeen)     | (ui/shell/first_load.py, ui/shell/panels.py)
-          |
+| what is started      | `PageState.started` (a hidden box: one new value| the events that write the two above, in the |
+|                      | for each model and sentence: `new_value`)       | same answer (a refused Start leaves it)     |
+| each tab's results   | the tab's results box (`results`), drawn for    | the tab's own events, which read the mark   |
+|                      | the mark it was computed for (`drawn_for`)      | and answer `drawn_for(mark)`                |
+| the first-load flags | which tab or fold was opened (the browser's     | the gate's opening event (a gr.Tab's select,|
+|                      | window.__attentionLensOpened)                   | a gr.Accordion's expand), once per page     |
+
+Each tab's results are drawn from the page's state, not cleared after it: a results box drawn for a mark shows only
+while that mark is the page's mark (one rule of the browser, written by `FOLLOW` when the mark changes). A switch of
+model, a new sentence, a link or a lesson's view writes a new mark, and every tab's old results are no longer
+drawn, by construction: no tab registers a clear, and an answer of the old state that comes late is drawn for the
+old mark, so it stays undrawn. A results box never drawn for a mark holds nothing yet (empty tables and plots).
 
 A button of the page whose event needs a started sentence answers without one in a note of its own (`started`
 tells; `unstarted` says what to do), never with gr.Error into its outputs: every user reaches that state by picking a
@@ -24,16 +29,12 @@ The Gradio behaviours this state is shaped by (each worked around here once, eac
 Gradio stops behaving so: tests/test_gradio_behaviour*.py):
 - G1 `new_value`: Gradio runs a component's change event (and a gr.HTML's watch) only when its value differs from
   the one before; a mark, a note, must be new at every call to be seen again.
-
-The clears hang on the mark's change, not on Start's own success, for a reason of the page's own: Start, Enter, an
-example and a link all start a sentence and write the mark, and a Start that started nothing (its note says why)
-must clear nothing. (The reason once given, that an empty update loses the props of a gr.HTML not mounted yet, does
-not hold in Gradio 6.31: gr.skip() and gr.update() to a gr.HTML in a column never shown keep its value.)
 """
 from __future__ import annotations
 
+import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import gradio as gr
 
@@ -41,15 +42,25 @@ from transformer.decode.decoding import DecodingSession
 
 # nothing to compute: outside the model's concurrency group, and no limit of its own
 QUIET = {"api_visibility": "private", "show_progress": "hidden", "concurrency_limit": None}
+RESULTS = "al-results"  # the class of every tab's results box
+
+# the browser's one rule: a results box drawn for another mark than the page's is not drawn (a js-only event of the
+# mark's change; the mark is a hex uuid or "", checked again here since a page may send anything). Not drawn, yet laid
+# out: invisible, no height, its content clipped, so a plot or table written into it is laid out at its width while
+# the box still waits for its new class (display: none there left Plotly and the Dataframe at a wrong width)
+FOLLOW = ("(m) => { m = /^[0-9a-f]*$/.test(m || '') ? (m || '') : ''; "
+          "let s = document.getElementById('al-page-state'); "
+          "if (!s) { s = document.createElement('style'); s.id = 'al-page-state'; document.head.append(s); } "
+          f"s.textContent = `.{RESULTS}[class*='for-']:not(.for-${{m}}) {{ visibility: hidden !important; "
+          "height: 0 !important; min-height: 0 !important; overflow: hidden !important; }`; "
+          "window.__pageMark = m; }")
 
 
 @dataclass
 class PageState:
     """The server-side description of the page's state (the values live in each user's page, see above)."""
 
-    started: gr.Textbox | None = None  # the mark of a start (made by `mark`)
-    results: list = field(default_factory=list)  # each tab's results: (outputs, values, idle)
-    switches: list = field(default_factory=list)  # the events that switch the model (the picker, the hint's button)
+    started: gr.Textbox | None = None  # the mark of what is started (made by `mark`)
 
 
 def new_value() -> str:
@@ -72,54 +83,22 @@ def unstarted(what: str, here: bool = False, words: dict | None = None) -> str:
     return f"Press Start{'' if here else ' in the Translate tab'} first: {what}"
 
 
-def hidden(flag: bool = True):
-    """A box's visibility: shown, or hidden but kept in the page (its view keeps its script and state)."""
-    return gr.update(visible="hidden" if flag else True)
-
-
 def mark(ctx) -> gr.Textbox:
-    """The mark of a start (hidden): every event that starts a sentence writes `new_value()` into it."""
+    """The mark of what is started (hidden): every event that starts a sentence or switches the model writes
+    `new_value()` into it, in the same answer as the state; its change draws the results of that mark alone."""
     ctx.page.started = gr.Textbox("", visible=False, label="sentences started")
+    ctx.page.started.change(None, [ctx.page.started], None, js=FOLLOW)  # in the browser: no request
     return ctx.page.started
 
 
-def switch(ctx, event) -> None:
-    """Register an event that switches the model: each tab's results are cleared after it."""
-    ctx.page.switches.append(event)
+def results(**kw) -> gr.Column:
+    """A tab's results box: its outputs of one model and sentence, drawn only for the mark they were computed for
+    (the tab's events answer `drawn_for(mark)` for it)."""
+    return gr.Column(elem_classes=[RESULTS], **kw)
 
 
-def on_new(ctx, outputs: list, values, idle=None) -> None:
-    """Each tab's results: show `values` in `outputs` whenever a new sentence is started or the model is switched;
-    `idle` (default: `values`) when the switch left no sentence started. `values` / `idle`: a list of values (or
-    gr.update) for `outputs`, or a function of the model's key ('de-en', ...) that returns them."""
-    for given in (values, idle):
-        if isinstance(given, (list, tuple)) and len(given) != len(outputs):
-            raise ValueError(f"{len(outputs)} outputs but {len(given)} values")
-    ctx.page.results.append((list(outputs), values, values if idle is None else idle))
-
-
-def cleared(ctx, key, sentence: bool = True) -> list:
-    """Every registered output's value for a new sentence or model (key: the model's, '' for the default;
-    sentence: whether one is started now)."""
-    out = []
-    for outputs, values, idle in ctx.page.results:
-        values = values if sentence else idle
-        got = list(values(key) if callable(values) else values)
-        if len(got) != len(outputs):
-            raise ValueError(f"{len(outputs)} outputs but {len(got)} values")
-        out += got
-    return out
-
-
-def wire(ctx) -> None:
-    """Chain the clears after every start (the mark's change) and every switch of model (once, after all tabs
-    are built)."""
-    outputs = [o for outs, _, _ in ctx.page.results for o in outs]
-
-    def clear(key="", session=None):  # the session after the event: a new one, or none (the picker's switch)
-        return cleared(ctx, key, started(session))
-
-    if ctx.page.started is not None:
-        ctx.page.started.change(clear, [ctx.model, ctx.state], outputs, **QUIET)
-    for event in ctx.page.switches:
-        event.success(clear, [ctx.model, ctx.state], outputs, **QUIET)
+def drawn_for(mark) -> dict:
+    """The results box's update in an answer computed for the page's `mark` (the value of `ctx.page.started` the
+    event read): drawn while that mark is the page's."""
+    mark = mark if isinstance(mark, str) and re.fullmatch(r"[0-9a-f]*", mark) else ""
+    return gr.update(elem_classes=[RESULTS, f"for-{mark}"])

@@ -25,16 +25,27 @@ def outputs(session: DecodingSession, k: int = TOPK, words: bool = False):
 
 
 def trajectory_outputs(session: DecodingSession | None, k: int = TOPK, words: bool = False,
-                       t0: float | None = None, mode: str = "greedy", traj=None):
+                       t0: float | None = None, mode: str = "greedy", traj=None, started: str | None = None):
     """(state, translation at the cursor, trajectory payload of the whole history, top-k at the cursor): one
-    call into the library (DecodingSession.trajectory, unless `traj` is given), then only encoding."""
+    call into the library (DecodingSession.trajectory, unless `traj` is given), then only encoding. `started`:
+    the sentence a Start started (its answer: the payload names it and carries its caveats, the top-k its notes).
+    This is the one place a Start's or a forced piece's answer is built; the page takes `for_page` of it."""
     k = check_k(k)
     traj = traj if traj is not None else session.trajectory()
     topk = {"items": traj.topk(traj.cursor, k, traj.piece_names.__getitem__), "done": traj.done[traj.cursor],
             "step": traj.cursor}
     elapsed = None if t0 is None else (time.perf_counter() - t0) * 1000
-    payload = P.trajectory_payload(traj, k=k, words=bool(words), mode=mode, elapsed_ms=elapsed)
+    payload = P.trajectory_payload(traj, k=k, words=bool(words), mode=mode, elapsed_ms=elapsed, started=started)
+    if started is not None:  # what was cut and the caveats, also for programs (gradio_client)
+        topk["notes"] = list(traj.notes) + [c["message"] for c in traj.caveats]
     return traj.session, traj.texts[traj.cursor], payload, topk
+
+
+def for_page(answer) -> list:
+    """The page's part of an answer (state, translation, payload, top-k): all but the top-k, which the page draws
+    once, from the payload's steps.topk at the step it shows (assets/lens_labels.js pushTopk); the top-k beside
+    the payload is for programs (/start, /force, gradio_client)."""
+    return list(answer[:3])
 
 
 def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
@@ -49,13 +60,10 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
         fail(e)
     for note in traj.notes:  # e.g. the input was cut: told to this request's user alone
         gr.Warning(told(note))
-    state, translation, payload, topk = trajectory_outputs(None, k, words, t0, traj=traj)
     # the sentence started, as typed: every tab names it (assets/sentence.js); when the input was cut, the part
     # translated (read back from its pieces), never the whole input (megabytes, and more than was translated)
-    payload["input"] = tr.tokenizer.decode(traj.source_ids[:-1]) if traj.notes else text
-    payload["caveats"] = [{"kind": c["kind"], "message": c["message"]} for c in traj.caveats]  # beside the output
-    topk["notes"] = list(traj.notes) + [c["message"] for c in traj.caveats]  # also for programs (gradio_client)
-    return state, translation, payload, topk
+    started = tr.tokenizer.decode(traj.source_ids[:-1]) if traj.notes else text
+    return trajectory_outputs(None, k, words, t0, traj=traj, started=started)
 
 
 def step(tr: Translator, session, k: int = TOPK, words: bool = False):
@@ -92,9 +100,15 @@ def goto(tr: Translator, session, i, k: int = TOPK, words: bool = False):
 
 
 def reset(tr: Translator, session, k: int = TOPK, words: bool = False):
+    """Step 0 of the greedy trajectory, as the page's Reset: the same history /start decoded when no piece was
+    forced in it (its cursor moved back, nothing decoded again); after a forced piece, the greedy decoding again
+    (its heads off, as at_position), which the session no longer holds."""
     s = need_session(session)
     check_k(k)
-    return outputs(tr.start_ids(s.source_ids, ablate=s.ablated or None), k, words)  # its heads off, as at_position
+    if not any(p.forced for p in s.positions):
+        s.goto(0)
+        return outputs(s, k, words)
+    return outputs(tr.start_ids(s.source_ids, ablate=s.ablated or None), k, words)
 
 
 def step_view(tr: Translator, session, k: int = TOPK, words: bool = False):
@@ -133,9 +147,9 @@ def force_at(tr: Translator, session, position, piece, k: int = TOPK, words: boo
 def at_position(tr: Translator, session, position=None) -> DecodingSession:
     """A copy of the session at the position the browser shows. `position`: None or "" (the session's own
     cursor), or {"step": t, "ids": [token ids 0..t], "forced": [0/1 per position]} (a dict, or its JSON as
-    the view writes it into #view_pos). When the session's history does not hold those pieces (e.g. the view
-    went back to the greedy trajectory after a forced one), the position is decoded again from the source. A
-    position may lie past greedy decoding's limit (a reference is followed with a longer one,
+    the page's js puts it into the request: components.live_position). When the session's history does not hold
+    those pieces (e.g. the view went back to the greedy trajectory after a forced one), the position is decoded
+    again from the source. A position may lie past greedy decoding's limit (a reference is followed with a longer one,
     DecodingSession.followable): up to the model's max_len, its limit grown as following those pieces grows it."""
     s = need_session(session)
     if position is None or position == "":

@@ -118,7 +118,7 @@ def step_text(steps: dict, t: int) -> str:
 
 
 def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "greedy", doc: str = "",
-                       elapsed_ms: float | None = None) -> dict:
+                       elapsed_ms: float | None = None, started: str | None = None) -> dict:
     """A `transformer.decode.trajectory.Trajectory` encoded for the Translate view (every step of the history, shown
     at `traj.cursor`); nothing is computed here.
 
@@ -126,7 +126,8 @@ def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "gr
     says there), `maps` over all T positions (decoder_self packed lower-triangular), and `steps`:
     ids, pieces, forced, done, greedy (index into `vocab`), topk {k, ids (T, k) into `vocab`, p (T, k)},
     the translation after each step (step_texts), word spans; `roles` of the head atlas; `ui`: the k and
-    words the view starts with."""
+    words the view starts with. A Start's (`started`: the sentence started) also `input` (that sentence, which
+    every tab names) and `caveats` (what to read its translation with, shown beside it: assets/caveats.js)."""
     c, T = traj.cursor, traj.n
     vocab: dict[int, int] = {}
     index = lambda i: vocab.setdefault(int(i), len(vocab))
@@ -153,6 +154,9 @@ def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "gr
            **({"ms": round(float(elapsed_ms), 1)} if elapsed_ms is not None else {})}
     if traj.ablated:
         out["ablated"] = [[kind, int(layer), int(head)] for kind, layer, head in traj.ablated]
+    if started is not None:
+        out["input"] = started
+        out["caveats"] = [{"kind": c["kind"], "message": c["message"]} for c in traj.caveats]
     return out
 
 

@@ -44,15 +44,14 @@ def local(call: str) -> str:
 
 
 def build(ctx: Ctx) -> None:
-    """Components and their events; sets ctx.source, ctx.k, ctx.words, ctx.view, ctx.position for the other tabs
-    (and ctx.translate: the components wire_model reaches)."""
+    """Components and their events; sets ctx.source, ctx.k, ctx.words, ctx.view for the other tabs (and
+    ctx.translate: the components wire_model reaches)."""
     c = controls(ctx)
     wire_browser(c)
     wire_server(ctx, c)
     wire_hint(ctx, c)
-    ctx.source, ctx.k, ctx.words, ctx.view, ctx.position = c.source, c.k, c.words, c.bus, c.position
+    ctx.source, ctx.k, ctx.words, ctx.view = c.source, c.k, c.words, c.bus
     ctx.translate = c
-    page_state.on_new(ctx, [c.files], [None])  # the exported files were of the sentence before
 
 
 def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
@@ -196,14 +195,14 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
         with gr.Accordion(label("export_fold"), open=False, elem_id="export_fold"):
             c.b_export = gr.Button(label("export"), elem_id="export")
             c.export_note = box_note(ctx, "export_note", [])  # why Export gave nothing (no sentence started)
-            c.files = gr.File(label=label("files"), file_count="multiple", elem_id="export_files")
+            with page_state.results() as c.files_box:  # drawn for the sentence it exported (ui/shell/page_state.py)
+                c.files = gr.File(label=label("files"), file_count="multiple", elem_id="export_files")
 
 
 def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
-    """Components the page never shows: the position the view shows (written in the browser, read by other
-    tabs' events), the API's server-side stepping, the forcing endpoint, a no-op round trip, the event bus."""
+    """Components the page never shows: the API's server-side stepping, the forcing endpoint, a no-op round trip,
+    the view's event bus (also the input that carries the position the view shows: `live_position`)."""
     c.piece_in = gr.Textbox(visible=False)
-    c.position = gr.Textbox("", visible="hidden", elem_id="view_pos", label="position shown")
     # the endpoints for programs only (gradio_client: /start /step ... /force, and the other tabs' /ablate /beam):
     # one hidden button the page never clicks carries them all (a client calls an endpoint by its name, not by
     # its trigger), since every component costs the page's first load its share of Gradio's work
@@ -212,7 +211,9 @@ def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
                                           "export")}
     c.noop = gr.Button("no-op", elem_id="noop", visible="hidden")  # a Gradio round trip, for benchmarks.ui
     # the view's events fire on this empty component: an event fired on the view itself costs a copy of its
-    # payload (megabytes for a long sentence) on every step
+    # payload (megabytes for a long sentence) on every step. As an input of another tab's event it stands for the
+    # view: that event's js puts the position the view shows in its place (components.live_position), so the
+    # browser, which owns the step shown, sends it with the request and no box relays it
     c.bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
                     elem_id="lens_bus")
     c.glossary = gr.HTML("", html_template="", js_on_load=asset("glossary.js"), visible="hidden",
@@ -228,8 +229,7 @@ def wire_browser(c: SimpleNamespace) -> None:
     c.b_goto.click(None, [c.step_no], js=local("goto(a[0])"))
     c.k.input(None, [c.k], js=local("setK(a[0])"))
     c.words.input(None, [c.words], js=local("setWords(a[0])"))
-    c.bus.input(None, None, [c.translation, c.position],
-                js="() => window.__lensViews.attention.sync()")  # translation so far, position shown
+    c.bus.input(None, None, [c.translation], js="() => window.__lensViews.attention.sync()")  # translation so far
     # the box's text, for the hint and every tab's name of the started sentence (assets/sentence.js)
     c.source.change(None, [c.source], None, js="(v) => { if (window.__sentence) window.__sentence.setBox(v); }")
 
@@ -240,7 +240,7 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     languages; the hint's button switches to the model of the sentence's language and starts it. `followers`:
     (outputs, content(translator) -> their values) of the tabs whose content is the model's own."""
     c, models = ctx.translate, ctx.models
-    cleared = [ctx.state, c.translation, c.attention, c.topk]
+    cleared = [ctx.state, c.translation, c.attention]  # the top-k follows the view (assets/lens.js)
     words_out = [c.source, c.ref, c.examples]
     groups = [o for outputs, _ in followers for o in outputs]
     busy = {"show_progress_on": cleared[1:] + groups}  # no spinner over the boxes being relabelled
@@ -253,38 +253,32 @@ def wire_model(ctx: Ctx, followers: list) -> None:
             v for _, content in followers for v in content(tr)]
     ctx.model_outputs = (words_out + groups, model_parts)  # a link's model sets these too (ui/shell/link.py)
 
-    def picked(key):
+    def picked(key):  # a new start with no sentence: a new mark, so no tab draws the old one's results
         lang = page_lang()  # the toast in the user's page's language
         gr.Info(said("now_using", lang, model=model_words(models, key, lang),
                      src=labels(lang)[f"lang_{models.get(key).config.src_lang}"]))
-        return [None, "", None, None] + model_parts(key)
+        return [None, "", None, page_state.new_value()] + model_parts(key)
 
-    page_state.switch(ctx, ctx.model.input(picked, [ctx.model], cleared + words_out + groups,
-                                           api_visibility="private", **busy, **CONC))
+    ctx.model.input(picked, [ctx.model], cleared + [c.started] + words_out + groups, api_visibility="private", **busy,
+                    **CONC)
 
     def switch(text, kk, ww, key):
         _, other = hint_for(models, key, text)
         other = other or key
-        return [other] + list(decoding_views.start(models.get(other), text, kk, ww)) + model_parts(other)
+        started = decoding_views.for_page(decoding_views.start(models.get(other), text, kk, ww))
+        return [other] + started + [page_state.new_value()] + model_parts(other)
 
-    page_state.switch(ctx, c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
-                                                   [ctx.model] + cleared + words_out + groups,
-                                                   api_visibility="private", **busy, **CONC))
-
-
-def drawn_once(answer) -> list:
-    """The page's own answer (state, translation, payload, top-k) without its top-k: the page draws the top-k once,
-    from the payload's steps.topk at the step it shows (assets/lens_labels.js pushTopk); the top-k beside the
-    payload is for programs (/start, /force, gradio_client)."""
-    state, translation, payload, _ = answer
-    return [state, translation, payload, gr.skip()]
+    c.language_switch.click(switch, [c.source, c.k, c.words, ctx.model],
+                            [ctx.model] + cleared + [c.started] + words_out + groups, api_visibility="private",
+                            **busy, **CONC)
 
 
 def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     """Events that reach the server: Start, forcing a piece, the reference, export, and for programs the
     server-side stepping of the session as before (/step /run /back /reset /goto /topk)."""
     models, state, source, k, words, api, model = ctx.models, ctx.state, c.source, c.k, c.words, c.api, ctx.model
-    outs = [state, c.translation, c.attention, c.topk]
+    outs = [state, c.translation, c.attention, c.topk]  # the programs' answer (handlers.trajectory_outputs)
+    page = outs[:3]  # the page's: handlers.for_page (the top-k is drawn from the payload)
 
     def start(text, kk, ww, key=""):
         return decoding_views.start(models.get(key), text, kk, ww)
@@ -293,29 +287,29 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         tr = models.get(key)
         problem = source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
         if problem:
-            return [gr.skip()] * len(outs) + [box_note_value({"source": text}, problem), gr.skip()]
-        return drawn_once(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}),
-                                                                     page_state.new_value()]
+            return [gr.skip()] * len(page) + [box_note_value({"source": text}, problem), gr.skip()]
+        return decoding_views.for_page(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}),
+                                                                                  page_state.new_value()]
 
-    # the mark of a start: new with each sentence started, left as it was by a Start that started nothing; its change
-    # clears the other tabs' results (ui/shell/page_state.py)
+    # the mark of what is started: new with each sentence started, left as it was by a Start that started nothing;
+    # every tab's results are drawn for the mark they were computed for alone (ui/shell/page_state.py)
     c.started = page_state.mark(ctx)
-    quiet = dict(api_visibility="private", show_progress_on=outs, **DECODE)  # no spinner on the note under the box
-    c.b_start.click(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
-    source.submit(on_start, [source, k, words, model], outs + [c.note, c.started], **quiet)
+    quiet = dict(api_visibility="private", show_progress_on=page, **DECODE)  # no spinner on the note under the box
+    c.b_start.click(on_start, [source, k, words, model], page + [c.note, c.started], **quiet)
+    source.submit(on_start, [source, k, words, model], page + [c.note, c.started], **quiet)
     # the API's /start: a bad sentence or top-k is answered by the handler with its reason; the model comes last,
     # optional
     api["start"].click(start, [source, k, words, model], outs, api_name="start", **DECODE)  # Start: batched decoding
 
     def on_example(example, kk, ww, key=""):  # picking an example puts it in the box and starts it
         if not example:
-            return [gr.skip()] * (len(outs) + 3)
+            return [gr.skip()] * (len(page) + 3)
         started = decoding_views.start(models.get(key), example, kk, ww)
         note = box_note_value({"source": example})
-        return [gr.update(value=example)] + drawn_once(started) + [note, page_state.new_value()]
+        return [gr.update(value=example)] + decoding_views.for_page(started) + [note, page_state.new_value()]
 
-    c.examples.input(on_example, [c.examples, k, words, model], [source] + outs + [c.note, c.started],
-                     api_visibility="private", show_progress_on=outs, **DECODE)
+    c.examples.input(on_example, [c.examples, k, words, model], [source] + page + [c.note, c.started],
+                     api_visibility="private", show_progress_on=page, **DECODE)
     # every other event reads the started sentence, which carries its model (ui/shell/models.py of_session)
     api["step"].click(of_session(decoding_views.step), [state, k, words], outs, api_name="step", **FAST)
     api["run"].click(of_session(decoding_views.run), [state, k, words], outs, api_name="run", **FAST)
@@ -326,37 +320,43 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     def on_force(session, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
-        return drawn_once(decoding_views.force_at(need_session(session).translator, session, data.get("position"),
-                                                  data.get("piece"), kk, ww))
+        return decoding_views.for_page(decoding_views.force_at(need_session(session).translator, session,
+                                                               data.get("position"), data.get("piece"), kk, ww))
 
-    c.topk.click(on_force, [state, k, words], outs, api_visibility="private", **FAST)
+    c.topk.click(on_force, [state, k, words], page, api_visibility="private", **FAST)
     c.b_force.click(of_session(decoding_views.force), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
     # the reference of the started sentence, stepped like a decoding; /reference (text, reference) for programs
     def on_reference(session, ref, kk, ww):  # a reference it cannot show: said under its box, nothing else
         problem = reference_problem(session, ref)
         if problem:
-            return [gr.skip(), gr.skip(), box_note_value({"reference": ref}, problem)]
+            return [gr.skip(), box_note_value({"reference": ref}, problem)]
         payload, _ = of_session(decoding_views.reference_at)(session, ref, kk, ww)
-        return [payload, gr.skip(), box_note_value({"reference": ref})]  # the top-k: the view's, from the payload
+        return [payload, box_note_value({"reference": ref})]  # the top-k: the view's, from the payload
 
-    c.b_ref.click(on_reference, [state, c.ref, k, words], [c.attention, c.topk, c.ref_note],
-                  show_progress_on=[c.attention, c.topk], api_visibility="private", **CONC)
+    c.b_ref.click(on_reference, [state, c.ref, k, words], [c.attention, c.ref_note],
+                  show_progress_on=[c.attention], api_visibility="private", **CONC)
 
     def reference(text, ref, key=""):  # /reference (text, reference[, model])
         return decoding_views.reference(models.get(key), text, ref)
 
     api["reference"].click(reference, [source, c.ref, model], [c.attention, c.topk], api_name="reference", **CONC)
-    export = exports.export_event()
-
-    def on_export(session, position=None, request: gr.Request = None):  # the page's: no sentence, said in a note
-        if not page_state.started(session):
-            note = page_state.unstarted("un_export", here=True, words=said_words(page_lang()))
-            return [gr.skip(), box_note_value({}, note)]
-        return [export(session, position, request), box_note_value({})]
-
-    c.b_export.click(on_export, [state, c.position], [c.files, c.export_note], js=live_position(2, 1),
-                     show_progress_on=[c.files], api_visibility="private", **CONC)
-    api["export"].click(export, [state, c.position], [c.files], js=live_position(2, 1), api_name="export", **CONC)
+    wire_export(c, state)
     attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
     c.noop.click(decoding_views.noop, None, None, api_visibility="private", show_progress="hidden").then(
         None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
+
+
+def wire_export(c: SimpleNamespace, state: gr.State) -> None:
+    """Export the maps at the step the view shows: the page's button (its files drawn for the mark of what is
+    started, ui/shell/page_state.py) and /export for programs."""
+    export = exports.export_event()
+
+    def on_export(mark, session, position=None, request: gr.Request = None):  # the page's: no sentence: its note
+        if not page_state.started(session):
+            note = page_state.unstarted("un_export", here=True, words=said_words(page_lang()))
+            return [gr.skip(), box_note_value({}, note), gr.skip()]
+        return [export(session, position, request), box_note_value({}), page_state.drawn_for(mark)]
+
+    c.b_export.click(on_export, [c.started, state, c.bus], [c.files, c.export_note, c.files_box],
+                     js=live_position(3, 2), show_progress_on=[c.files], api_visibility="private", **CONC)
+    c.api["export"].click(export, [state, c.bus], [c.files], js=live_position(2, 1), api_name="export", **CONC)
