@@ -27,7 +27,15 @@ const inst = window.__explain = {
     const said = MODES.map(m => inst.fill(key, vars, m));
     if (el.dataset.said === said.join("\n")) return;
     el.dataset.said = said.join("\n"); el.textContent = "";
-    MODES.forEach((m, i) => { const s = document.createElement("span"); s.className = `x-${m}`; s.textContent = said[i]; el.append(s); });
+    MODES.forEach((m, i) => {               // as text; the catalogue's hint spans (keys / touch: layout.css) as spans
+      const s = document.createElement("span"); s.className = `x-${m}`;
+      said[i].split(/(<span class=hint-(?:keys|touch)>.*?<\/span>)/).forEach((part) => {
+        const h = /^<span class=(hint-(?:keys|touch))>(.*?)<\/span>$/.exec(part);
+        if (!h) { if (part) s.append(part); return; }
+        const span = document.createElement("span"); span.className = h[1]; span.textContent = h[2]; s.append(span);
+      });
+      el.append(s);
+    });
   },
   apply(root) {                           // fixed labels of a view's HTML: data-text="key" gets both versions (the
     for (const el of (root || document).querySelectorAll("[data-text]")) {  // catalogue's own markup, <sub> and all)

@@ -198,7 +198,7 @@ def _handler_calls(tr, s0, fresh, pos, alt, h):
     # at_position decodes it again from the source
     return [("step", lambda: h.step(tr, fresh), 1), ("step along the history", lambda: h.step(tr, s0), 1),
             ("run", lambda: h.run(tr, fresh), 1), ("back", lambda: h.back(tr, s0), 1),
-            ("goto", lambda: h.goto(tr, s0, 2), 1), ("reset", lambda: h.reset(tr, s0), 2),
+            ("goto", lambda: h.goto(tr, s0, 2), 1), ("reset", lambda: h.reset(tr, s0), 1),  # the history's own step 0
             ("step_view", lambda: h.step_view(tr, s0), 1), ("force", lambda: h.force(tr, fresh, alt), 1),
             ("force_at", lambda: h.force_at(tr, s0, pos, alt), 1),
             ("force_at, decoded again", lambda: h.force_at(tr, s0, other, alt), 2),
@@ -232,7 +232,7 @@ RUN_ON_THE_DEVICE = {"start", "step", "run", "back", "goto", "reset", "step_view
                      "reference_at", "attribution_at", "api_attribution", "word_alignment_at"}
 NO_MODEL_OR_INSIDE_THOSE = {"fail", "need_session", "check_k", "check_piece", "choice_index", "parse_head_labels",
                             "head_choices", "noop", "export_root", "gradio_cache", "prune_exports", "end_session",
-                            "export_event", "figures_html", "outputs", "trajectory_outputs", "decoded",
+                            "export_event", "figures_html", "outputs", "trajectory_outputs", "decoded", "for_page",
                             "beam_payload", "source_problem", "reference_problem",
                             "word_alignment_follow",  # word_alignment_at with the session's own model
                             # helpers of the handlers: text and tables, input checks, files; or run inside the

@@ -312,7 +312,7 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
         third = own.start(text).topk(3)[2][0]  # a first piece the model would not choose: decoded again there
         pos = {"step": 1, "ids": [own.config.bos_id, own.tokenizer.piece_id(third)], "forced": [0, 1]}
         events = [  # (the page's event, its arguments, which of its outputs, the handler of (tr, ...) it answers as)
-            ("reset", (s, 8, False), slice(None), lambda tr: decoding_views.reset(tr, s, 8, False)),  # noqa: B023 (called in the loop)
+            # (no "reset": with no piece forced it rewinds the session's own history, decoding nothing with any model)
             ("on_reference", (s, ref, 8, False), slice(0, 1),  # the payload (the top-k is drawn from it)
              lambda tr: decoding_views.reference_at(tr, s, ref, 8, False)[:1]),  # noqa: B023 (called in the loop)
             ("export", (s, pos), slice(None), lambda tr: exports.export_at(tr, s, pos)),  # noqa: B023 (called in the loop)
@@ -320,12 +320,13 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
              lambda tr: attribution_views.attribution_at(tr, s, pos, "alti", "k")),  # noqa: B023 (called in the loop)
             ("ablate_at", (s, ["L1 H1"], [], ["L2 H2"], 8, pos), slice(None),
              lambda tr: ablation_handlers.ablate_at(tr, s, ["L1 H1"], [], ["L2 H2"], 8, pos)),  # noqa: B023 (called in the loop)
-            ("run", (s, 3), slice(0, 4), lambda tr: beam_handlers.beam_started(tr, s, 3)),  # noqa: B023 (called in the loop)
+            # a tab's event reads the page's mark first (ui/shell/page_state.py)
+            ("run", ("", s, 3), slice(0, 4), lambda tr: beam_handlers.beam_started(tr, s, 3)),  # noqa: B023 (called in the loop)
             ("across_layers_at", (s, "all layers", 0.15, pos), slice(None),
              lambda tr: layers_handlers.across_layers_at(tr, s, "all layers", 0.15, pos)),  # noqa: B023 (called in the loop)
-            ("across_layers_follow", (s, "layer 1", 0.15, pos), slice(None),
+            ("across_layers_follow", ("", s, "layer 1", 0.15, pos), slice(0, -2),  # then its note, its mark
              lambda tr: layers_handlers.across_layers_at(tr, s, "layer 1", 0.15, pos)),  # noqa: B023 (called in the loop)
-            ("word_alignment_follow", (s, "saliency", pos), slice(None),  # the page's table: its heads said
+            ("word_alignment_follow", ("", s, "saliency", pos), slice(0, -1),  # the page's table: its heads said
              lambda tr: as_table(*attribution_views.word_alignment_at(tr, s, "saliency", pos))),  # noqa: B023 (called in the loop)
             ("on_force", (s, 8, False, evt({"position": pos, "piece": "▁the"})), slice(0, 3),  # before the top-k
              lambda tr: decoding_views.force_at(tr, s, pos, "▁the", 8, False)[:3]),  # noqa: B023 (called in the loop)
