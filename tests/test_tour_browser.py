@@ -33,6 +33,7 @@ def opened(context, url):
     page.goto(url)
     page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true && window.__tour",
                            timeout=60000)
+    page.wait_for_selector("#source textarea", timeout=60000)  # Gradio may mount the box after the views' scripts ran
     return page
 
 
