@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import require_chromium, tab_button
+from tests.browser import require_chromium
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ich weiß, dass er morgen nach Berlin fährt."
@@ -53,22 +53,9 @@ def started(page):
 
 
 def tab(page, name):
-    page.click(tab_button(name))
-    page.wait_for_timeout(500)
-    if name == "Compare":
-        page.click("#compare_start")
-        page.wait_for_selector("#compare [data-role=panels]:not([hidden])", timeout=60000)
-    elif name == "Head ablation":
-        page.locator("#ablate_cross").get_by_label("L1 H1").check()
-        page.click("#ablate_run")
-        page.wait_for_function("window.__lensViews['attention_ablated'] && window.__lensViews['attention_ablated']"
-                               ".renders > 0", timeout=60000)
-    elif name == "Beam search":
-        page.click("#beam_run")
-        page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
-    elif name == "Across layers":
-        page.wait_for_selector("#tab_layers .js-plotly-plot", timeout=60000)
-    page.wait_for_timeout(800)
+    """Open a tab and do what a reader does there first (tests/plain.py run_tab)."""
+    from tests.plain import run_tab
+    run_tab(page, name)
 
 
 @pytest.fixture(scope="module")
