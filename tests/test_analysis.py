@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from transformer.interpret.analysis import alignment, merge_words, rollout, word_labels, word_spans
-from ui.shell.figures import alignment_figure, beam_tree_figure
+from ui.beam.figures import beam_tree_figure
+from ui.layers.figures import alignment_figure
 
 
 def random_stochastic(shape, seed=0):
@@ -152,3 +153,20 @@ def test_alignment_figure():
         alignment_figure(a, ["a", "b"], ["x", "y"])
     with pytest.raises(ValueError):
         alignment_figure(a, ["a", "b", "c"], ["x", "y"], threshold=0)
+
+
+def test_each_tab_turns_its_own_figure_upright_on_a_phone_and_leaves_the_others_to_the_heatmap_rule():
+    from ui.beam.figures import upright_beam
+    from ui.layers.figures import upright_alignment
+    from ui.shell.figures import for_width
+    tree = beam_tree_figure(make_tree(), PIECES.get)
+    lines = alignment_figure(np.eye(2), ["a", "b"], ["x", "y"])
+    assert for_width(tree, 1280, upright_beam) is tree  # a wide page: as it is
+    beam = for_width(tree, 390, upright_beam).to_dict()
+    assert beam["layout"]["xaxis"]["side"] == "top"  # upright: the places across, the steps down the screen
+    assert beam["data"][1]["x"] == [1, 1, 2, 2] and beam["data"][1]["y"] == [0, 1, 1, 2]  # x and y swapped
+    upright = for_width(lines, 390, upright_alignment).to_dict()
+    assert upright["layout"]["xaxis"]["visible"] is False and "annotations" in upright["layout"]
+    for fig, other in ((tree, upright_alignment), (lines, upright_beam)):  # not the tab's figure: drawn as a heatmap
+        as_heatmap = for_width(fig, 390, other).to_dict()
+        assert as_heatmap["layout"]["xaxis"].get("tickangle") == -90 and "annotations" not in as_heatmap["layout"]

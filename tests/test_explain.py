@@ -21,7 +21,7 @@ def test_row_labels_name_the_finished_row():
 def test_beam_tree_ranks_count_from_one():
     from tests.conftest import small_model
     from transformer.decode.beam import beam_search
-    from ui.shell.figures import beam_tree_figure
+    from ui.beam.figures import beam_tree_figure
     result = beam_search(small_model(vocab=30), [5, 6, 7, 3], 3, max_new=5)
     fig = beam_tree_figure(result, lambda i: f"p{i}", highlight_path=result.best.path)
     nodes = [t for t in fig["data"] if t["mode"] == "markers+text"]

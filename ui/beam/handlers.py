@@ -8,7 +8,8 @@ import gradio as gr
 
 from transformer.decode.beam import beam_search, check_beam_size
 from transformer.decode.decoding import Translator, attend_ids
-from ui.shell.figures import beam_tree_figure, figure
+from ui.beam.figures import beam_tree_figure
+from ui.shell.figures import figure
 from ui.shell.inputs import fail, need_session
 from ui.translate import payload as P
 

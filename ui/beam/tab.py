@@ -4,6 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ui.beam import handlers as beam_handlers
+from ui.beam.figures import upright_beam
 from ui.shell import page_state
 from ui.shell.components import CONC, SESSION_TTL_S, Ctx, api_only, lens_view, started_sentence
 from ui.shell.figures import for_width, width_input, with_width
@@ -38,7 +39,7 @@ def build(ctx: Ctx) -> None:
             return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
                                               page_state.drawn_for(mark)]
         beams, fig, *rest = started(session, n)
-        return (beams, for_width(fig, page_width), *rest, "", page_state.drawn_for(mark))
+        return (beams, for_width(fig, page_width, upright_beam), *rest, "", page_state.drawn_for(mark))
 
     b_beam.click(run, [ctx.page.started, ctx.state, size, width], outs + [note, box], js=with_width(None, 4),
                  api_visibility="private", **CONC)
@@ -51,7 +52,7 @@ def build(ctx: Ctx) -> None:
 
     def pick_here(beams, picked, page_width):  # the page's: the tree drawn for its width
         fig, shown = pick(beams, picked)
-        return for_width(fig, page_width), shown
+        return for_width(fig, page_width, upright_beam), shown
 
     api_only(ctx).click(beam, [ctx.source, size, ctx.model], outs, api_name="beam", **CONC)
     api_only(ctx).click(pick, [state, choice], [tree, view], api_name="beam_pick", **CONC)

@@ -6,7 +6,8 @@ import gradio as gr
 
 from transformer.decode.decoding import DecodingSession, Translator
 from transformer.interpret import analysis, figures
-from ui.shell.figures import alignment_figure, axis_words, figure, with_axes
+from ui.layers.figures import alignment_figure
+from ui.shell.figures import axis_words, figure, with_axes
 from ui.shell.inputs import choice_index, need_session
 from ui.shell.texts import said
 from ui.translate.handlers import at_position

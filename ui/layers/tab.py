@@ -6,6 +6,7 @@ import gradio as gr
 from transformer.interpret.capture import layers_of
 from ui.layers import alignment_panel
 from ui.layers import handlers as layers_handlers
+from ui.layers.figures import upright_alignment
 from ui.shell import page_state
 from ui.shell.components import CONC, Ctx, api_only, live_position, started_sentence
 from ui.shell.figures import for_width, width_input, with_width
@@ -45,7 +46,8 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
         if not page_state.started(session):
             return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
                                               page_state.drawn_for(mark)]
-        return [*(for_width(f, page_width) for f in at(session, chosen, cut, position)), "", page_state.drawn_for(mark)]
+        figs = at(session, chosen, cut, position)
+        return [*(for_width(f, page_width, upright_alignment) for f in figs), "", page_state.drawn_for(mark)]
 
     page_js = with_width(live_position(5, 4), 6)
     b_show.click(show, page_inputs, outs + [note, box], js=page_js, api_visibility="private", **CONC)
@@ -56,7 +58,8 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     def across_layers_follow(mark, session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
         if not page_state.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
             return [gr.skip()] * (len(outs) + 2)
-        return [*(for_width(f, page_width) for f in follow_at(session, chosen, cut, position)), "",
+        figs = follow_at(session, chosen, cut, position)
+        return [*(for_width(f, page_width, upright_alignment) for f in figs), "",
                 page_state.drawn_for(mark)]
 
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:

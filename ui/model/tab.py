@@ -6,8 +6,9 @@ import gradio as gr
 from transformer.model.checkpoint import LOG, read_json
 from transformer.model.metrics import read_metrics
 from ui.model import handlers as model_handlers
+from ui.model.figures import epoch_points, training_curves
 from ui.shell.components import Ctx
-from ui.shell.figures import epoch_points, figure, training_curves
+from ui.shell.figures import figure
 from ui.shell.texts import each, label, text
 
 
