@@ -11,7 +11,7 @@ import json
 
 import gradio as gr
 
-from ui.shell.components import asset, script
+from ui.shell.components import script
 from ui.shell.texts import both, labels
 from ui.translate.attribution import ALIGN_METHODS
 

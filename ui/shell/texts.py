@@ -25,7 +25,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from ui.shell.components import asset, script
+from ui.shell.components import script
 
 TEXTS_DIR = Path(__file__).parent / "texts"
 MODES = ("plain", "detail")
