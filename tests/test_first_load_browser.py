@@ -20,8 +20,9 @@ READY = "window.__lens !== undefined && window.__lens.ready === true"
 # own count of those types was 17, without Row): not met, and said so in docs/benchmarks.md; this guards the 63.
 # Counted again 2026-12-05 once the views' scripts kept each file in a scope of its own (ui/shell/components.py script:
 # still one bundle, no request more), `python -m benchmarks.ui --first-load-only --loads 9`: 63, of which one is ours
-# (the bundle); the other 62 are Gradio's: the page, its heartbeat, theme.css, its theme's two fonts (Source Sans Pro
-# regular and semibold, served by Gradio itself), iframeResizer and 56 chunks of its code and styles (docs/benchmarks.md).
+# (the bundle); the other 62 are Gradio's: the page, its heartbeat, theme.css, its theme's two fonts (Source Sans
+# Pro regular and semibold, served by Gradio itself), iframeResizer and 56 chunks of its code and styles
+# (docs/benchmarks.md).
 MAX_REQUESTS = 63
 # bytes of the HTML document, Gradio's config in it: measured 277 kB with one language (682 kB before); 375 kB since
 # the page carries German too (issue 44: gr.I18n's 253 labels in both languages +27 kB, the German Markdown +17 kB),
