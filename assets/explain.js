@@ -1,6 +1,6 @@
 // attention-lens: "Explain: simply | in detail" (issue 39 item 5). Runs as the js_on_load of the gr.HTML
 // #explain_box (ui/shell/texts.py explain_box), after `const TEXTS = {lang: {key: {plain, detail} or a label}}`
-// (ui/shell/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, run after this, sets the language.
+// (ui/shell/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, its part, called last, sets the language.
 // The mode is a class on <body> ("explain-detail"): the page's CSS shows each Markdown text's plain or detailed
 // version by it (ui/shell/texts.py explained), so a switch needs no request. The views' own texts read
 // window.__explain.t(key) and redraw on the "lens-explain" event. A link's `explain=detail` opens in that mode
@@ -74,3 +74,4 @@ new MutationObserver((records) => {
 }).observe(document.body, {childList: true, subtree: true});
 const asked = new URLSearchParams(location.search).get("explain");
 inst.mode = asked === "detail" ? "detail" : "plain";   // set (and the page filled) by assets/i18n.js's first setLang
+parts.i18n({element, inst, TEXTS});     // the page's language (assets/i18n.js: a part, its own scope)

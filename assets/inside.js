@@ -1,13 +1,14 @@
 // attention-lens: "Inside this head", the panel that opens up one head of the Translate view's map for one query
 // row: q·k for every key → ÷√d_k → mask → softmax → weights → Σ wᵢvᵢ, with the numbers of the sentence shown, and
 // each key's contribution ‖w·v·W_O‖. Also the map's toggle between attention weight and contribution.
-// Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given, and so are the
-// decoders of assets/payload.js, put in front of this file (ui/translate/inside_panel.py).
+// Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given, and `parts`, whose
+// payload (assets/payload.js, in a scope of its own) gives the decoders (ui/translate/inside_panel.py).
 // One payload (ui/translate/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
 // so Step / Back / Play / the slider only redraw here (lens.js calls window.__insideView.update after each draw):
 // no request. Choosing another head, or a new trajectory (Start, a forced piece), asks the server once
 // (trigger("click") -> ui/translate/handlers.py inside_at). The panel computes the numbers as the lesson's
 // scaled_dot_product_attention does; tokens are set with textContent only.
+const {decodeHead, headKey} = parts.payload();
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const wl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
 const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectories); a request unanswered by then is sent again

@@ -11,13 +11,15 @@
 // Every token is set with textContent, or escaped for Plotly (loaded only to export a figure):
 // user text is never HTML.
 //
-// The view's script is one function body made of these files of assets/, joined in this order
-// (ui/shell/components.py LENS_JS): payload.js (decoding the payload), lens_maps.js (the maps' numbers at a step),
-// lens_draw.js (the canvases), lens_labels.js (the DOM around them), lens_player.js (stepping, Play),
-// lens_export.js (PNG / HTML), and this file, last: the view's state, draw(), what window.__lens offers,
-// the events, and the start. They share one scope: a name is defined once among them all.
+// The view's script is this file and its parts, files of assets/ each in a function scope of its own
+// (ui/shell/components.py `script`, LENS_PARTS): payload.js (decoding the payload), lens_maps.js (the maps' numbers at
+// a step), lens_draw.js (the canvases), lens_labels.js (the DOM around them), lens_player.js (stepping, Play),
+// lens_export.js (PNG / HTML). This file holds the view's state, draw(), what window.__lens offers, the events, and
+// the start; it gives the parts `view` (below) and mounts them in that order, each adding what it returns to `view`.
+// No name is shared: each part names what it takes from `view` at its top and what it gives at its end.
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
+const tl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 
 // One instance per gr.HTML view; the main one (#attention) is also window.__lens for tests/benchmarks.
 let root = element;
@@ -32,6 +34,12 @@ const st = {kind: "cross", layer: 0, head: 0, hide: false, words: false, k: 8, s
             back: null,     // {traj, t} a reference was opened from: "Leave the reference" goes back there
             timer: null};   // Play
 const inst = {renders: 0, state: st, drawMs: 0};
+const lensRoot = element.querySelector(".lens");
+const view = {element, props, trigger, q, setText, tl, MAIN, st, inst, lensRoot, draw};
+for (const part of ["lens_maps", "lens_draw", "lens_labels", "lens_player", "lens_export"]) Object.assign(view, parts[part](view));
+const {KINDS, decodeView, textAt} = parts.payload();
+const {frame, mapsAt, axisLine, languagesOf, crossingHead, cv, scratch, drawBig, drawGrid, colourBar, drawChips, drawLegend,
+       drawStatus, fillSelect, pushTopk, ctl, go, pause, play, exportHtml, exportPng} = view;
 window.__lensViews = window.__lensViews || {};
 window.__lensViews[rootId] = inst;
 if (MAIN) window.__lens = inst;
@@ -199,7 +207,6 @@ q("grid-canvas").addEventListener("click", e => {
   st.layer = c.l; st.head = c.h; draw();
 });
 for (const c of [q("canvas"), q("grid-canvas")]) c.addEventListener("mouseleave", hideTip);
-const lensRoot = element.querySelector(".lens");
 // ← → Home End step whenever the Translate view is shown and the focus is not where those keys mean something else
 // (a text box, a select, a slider, a radio group, the tabs): no click on the map first (which also picks a row)
 const own = (t) => t instanceof Element && (t.isContentEditable || ["TEXTAREA", "SELECT"].includes(t.tagName) ||

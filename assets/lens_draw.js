@@ -1,6 +1,9 @@
 // attention-lens, the attention view (assets/lens.js): drawing the maps on canvases, the big map and the
-// layers × heads grid. One part of the view's script (ui/shell/components.py LENS_JS); the maps' numbers come from
+// layers × heads grid. A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
+// `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
+// gives is returned at the end (lens.js puts it in `view`). The maps' numbers come from
 // lens_maps.js (mapsAt), the view's state and `q` from lens.js.
+const {st, inst, q, MAIN, setText, tl, frame, panel, maxOf, axesOf, axisLine, languagesOf, normsFor} = view;
 //
 // Each canvas is drawn from a scratch image of one pixel per cell, scaled up without smoothing; a step repaints
 // only the rows and columns it revealed or hid (refresh), not the whole image.
@@ -243,3 +246,5 @@ function colourBar() {                    // the colour bar beside the title: 0 
   }
   g.putImageData(img, 0, 0);
 }
+
+return {RED, cv, scratch, drawBig, drawGrid, colourBar};

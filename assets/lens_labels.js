@@ -1,7 +1,10 @@
 // attention-lens, the attention view (assets/lens.js): the plain DOM around the maps, updated only where a step
 // changes it: the target pieces (chips) and what their marks mean, the ▁ legend, the status line and the player's
-// slider, the top-k list (assets/topk.js), the layer and head selects. One part of the view's script
-// (ui/shell/components.py LENS_JS); every token is set with textContent: user text is never HTML.
+// slider, the top-k list (assets/topk.js), the layer and head selects. Every token is set with textContent: user
+// text is never HTML. A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
+// `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
+// gives is returned at the end (lens.js puts it in `view`).
+const {st, inst, q, MAIN, setText, tl, props, draw} = view;
 
 function drawChips(f) {
   const box = q("target"), d = st.doc, labels = f.words ? f.tgt : f.tp;
@@ -21,7 +24,6 @@ function drawChips(f) {
   drawMarks(f);
 }
 // What the chips' markers mean, for those shown: forced (a user's what-if) and differs (given, not chosen)
-const tl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 document.addEventListener("lens-explain", () => {  // the view's own words in the language (and mode) shown
   for (const r of ["legend", "marks"]) q(r).dataset.key = "";
   q("layer").textContent = ""; q("head").textContent = ""; q("target").dataset.key = "";
@@ -98,3 +100,5 @@ function fillSelect(sel, n, withMean, value) {  // option values are the labels 
   const v = value === "mean" ? "mean" : String(value + 1);
   if (sel.value !== v) sel.value = v;
 }
+
+return {drawChips, drawLegend, drawStatus, pushTopk, fillSelect};

@@ -1,6 +1,9 @@
-// attention-lens, the attention view (assets/lens.js): the numbers of the maps at a step, no drawing. One part of
-// the view's script (ui/shell/components.py LENS_JS): the view's state (`st`, `inst`) is in lens.js, the decoded payload
-// (st.doc) comes from payload.js decodeView.
+// attention-lens, the attention view (assets/lens.js): the numbers of the maps at a step, no drawing.
+// A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
+// `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
+// gives is returned at the end (lens.js puts it in `view`). The view's state (`st`, `inst`) is lens.js's, the decoded
+// payload (st.doc) comes from payload.js decodeView.
+const {st, inst, tl} = view;
 //
 // frame(): what is visible at step st.t (pieces, or merged into words); panel(): one map (a layer and head, or
 // the mean of heads) at a frame, with <s>/</s> columns hidden if asked; mapsAt(): every map of a kind at a frame,
@@ -209,3 +212,5 @@ function crossingHead(d) {
   }
   return best;
 }
+
+return {frame, panel, mapsAt, maxOf, axesOf, axisLine, axisWords, languagesOf, normsFor, crossingHead};

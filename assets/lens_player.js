@@ -1,7 +1,10 @@
 // attention-lens, the attention view (assets/lens.js): moving through a trajectory with no request to the
 // server: Step / Back / Run / Reset, the slider, Play, leaving a reference, and telling the page where the view is.
-// One part of the view's script (ui/shell/components.py LENS_JS); `ctl` is window.__lens.ctl (ui/translate/tab.py's
-// buttons call it).
+// `ctl` is window.__lens.ctl (ui/translate/tab.py's buttons call it).
+// A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
+// `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
+// gives is returned at the end (lens.js puts it in `view`).
+const {st, q, MAIN, setText, tl, trigger, draw, frame, cv, pushTopk} = view;
 
 function announce() {                     // tell the page: the translation box, the position other tabs read
   if (!MAIN) return;
@@ -68,3 +71,5 @@ const ctl = {
   setK: (k) => { if (Number.isInteger(k) && k >= 1 && k <= 20) { st.k = k; if (st.doc) pushTopk(frame()); } },
   setWords: (w) => { st.words = !!w; if (st.doc) { cv.big = null; draw(); } },
 };
+
+return {ctl, go, pause, play};

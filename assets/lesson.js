@@ -1,10 +1,11 @@
-// attention-lens: a lesson, a teacher's views in order with a note each, in one link (issue 39 item 3). Runs after
-// assets/views.js in the js_on_load of the gr.HTML #lesson (ui/shell/lesson.py). The teacher opens the tools with
+// attention-lens: a lesson, a teacher's views in order with a note each, in one link (issue 39 item 3). The js_on_load
+// of the gr.HTML #lesson (ui/shell/lesson.py), with assets/views.js as its one part. The teacher opens the tools with
 // Lesson… (beside Copy link), writes a note (#lesson_note) and adds the view shown (#lesson_add: the query Copy
 // link would give, assets/link.js), 1 to 8 times; Copy lesson link (#copy_lesson) gives /?lesson=<base64url JSON of
 // [[query, note], ...]>. Nothing is stored on the server. A page opened with it shows the lesson bar (#lesson_bar:
 // "View 2 of 4", the note, Back / Next) and opens each view as its own link would be opened (window.__link.open).
 // Everything from the URL is checked (sizes, shapes) and shown with textContent only.
+parts.views({element});                   // the tabs' registry, window.__views (assets/views.js: a part, its own scope)
 const LIMITS = JSON.parse(element.querySelector(".lesson").dataset.views || "{}");
 const MAX_VIEWS = LIMITS.views || 8, MAX_NOTE = LIMITS.note || 140, MAX_LINK = LIMITS.link || 12000;
 const bar = element.querySelector("#lesson_bar"), make = element.querySelector(".lesson-make");

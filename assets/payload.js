@@ -1,6 +1,7 @@
 // attention-lens: decoding the payloads the server sends, shared by the attention view (assets/lens.js) and the
-// "Inside this head" panel (assets/inside.js). Not a script of its own: ui/shell/components.py `asset` puts it in front
-// of each view's script, so both get these functions in their own js_on_load (no global, nothing to load first).
+// "Inside this head" panel (assets/inside.js). A part of both views' scripts (ui/shell/components.py `script`): the
+// body of a function in their js_on_load, its own scope; it returns what the views use (no global, nothing to load
+// first). It needs nothing from the view.
 //
 // Two payloads, each with its Python writer, to be kept in step with it:
 // - decodeView: the attention view's maps and steps (ui/translate/payload.py)
@@ -100,3 +101,5 @@ function decodeHead(p) {
   for (const kind of Object.keys(p.norms)) h.norms[kind] = unit16(p.norms[kind]);
   return h;
 }
+
+return {KINDS, decodeView, textAt, headKey, decodeHead};

@@ -5,7 +5,9 @@
 // Head atlas register themselves (assets/compare.js, assets/atlas.js); the tabs built of Gradio components
 // (Head ablation, Beam search, Across layers, Attention being learned, Model) are registered below, where their
 // controls are set as a user sets them and their own button is pressed, so that a restored view is started.
-// Runs first in the js_on_load of the gr.HTML #lesson (ui/shell/lesson.py): `element` is that box.
+// A part of the js_on_load of the gr.HTML #lesson (ui/shell/lesson.py `script`), in a scope of its own: assets/lesson.js
+// calls it first with `view` = {element: that box}; it gives window.__views and window.__viewKit, nothing else.
+const {element} = view;
 {
   const views = window.__views = window.__views || {};
   const sleep = (ms) => new Promise(r => setTimeout(r, ms));

@@ -1,6 +1,6 @@
 """The developers' guide's code shape: no function of the app, the library or the benchmarks is over 80 lines
 (docstring and comments included: what a reader has to hold at once); no import circles; no long files; a view's
-script made of several files declares each name once."""
+script made of several files keeps each file in a scope of its own."""
 import ast
 import re
 import shutil
@@ -136,34 +136,104 @@ def test_no_import_circles():
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
-# -- a view's script made of several files of assets/ (ui/shell/components.py asset): one js_on_load function body, so
-# the files share one scope and a name may be declared in only one of them (a second function of the same name
-# would silently replace the first)
+# -- a view's script made of several files of assets/ (ui/shell/components.py script): the main file is the
+# js_on_load; each part is compiled on its own (new Function("view", body), strict), so it sees no name of another
+# file: what it uses of the view and of the parts before it, it takes from `view`; what it gives, it returns.
+
+def scripts() -> dict:
+    """{view: (main file, part files)} of every view whose script has parts."""
+    from ui.shell.components import LENS_PARTS
+    from ui.shell.lesson import LESSON_PARTS
+    from ui.shell.texts import TEXTS_PARTS
+    from ui.translate.inside_panel import INSIDE_PARTS
+    return {"lens": ("lens.js", LENS_PARTS), "inside": ("inside.js", INSIDE_PARTS),
+            "lesson": ("lesson.js", LESSON_PARTS), "texts": ("explain.js", TEXTS_PARTS)}
+
 
 def top_level_names(js: str) -> list[str]:
     """The names a script declares at the start of a line: its top level, as assets/*.js are written."""
     return re.findall(r"^(?:async\s+)?(?:function\*?|const|let|var|class)\s+([A-Za-z_$][\w$]*)", js, re.MULTILINE)
 
 
-def test_the_name_check_sees_a_name_declared_twice():
-    assert top_level_names("const a = 1, b = 2;\nfunction f() {\n  const c = 3;\n}\nasync function g() {}\nlet h;\n"
-                           "// function no() {}\n") == ["a", "f", "g", "h"]
+def code_of(js: str) -> str:
+    """`js` without its comments and its strings (of a template literal, only its ${...}: code)."""
+    js = re.sub(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', '""', js)
+    js = re.sub(r"`(?:[^`\\]|\\.)*`", lambda m: " ".join(re.findall(r"\$\{([^}]*)\}", m.group(0))), js)
+    return re.sub(r"//[^\n]*", "", js)
 
 
-@pytest.mark.parametrize("parts", ["LENS_JS", "INSIDE_JS"])
-def test_a_script_made_of_parts_declares_each_name_once_and_compiles(parts):
-    from ui.shell.components import LENS_JS, asset
-    from ui.translate.inside_panel import INSIDE_JS
-    names = {"LENS_JS": LENS_JS, "INSIDE_JS": INSIDE_JS}[parts]
-    declared = Counter(n for name in names for n in top_level_names((ROOT / "assets" / name).read_text("utf-8")))
-    assert len(declared) > 20 and not [n for n, c in declared.items() if c > 1], declared.most_common(3)
+def declared(js: str) -> set[str]:
+    """Every name `js` declares anywhere: const/let/var/function/class, destructured, or a parameter."""
+    code = code_of(js)
+    out = set(re.findall(r"(?:function\*?|const|let|var|class)\s+([A-Za-z_$][\w$]*)", code))
+    lists = re.findall(r"(?:const|let|var)\s*[{\[]([^}\]]*)[}\]]\s*=", code)
+    lists += re.findall(r"function\*?\s*[\w$]*\s*\(([^)]*)\)", code) + re.findall(r"\(([^()]*)\)\s*=>", code)
+    out |= set(re.findall(r"([A-Za-z_$][\w$]*)\s*=>", code))
+    for names in lists:
+        out |= set(re.findall(r"(?<![\w$.:])([A-Za-z_$][\w$]*)", re.sub(r"=[^,]*", "", names)))
+    return out
+
+
+def borrowed(part: str, others: list[str]) -> list[str]:
+    """The names declared at the top level of `others` (the script's other files) that `part` uses but does not
+    declare itself: in a scope of its own, each is an error when that line runs (or a page global it reads)."""
+    code, own = code_of(part), declared(part) | {"view"}  # its parameter
+    names = {n for o in others for n in top_level_names(o)} - own
+    return sorted(n for n in names if re.search(rf"(?<![\w$.])\$?{re.escape(n)}(?![\w$])(?!\s*:(?!:))", code))
+
+
+def test_the_check_sees_a_part_using_a_name_of_another_file():
+    main = "const st = {t: 0};\nfunction draw() {}\nconst q = (r) => r;\n"
+    assert borrowed("const {st} = view;\nfunction go(t) { st.t = t; draw(); }\nreturn {go};\n", [main]) == ["draw"]
+    assert borrowed("function go(draw) { return {st: 1, q: draw}; }  // st, q\nreturn {go};\n", [main]) == []
+    assert borrowed("const s = `q: [role=st] ${draw}`;\n", [main]) == ["draw"]  # a template's text is no code
+
+
+@pytest.mark.parametrize("view", ["lens", "inside", "lesson", "texts"])
+def test_each_part_takes_what_it_uses_from_view_and_compiles_alone(view):
+    main, parts = scripts()[view]
+    text = {n: (ROOT / "assets" / n).read_text("utf-8") for n in (main, *parts)}
+    for p in parts:
+        assert borrowed(text[p], [t for n, t in text.items() if n != p]) == [], p
     if shutil.which("node") is None:
         pytest.skip("no node to compile the script with")
+    from ui.shell.components import script
     check = ('const code = require("fs").readFileSync(0, "utf8");  // as Gradio runs a js_on_load\n'
-             'new Function("element", "trigger", "props", "server", "upload", "watch", code);')
-    r = subprocess.run(["node", "-e", check], input=asset(*names), check=False, capture_output=True, text=True,
-                       timeout=60)
+             'new Function("element", "trigger", "props", "server", "upload", "watch", code);\n'
+             'for (const [, body] of code.matchAll(/new Function\\("view", ("(?:[^"\\\\]|\\\\.)*")\\)/g))\n'
+             '  if (!new Function("view", JSON.parse(body)) || !JSON.parse(body).startsWith(\'"use strict";\'))\n'
+             '    process.exit(4);  // each part compiles as the script compiles it, in strict mode\n'
+             f'if ({len(parts)} !== [...code.matchAll(/new Function\\("view", /g)].length) process.exit(3);')
+    r = subprocess.run(["node", "-e", check], input=script(main, *parts), check=False, capture_output=True,
+                       text=True, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def gives(js: str) -> list[str]:
+    """What a part returns: the names of its last line's `return {a, b};`."""
+    m = re.search(r"^return \{([^}]*)\};\s*$", js, re.MULTILINE)
+    return re.findall(r"[\w$]+", m.group(1)) if m else []
+
+
+def test_the_lens_parts_give_distinct_names_to_the_view():
+    """assets/lens.js puts what each part returns into `view` (Object.assign): a name given twice would replace
+    the first part's (what one concatenated scope did with a second function of the same name)."""
+    from ui.shell.components import LENS_PARTS
+    lens = (ROOT / "assets" / "lens.js").read_text("utf-8")
+    own = re.findall(r"[\w$]+", re.search(r"^const view = \{([^}]*)\};", lens, re.MULTILINE).group(1))
+    given = own + [n for p in LENS_PARTS if p != "payload.js" for n in gives((ROOT / "assets" / p).read_text("utf-8"))]
+    assert len(given) > 30 and not [n for n, c in Counter(given).items() if c > 1], Counter(given).most_common(3)
+
+
+def test_a_part_writes_no_page_global():
+    """A part gives what it gives by returning it; the one exception is the tabs' registry (assets/views.js), which
+    the tabs' own scripts fill in (window.__views, and its helpers window.__viewKit)."""
+    allowed = {"views.js": {"__views", "__viewKit"}}
+    for main, parts in scripts().values():
+        for p in parts:
+            js = code_of((ROOT / "assets" / p).read_text("utf-8"))
+            writes = set(re.findall(r"window\.([\w$]+)\s*=(?!=)", js))
+            assert writes == allowed.get(p, set()), (p, writes)
 
 
 def test_no_test_module_imports_another():

@@ -104,21 +104,37 @@ def api_only(ctx: Ctx) -> gr.Button:
     return ctx.api_trigger
 
 
-def asset(*names: str) -> str:
-    """The text of assets/<name>; of several names, their texts joined in order (a view's script made of parts,
-    run as one js_on_load function body: the parts share its names)."""
-    return "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in names)
+def asset(name: str) -> str:
+    """The text of assets/<name>."""
+    return (ASSETS / name).read_text(encoding="utf-8")
 
 
-# The attention view's script, by concept (assets/lens.js says what each part holds); lens.js, last, starts it
-LENS_JS = ("payload.js", "lens_maps.js", "lens_draw.js", "lens_labels.js", "lens_player.js", "lens_export.js",
-           "lens.js")
+STRICT = '"use strict";\n'  # a part's body: a name it assigns without declaring it is an error, not a page global
+
+
+def script(main: str, *parts: str) -> str:
+    """A view's js_on_load made of files of assets/, each in a scope of its own. Every part file (in `parts`) is
+    compiled as Gradio compiles a js_on_load, `new Function(...)` (so it sees only the page, never a name of another
+    file): the body of a function of `view`, what the view gives it, returning what it gives. The main file is the
+    js_on_load itself, given Gradio's arguments and `parts`, the parts' functions by file name without .js
+    (parts.payload(), parts.lens_maps(view)), which it calls. Gradio 6.31 runs a js_on_load as one function body
+    (`new Function("element", "trigger", "props", "server", "upload", "watch", js_on_load)`, frontend HTML.svelte),
+    so it holds no static `import`; ES modules of their own would be a request each on the first load
+    (docs/benchmarks.md)."""
+    fns = "".join(f"  {Path(n).stem}: new Function(\"view\", {json.dumps(STRICT + asset(n), ensure_ascii=False)}),\n"
+                  for n in parts)
+    head = f"const parts = Object.freeze({{\n{fns}}});  // ui/shell/components.py script\n" if parts else ""
+    return head + asset(main)
+
+
+# The attention view's parts, by concept (assets/lens.js says what each holds and mounts them)
+LENS_PARTS = ("payload.js", "lens_maps.js", "lens_draw.js", "lens_labels.js", "lens_player.js", "lens_export.js")
 
 
 def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
     """An attention view (assets/lens.*): heatmap + layers x heads grid, drawn in the browser."""
-    return gr.HTML(None, html_template=asset("lens.html"), css_template=ctx.css, js_on_load=asset(*LENS_JS),
-                   elem_id=elem_id, plotly_src=ctx.plotly_src)
+    return gr.HTML(None, html_template=asset("lens.html"), css_template=ctx.css,
+                   js_on_load=script("lens.js", *LENS_PARTS), elem_id=elem_id, plotly_src=ctx.plotly_src)
 
 
 def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | None = None) -> gr.HTML:

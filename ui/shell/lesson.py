@@ -11,7 +11,7 @@ import json
 
 import gradio as gr
 
-from ui.shell.components import asset
+from ui.shell.components import script
 from ui.shell.texts import both, labels
 from ui.translate.attribution import ALIGN_METHODS
 
@@ -32,6 +32,8 @@ BOX_CSS = (".lesson-bar, .lesson-make { display: flex; flex-wrap: wrap; gap: 6px
            ".lesson-bar button:disabled { opacity: 0.45; cursor: default; }"
            ".lesson-make button:hover, .lesson-bar button:hover:enabled { border-color: #f97316; }"
            ".lesson-make [data-role=close] { border: none; background: none; color: #888; }")
+
+LESSON_PARTS = ("views.js",)  # the script's part (assets/lesson.js calls it first): the tabs' registry
 
 
 def template() -> str:
@@ -60,5 +62,5 @@ def template() -> str:
 
 def build() -> gr.HTML:
     """The lesson box (#lesson), under the intro row; hidden until a lesson is made or opened."""
-    return gr.HTML(None, html_template=template(), css_template=BOX_CSS, js_on_load=asset("views.js", "lesson.js"),
+    return gr.HTML(None, html_template=template(), css_template=BOX_CSS, js_on_load=script("lesson.js", *LESSON_PARTS),
                    elem_id="lesson", head=f"<style>{CSS}</style>")

@@ -8,11 +8,11 @@ import re
 
 import gradio as gr
 
-from ui.shell.components import FAST, Ctx, asset
+from ui.shell.components import FAST, Ctx, asset, script
 from ui.shell.inputs import need_session
 from ui.translate import handlers as decoding_views
 
-INSIDE_JS = ("payload.js", "inside.js")  # the panel's script: the payloads' decoders, then the panel
+INSIDE_PARTS = ("payload.js",)  # the panel's script's parts (assets/inside.js mounts them): the decoders
 
 
 def panel(ctx: Ctx) -> gr.HTML:
@@ -23,7 +23,7 @@ def panel(ctx: Ctx) -> gr.HTML:
     # mode
     template = re.sub(r"<!--text:([\w.]+)-->", r'<span data-text="\1"></span>', asset("inside.html"))
     view = gr.HTML(None, html_template=template, css_template=asset("inside.css"),
-                   js_on_load=asset(*INSIDE_JS), elem_id="inside")
+                   js_on_load=script("inside.js", *INSIDE_PARTS), elem_id="inside")
 
     def on_open(session, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
