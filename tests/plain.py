@@ -179,3 +179,27 @@ def lesson_tools(page) -> set[str]:
     shown(page, seen)
     page.click(".lesson-make [data-role=close]")
     return seen
+
+
+class Localized:
+    """A browser whose pages open in a context with `locale` (what open_app needs of a browser: new_page)."""
+
+    def __init__(self, b, locale: str):
+        self.b, self.locale = b, locale
+
+    def new_page(self, viewport):
+        return self.b.new_context(locale=self.locale, viewport=viewport).new_page()
+
+
+def data_of(translator, page, sentence: str) -> list[str]:
+    """The sentences decoded on the page (`sentence`, Compare's pair) and the model's outputs for them (greedy and
+    beam), longest first."""
+    from transformer.decode.beam import beam_search
+    pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
+                          ".map(e => e.value)")
+    out = set()
+    for s in [sentence, *pairs]:
+        out |= {s, translator.translate(s)}
+        for h in beam_search(translator.model, translator.source_ids(s), 4).hypotheses:
+            out.add(translator.tokenizer.decode(h.ids))
+    return sorted((s for s in out if s.strip()), key=len, reverse=True)

@@ -16,13 +16,25 @@ from collections import Counter
 import pytest
 
 from tests.browser import open_app
-from tests.plain import MAX_RARE, MAX_TAUGHT, MAX_WORDS, lesson_tools, rare, sentences, text_keys, walk_page, words
+from tests.plain import (
+    MAX_RARE,
+    MAX_TAUGHT,
+    MAX_WORDS,
+    Localized,
+    data_of,
+    lesson_tools,
+    rare,
+    sentences,
+    text_keys,
+    walk_page,
+    words,
+)
 from tests.short_texts import GRADIO_ENGLISH, english_words
-from tests.test_german_page_browser import SENTENCE, Localized, data_of
 from ui.shell import texts
 
 pytestmark = pytest.mark.browser
 LANG = "de"
+SENTENCE = "Das Wetter war gestern sehr schlecht."  # as the other walks of the page start
 SWITCH = "Sprache · Language"  # the language switch names itself in both languages: a reader of either finds it
 GERMAN = {"taste"}  # German words far more common in English (a key of the keyboard: die Taste)
 ENDINGS = ("", "e", "en", "es", "n", "s")  # a German noun's endings: a taught term's plural and genitive are the term
@@ -41,7 +53,7 @@ def walked(served_browser, translator):
     assert page.evaluate("window.__explain.lang") == LANG
     assert len(glossary) >= 9 and all(glossary)
     said |= lesson_tools(page)
-    data = {w for s in data_of(translator, page) for lang in ("en", "de") for w in words(s, lang)}
+    data = {w for s in data_of(translator, page, SENTENCE) for lang in ("en", "de") for w in words(s, lang)}
     return page, sorted(said | set(glossary)) + tour, data
 
 
