@@ -43,9 +43,10 @@ const S = window.__sentence || (window.__sentence = (() => {
     s.refused = note && note.said ? note : null;
     s.show();
   };
-  window.addEventListener("lens-started", (ev) => {
-    s.started = ev.detail == null ? null : String(ev.detail); s.sent = s.started === null ? null : s.box;
-    s.refused = null; s.show();
+  window.addEventListener("lens-started", (ev) => {  // a refusal stays said when the sentence ends (a refused Start
+    s.started = ev.detail == null ? null : String(ev.detail); s.sent = s.started === null ? null : s.box;  // ends it)
+    if (s.started !== null) s.refused = null;
+    s.show();
   });
   return s;
 })());

@@ -30,15 +30,17 @@ def sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if re.search(r"[A-Za-z]", p or "")]
 
 
-def words(text: str) -> list[str]:
-    """Words as wordfreq splits them, letters only (numbers, arrows and pieces such as ▁Hund are not words)."""
-    ws = tokenize(strip_markup(text).replace("▁", " "), "en")
-    return [re.sub(r"'s$", "", w) for w in ws if re.fullmatch(r"[a-z]+(?:'[a-z]+)?", w)]  # word's: word
+def words(text: str, lang: str = "en") -> list[str]:
+    """Words as wordfreq splits them in `lang`, letters only (numbers, arrows and pieces such as ▁Hund are not
+    words)."""
+    ws = tokenize(strip_markup(text).replace("▁", " "), lang)
+    letter = "a-z" if lang == "en" else "a-zäöüß"
+    return [re.sub(r"'s$", "", w) for w in ws if re.fullmatch(rf"[{letter}]+(?:'[a-z]+)?", w)]  # word's: word
 
 
-def rare(ws: list[str], taught=()) -> list[str]:
-    """The rare words of `ws`, the taught terms aside."""
-    return [w for w in ws if w not in taught and zipf_frequency(w, "en") < RARE_ZIPF]
+def rare(ws: list[str], taught=(), lang: str = "en") -> list[str]:
+    """The rare words of `ws` by `lang`'s frequencies, the taught terms aside."""
+    return [w for w in ws if w not in taught and zipf_frequency(w, lang) < RARE_ZIPF]
 
 
 def long_sentences(text: str) -> list[str]:
@@ -156,3 +158,48 @@ def walk_page(page, sentence: str, also=None) -> tuple[set, list[str], list[str]
     tour = tour_said(page, also)
     glossary = page.evaluate("Object.keys(window.__glossary.terms).map(k => window.__explain.t(`glossary.${k}`))")
     return said, tour, glossary
+
+
+def text_keys(said) -> list[str]:
+    """The texts that show a key of the catalogues instead of its text: a label's or a text's key with _ or . in
+    it (`lesson_count_0`, `glossary.rollout`), or any snake_case word."""
+    from ui.shell import texts
+    keys = {k for lang in texts.LANGS for k in texts.labels(lang)} | set(texts.flat("en"))
+    keys = sorted((k for k in keys if re.search(r"[_.]", k)), key=len, reverse=True)
+    key = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, keys)) + r")(?!\w)|\b[a-z]+(?:_[a-z0-9]+)+\b")
+    return sorted({t for t in said if key.search(t)})
+
+
+def lesson_tools(page) -> set[str]:
+    """What the lesson's tools show a teacher (the count of views among them), opened and closed again."""
+    page.click("#lesson_open")
+    page.wait_for_selector("#lesson_add", state="visible")
+    page.wait_for_timeout(300)
+    seen: set[str] = set()
+    shown(page, seen)
+    page.click(".lesson-make [data-role=close]")
+    return seen
+
+
+class Localized:
+    """A browser whose pages open in a context with `locale` (what open_app needs of a browser: new_page)."""
+
+    def __init__(self, b, locale: str):
+        self.b, self.locale = b, locale
+
+    def new_page(self, viewport):
+        return self.b.new_context(locale=self.locale, viewport=viewport).new_page()
+
+
+def data_of(translator, page, sentence: str) -> list[str]:
+    """The sentences decoded on the page (`sentence`, Compare's pair) and the model's outputs for them (greedy and
+    beam), longest first."""
+    from transformer.decode.beam import beam_search
+    pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
+                          ".map(e => e.value)")
+    out = set()
+    for s in [sentence, *pairs]:
+        out |= {s, translator.translate(s)}
+        for h in beam_search(translator.model, translator.source_ids(s), 4).hypotheses:
+            out.add(translator.tokenizer.decode(h.ids))
+    return sorted((s for s in out if s.strip()), key=len, reverse=True)

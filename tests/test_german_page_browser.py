@@ -10,9 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import open_app
-from tests.plain import TABS, open_tab, shown, walk_page
+from tests.plain import TABS, Localized, data_of, open_tab, shown, walk_page
 from tests.short_texts import SHORT, english, offending
-from transformer.decode.beam import beam_search
 from transformer.train.data import examples_path, read_glossed_examples
 
 pytestmark = pytest.mark.browser
@@ -20,33 +19,11 @@ SENTENCE = "Das Wetter war gestern sehr schlecht."
 MIN_WORDS = 4
 
 
-class Localized:
-    """A browser whose pages open in a context with `locale` (what open_app needs of a browser: new_page)."""
-
-    def __init__(self, b, locale: str):
-        self.b, self.locale = b, locale
-
-    def new_page(self, viewport):
-        return self.b.new_context(locale=self.locale, viewport=viewport).new_page()
-
-
-def data_of(translator, page) -> list[str]:
-    """The sentences decoded on the page and the model's outputs for them (greedy and beam), longest first."""
-    pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
-                          ".map(e => e.value)")
-    out = set()
-    for s in [SENTENCE, *pairs]:
-        out |= {s, translator.translate(s)}
-        for h in beam_search(translator.model, translator.source_ids(s), 4).hypotheses:
-            out.add(translator.tokenizer.decode(h.ids))
-    return sorted((s for s in out if s.strip()), key=len, reverse=True)
-
-
 def walk(b, url, locale, translator, short=None):
     page = open_app(Localized(b, locale), url, 1280, 800)
     also = None if short is None else (lambda p, tab: short.extend([f"{tab}/{w}", t] for w, t in p.evaluate(SHORT)))
     said, tour, glossary = walk_page(page, SENTENCE, also)
-    return page, sorted(said) + tour + glossary, data_of(translator, page)
+    return page, sorted(said) + tour + glossary, data_of(translator, page, SENTENCE)
 
 
 def examples() -> list[str]:

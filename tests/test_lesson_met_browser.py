@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.browser import open_app, start
+from tests.browser import open_app, start, tab_button
 from ui.shell.texts import labels
 
 pytestmark = pytest.mark.browser
@@ -151,19 +151,34 @@ def test_a_long_input_is_named_as_the_same_sentence_cut_and_its_counts_agree(ser
     assert len(hint) < 300, len(hint)  # the long sentence quoted by its beginning, not its 1,300 characters
 
 
-def test_an_empty_start_says_the_views_still_show_the_sentence_before(served_browser):
-    """Item 10: an empty Start said "input is empty" and left the old decoding underneath, unexplained."""
+def test_an_empty_start_leaves_no_old_decoding_and_says_why(served_browser):
+    """Item 10: an empty Start said "input is empty" and left the old decoding underneath. Now it ends the sentence
+    started before, as picking a model does (a new mark of the page's state: ui/shell/page_state.py): no map, no
+    translation and no other tab's results of the old sentence stay on screen, and the note under the box says why."""
     url, b = served_browser
     page = open_app(b, url, 1280, 800)
     start(page, "Er kommt morgen.")
+    page.click(tab_button("Beam search"))
+    page.click("#beam_run")
+    page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
+    assert page.locator("#beam_tree").is_visible()
+    page.click(tab_button("Translate"))
     page.fill("#source textarea", "")
     page.click("#start")
     page.wait_for_function("[...document.querySelectorAll('.source-said')].some(e => e.getClientRects().length"
                            " && e.textContent.includes('empty'))", timeout=30000)
+    page.wait_for_function("window.__lens.state.traj === null", timeout=30000)  # the map: nothing started
+    page.wait_for_timeout(500)  # every answer of the Start drawn
     said = page.evaluate("[...document.querySelectorAll('.source-said')].filter(e => e.getClientRects().length)"
                          ".map(e => e.textContent).join(' ')")
-    assert "“Er kommt morgen.”" in said and "still" in said, said
-    assert page.evaluate("window.__lens.state.traj !== null")  # the views are the sentence said
+    assert "empty" in said and "Er kommt" not in said, said  # why, and no sentence the views would still show
+    assert page.input_value("#translation textarea") == ""
+    assert not page.locator("#attention [data-role=grid-canvas]").is_visible()
+    page.click(tab_button("Beam search"))
+    page.wait_for_timeout(300)
+    assert not page.locator("#beam_tree").is_visible()  # the old sentence's tree: not drawn for this page
+    assert "Er kommt" not in page.inner_text("#tab_beam")
+    assert page.errors == []
 
 
 def test_the_lesson_banner_covers_nothing_and_moves_nothing_and_needs_a_started_view(served_browser):

@@ -116,7 +116,7 @@ def test_each_models_words(tiny_translator, tiny_en_de):
     assert shown(de["label"]) == "German sentence" and shown(en["label"]) == "English sentence"  # gr.I18n's
     assert shown(en["placeholder"]).startswith("Type an English sentence, e.g. ")
     assert shown(en["reference"]) == "German reference"
-    assert shown(en["reference"], "de") == "Deutsche Vergleichsübersetzung"
+    assert shown(en["reference"], "de") == "Deutsche Übersetzung zum Vergleich"
     values = [v for _, v in en["examples"][1:]]
     assert "I will call you tomorrow." in values and all("·" in label for label, _ in en["examples"][1:])
 

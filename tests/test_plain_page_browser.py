@@ -13,7 +13,19 @@ import re
 import pytest
 
 from tests.browser import open_app
-from tests.plain import FORMULA, MAX_RARE, MAX_TAUGHT, MAX_WORDS, open_tab, rare, sentences, walk_page, words
+from tests.plain import (
+    FORMULA,
+    MAX_RARE,
+    MAX_TAUGHT,
+    MAX_WORDS,
+    lesson_tools,
+    open_tab,
+    rare,
+    sentences,
+    text_keys,
+    walk_page,
+    words,
+)
 from transformer.decode.beam import beam_search
 from ui.shell import texts
 
@@ -47,6 +59,7 @@ def walked(served_browser, translator):
     assert len(glossary) >= 9 and all(glossary)
     pairs = page.evaluate("[...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
                           ".map(e => e.value)")
+    said |= lesson_tools(page)
     return page, sorted(said | set(glossary)) + tour, data_words(translator, [SENTENCE, *pairs])
 
 
@@ -60,6 +73,13 @@ def test_the_page_reads_plainly_by_default(walked):
     assert m["share"] <= MAX_RARE, (f"{len(m['rare'])} of {m['words']} words rare ({100 * m['share']:.1f} %)",
                                     sorted(set(m["rare"])))
     assert page.errors == []
+
+
+def test_no_text_key_on_the_page(walked):
+    """Issue 58: the lesson's tools showed `lesson_count_0` where the count of views belongs."""
+    _, said, _ = walked
+    assert any("view" in t for t in said)  # the lesson's count of views was read
+    assert text_keys(said) == []
 
 
 def test_in_detail_the_precise_texts_are_shown(walked):

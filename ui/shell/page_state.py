@@ -7,9 +7,10 @@ state lives in the page (Gradio components) and in `ctx.page` (a `PageState`, bu
 | the model            | the picker's value (`ctx.model`, in the page)   | the picker's input; the hint's switch; a link
 |
 | the sentence started | `ctx.state` (gr.State: a DecodingSession, which | Start (button, Enter, an example), the      |
-|                      | carries its model)                              | hint's switch, a link; the picker ends it   |
+|                      | carries its model)                              | hint's switch, a link; the picker and a     |
+|                      |                                                 | refused Start (an empty box) end it         |
 | what is started      | `PageState.started` (a hidden box: one new value| the events that write the two above, in the |
-|                      | for each model and sentence: `new_value`)       | same answer (a refused Start leaves it)     |
+|                      | for each model and sentence: `new_value`)       | same answer                                 |
 | each tab's results   | the tab's results box (`results`), drawn for    | the tab's own events, which read the mark   |
 |                      | the mark it was computed for (`drawn_for`)      | and answer `drawn_for(mark)`                |
 | the first-load flags | which tab or fold was opened (the browser's     | the gate's opening event (a gr.Tab's select,|

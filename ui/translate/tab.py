@@ -257,10 +257,11 @@ def wire_model(ctx: Ctx, followers: list) -> None:
         lang = page_lang()  # the toast in the user's page's language
         gr.Info(said("now_using", lang, model=model_words(models, key, lang),
                      src=labels(lang)[f"lang_{models.get(key).config.src_lang}"]))
-        return [None, "", None, page_state.new_value()] + model_parts(key)
+        return [None, "", None, page_state.new_value(), box_note_value({})] + model_parts(key)
 
-    ctx.model.input(picked, [ctx.model], cleared + [c.started] + words_out + groups, api_visibility="private", **busy,
-                    **CONC)
+    # (the note under the box: what a Start refused said of the other model's reading, gone)
+    ctx.model.input(picked, [ctx.model], cleared + [c.started, c.note] + words_out + groups, api_visibility="private",
+                    **busy, **CONC)
 
     def switch(text, kk, ww, key):
         _, other = hint_for(models, key, text)
@@ -285,14 +286,15 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
 
     def on_start(text, kk, ww, key=""):  # the page's Start (a name of its own: the API's is /start)
         tr = models.get(key)
-        problem = source_problem(tr, text)  # a sentence the model cannot read: said under the box, nothing else
-        if problem:
-            return [gr.skip()] * len(page) + [box_note_value({"source": text}, problem), gr.skip()]
+        problem = source_problem(tr, text)  # a sentence the model cannot read (an empty box): said under the box,
+        if problem:  # and the sentence before ends, as a model's pick ends it: no view shows what the box does not
+            return [None, "", None, box_note_value({"source": text}, problem), page_state.new_value()]
         return decoding_views.for_page(decoding_views.start(tr, text, kk, ww)) + [box_note_value({"source": text}),
                                                                                   page_state.new_value()]
 
-    # the mark of what is started: new with each sentence started, left as it was by a Start that started nothing;
-    # every tab's results are drawn for the mark they were computed for alone (ui/shell/page_state.py)
+    # the mark of what is started: new with each sentence started, and with a Start that started nothing (issue 58
+    # item 10: the old decoding stayed under "input is empty"); every tab's results are drawn for the mark they were
+    # computed for alone (ui/shell/page_state.py)
     c.started = page_state.mark(ctx)
     quiet = dict(api_visibility="private", show_progress_on=page, **DECODE)  # no spinner on the note under the box
     c.b_start.click(on_start, [source, k, words, model], page + [c.note, c.started], **quiet)
