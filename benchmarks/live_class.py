@@ -214,6 +214,8 @@ def main(argv=None) -> None:
         time.sleep(a.idle)
         idle_ref = server_cpu(pid) - cpu0
         rss0 = rss_mb(pid)
+        note = lambda what: print(f"  ... {what}", file=sys.stderr, flush=True)  # where a run is (stderr)
+        note("idle reference measured")
         code, token = teacher.predict(api_name="/class_open")
         me = psutil.Process()
         rss_c0 = rss_mb()
@@ -225,6 +227,7 @@ def main(argv=None) -> None:
         while ready_n[0] < a.students and time.monotonic() - t_join < 300:
             time.sleep(0.1)
         join_s = time.monotonic() - t_join
+        note(f"{ready_n[0]} of {a.students} joined in {join_s:.1f} s")
         time.sleep(2)
         rss1, rss_c1 = rss_mb(pid), rss_mb()
         sent = {}
@@ -241,6 +244,7 @@ def main(argv=None) -> None:
                     delays.append(g[seq] - t0)
                 else:
                     missed += 1
+        note("changes sent")
         following_ms = translate_ms(teacher)
         cpu1, cpu_c1 = server_cpu(pid), sum(me.cpu_times()[:2])
         time.sleep(a.idle)

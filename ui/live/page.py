@@ -14,12 +14,19 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from ui.live.registry import LiveError, Registry
+from ui.live.registry import MAX_CLASSES, MAX_FOLLOWING, LiveError, Registry
 from ui.shell import texts
 from ui.shell.components import asset
 
 LIVE = {"concurrency_limit": None, "concurrency_id": "live"}  # no limit, and never behind the model's events
 REGISTRY = Registry()  # this process's classes (docs/design.md 'Live classes': several processes)
+# Gradio's queue runs at most launch(max_threads) events at once whatever their concurrency group (gradio/queueing.py
+# Queue.active_jobs, one place per running event): a follower's stream is one running event for as long as it
+# follows, so with the app's WORKER_THREADS (80) alone the 81st follower waited in the queue and every event of the
+# page, a Start too, waited behind the followers (benchmarks.live_class --students 120 never joined). The app
+# launches with this many places more (app.py, tests/serving.py): the students and a teacher's page or two per class.
+# tests/test_live.py checks that Gradio still counts an unlimited group's running events against max_threads.
+QUEUE_PLACES = MAX_FOLLOWING + 2 * MAX_CLASSES
 
 BOX_HTML = (
     '<div class="class-box"><button type="button" id="class_start" data-text="label.class_start"'
