@@ -88,8 +88,8 @@ BOX_CSS = (
     "@media (max-width: 599px) { .class-bar { bottom: calc(72px + env(safe-area-inset-bottom)); }"
     # "where" on a phone: the student taps the map; the keys' buttons stay for screen readers and the keyboard (shown
     # when one has the focus), not over the map
-    " .class-keys.on-map:not(:focus-within) { position: absolute; width: 1px; height: 1px; overflow: hidden;"
-    " clip-path: inset(50%); white-space: nowrap; } }")
+    " .class-keys.on-map:not(:focus-within) { display: block; position: absolute; width: 1px; height: 1px;"
+    " overflow: hidden; clip-path: inset(50%); white-space: nowrap; } }")
 # the page around the box (the component's CSS is scoped to it): the teacher's panel's column on a wide screen, its
 # line of the intro row on a narrow one; a student's page ends above the bar (its last lines scroll clear of it)
 PAGE_CSS = (
@@ -97,7 +97,8 @@ PAGE_CSS = (
     "body.class-hide-next #topk .topk-list { visibility: hidden; }"
     "#intro #class_box { flex: 0 0 auto !important; width: auto !important; }"
     "@media (min-width: 1000px) { body.class-teaching .gradio-container > .main { padding-right: 344px !important; } }"
-    "@media (max-width: 999px) { body.class-teaching #intro { flex-wrap: wrap; }"
+    "body.class-teaching #intro { flex-wrap: wrap; }"  # the intro row narrower beside the panel: on two lines
+    "@media (max-width: 999px) {"
     " body.class-teaching #intro #class_box { flex: 1 1 100% !important; width: 100% !important; } }"
     "body.class-student { padding-bottom: 140px; }")
 
