@@ -8,7 +8,7 @@ Followers wait on an asyncio.Event that the next change sets (then a new one is 
 follower once; nothing polls. Bounds: MAX_CLASSES classes x MAX_STUDENTS students; a class ends CLASS_TTL_S after the
 teacher's last change (or when the teacher closes it); at most MAX_FOLLOWING students follow at once over all
 classes. Memory: one follower costs its Gradio event and its stream, about 450 kB of the app's RSS (python -m
-benchmarks.live_class --students 60: +26.2 MB, 448 kB each; docs/benchmarks.md 'A live class'), so
+benchmarks.live_class --students 60, 120, 200: +26.2, +52.9, +87.5 MB; docs/benchmarks.md 'A live class'), so
 MAX_FOLLOWING followers hold about 450 MB: the bounds keep a process's worst case below its machine's memory.
 
 Errors are LiveError(key): `key` names the text in the catalogues' [said] table (ui/shell/texts/*.toml), said by
