@@ -27,7 +27,7 @@ COVERED = """([over, parts]) => {
   }
   return out;
 }"""
-PARTS = ["#attention [data-role=big]", "#inside"]
+PARTS = ["#attention [data-role=big]", "#inside", "#start", "#step", "#run"]
 
 
 def test_students_answer_where_on_their_map(served_browser):

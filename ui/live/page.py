@@ -97,7 +97,9 @@ PAGE_CSS = (
     "body.class-hide-next #topk .topk-list { visibility: hidden; }"
     "#intro #class_box { flex: 0 0 auto !important; width: auto !important; }"
     "@media (min-width: 1000px) { body.class-teaching .gradio-container > .main { padding-right: 344px !important; } }"
-    "body.class-teaching #intro { flex-wrap: wrap; }"  # the intro row narrower beside the panel: on two lines
+    # the intro row narrower beside the panel: the title on a line of its own, the row's tools under it
+    "body.class-teaching #intro { flex-wrap: wrap; } body.class-teaching #intro > #title { flex: 1 1 100% !important; }"
+    "body.class-teaching #sentence_row { flex-wrap: wrap !important; }"  # German's Step / Run past the panel's edge
     "@media (max-width: 999px) {"
     " body.class-teaching #intro #class_box { flex: 1 1 100% !important; width: 100% !important; } }"
     "body.class-student { padding-bottom: 140px; }")
