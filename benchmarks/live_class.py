@@ -215,10 +215,8 @@ def main(argv=None) -> None:
         idle_ref = server_cpu(pid) - cpu0
         rss0 = rss_mb(pid)
         note = lambda what: print(f"  ... {what}", file=sys.stderr, flush=True)  # where a run is (stderr)
-        note("idle reference measured")
-        code, token = teacher.predict(api_name="/class_open")
-        me = psutil.Process()
-        rss_c0 = rss_mb()
+        code, token = teacher.predict(api_name="/class_open")  # once the idle reference is measured
+        me, rss_c0 = psutil.Process(), rss_mb()
         followers = (LightFollowers if a.client == "light" else GradioFollowers)(url, code, a.students,
                                                                                    a.join_at_once)
         got, ready_n = followers.got, followers.ready_n
