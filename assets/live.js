@@ -4,8 +4,11 @@
 // The class's view is the page state a link holds (assets/link.js url(): a query string). The teacher's page sends
 // it whenever it changes (checked at each click, key and input, and every CHECK_MS while teaching: the step may move
 // by the player); each student's page opens it as a link (window.__link.open), so a class shows what a link shows.
-// The student's language and explanation mode stay their own (PERSONAL). Students answer questions with buttons in
-// their bar; the teacher's panel draws the answers (#class_answers) and, after Reveal, the model's own.
+// The student's language and explanation mode stay their own (PERSONAL). Students answer "where" by tapping a key
+// on their own map (the attention view's big map, #attention's canvas: a click there is taken before the view's own
+// click, which would pick another row), and "what next" by a piece; the bar's buttons give the same choices to the
+// keyboard and screen readers. The teacher's panel draws the answers (#class_answers) and, after Reveal, the model's.
+// A page in no class runs nothing of this but the Teach live button's listener (and a look at its URL).
 // Everything from the server or the URL is shown with textContent only: pieces and rows are user input.
 const $ = (s) => element.querySelector(s);
 const panel = $("#class_panel"), bar = $("#class_bar"), startBtn = $("#class_start");
@@ -96,9 +99,14 @@ async function check() {
   } finally { sending = false; }
 }
 const soon = () => setTimeout(check, 30);
-for (const ev of ["click", "keyup", "change", "input"]) document.addEventListener(ev, soon, true);
+let listening = false;
 function teach(code, token) {
   inst.role = "teacher"; inst.code = code; inst.token = token; inst.ended = false;
+  if (!listening) {                       // a page that teaches no class listens to nothing of the page
+    listening = true;
+    for (const ev of ["click", "keyup", "change", "input"]) document.addEventListener(ev, soon, true);
+  }
+  document.body.classList.add("class-teaching");  // the panel's own room beside the page (ui/live/page.py BOX_CSS)
   const base = `${location.origin}${location.pathname}`;
   $("#class_link").value = `${base}?class=${encodeURIComponent(code)}`;
   $("#class_teacher_link").value = `${base}?class=${encodeURIComponent(code)}&teach=${encodeURIComponent(token)}`;
@@ -118,7 +126,7 @@ for (const id of ["#class_link", "#class_teacher_link"]) $(id).addEventListener(
 $("#class_close").addEventListener("click", async () => {
   const a = await ask({op: "close", code: inst.code, token: inst.token});
   if (said(a)) { inst.ended = true; clearInterval(inst.timer); panel.hidden = true; startBtn.hidden = false;
-                 inst.role = null; }
+                 inst.role = null; document.body.classList.remove("class-teaching"); }
 });
 
 // -- questions ------------------------------------------------------------------------------------------------
@@ -152,6 +160,25 @@ async function answer(q, choice) {
   inst.mine = {id: q.id, choice};
   draw();
   said(await ask({op: "answer", code: inst.code, student: inst.student, question: q.id, choice}));
+}
+// "Where does this row look?" on the student's own map: a tap on a key (a column of the big map) is that answer
+function mapChoice(e) {                   // the question's choice under a click on the big map, or null
+  const s = inst.snap, q = s && s.question;
+  if (inst.role !== "student" || inst.ended || !q || q.kind !== "where" || q.revealed) return null;
+  if (!(e.target instanceof Element) || !e.target.matches("#attention [data-role=canvas]")) return null;
+  const L = window.__lens, v = L && L.view && L.view();
+  if (!v || v.row === null || v.row === undefined || !v.z[v.row]) return null;
+  const z = v.z[v.row], keep = v.x.map((_, j) => j).filter(j => !Number.isNaN(z[j]));  // as question() asks it
+  const keys = keep.map(j => v.x[j].slice(0, 40));  // ui/live/registry.py MAX_KEY_CHARS
+  if (keys.length !== q.keys.length || keys.some((k, i) => k !== q.keys[i])) return null;  // not the question's view
+  const choice = keep.indexOf(Math.floor(e.offsetX / v.cell.w));
+  return choice >= 0 ? choice : null;
+}
+function onMapClick(e) {
+  const choice = mapChoice(e);
+  if (choice === null) return;
+  e.stopPropagation();                    // the map keeps the question's row (the view's click picks the row tapped)
+  answer(inst.snap.question, choice);
 }
 
 // -- drawing (textContent only; again when the language or mode changes) ----------------------------------------
@@ -199,13 +226,15 @@ function drawStudentQuestion(el, q) {
   text.textContent = w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row});
   box.append(text);
   const mine = q.mine ?? (inst.mine && inst.mine.id === q.id ? inst.mine.choice : null);
+  const keys = document.createElement("span"); keys.className = "class-keys";  // on a phone, for screen readers and
+  keys.classList.toggle("on-map", q.kind === "where");                          // keys only: the map answers "where"
   q.keys.forEach((k, i) => {
     const b = document.createElement("button"); b.type = "button"; b.textContent = k; b.dataset.choice = String(i);
     b.setAttribute("aria-pressed", String(mine === i)); b.disabled = q.revealed;
     b.addEventListener("click", () => answer(q, i));
-    box.append(b);
+    keys.append(b);
   });
-  box.append(hide);
+  box.append(keys, hide);
   el.append(box);
   const after = document.createElement("div"); after.className = "class-answer";
   if (q.revealed && q.model) {
@@ -258,5 +287,7 @@ if (code0 && q0.get("teach")) {           // the class's view first, then the te
   inst.resume = true; teach(code0, q0.get("teach"));
 } else if (code0) {                       // a wrong or ended code: the server says so (one message for both)
   inst.role = "student"; inst.code = code0.slice(0, 100); draw(); follow();
+  document.body.classList.add("class-student");
+  document.addEventListener("click", onMapClick, true);  // before the view's own click on its canvas
 }
 inst.check = check;

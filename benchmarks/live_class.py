@@ -1,7 +1,14 @@
-"""A live class (issue 59): N followers (gradio_client, each its own session and stream: /follow) on one class; a
-teacher (the API's /class_open and /class_change, as the page's Teach live sends its view) makes 20 changes.
+"""A live class (issue 59): N followers (each its own session and stream: /follow) on one class; a teacher (the
+API's /class_open and /class_change, as the page's Teach live sends its view) makes 20 changes.
 
-    python -m benchmarks.live_class [--students 60] [--changes 20] [--gap 0.5] [--idle 60]
+    python -m benchmarks.live_class [--students 60] [--changes 20] [--gap 0.5] [--idle 60] [--client light|gradio]
+
+The followers' clients: `light` (the default) runs them all in one asyncio loop of this process, each speaking
+Gradio's queue protocol as gradio_client does (POST queue/join with /follow's fn_index and its own session hash, then
+the session's SSE stream queue/data, process_generating's output applied as a diff with gradio_client's own
+apply_diff; the heartbeat stream when the app's config asks for it, as gradio_client opens it); `gradio`: one
+gradio_client Client per follower, each with its threads (stream reader, heartbeat, the job's), which saturate this
+2-core machine above about 60 followers.
 
 The app runs as a subprocess (app.py, as served). Prints, per change, when each follower had it after the teacher
 sent it (p50, p95, max over every follower and change); the server's CPU seconds over `--idle` s with no follower
@@ -13,6 +20,9 @@ issue's targets count them). Prints, never asserts.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import concurrent.futures
+import json
 import os
 import platform
 import statistics
@@ -54,6 +64,122 @@ def follower(url: str, code: str, got: dict, joined: threading.Event, ready_n: l
             return
 
 
+async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: str, got: dict,
+                         ready_n: list, gate: asyncio.Semaphore) -> None:
+    """One follower as gradio_client's Client(url).submit(code, api_name="/follow") speaks to the server: its own
+    session; queue/join; the session's stream; each snapshot's arrival time by its seq in `got`."""
+    import uuid
+
+    from gradio_client.utils import apply_diff
+    session = str(uuid.uuid4())
+    beat = None
+    held = True
+    await gate.acquire()  # at most --join-at-once join at once (a class joins over seconds)
+    try:
+        if heartbeat:  # gradio_client's Client opens it for the session (config's connect_heartbeat)
+            beat = asyncio.create_task(_drain(http, f"{api}/heartbeat/{session}"))
+        body = {"data": [code], "fn_index": fn_index, "session_hash": session, "event_data": None,
+                "trigger_id": None}
+        joined = await http.post(f"{api}/queue/join", json=body)
+        joined.raise_for_status()
+        event_id = joined.json()["event_id"]
+        out = None
+        async with http.stream("GET", f"{api}/queue/data", params={"session_hash": session}) as stream:
+            buffer = b""
+            async for chunk in stream.aiter_bytes():
+                buffer += chunk
+                while b"\n\n" in buffer:
+                    line, buffer = buffer.split(b"\n\n", 1)
+                    line = line.decode().rstrip("\n")
+                    if not line.startswith("data:"):
+                        continue
+                    msg = json.loads(line[5:])
+                    if msg.get("event_id") != event_id:
+                        continue
+                    if msg["msg"] == "process_generating":
+                        data = msg["output"]["data"]
+                        out = data[0] if out is None else apply_diff(out, data[0])
+                        got.setdefault(out["seq"], time.monotonic())
+                        if held:
+                            held = False
+                            ready_n[0] += 1
+                            gate.release()
+                        if out.get("ended"):
+                            return
+                    elif msg["msg"] == "process_completed":
+                        return
+    finally:
+        if held:
+            gate.release()
+        if beat is not None:
+            beat.cancel()
+
+
+async def _drain(http, url: str) -> None:
+    async with http.stream("GET", url) as stream:
+        async for _ in stream.aiter_bytes():
+            pass
+
+
+class LightFollowers:
+    """N light followers in one asyncio loop on a thread of this process; got[i]: {seq: when follower i had it}."""
+
+    def __init__(self, url: str, code: str, n: int, at_once: int):
+        from gradio_client import Client
+        cfg = Client(url, verbose=False).config
+        self.api = url.rstrip("/") + cfg.get("api_prefix", "/gradio_api")
+        self.fn_index = next(d["id"] for d in cfg["dependencies"] if d.get("api_name") == "follow")
+        self.heartbeat = bool(cfg.get("connect_heartbeat"))
+        self.code, self.n, self.at_once = code, n, at_once
+        self.got = [{} for _ in range(n)]
+        self.ready_n = [0]
+        self.errors: list[str] = []
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+        self.main = asyncio.run_coroutine_threadsafe(self._all(), self.loop)
+
+    async def _all(self) -> None:
+        import httpx
+        gate = asyncio.Semaphore(self.at_once)
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+        async with httpx.AsyncClient(timeout=httpx.Timeout(None), limits=limits) as http:
+            self.tasks = [asyncio.create_task(light_follower(http, self.api, self.fn_index, self.heartbeat,
+                                                             self.code, g, self.ready_n, gate)) for g in self.got]
+            for r in await asyncio.gather(*self.tasks, return_exceptions=True):
+                if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
+                    self.errors.append(f"{type(r).__name__}: {str(r)[:120]}")
+
+    def stop(self) -> None:
+        for t in getattr(self, "tasks", []):
+            self.loop.call_soon_threadsafe(t.cancel)
+        concurrent.futures.wait([self.main], timeout=10)  # the followers cancelled: their streams closed
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+class GradioFollowers:
+    """N gradio_client followers, a thread each (their Client's own threads besides)."""
+
+    def __init__(self, url: str, code: str, n: int, at_once: int):
+        self.got = [{} for _ in range(n)]
+        self.ready_n, self.errors = [0], []
+        lock, joined, gate = threading.Lock(), threading.Event(), threading.Semaphore(at_once)
+        self.threads = [threading.Thread(target=follower, args=(url, code, g, joined, self.ready_n, lock, gate),
+                                         daemon=True) for g in self.got]
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def stop(self) -> None:
+        for g in self.got:
+            job = g.get("job")
+            if job is not None:
+                job.cancel()
+
+
 def translate_ms(c, n=3) -> float:
     out = []
     for _ in range(n):
@@ -73,6 +199,8 @@ def main(argv=None) -> None:
     p.add_argument("--gap", type=float, default=0.5, help="seconds between the teacher's changes")
     p.add_argument("--idle", type=float, default=60.0, help="seconds of idle following measured")
     p.add_argument("--join-at-once", type=int, default=8, help="followers connecting at the same time")
+    p.add_argument("--client", choices=("light", "gradio"), default="light",
+                   help="the followers' clients: one asyncio loop speaking Gradio's protocol, or gradio_client's")
     a = p.parse_args(argv)
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
@@ -86,19 +214,20 @@ def main(argv=None) -> None:
         time.sleep(a.idle)
         idle_ref = server_cpu(pid) - cpu0
         rss0 = rss_mb(pid)
-        code, token = teacher.predict(api_name="/class_open")
-        got = [{} for _ in range(a.students)]
-        lock, joined, ready_n, gate = threading.Lock(), threading.Event(), [0], threading.Semaphore(a.join_at_once)
-        threads = [threading.Thread(target=follower, args=(url, code, g, joined, ready_n, lock, gate), daemon=True)
-                   for g in got]
+        note = lambda what: print(f"  ... {what}", file=sys.stderr, flush=True)  # where a run is (stderr)
+        code, token = teacher.predict(api_name="/class_open")  # once the idle reference is measured
+        me, rss_c0 = psutil.Process(), rss_mb()
+        followers = (LightFollowers if a.client == "light" else GradioFollowers)(url, code, a.students,
+                                                                                   a.join_at_once)
+        got, ready_n = followers.got, followers.ready_n
         t_join = time.monotonic()
-        for t in threads:
-            t.start()
+        followers.start()
         while ready_n[0] < a.students and time.monotonic() - t_join < 300:
             time.sleep(0.1)
         join_s = time.monotonic() - t_join
+        note(f"{ready_n[0]} of {a.students} joined in {join_s:.1f} s")
         time.sleep(2)
-        rss1 = rss_mb(pid)
+        rss1, rss_c1 = rss_mb(pid), rss_mb()
         sent = {}
         for i in range(a.changes):
             t0 = time.monotonic()
@@ -113,31 +242,31 @@ def main(argv=None) -> None:
                     delays.append(g[seq] - t0)
                 else:
                     missed += 1
+        note("changes sent")
         following_ms = translate_ms(teacher)
-        cpu1 = server_cpu(pid)
+        cpu1, cpu_c1 = server_cpu(pid), sum(me.cpu_times()[:2])
         time.sleep(a.idle)
-        idle_n = server_cpu(pid) - cpu1
+        idle_n, idle_c = server_cpu(pid) - cpu1, sum(me.cpu_times()[:2]) - cpu_c1
         rss2 = server.memory_info().rss / 2**20
         n = a.students
         print(f"benchmarks.live_class: {n} followers, {a.changes} changes {a.gap} s apart, idle {a.idle:.0f} s;"
-              f" {platform.processor() or platform.machine()}, {os.cpu_count()} cores, followers' clients on the"
-              f" same machine")
-        print(f"  followers joined (each its first snapshot) in {join_s:.1f} s; {ready_n[0]} of {n}")
+              f" {platform.processor() or platform.machine()}, {os.cpu_count()} cores, followers' clients ({a.client})"
+              f" on the same machine")
+        print(f"  followers joined (each its first snapshot) in {join_s:.1f} s; {ready_n[0]} of {n}"
+              + (f"; errors: {len(followers.errors)} ({followers.errors[0]})" if followers.errors else ""))
         if delays:
             print(f"  delay teacher's change -> follower has it: p50 {1000 * pct(delays, 50):.0f} ms,"
                   f" p95 {1000 * pct(delays, 95):.0f} ms, max {1000 * max(delays):.0f} ms"
                   f" ({len(delays)} receipts, {missed} missed)")
         print(f"  server CPU idle {a.idle:.0f} s: no follower {idle_ref:.2f} s ({100 * idle_ref / a.idle:.2f} % of"
               f" a core); {n} followers {idle_n:.2f} s ({100 * idle_n / a.idle:.2f} % of a core);"
-              f" ratio {idle_n / max(idle_ref, 1e-9):.2f}")
+              f" ratio {idle_n / max(idle_ref, 1e-9):.2f}; the followers' clients {idle_c:.2f} s")
         print(f"  server RSS: {rss0:.0f} MB before, {rss1:.0f} MB with {n} followers (+{rss1 - rss0:.1f} MB,"
-              f" {1024 * (rss1 - rss0) / n:.0f} kB per follower); {rss2:.0f} MB after the idle {a.idle:.0f} s")
+              f" {1024 * (rss1 - rss0) / n:.0f} kB per follower); {rss2:.0f} MB after the idle {a.idle:.0f} s;"
+              f" the followers' clients +{rss_c1 - rss_c0:.1f} MB")
         print(f"  /translate median of 3: {alone_ms:.0f} ms with no follower, {following_ms:.0f} ms with {n}"
               f" following (ratio {following_ms / alone_ms:.2f})")
-        for g in got:
-            job = g.get("job")
-            if job is not None:
-                job.cancel()
+        followers.stop()
     finally:
         stop(proc)
 

@@ -76,7 +76,7 @@ CLICK_SETTLED = f"""async ([sel, seqChange]) => {{
 
 NOOP = f"""async () => {{
   const yieldNow = {YIELD}, n = window.__noopDone || 0, t0 = performance.now();
-  document.querySelector('#noop button').click();
+  document.querySelector('button#noop, #noop button').click();  // a gr.Button: #noop itself
   while ((window.__noopDone || 0) <= n) {{
     if (performance.now() - t0 > 30000) throw new Error('no-op did not return');
     await yieldNow();

@@ -163,3 +163,12 @@ def choose_model(page, label):
     choose(page, "model", label)
     page.wait_for_function(f"document.querySelector('#source textarea').placeholder.includes('{label.split()[0]}')",
                            timeout=20000)
+
+
+def tap_key(page, j):
+    """A click on key j of the highlighted row of the page's own big map, where a finger taps it."""
+    v = view(page)
+    assert v["row"] is not None
+    canvas = page.locator("#attention [data-role=canvas]")
+    canvas.scroll_into_view_if_needed()
+    canvas.click(position={"x": (j + 0.5) * v["cell"]["w"], "y": (v["row"] + 0.5) * v["cell"]["h"]})

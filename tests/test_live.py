@@ -131,6 +131,58 @@ def test_limits_of_classes_and_students():
     assert registry.MAX_CLASSES == 50 and registry.MAX_STUDENTS == 200
 
 
+def test_students_following_at_once_are_bounded_over_all_classes():
+    r = Registry(max_following=3)
+    a, b = r.open(), r.open()
+    r.join(a.code), r.join(a.code)
+    c, s = r.join(b.code)
+    with pytest.raises(LiveError) as e:
+        r.join(a.code)  # a class with room, on a server without
+    assert e.value.key == "class_server_full"
+    r.leave(c, s)
+    r.join(a.code)
+    assert registry.MAX_FOLLOWING == 1000
+
+
+def test_gradio_counts_running_events_of_an_unlimited_group_against_max_threads():
+    """Why the app launches with ui/live/page.py QUEUE_PLACES more places: Gradio's queue runs at most
+    launch(max_threads) events at once, in any concurrency group, one with no limit too; two followers on a queue of
+    two places keep a third event waiting. This fails once Gradio stops counting them (QUEUE_PLACES then goes)."""
+    import gradio as gr
+    from gradio_client import Client
+
+    from tests.serving import launched
+    gate = asyncio.Event()
+
+    async def follow(x: str):
+        yield x
+        await gate.wait()
+        yield x
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        box.submit(follow, box, box, api_name="follow", concurrency_limit=None, concurrency_id="live")
+        box.change(lambda x: x, box, box, api_name="echo", concurrency_limit=None, concurrency_id="other")
+    demo.queue()
+    with launched(demo, max_threads=2) as url:
+        c = Client(url, verbose=False)
+        followers = [c.submit("a", api_name="/follow") for _ in range(2)]
+        t0 = time.monotonic()
+        while demo._queue.active_jobs.count(None) > 0 and time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+        assert demo._queue.active_jobs.count(None) == 0  # the two followers hold both places
+        echo = c.submit("b", api_name="/echo")
+        t0 = time.monotonic()
+        while len(demo._queue) < 1 and not echo.done() and time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+        assert len(demo._queue) == 1 and not echo.done()  # waiting behind them, in a group of its own
+        for f in followers:
+            f.cancel()
+        assert echo.result(timeout=30) == "b"
+    from ui.live.page import QUEUE_PLACES
+    assert QUEUE_PLACES >= registry.MAX_FOLLOWING + registry.MAX_CLASSES
+
+
 def test_followers_wake_at_each_change_and_a_second_class_is_apart():
     async def run():
         r = Registry()

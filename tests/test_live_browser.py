@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import go, open_app, pick, start, step_no, tab_button
+from tests.browser import go, open_app, pick, start, step_no, tab_button, tap_key
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ich liebe dich."
@@ -99,10 +99,10 @@ def test_a_class_follows_its_teacher(served_browser):
     follows(away, teacher)
     assert bar(away) == "Following the teacher"
 
-    teacher.click("#ask_where")  # a where-question: each student taps a key
+    teacher.click("#ask_where")  # a where-question: each student taps a key on their own map
     for i, s in enumerate(students):
-        s.wait_for_selector("#class_bar .class-q button[data-choice]", timeout=20000)
-        s.click(f"#class_bar .class-q button[data-choice='{i % 2}']")
+        s.wait_for_selector("#class_bar .class-q button[data-choice]", state="attached", timeout=20000)
+        tap_key(s, i % 2)
     teacher.wait_for_function("document.querySelector('#class_answers').textContent.includes('3 of 3 answered')",
                               timeout=20000)
     counts = teacher.evaluate("window.__class.snap.question.counts")

@@ -14,12 +14,19 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from ui.live.registry import LiveError, Registry
+from ui.live.registry import MAX_CLASSES, MAX_FOLLOWING, LiveError, Registry
 from ui.shell import texts
 from ui.shell.components import asset
 
 LIVE = {"concurrency_limit": None, "concurrency_id": "live"}  # no limit, and never behind the model's events
 REGISTRY = Registry()  # this process's classes (docs/design.md 'Live classes': several processes)
+# Gradio's queue runs at most launch(max_threads) events at once whatever their concurrency group (gradio/queueing.py
+# Queue.active_jobs, one place per running event): a follower's stream is one running event for as long as it
+# follows, so with the app's WORKER_THREADS (80) alone the 81st follower waited in the queue and every event of the
+# page, a Start too, waited behind the followers (benchmarks.live_class --students 120 never joined). The app
+# launches with this many places more (app.py, tests/serving.py): the students and a teacher's page or two per class.
+# tests/test_live.py checks that Gradio still counts an unlimited group's running events against max_threads.
+QUEUE_PLACES = MAX_FOLLOWING + 2 * MAX_CLASSES
 
 BOX_HTML = (
     '<div class="class-box"><button type="button" id="class_start" data-text="label.class_start"'
@@ -53,8 +60,12 @@ BOX_CSS = (
     " border: 1px solid #86efac; color: #14532d; border-radius: 8px; box-shadow: 0 4px 16px rgba(0,0,0,.18);"
     " padding: 8px 10px; display: flex; flex-direction: column; gap: 4px; }"
     ".class-panel[hidden], .class-bar[hidden] { display: none; }"
-    ".class-panel { right: 8px; bottom: 8px; width: min(380px, calc(100vw - 16px)); max-height: 60vh;"
-    " overflow: auto; }"
+    # the teacher's panel covers nothing: on a wide screen a column of its own at the right, the page beside it
+    # (body.class-teaching, assets/live.js); narrower, a block of the intro row, in the page's flow
+    "@media (min-width: 1000px) { .class-panel { right: 8px; top: 8px; width: 320px; max-height: calc(100vh - 16px);"
+    " overflow: auto; box-sizing: border-box; } }"
+    "@media (max-width: 999px) { .class-panel { position: static; width: 100%; box-sizing: border-box;"
+    " box-shadow: none; white-space: normal; margin-top: 4px; } }"
     ".class-bar { left: 50%; transform: translateX(-50%); bottom: 8px; width: min(720px, calc(100vw - 16px)); }"
     ".class-head, .class-row, .class-ask { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }"
     ".class-head #class_close { margin-left: auto; }"
@@ -73,8 +84,25 @@ BOX_CSS = (
     ".class-bar .class-chart-wrap { max-height: 24vh; overflow: auto; }"
     ".class-legend i { display: inline-block; width: 10px; height: 8px; margin: 0 3px 0 8px; }"
     # on a phone, above the fixed bar of Back / Step / Run / Play (assets/layout.css, the same width)
-    "@media (max-width: 599px) { .class-panel, .class-bar { bottom: calc(72px + env(safe-area-inset-bottom)); }"
-    " .class-panel { max-height: 45vh; } }")
+    ".class-keys { display: contents; }"
+    "@media (max-width: 599px) { .class-bar { bottom: calc(72px + env(safe-area-inset-bottom)); }"
+    # "where" on a phone: the student taps the map; the keys' buttons stay for screen readers and the keyboard (shown
+    # when one has the focus), not over the map
+    " .class-keys.on-map:not(:focus-within) { display: block; position: absolute; width: 1px; height: 1px;"
+    " overflow: hidden; clip-path: inset(50%); white-space: nowrap; } }")
+# the page around the box (the component's CSS is scoped to it): the teacher's panel's column on a wide screen, its
+# line of the intro row on a narrow one; a student's page ends above the bar (its last lines scroll clear of it)
+PAGE_CSS = (
+    "#class_feed { display: none !important; }"
+    "body.class-hide-next #topk .topk-list { visibility: hidden; }"
+    "#intro #class_box { flex: 0 0 auto !important; width: auto !important; }"
+    "@media (min-width: 1000px) { body.class-teaching .gradio-container > .main { padding-right: 344px !important; } }"
+    # the intro row narrower beside the panel: the title on a line of its own, the row's tools under it
+    "body.class-teaching #intro { flex-wrap: wrap; } body.class-teaching #intro > #title { flex: 1 1 100% !important; }"
+    "body.class-teaching #sentence_row { flex-wrap: wrap !important; }"  # German's Step / Run past the panel's edge
+    "@media (max-width: 999px) {"
+    " body.class-teaching #intro #class_box { flex: 1 1 100% !important; width: 100% !important; } }"
+    "body.class-student { padding-bottom: 140px; }")
 
 
 def build() -> SimpleNamespace:
@@ -85,9 +113,7 @@ def build() -> SimpleNamespace:
     # the stream of one follower: each snapshot becomes this component's value (assets/live.js watches it)
     feed = gr.HTML(None, html_template="", js_on_load="window.__classFeed = {follow: (d) => trigger('submit', d),"
                    " props, watch};", elem_id="class_feed", padding=False, container=False,
-                   head="<style>#class_feed { display: none !important; }"
-                        "body.class-hide-next #topk .topk-list { visibility: hidden; }"
-                        "#intro #class_box { flex: 0 0 auto !important; width: auto !important; }</style>")
+                   head=f"<style>{PAGE_CSS}</style>")
 
     async def op(evt: gr.EventData):
         """The teacher's and the students' requests: {id, op, ...} -> {id, ok, ...} or {id, ok: false, error}."""

@@ -6,9 +6,10 @@ opens it as a link (window.__link.open), so a class shows exactly what a link wo
 
 Followers wait on an asyncio.Event that the next change sets (then a new one is made): a change wakes each waiting
 follower once; nothing polls. Bounds: MAX_CLASSES classes x MAX_STUDENTS students; a class ends CLASS_TTL_S after the
-teacher's last change (or when the teacher closes it). Memory: one follower costs its Gradio event and its stream,
-about 184 kB (python -m benchmarks.live_class --students 60: docs/design.md 'Live classes'), so 50 x 200 followers
-would hold about 1.8 GB: the bounds keep a process's worst case below its machine's memory.
+teacher's last change (or when the teacher closes it); at most MAX_FOLLOWING students follow at once over all
+classes. Memory: one follower costs its Gradio event and its stream, about 450 kB of the app's RSS (python -m
+benchmarks.live_class --students 60, 120, 200: +26.2, +52.9, +87.5 MB; docs/benchmarks.md 'A live class'), so
+MAX_FOLLOWING followers hold about 450 MB: the bounds keep a process's worst case below its machine's memory.
 
 Errors are LiveError(key): `key` names the text in the catalogues' [said] table (ui/shell/texts/*.toml), said by
 ui/live/page.py in the page's language.
@@ -22,7 +23,10 @@ import time
 from dataclasses import dataclass, field
 
 MAX_CLASSES = 50
-MAX_STUDENTS = 200  # a follower: 184 kB of the app's RSS (60: +10.8 MB, python -m benchmarks.live_class, 2026-12-05)
+MAX_STUDENTS = 200  # a follower: about 450 kB of the app's RSS (docs/benchmarks.md 'A live class', measured below)
+# students following at once over all classes: each holds one of the places of Gradio's queue for as long as it
+# follows (ui/live/page.py QUEUE_PLACES), so the app launches with this many more
+MAX_FOLLOWING = 1000
 CLASS_TTL_S = 2 * 3600  # after the teacher's last change
 MAX_VIEW = 16384  # characters of a view's query (a sentence of 2,000 characters URL-encoded, and a tab's view)
 MAX_KEYS = 64  # choices of a question (the keys of a row, the top-k pieces)
@@ -105,9 +109,11 @@ class Registry:
     """Every class of this process (one per app: ui/live/page.py). Not thread-safe by design: every call comes from
     the event loop (the page's handlers are async)."""
 
-    def __init__(self, max_classes: int = MAX_CLASSES, max_students: int = MAX_STUDENTS, ttl_s: float = CLASS_TTL_S):
+    def __init__(self, max_classes: int = MAX_CLASSES, max_students: int = MAX_STUDENTS, ttl_s: float = CLASS_TTL_S,
+                 max_following: int = MAX_FOLLOWING):
         self.classes: dict[str, Class] = {}
         self.max_classes, self.max_students, self.ttl_s = max_classes, max_students, ttl_s
+        self.max_following = max_following
 
     def _alive(self, c: Class, now: float) -> bool:
         return not c.ended and now - c.changed_at < self.ttl_s
@@ -166,6 +172,8 @@ class Registry:
         c = self.get(code)
         if len(c.students) >= self.max_students:
             raise LiveError("class_students_full")
+        if sum(len(other.students) for other in self.classes.values()) >= self.max_following:
+            raise LiveError("class_server_full")
         sid = secrets.token_urlsafe(12)
         c.students[sid] = time.monotonic()
         c.bump(students=False)  # the teacher's count follows
