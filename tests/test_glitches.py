@@ -150,9 +150,10 @@ def test_beam_search_of_the_started_sentence(tiny_translator):
 
 def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothing(tiny_translator):
     """The page's Start (the button, Enter) answers a sentence the model cannot read with the note under the box
-    (#source_hint's value, drawn by assets/sentence.js) and no other output: the mark of what is started stays, so
-    the other tabs' results stay drawn (ui/shell/page_state.py: drawn for the mark they were computed for); a
-    sentence it can read is started and the mark moves on."""
+    (#source_hint's value, drawn by assets/sentence.js), and the sentence before ends (issue 58 item 10): the
+    Translate view emptied and a new mark of what is started, so no tab keeps the old sentence's results drawn
+    (ui/shell/page_state.py: drawn for the mark they were computed for); a sentence it can read is started and the
+    mark moves on too."""
     import json
 
     from ui.app import build_demo
@@ -165,11 +166,14 @@ def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothin
     [follow] = [f for f in demo.fns.values() if [(t[0], t[1]) for t in f.targets] == [(click.outputs[count]._id,
                                                                                        "change")]]
     assert follow.fn is None and not follow.outputs  # the results drawn for the mark: in the browser, on it alone
+    marks = set()
     for bad, why in (("   ", "input is empty"), ("", "input is empty")):
         out = click.fn(bad, 8, False, "")
         value = json.loads(out[note])
         assert why in value["said"] and value["texts"] == {"source": bad}
-        assert all(o == gr.skip() for i, o in enumerate(out) if i != note)  # no output changes, the count neither
+        assert all(o in (None, "") for i, o in enumerate(out) if i not in (note, count))  # the old decoding: gone
+        assert out[count] != gr.skip() and out[count] not in marks  # a new mark: the old results undrawn
+        marks.add(out[count])
     out, again = click.fn(SOURCE, 8, False, ""), click.fn(SOURCE, 8, False, "")
     assert json.loads(out[note]) == {"n": json.loads(out[note])["n"], "texts": {"source": SOURCE}, "said": ""}
     assert out[0] != gr.skip() and out[count] != again[count]  # started, and the mark changed: old results undrawn

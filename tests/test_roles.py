@@ -194,8 +194,8 @@ def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
                                   "rule": "strongest key is the previous piece: ≥ 90% of queries",
                                   "description": "looks one piece back", "plain": "looks one piece back",
                                   "rules": {"en": "strongest key is the previous piece: ≥ 90% of queries",
-                                            "de": "stärkster Schlüssel ist das Wortstück davor: "
-                                                  "≥ 90 % der Abfragen"}}  # no
+                                            "de": "Schlüssel mit dem größten Gewicht ist das Wortstück davor: "
+                                                  "≥ 90 % der Zeilen"}}  # no
     # plain text in the catalogue for a role it has not met: its own description
     assert [r["role"] for r in after["legend"]] == ["looks-back", A.MIXED] and after["labels"]["looks-back"] == "back"
     assert A.assign_role("encoder_self", {"argmax_previous": 0.95}) == "looks-back"  # the same table
