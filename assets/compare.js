@@ -35,7 +35,7 @@ function mapOf(d, t) {                    // one head (or the mean of heads) of 
   }
   // a decoder row reads as in the Translate view: 'query → the piece it predicts' (the last: the greedy next piece)
   const labels = st.kind === "encoder_self" ? rows : rows.map((x, i) => `${x} \u2192 ${i + 1 < n ? rows[i + 1]
-    : d.done[t] ? (x === "</s>" ? "(finished)" : "(stopped)") : d.greedy[t]}`);
+    : d.done[t] ? `(${w(x === "</s>" ? "finished" : "stopped")})` : d.greedy[t]}`);  // as the Translate view says
   return {rows, labels, cols, z, R, C, row: st.kind === "encoder_self" ? -1 : t};
 }
 const norm = (p) => p.replace(/^\u2581/, "").toLowerCase();
@@ -209,9 +209,9 @@ for (const which of ["a", "b", "d"]) {
     const i = Math.floor(e.offsetY / g.ch), j = Math.floor((e.offsetX - g.gutter) / g.cw);
     if (i < 0 || j < 0 || i >= g.m.R || j >= g.m.C) { tip.hidden = true; return; }
     const v = g.m.z[i * g.m.C + j];
-    tip.textContent = `query ${g.m.labels[i]}\nkey ${g.m.cols[j]}\n` + (which === "d"
-      ? (Number.isNaN(v) ? "no partner in B: not compared" : `A − B ${v >= 0 ? "+" : ""}${v.toFixed(3)}`)
-      : `weight ${v.toFixed(3)}`);
+    tip.textContent = `${w("tip_query", {q: g.m.labels[i]})}\n${w("tip_key", {k: g.m.cols[j]})}\n` + (which === "d"
+      ? (Number.isNaN(v) ? w("tip_no_partner") : `A − B ${v >= 0 ? "+" : ""}${v.toFixed(3)}`)
+      : w("tip_weight", {w: v.toFixed(3)}));  // the words of the Translate view's tooltip (assets/lens.js)
     tip.hidden = false;
     tip.style.left = `${Math.min(e.clientX + 14, window.innerWidth - 240)}px`; tip.style.top = `${e.clientY + 14}px`;
   });

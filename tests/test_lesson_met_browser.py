@@ -295,3 +295,60 @@ def test_across_layers_says_which_parts_follow_the_step_and_what_agreement_means
     table = page.inner_text("#word_align_intro") + " " + page.inner_text("#word_align_table")
     assert "whole translation" in table, table[:500]
     assert "not that the pair is a correct translation" in page.inner_text("#word_align_intro")
+
+
+# every visible Gradio dropdown: the text its box shows and its options' texts (opened with a click)
+DROPDOWNS = """(() => [...document.querySelectorAll('[id] input[role=combobox]')]
+  .filter(e => e.checkVisibility({checkVisibilityCSS: true}))
+  .map(e => [e.closest('[id]').id, e.value]))()"""
+
+
+def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(served_browser):
+    """Item 2, met again in the walkthrough of 2026-12-05: on the German page the Across layers tab's layer box said
+    "all layers" (its choices were English strings), and Compare's maps ended with the row "</s> → (finished)"
+    (assets/compare.js wrote the word itself) where the Translate view says "(fertig)"."""
+    from tests.plain import Localized
+    url, b = served_browser
+    page = open_app(Localized(b, "de-DE"), url, 1280, 800)
+    assert page.evaluate("window.__explain.lang") == "de"
+    start(page, SENTENCE)
+    page.click(tab_button("Across layers"))
+    page.wait_for_selector("#align_layer input", state="visible", timeout=30000)
+    patterns = english_only()
+    boxes = page.evaluate(DROPDOWNS)
+    assert ["align_layer", "alle Schichten"] in boxes, boxes
+    page.click("#align_layer input")
+    options = [re.sub(r"^✓\s*", "", o) for o in  # the chosen one's tick aside
+               page.eval_on_selector_all("li[data-testid=dropdown-option]", "es => es.map(e => e.innerText.trim())")]
+    assert options[:2] == ["alle Schichten", "Schicht 1"], options
+    page.keyboard.press("Escape")
+    bad = sorted({f"{t!r} (en: {k})" for _, t in boxes + [[0, o] for o in options] for k, p in patterns.items()
+                  if p.match(t)})
+    assert bad == [], bad
+    page.click(tab_button("Compare"))
+    page.wait_for_selector("#compare_start", timeout=30000)
+    page.fill("#compare_a textarea", SENTENCE)
+    page.fill("#compare_b textarea", SENTENCE.replace("fährt", "fliegt"))
+    seq = page.evaluate("window.__compare.renders")
+    page.click("#compare_start")
+    page.wait_for_function(f"window.__compare.view() !== null && window.__compare.renders > {seq}", timeout=60000)
+    page.eval_on_selector("#compare [data-role=scrub]", "e => { e.value = e.max;"
+                          " e.dispatchEvent(new Event('input', {bubbles: true})); }")
+    page.wait_for_timeout(300)
+    v = page.evaluate("window.__compare.view()")
+    last = [v[side]["labels"][-1] for side in ("a", "b")]
+    assert last == ["</s> → (fertig)"] * 2, last
+    tips = []  # the maps' tooltips: a cell of A's map, a cell with a partner and one without in A − B
+    grey = next(i for i, row in enumerate(v["diff"]["z"]) if all(x is None for x in row))
+    for which, row in (("a", 0), ("d", 0), ("d", grey)):
+        canvas = page.locator(f"#compare [data-role=map-{which}]")
+        canvas.scroll_into_view_if_needed()
+        g = page.evaluate(f"(() => {{ const g = window.__compare.state.geo['{which}'];"
+                          " return {gutter: g.gutter, cw: g.cw, ch: g.ch}; })()")
+        canvas.hover(position={"x": g["gutter"] + g["cw"] / 2, "y": (row + 0.5) * g["ch"]})
+        page.wait_for_function("!document.querySelector('#compare [data-role=tip]').hidden")
+        tips.append(page.inner_text("#compare [data-role=tip]"))
+    assert all(t.startswith("Zeile ") and "Schlüssel " in t for t in tips), tips
+    assert "Gewicht " in tips[0] and "A − B" in tips[1] and "kein Partner" in tips[2], tips
+    assert not re.search(r"\b(query|key|weight|partner|compared)\b", " ".join(tips)), tips
+    assert page.errors == []

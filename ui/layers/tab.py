@@ -25,8 +25,10 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     gr.Markdown(explained("layers.intro"), elem_id="layers_intro")
     started_sentence(ctx, "layers_sentence")
     with gr.Row():
-        layer = gr.Dropdown(["all layers"] + [f"layer {i + 1}" for i in range(L)], value="all layers",
-                            label=label("cross_layer"), elem_id="align_layer")
+        # the names in the page's language (gr.I18n), the values as the handlers and the API take them
+        layer = gr.Dropdown([(label("all_layers"), "all layers")]
+                            + [(f"{label('layer_cap')} {i + 1}", f"layer {i + 1}") for i in range(L)],
+                            value="all layers", label=label("cross_layer"), elem_id="align_layer")
         threshold = gr.Slider(0.05, 1.0, value=0.15, step=0.05, label=label("draw_links"),
                               elem_id="align_threshold")
         b_show = gr.Button(label("show"), variant="primary", elem_id="layers_run")
