@@ -142,6 +142,10 @@ def test_a_long_input_is_named_as_the_same_sentence_cut_and_its_counts_agree(ser
     m = re.search(r"only the first (\d+) are translated[^.]*", said)
     assert m, said[:2000]
     assert str(n) in m.group(0) or int(m.group(1)) == n, (status, m.group(0))
+    # the warning names the end mark it counts: "… 256 source pieces with the end mark </s>." (a toast shows its
+    # message as HTML: unescaped, </s> was taken for a tag and the toast said "with the end mark .")
+    toast = page.locator("[data-testid=toast-body]", has_text="only the first").first.inner_text()
+    assert re.search(r"with the end mark </s>\.", toast), toast
     # a sentence typed after it is another one: the hint says so
     page.fill("#source textarea", "Er kommt morgen.")
     page.wait_for_function("[...document.querySelectorAll('.source-hint')].some(e => e.getClientRects().length"

@@ -1,4 +1,5 @@
 """A public link that stays up: bounded answers, notes for one user alone (exports: tests/test_exports.py)."""
+import html
 import json
 import os
 
@@ -75,7 +76,7 @@ def test_truncation_notes_reach_only_the_user_whose_input_was_cut(tr, monkeypatc
         mine = [m for who, m in told if who == ident]
         if i % 2:
             assert notes and any("to 2000 characters" in n for n in notes)
-            assert mine == [inputs.told(n) for n in notes]  # the library's notes in the catalogue's words
+            assert mine == [html.escape(inputs.told(n)) for n in notes]  # the catalogue's words, as a toast's HTML
         else:
             assert notes == [] and mine == []
 

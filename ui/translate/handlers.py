@@ -6,6 +6,7 @@ it), never touch process-wide state, and answer bad input with gr.Error.
 """
 from __future__ import annotations
 
+import html
 import json
 import time
 
@@ -58,8 +59,8 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
         traj = tr.trajectory(text)  # down into the library once: the whole decoding, every step
     except ValueError as e:
         fail(e)
-    for note in traj.notes:  # e.g. the input was cut: told to this request's user alone
-        gr.Warning(told(note))
+    for note in traj.notes:  # e.g. the input was cut: told to this request's user alone (a toast's message is
+        gr.Warning(html.escape(told(note)))  # HTML: escaped, the note's end mark </s> is shown, not taken for a tag
     # the sentence started, as typed: every tab names it (assets/sentence.js); when the input was cut, the part
     # translated (read back from its pieces), never the whole input (megabytes, and more than was translated)
     started = tr.tokenizer.decode(traj.source_ids[:-1]) if traj.notes else text
