@@ -276,6 +276,8 @@ def test_compare_shows_the_difference_at_the_word_a_minimal_pair_is_about(served
     cells = [(abs(x), i, j) for i, row in enumerate(d["z"]) for j, x in enumerate(row) if x is not None]
     _, i, j = max(cells)
     said = page.inner_text("#compare [data-role=align]")
+    # the pieces named in quotes: a piece "." read "column .." (walkthrough of 2026-12-05)
+    assert f'row “{a["labels"][i]}”, column “{a["cols"][j]}”.' in said, said
     assert a["cols"][j].replace("\u2581", "") in said or a["labels"][i].split(" → ")[0].replace("\u2581", "") in said
     rows_b = {p.replace("\u2581", "").lower() for p in bb["rows"]}
     assert j == col or a["rows"][i].replace("\u2581", "").lower() not in rows_b, (a["rows"][i], a["cols"][j], said)
@@ -355,4 +357,9 @@ def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(ser
     assert all(t.startswith("Zeile ") and "Schlüssel " in t for t in tips), tips
     assert "Gewicht " in tips[0] and "A − B" in tips[1] and "kein Partner" in tips[2], tips
     assert not re.search(r"\b(query|key|weight|partner|compared)\b", " ".join(tips)), tips
+    page.click(tab_button("Beam search"))  # the beam tree's legend: "fertig (EOS)", an English abbreviation
+    page.click("#beam_run")
+    page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
+    names = page.eval_on_selector_all("#beam_tree .legendtext", "es => es.map(e => e.textContent)")  # as drawn
+    assert "fertig (</s>)" in names and not any("EOS" in n for n in names), names
     assert page.errors == []

@@ -1,6 +1,8 @@
 """The Beam search tab's figure: the beam as a tree, and the same tree upright on a phone."""
 from __future__ import annotations
 
+import html
+
 from transformer.interpret.figures import label
 from ui.shell.figures import swap
 from ui.shell.texts import said  # a figure's words in the user's page's language
@@ -10,7 +12,7 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
     """A beam search tree (a BeamResult or its .tree: per step a list of nodes with .token, .parent,
     .score, .rank, .alive): x = step, y = rank in the beam (best on top), one line segment from each
     node to its parent. Ranks are shown from 1 (best), as the hypotheses are numbered; a step can hold more
-    nodes than the beam size, since a finished one (EOS, a green diamond) leaves the beam and frees its slot.
+    nodes than the beam size, since a finished one (</s>, a green diamond) leaves the beam and frees its slot.
     highlight_path, [(step, node index), ...] from the root, is drawn thick. pieces_of(id) -> piece text."""
     tree = getattr(result_tree, "tree", result_tree)
     ex, ey = [], []
@@ -32,7 +34,8 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
                      "y": [tree[s][i].rank + 1 for s, i in highlight_path], "line": {"color": "#ff851b", "width": 5},
                      "hoverinfo": "skip", "name": said("beam_chosen")})
     for alive, name, marker in ((True, said("beam_live"), {"symbol": "circle", "size": 10, "color": "#0074d9"}),
-                                (False, said("beam_finished"), {"symbol": "diamond", "size": 13, "color": "#2ecc40"})):
+                                (False, html.escape(said("beam_finished"), quote=False),  # Plotly's names are
+                                 {"symbol": "diamond", "size": 13, "color": "#2ecc40"})):  # HTML: its </s> shown
         g = groups[alive]
         data.append({"type": "scatter", "mode": "markers+text", "x": g["x"], "y": g["y"], "text": g["text"],
                      "textposition": "top center", "hovertext": g["hover"], "hoverinfo": "text", "marker": marker,
