@@ -121,6 +121,22 @@ def test_the_beam_trees_labels_do_not_overprint(student):
     tab(page, "Translate")
 
 
+def test_the_atlas_cells_words_fit_their_cells(student):
+    """Met in the walkthrough of 2026-12-05: at 390 px the German atlas's "gemischt" (49 px at 12 px) ran 5 px over
+    its 44 px cell into the next one ("gemischtgemischt"); the short names follow "Zuord." and "Abst.": "gem."."""
+    page = student
+    tab(page, "Head atlas")
+    cells = page.evaluate("""(() => { const gd = document.querySelector('#tab_atlas .js-plotly-plot'), out = [];
+      for (const t of gd.querySelectorAll('.heatmaplayer text, g.text text')) {
+        const s = t.textContent.trim(); if (!s) continue;
+        out.push([s, t.getBBox().width]); }
+      return [out, gd._fullLayout.xaxis._length / gd._fullLayout.xaxis.tickvals.length - 2]; })()""")
+    words, width = cells
+    assert len(words) >= 40, words  # every head's cell
+    assert [w for w in words if w[1] > width] == [], (width, sorted({w[0] for w in words if w[1] > width}))
+    tab(page, "Translate")
+
+
 def test_no_hint_speaks_of_the_keys_on_a_phone_and_a_touch_hint_does(student, served_browser):
     page = student
     said = page.inner_text("body")  # what is shown (innerText leaves out what CSS hides)
