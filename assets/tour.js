@@ -291,7 +291,7 @@ function offer(on) {                      // the first visit's offer: the button
 document.addEventListener("lens-explain", () => offer(btn.classList.contains("offer")));
 btn.addEventListener("click", () => {
   if (T.drv) { close(); return; }
-  start().catch(e => { btn.textContent = "Tour unavailable"; btn.title = String(e.message || e); });
+  start().catch(() => { btn.textContent = w("tour_unavailable"); btn.title = w("tour_unavailable_tip"); });
 });
 dismiss.addEventListener("click", () => offer(false));
 window.__tour = {start: (i) => start(i), go, close, stops: STOPS.map(s => s.id),

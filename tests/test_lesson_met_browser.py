@@ -366,3 +366,18 @@ def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(ser
     names = page.eval_on_selector_all("#beam_tree .legendtext", "es => es.map(e => e.textContent)")  # as drawn
     assert "fertig (</s>)" in names and not any("EOS" in n for n in names), names
     assert page.errors == []
+
+
+def test_a_tour_that_cannot_load_says_so_in_the_pages_language(served_browser):
+    """Item 2, found reading assets/tour.js in the walkthrough of 2026-12-05: when driver.js cannot be fetched (a
+    school's filter, a dropped connection) the tour button said "Tour unavailable", in English on the German page."""
+    from tests.plain import Localized
+    url, b = served_browser
+    page = open_app(Localized(b, "de-DE"), url, 1280, 800)
+    page.route("**/driver.js.iife.js", lambda route: route.abort())
+    before = page.eval_on_selector("#tour", "e => e.title")
+    page.click("#tour")
+    page.wait_for_function("(t) => document.querySelector('#tour').title !== t", arg=before, timeout=10000)
+    said = [page.inner_text("#tour"), page.eval_on_selector("#tour", "e => e.title")]
+    assert said[0] == "Rundgang nicht verfügbar" and "neu" in said[1], said
+    assert not re.search(r"\b(Tour|unavailable|could|load)\b", " ".join(said)), said
