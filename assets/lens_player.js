@@ -15,7 +15,7 @@ function announce() {                     // tell the page: the translation box,
 }
 function go(t, doc) {
   const d = doc || st.traj;
-  if (!d) { setText(q("status"), "Press Start first: there is no sentence being decoded."); return false; }
+  if (!d) { setText(q("status"), tl("no_sentence")); return false; }
   t = Math.max(0, Math.min(d.n - 1, t));
   const changed = st.doc !== d || st.t !== t || st.traj !== d;
   st.traj = d; st.doc = d; st.t = t;

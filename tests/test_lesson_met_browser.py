@@ -381,3 +381,18 @@ def test_a_tour_that_cannot_load_says_so_in_the_pages_language(served_browser):
     said = [page.inner_text("#tour"), page.eval_on_selector("#tour", "e => e.title")]
     assert said[0] == "Rundgang nicht verfügbar" and "neu" in said[1], said
     assert not re.search(r"\b(Tour|unavailable|could|load)\b", " ".join(said)), said
+
+
+def test_a_step_before_start_is_answered_in_the_pages_language(served_browser):
+    """Item 2, found reading assets/lens_player.js in the walkthrough of 2026-12-05: Step ▶ (or Play, the slider,
+    a key) before Start set the view's status to "Press Start first: there is no sentence being decoded.", in
+    English on the German page."""
+    from tests.plain import Localized
+    url, b = served_browser
+    page = open_app(Localized(b, "de-DE"), url, 1280, 800)
+    before = page.inner_text("#attention [data-role=status]")
+    page.click("#step")
+    page.wait_for_function("(t) => document.querySelector('#attention [data-role=status]').innerText !== t",
+                           arg=before, timeout=10000)
+    said = page.inner_text("#attention [data-role=status]")
+    assert said.startswith("Drücke zuerst Start") and not re.search(r"\b(Press|first|sentence)\b", said), said
