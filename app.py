@@ -54,7 +54,7 @@ def main(argv=None):
     from transformer.model.checkpoint import CheckpointError, find_checkpoints
     from transformer.model.device import describe, is_accelerator
     from ui import build_demo
-    from ui.live.page import QUEUE_PLACES
+    from ui.live.page import QUEUE_PLACES, SESSION_PLACES
     from ui.shell.components import SESSIONS_MAX, WORKER_THREADS
     try:
         translators = [Translator.load(path, a.device) for path in find_checkpoints(a.checkpoint)]
@@ -68,7 +68,7 @@ def main(argv=None):
     language.warm()  # the language hint's and the caveats' detectors, before the first user's request
     print(f"{len(translators)} model(s) loaded on {describe(translators[0].device)}", flush=True)
     build_demo(translators).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,
-                                   footer_links=["api"], state_session_capacity=SESSIONS_MAX,
+                                   footer_links=["api"], state_session_capacity=SESSIONS_MAX + SESSION_PLACES,
                                    max_threads=WORKER_THREADS + QUEUE_PLACES)  # followers: ui/live/page.py
 
 

@@ -107,6 +107,8 @@ async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: s
                         if out.get("ended"):
                             return
                     elif msg["msg"] == "process_completed":
+                        if not msg.get("success", True):  # refused (a full class): the app's message
+                            got["refused"] = str((msg.get("output") or {}).get("error"))
                         return
     finally:
         if held:
@@ -180,6 +182,15 @@ class GradioFollowers:
                 job.cancel()
 
 
+def refused(got: list[dict]) -> list[str]:
+    """The app's messages to the followers it refused (a full class)."""
+    return [g["refused"] for g in got if "refused" in g]
+
+
+def said(what: list[str], name: str) -> str:
+    return f"; {name}: {len(what)} ({what[0]})" if what else ""
+
+
 def translate_ms(c, n=3) -> float:
     out = []
     for _ in range(n):
@@ -222,7 +233,7 @@ def main(argv=None) -> None:
         got, ready_n = followers.got, followers.ready_n
         t_join = time.monotonic()
         followers.start()
-        while ready_n[0] < a.students and time.monotonic() - t_join < 300:
+        while ready_n[0] + len(refused(got)) < a.students and time.monotonic() - t_join < 300:
             time.sleep(0.1)
         join_s = time.monotonic() - t_join
         note(f"{ready_n[0]} of {a.students} joined in {join_s:.1f} s")
@@ -253,7 +264,7 @@ def main(argv=None) -> None:
               f" {platform.processor() or platform.machine()}, {os.cpu_count()} cores, followers' clients ({a.client})"
               f" on the same machine")
         print(f"  followers joined (each its first snapshot) in {join_s:.1f} s; {ready_n[0]} of {n}"
-              + (f"; errors: {len(followers.errors)} ({followers.errors[0]})" if followers.errors else ""))
+              + said(refused(got), "refused") + said(followers.errors, "errors"))
         if delays:
             print(f"  delay teacher's change -> follower has it: p50 {1000 * pct(delays, 50):.0f} ms,"
                   f" p95 {1000 * pct(delays, 95):.0f} ms, max {1000 * max(delays):.0f} ms"

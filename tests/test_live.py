@@ -266,3 +266,94 @@ def test_a_program_follows_a_class_through_the_api(translator):
         assert teacher.submit("Ich liebe dich.", api_name="/translate").result(timeout=60)
         for j in [job, *more]:
             j.cancel()
+
+
+def _count_session_states(monkeypatch) -> list:
+    """Counts the SessionStates Gradio builds (gradio/state_holder.py: one per session it does not hold)."""
+    from gradio import state_holder
+    built, init = [], state_holder.SessionState.__init__
+
+    def counted(self, *a, **k):
+        built.append(1)
+        init(self, *a, **k)
+    monkeypatch.setattr(state_holder.SessionState, "__init__", counted)
+    return built
+
+
+def _wait(what, timeout=60):
+    t0 = time.monotonic()
+    while not what() and time.monotonic() - t0 < timeout:
+        time.sleep(0.05)
+    assert what()
+
+
+def test_gradio_rebuilds_a_dropped_sessions_state_at_each_output(monkeypatch):
+    """Why the app keeps ui/live/page.py SESSION_PLACES sessions more: Gradio looks up an event's session at each
+    of its outputs and builds a new SessionState for one it dropped (launch(state_session_capacity), least recently
+    used first), so three followers, each its own session, in two places rebuild their state at every change; in
+    three places none. This fails once Gradio stops rebuilding (SESSION_PLACES then goes)."""
+    import gradio as gr
+    from gradio_client import Client
+
+    from tests.serving import launched
+    changes = [0]
+
+    async def follow(x: str):
+        seen = -1
+        while True:
+            if changes[0] != seen:
+                seen = changes[0]
+                yield f"{x}{seen}"
+            await asyncio.sleep(0.02)
+
+    def rebuilt(capacity: int) -> int:
+        with gr.Blocks() as demo:
+            box = gr.Textbox()
+            box.submit(follow, box, box, api_name="follow", concurrency_limit=None)
+        demo.queue()
+        with launched(demo, state_session_capacity=capacity) as url:
+            clients = [Client(url, verbose=False) for _ in range(3)]
+            jobs = [c.submit("a", api_name="/follow") for c in clients]
+            _wait(lambda: all(j.outputs() for j in jobs))
+            built = _count_session_states(monkeypatch)
+            for _ in range(2):
+                changes[0] += 1
+                _wait(lambda: all(j.outputs()[-1] == f"a{changes[0]}" for j in jobs))
+            for j, c in zip(jobs, clients):
+                j.cancel()
+                c.close()
+            monkeypatch.undo()
+            return len(built)
+    assert rebuilt(2) >= 3  # each change: a follower's output missed its session at least once
+    assert rebuilt(3) == 0
+
+
+def test_the_apps_followers_drop_no_session(tiny_translator, monkeypatch):
+    """A class with its followers and teacher past the app's SESSIONS_MAX users: the app keeps their sessions
+    besides (SESSION_PLACES), so a change rebuilds no follower's SessionState and the user who started a sentence
+    keeps it. With Gradio's capacity at SESSIONS_MAX alone (as before) the followers took turns in its places:
+    every change rebuilt their state (3 s per change for 200 followers) and dropped the user's sentence."""
+    from gradio_client import Client
+
+    from tests.serving import serving
+    from ui.live import page
+    from ui.shell import components
+    monkeypatch.setattr(components, "SESSIONS_MAX", 1)
+    monkeypatch.setattr(page, "SESSION_PLACES", 3)  # two followers and a teacher
+    with serving(tiny_translator) as url:
+        user, teacher = Client(url, verbose=False), Client(url, verbose=False)
+        user.predict("Ein Hund rennt.", 8, False, api_name="/start")
+        code, token = teacher.predict(api_name="/class_open")
+        clients = [Client(url, verbose=False) for _ in range(2)]
+        jobs = [c.submit(code, api_name="/follow") for c in clients]
+        _wait(lambda: all(j.outputs() for j in jobs))
+        built = _count_session_states(monkeypatch)
+        for i in range(3):
+            seq = teacher.predict(code, token, f"model=de-en&text=Hallo.&step={i}", i, api_name="/class_change")
+            _wait(lambda seq=seq: all(j.outputs()[-1]["seq"] == seq for j in jobs))
+        assert len(built) == 0  # no follower's (nor the teacher's) session was dropped and rebuilt
+        assert user.predict(8, False, api_name="/run")[0] == "A dog runs."  # the user's sentence kept
+        for j in jobs:
+            j.cancel()
+        for c in [user, teacher, *clients]:
+            c.close()

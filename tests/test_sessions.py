@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ui.live import page
 from ui.shell import components
 
 
@@ -19,7 +20,8 @@ def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
     monkeypatch.setattr(memory, "tune_allocator", dict)
     app.main([])
-    assert calls[0]["state_session_capacity"] == components.SESSIONS_MAX
+    from ui.live.page import SESSION_PLACES  # and a session per live follower (ui/live/page.py, tests/test_live.py)
+    assert calls[0]["state_session_capacity"] == components.SESSIONS_MAX + SESSION_PLACES
 
 
 def test_an_evicted_user_is_told_to_start_again(tiny_translator, monkeypatch):
@@ -27,6 +29,7 @@ def test_an_evicted_user_is_told_to_start_again(tiny_translator, monkeypatch):
 
     from tests.serving import serving
     monkeypatch.setattr(components, "SESSIONS_MAX", 2)
+    monkeypatch.setattr(page, "SESSION_PLACES", 0)  # no live follower: the cap is SESSIONS_MAX
     with serving(tiny_translator) as url:
         users = [Client(url, verbose=False) for _ in range(3)]
         try:
@@ -52,6 +55,7 @@ def test_the_user_dropped_is_the_least_recently_used_not_the_oldest(tiny_transla
 
     from tests.serving import serving
     monkeypatch.setattr(components, "SESSIONS_MAX", 2)
+    monkeypatch.setattr(page, "SESSION_PLACES", 0)  # no live follower: the cap is SESSIONS_MAX
     monkeypatch.setattr(gradio_client.Client, "_stream_heartbeat", staticmethod(lambda *a, **k: None))
     with serving(tiny_translator) as url:
         users = [Client(url, verbose=False) for _ in range(3)]

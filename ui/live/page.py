@@ -27,6 +27,17 @@ REGISTRY = Registry()  # this process's classes (docs/design.md 'Live classes': 
 # launches with this many places more (app.py, tests/serving.py): the students and a teacher's page or two per class.
 # tests/test_live.py checks that Gradio still counts an unlimited group's running events against max_threads.
 QUEUE_PLACES = MAX_FOLLOWING + 2 * MAX_CLASSES
+# Gradio keeps one SessionState per session, at most launch(state_session_capacity), the least recently used dropped
+# first (gradio/state_holder.py StateHolder), and looks the session's up again at each output of an event
+# (gradio/route_utils.py restore_session_state), building a new one for a session it dropped. A follower's stream is
+# a session for as long as it follows: with the app's SESSIONS_MAX (200) alone, a class of 200 and its teacher were
+# 201 sessions taking turns in 200 places, so at every change each follower's output missed, rebuilt its
+# SessionState (the config of the page's ~200 blocks, ~15 ms on the event loop) and dropped another's: 3 s of CPU per
+# change, every follower 3.0-3.5 s late (benchmarks.live_class --students 200, py-spy: 85 % of the server's samples
+# in SessionState.__init__), and the started sentences of the users not following dropped too. The app keeps this
+# many sessions more (app.py, tests/serving.py), one per place above. tests/test_live.py checks that Gradio still
+# rebuilds a dropped session's state at each output (the reason) and that the app's followers drop none.
+SESSION_PLACES = QUEUE_PLACES
 
 BOX_HTML = (
     '<div class="class-box"><button type="button" id="class_start" data-text="label.class_start"'

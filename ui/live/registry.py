@@ -7,9 +7,12 @@ opens it as a link (window.__link.open), so a class shows exactly what a link wo
 Followers wait on an asyncio.Event that the next change sets (then a new one is made): a change wakes each waiting
 follower once; nothing polls. Bounds: MAX_CLASSES classes x MAX_STUDENTS students; a class ends CLASS_TTL_S after the
 teacher's last change (or when the teacher closes it); at most MAX_FOLLOWING students follow at once over all
-classes. Memory: one follower costs its Gradio event and its stream, about 450 kB of the app's RSS (python -m
-benchmarks.live_class --students 60, 120, 200: +26.2, +52.9, +87.5 MB; docs/benchmarks.md 'A live class'), so
-MAX_FOLLOWING followers hold about 450 MB: the bounds keep a process's worst case below its machine's memory.
+classes. Memory: one follower costs its Gradio session (its SessionState, the config of the page's 219 blocks: 329 kB
+by tracemalloc), its event and its stream, about 450 kB of the app's RSS (python -m benchmarks.live_class --students
+60, 120, 200: +26.5, +52.9, +87.9 MB; docs/benchmarks.md 'A live class'), so MAX_FOLLOWING followers hold about 450
+MB: the bounds keep a process's worst case below its machine's memory. Gradio keeps a session until its least
+recently used place is needed, so the app's places for followers' sessions (ui/live/page.py SESSION_PLACES) may hold
+the sessions of followers who left: about 1,100 x 330 kB = 360 MB at most, with no one following.
 
 Errors are LiveError(key): `key` names the text in the catalogues' [said] table (ui/shell/texts/*.toml), said by
 ui/live/page.py in the page's language.
