@@ -9,9 +9,10 @@ from pathlib import Path
 import gradio as gr
 
 from transformer.decode.decoding import Translator
+from transformer.model.shipped import shipped
 from ui.shell.page_state import PageState, new_value
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"  # in a checkout, and in the wheel, which mirrors it
+ASSETS = shipped("assets")  # the checkout's assets/, or those a wheel installed (transformer/model/shipped.py)
 VENDOR = ASSETS / "vendor"  # plotly.js cartesian bundle (1.5 MB instead of 4.8 MB: faster first load)
 SESSION_TTL_S = 3600
 # Users whose state (a started sentence: its keys/values on the model's device) is kept at once; past this Gradio drops
