@@ -93,7 +93,7 @@ def live_position(n_inputs: int, index: int) -> str:
     puts the position the view shows *now* there (assets/lens.js `position`: the step and the pieces leading to
     it), so the request carries the step the browser owns. Without a view (a program's call) the value is "" and
     the handler reads the session's own cursor (ui/translate/handlers.py at_position)."""
-    return (f"(...a) => {{ const v = window.__lensViews && window.__lensViews.attention; "
+    return (f'(...a) => {{ const v = document.getElementById("attention")?.lens; '  # the view, on its element
             f"if (v && v.position) a[{index}] = v.position(); return a.slice(0, {n_inputs}); }}")
 
 
