@@ -13,13 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
-
-# Run as a script, this file imports its neighbours `ui` and `transformer`; in a wheel it is attention_lens.app,
-# its imports rewritten by setup.py. An editable install (`pip install -e .`) loads this very file as
-# attention_lens.app for the `attention-lens` command: its neighbours are then the checkout's, as for a script.
-if __package__ and (Path(__file__).parent / "pyproject.toml").exists():
-    sys.path.insert(0, str(Path(__file__).parent))
 
 from ui.shell.logins import AUTH_ENV, open_warnings, parse_auth, read_auth_file, read_logins  # noqa: F401  (light: no gradio)
 

@@ -95,7 +95,7 @@ function legendHtml(a) {
     `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(tx(a).roles ? tx(a).roles.plain[r.role] : r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;
 }
 function openHead(kind, layer, head) {
-  const lens = window.__lensViews && window.__lensViews.attention;
+  const lens = document.getElementById("attention")?.lens;  // the attention view, on its element
   if (lens && lens.select) lens.select(kind, layer, head);
   const tab = document.querySelector('#tabs button[role=tab][data-tab-id="translate"]');  // gr.Tab(id="translate")
   if (tab) tab.click();

@@ -21,7 +21,7 @@ const cache = new Map(), pending = new Map(), failed = new Map();  // key `${seq
 const ui = {method: null, greedy: undefined};  // method: null = off (the view's own weight / contribution)
 const inst = {requests: 0, updates: 0, updateMs: 0, cache, pending, ui, shown: null};
 window.__attribution = inst;
-const lens = () => window.__lensViews && window.__lensViews.attention;
+const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
 const part = (sel) => document.querySelector(`#attention ${sel}`);
 
 // -- decoding the payload ----------------------------------------------------------------------------------

@@ -24,5 +24,6 @@ function said(c) {
     chars: (c.characters || []).join(" ")});
 }
 window.addEventListener("lens-caveats", (ev) => paint(Array.isArray(ev.detail) ? ev.detail : []));
-document.addEventListener("lens-explain", () => paint(window.__lensCaveats || []));
-paint(window.__lensCaveats || []);
+const kept = () => document.getElementById("attention")?.lens?.caveats || [];  // the attention view's, on its element
+document.addEventListener("lens-explain", () => paint(kept()));
+paint(kept());

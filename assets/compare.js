@@ -1,7 +1,7 @@
 // attention-lens: two sentences side by side (minimal pairs), the Compare tab (ui/compare/tab.py). Runs as the
 // js_on_load of the gr.HTML #compare: `element`, `props`, `watch` are given.
 // "Start both" brings the two whole trajectories at once ({a, b}: the Translate tab's trajectory payloads, decoded
-// by the attention view's own decoder, window.__lens.decode: assets/payload.js decodeView), so one player (Step /
+// by the attention view's own decoder, its element's lens.decode: assets/payload.js decodeView), so one player (Step /
 // Back / the slider / ← →) and one kind, layer and head move both with no request. Each side shows its step min(t, its end).
 // Where the two sentences' pieces line up, the third map is A − B: piece i of A lines up with piece j of B when
 // they are the same piece (ignoring capitals and the ▁ word mark) and the same occurrence of it (the 2nd "the" of
@@ -153,7 +153,8 @@ function render() {
   say(q("dscale"), "compare.dscale", {dmax: dmax.toFixed(3)});
   const head = st.head === "mean" ? w("mean_heads") : `${w("head")} ${st.head + 1}`;
   setText(q("title"), `${w(`kind_${st.kind}`)} · ${w("layer")} ${st.layer + 1} · ${head}`);
-  setText(q("axes"), window.__lens && window.__lens.axes ? window.__lens.axes(st.kind, a) : "");
+  const lens = document.getElementById("attention")?.lens;
+  setText(q("axes"), lens && lens.axes ? lens.axes(st.kind, a) : "");
   const big = md.where && `${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)}`;
   say(q("align"), "compare.align", {rows: md.rowsAligned, R: md.R, cols: md.colsAligned, C: md.C,
     diff: (m) => window.__explain.fill(md.where ? "compare.diff" : "compare.nodiff",
@@ -234,7 +235,7 @@ document.addEventListener("input", e => {
 try { inst.pair = JSON.parse(decodeURIComponent(element.querySelector(".cmp").dataset.pair || "")); }
 catch (e) { inst.pair = null; }
 function received() {
-  const v = props.value, decode = window.__lens && window.__lens.decode;
+  const v = props.value, decode = document.getElementById("attention")?.lens?.decode;
   if (v && v.for) { inst.model = v.for; inst.pair = v.pair || inst.pair; }  // the tab redrawn for this model, with its
   // first example pair (ui/compare/tab.py on_model): the pair a view without compare_a / compare_b shows
   // a pair is drawn only under the model the tab was last reset for: an answer of the model before, still under

@@ -14,14 +14,16 @@
 // The view's script is this file and its parts, files of assets/ each in a function scope of its own
 // (ui/shell/components.py `script`, LENS_PARTS): payload.js (decoding the payload), lens_maps.js (the maps' numbers at
 // a step), lens_draw.js (the canvases), lens_labels.js (the DOM around them), lens_player.js (stepping, Play),
-// lens_export.js (PNG / HTML). This file holds the view's state, draw(), what window.__lens offers, the events, and
+// lens_export.js (PNG / HTML). This file holds the view's state, draw(), what the view offers, the events, and
 // the start; it gives the parts `view` (below) and mounts them in that order, each adding what it returns to `view`.
 // No name is shared: each part names what it takes from `view` at its top and what it gives at its end.
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
 const tl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 
-// One instance per gr.HTML view; the main one (#attention) is also window.__lens for tests/benchmarks.
+// One instance per gr.HTML view, kept on the view's own element (its `lens`): another view reads it there
+// (document.getElementById("attention").lens), never from a page global. The main one (#attention) is also
+// window.__lens, the one handle for tests and benchmarks, which no view reads (tests/test_code_shape.py).
 let root = element;
 while (root && (!root.id || root.id.startsWith("html-"))) root = root.parentElement;
 const rootId = root ? root.id : "attention";
@@ -40,9 +42,8 @@ for (const part of ["lens_maps", "lens_draw", "lens_labels", "lens_player", "len
 const {KINDS, decodeView, textAt} = parts.payload();
 const {frame, mapsAt, axisLine, languagesOf, crossingHead, cv, scratch, drawBig, drawGrid, colourBar, drawChips, drawLegend,
        drawStatus, fillSelect, pushTopk, ctl, go, pause, play, exportHtml, exportPng} = view;
-window.__lensViews = window.__lensViews || {};
-window.__lensViews[rootId] = inst;
-if (MAIN) window.__lens = inst;
+(root || element).lens = inst;
+if (MAIN) window.__lens = inst;  // the tests' and benchmarks' handle (above)
 inst.select = (kind, layer, head) => {     // open one head (the head atlas calls this); drawn now or at the next payload
   if (KINDS.includes(kind)) st.kind = kind;
   st.layer = layer; st.head = head; cv.big = null; draw();
@@ -98,7 +99,7 @@ function draw() {
   element.dataset.step = d.traj ? st.t : "";
 }
 
-// -- what window.__lens (window.__lensViews[id]) offers other views, tests and benchmarks ------------------------
+// -- what the view (its element's `lens`) offers other views, tests and benchmarks -----------------------------
 inst.ctl = ctl;                           // the player's controls (lens_player.js)
 inst.decode = decodeView;                 // a payload -> its decoded maps and steps (assets/compare.js)
 inst.axes = (kind, d) => axisLine(kind, languagesOf(d));  // what rows and columns are (assets/compare.js)
@@ -135,7 +136,7 @@ inst.panelPoint = (l, h) => {            // client coordinates of the middle of 
 
 // -- payloads from the server ------------------------------------------------------------------------
 function caveats(list) {                 // kept for a view mounted later (a tab opened afterwards)
-  window.__lensCaveats = list;
+  inst.caveats = list;
   window.dispatchEvent(new CustomEvent("lens-caveats", {detail: list}));
 }
 function render() {

@@ -148,7 +148,8 @@ count();
 async function begin() {
   const param = new URLSearchParams(location.search).get("lesson");
   if (param === null) return;
-  const ready = window.__viewKit.until(() => link() && link().open && window.__lens && window.__lens.ready, 60000);
+  const view = () => document.getElementById("attention")?.lens;  // the attention view, on its element
+  const ready = window.__viewKit.until(() => link() && link().open && view()?.ready, 60000);
   if (!await ready) return;
   const {views, why} = decode(param);
   if (!views) {

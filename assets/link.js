@@ -27,7 +27,7 @@ const inst = {notes: [], applied: null, opening: false, last: null};
 window.__link = inst;
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
-const lens = () => window.__lens;
+const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
 const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]: the page's language
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)

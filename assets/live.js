@@ -76,7 +76,7 @@ function viewNow() {
   return u.searchParams.toString();
 }
 function stepNow() {
-  const L = window.__lens, st = L && L.state;
+  const L = document.getElementById("attention")?.lens, st = L && L.state;
   return st && st.traj ? st.t : null;
 }
 async function resume(s) {               // the teacher's link opened again: the class's view shown, then sent on
@@ -131,7 +131,7 @@ $("#class_close").addEventListener("click", async () => {
 
 // -- questions ------------------------------------------------------------------------------------------------
 function question(kind) {                 // {keys, model, row} of the view shown, or null
-  const L = window.__lens, st = L && L.state, d = st && st.traj;
+  const L = document.getElementById("attention")?.lens, st = L && L.state, d = st && st.traj;
   if (!d || st.doc !== d) return null;
   if (kind === "where") {
     const v = L.view();
@@ -166,7 +166,7 @@ function mapChoice(e) {                   // the question's choice under a click
   const s = inst.snap, q = s && s.question;
   if (inst.role !== "student" || inst.ended || !q || q.kind !== "where" || q.revealed) return null;
   if (!(e.target instanceof Element) || !e.target.matches("#attention [data-role=canvas]")) return null;
-  const L = window.__lens, v = L && L.view && L.view();
+  const L = document.getElementById("attention")?.lens, v = L && L.view && L.view();
   if (!v || v.row === null || v.row === undefined || !v.z[v.row]) return null;
   const z = v.z[v.row], keep = v.x.map((_, j) => j).filter(j => !Number.isNaN(z[j]));  // as question() asks it
   const keys = keep.map(j => v.x[j].slice(0, 40));  // ui/live/registry.py MAX_KEY_CHARS

@@ -7,7 +7,7 @@ let shown = {};
 const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
 function force(piece) {
   if (!shown.items || shown.done) return;
-  const view = window.__lensViews && window.__lensViews.attention;
+  const view = document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
   const position = view && view.position ? view.position() : "";
   trigger("click", {piece, position});
 }

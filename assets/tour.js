@@ -14,7 +14,8 @@ const save = () => { try { localStorage.setItem(KEY, JSON.stringify(S)); } catch
 
 // -- what the stops read from the page ---------------------------------------------------------------------------
 const $ = (s) => document.querySelector(s);
-const st = () => (window.__lens && window.__lens.state) || {};
+const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const st = () => (lens() && lens().state) || {};
 const traj = () => st().traj || null;
 const seq = () => (traj() ? traj().seq : null);
 const ins = () => window.__inside || {ui: {}};
@@ -45,7 +46,7 @@ const STOPS = [
    done: () => !!(traj() && traj().forced.some(Boolean))},
   {id: "ablation", el: "#ablate_cross", tab: {name: "ablation", shown: () => seen($("#tab_ablation"))},
    shows: "#ablate_run",
-   done: () => { const v = window.__lensViews && window.__lensViews.attention_ablated;
+   done: () => { const v = document.getElementById("attention_ablated")?.lens;
      return !!(v && v.state.doc && v.state.doc.off && v.state.doc.off.size); }},
   {id: "atlas", el: () => visible("#atlas"), tab: {name: "atlas", shown: () => !!visible("#atlas")},
    begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
@@ -66,15 +67,15 @@ for (const s of [...STOPS, END]) {
   Object.defineProperty(s, "text", {get: () => said(`tour.${s.id}.text`)});
 }
 
-// -- what a stop does to the view: the crossing it opens (window.__lens.crossing, assets/lens_maps.js), the
+// -- what a stop does to the view: the crossing it opens (the view's crossing, assets/lens_maps.js), the
 // settings it gives back at the end --------------------------------------------------------------------------------
 function openCrossing() {                 // the stop "look for the crossing" opens that head in the view
-  const d = traj(), lens = window.__lens;
+  const d = traj(), view = lens();
   T.note = "";
-  if (!d || !d.maps.cross || !lens || !lens.crossing) return;
-  const c = lens.crossing(d);
+  if (!d || !d.maps.cross || !view || !view.crossing) return;
+  const c = view.crossing(d);
   if (!c) return;
-  lens.select("cross", c.layer, c.head);
+  view.select("cross", c.layer, c.head);
   if (T.found) Object.assign(T.found, {kind: "cross", layer: c.layer, head: c.head});  // kept after the tour (issue 58)
   const said = {l: c.layer + 1, h: c.head + 1};  // ui/texts [label], in the page's language
   T.note = window.__explain ? window.__explain.fill(`label.${c.score > 0 ? "tour_opened" : "tour_opened_diagonal"}`, said) : "";
@@ -84,13 +85,13 @@ function found() {                        // the view's settings when the tour s
   return {kind: s.kind, layer: s.layer, head: s.head, hide: !!s.hide, measure: m ? m.value : "weight"};
 }
 function giveBack(f) {
-  const lens = window.__lens;
-  if (!f || !lens || !lens.select) return;
+  const view = lens();
+  if (!f || !view || !view.select) return;
   const m = [...document.querySelectorAll("#attention .lens-measure input")].find(r => r.value === f.measure);
   if (m && !m.checked) m.click();
   const hide = document.querySelector("#attention [data-role=hide]");
   if (hide && !!st().hide !== f.hide) hide.click();
-  lens.select(f.kind, f.layer, f.head);
+  view.select(f.kind, f.layer, f.head);
 }
 
 // -- where the popover goes: beside the stop's element, leaving what the stop describes (`shows`) in sight and, as far

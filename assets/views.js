@@ -60,8 +60,9 @@ const {element} = view;
   window.__viewKit = kit;
   const cfg = JSON.parse(element.querySelector(".lesson").dataset.views || "{}");
   const text = (sel) => { const e = $(sel); return e ? (e.value ?? e.textContent) : ""; };
-  const sentenceOn = () => window.__lens && window.__lens.state && window.__lens.state.traj;
-  const drawn = (id) => { const v = window.__lensViews && window.__lensViews[id]; return v ? v.renders : 0; };
+  const lensOf = (id) => document.getElementById(id)?.lens;  // a view of assets/lens.js, on its element
+  const sentenceOn = () => lensOf("attention")?.state?.traj;
+  const drawn = (id) => { const v = lensOf(id); return v ? v.renders : 0; };
   async function press(button, id, done) { // the tab's own button; its answer is the next drawing of its view
     const r = drawn(id);
     await until(() => !!$(button), 10000);  // (a model's answer may draw it again)
@@ -101,7 +102,7 @@ const {element} = view;
   };
 
   // -- Beam search: the beam size and the hypothesis picked (1 = the best) -------------------------------------
-  const shows = (h) => { const v = window.__lensViews && window.__lensViews.attention_beam, d = v && v.state.doc;
+  const shows = (h) => { const v = lensOf("attention_beam"), d = v && v.state.doc;
                          return !!d && d.p.doc === `beam ${h}`; };  // the map drawn is hypothesis h's
   const hypothesis = () => { const m = /^(\d+)\./.exec(text("#beam_choice input[role=combobox]")); return m ? +m[1] : null; };
   views.beam = {

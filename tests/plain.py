@@ -102,8 +102,7 @@ def run_tab(page, name: str):
         page.wait_for_selector("#tab_ablation .prose", state="visible", timeout=30000)
         page.locator("#ablate_cross").get_by_label("L1 H1").check()
         page.click("#ablate_run")
-        page.wait_for_function("window.__lensViews['attention_ablated'] && window.__lensViews['attention_ablated']"
-                               ".renders > 0", timeout=60000)
+        page.wait_for_function("document.getElementById('attention_ablated')?.lens?.renders > 0", timeout=60000)
     elif name == "Beam search":
         page.click("#beam_run")
         page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)

@@ -278,7 +278,7 @@ def open_tab(page, name):
 
 
 def view_renders(page, view_id) -> int:
-    return int(page.evaluate(f"(window.__lensViews && window.__lensViews['{view_id}'] || {{renders: 0}}).renders"))
+    return int(page.evaluate(f"(document.getElementById('{view_id}')?.lens || {{renders: 0}}).renders"))
 
 
 def test_word_toggle_and_export_buttons(page, translator):
@@ -328,8 +328,8 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
         page.locator("#ablate_cross").get_by_label(lab).check()
     n = view_renders(page, "attention_ablated")
     page.click("#ablate_run")
-    page.wait_for_function("window.__lensViews['attention_ablated']"
-                           f" && window.__lensViews['attention_ablated'].renders > {n}", timeout=30000)
+    page.wait_for_function("document.getElementById('attention_ablated')?.lens"
+                           f" && document.getElementById('attention_ablated')?.lens.renders > {n}", timeout=30000)
     heads = [("cross", 2, h) for h in range(translator.config.n_heads)]
     assert page.input_value("#intact_translation textarea") == translator.translate(SENTENCE)
     ablated = translator.start(SENTENCE, ablate=heads).run().translation
@@ -341,8 +341,8 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
     open_tab(page, "Beam search")
     n = view_renders(page, "attention_beam")
     page.click("#beam_run")
-    page.wait_for_function("window.__lensViews['attention_beam']"
-                           f" && window.__lensViews['attention_beam'].renders > {n}", timeout=30000)
+    page.wait_for_function("document.getElementById('attention_beam')?.lens"
+                           f" && document.getElementById('attention_beam')?.lens.renders > {n}", timeout=30000)
     page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=20000)
     from transformer.decode.beam import beam_search
     best = beam_search(translator.model, translator.source_ids(SENTENCE), 4).hypotheses[0]

@@ -231,9 +231,42 @@ def test_a_part_writes_no_page_global():
     allowed = {"views.js": {"__views", "__viewKit"}}
     for main, parts in scripts().values():
         for p in parts:
-            js = code_of((ROOT / "assets" / p).read_text("utf-8"))
-            writes = set(re.findall(r"window\.([\w$]+)\s*=(?!=)", js))
-            assert writes == allowed.get(p, set()), (p, writes)
+            assert page_globals_written((ROOT / "assets" / p).read_text("utf-8")) == allowed.get(p, set()), p
+
+
+def page_globals_written(js: str) -> set[str]:
+    return set(re.findall(r"window\.([\w$]+)\s*(?:\[[^\]]*\]\s*)?=(?!=)", code_of(js)))
+
+
+# The page globals a view's main script still writes, each read by other views (issue 57 item 3 wants none): a new
+# one fails the test below, and one taken away must leave this list. lens.js writes only window.__lens, the one
+# handle for tests and benchmarks (no view reads it: the next test); the views read each other's lens on its element.
+MAIN_GLOBALS = {"lens.js": {"__lens"}, "inside.js": {"__inside", "__insideView"}, "lesson.js": {"__lesson"},
+                "explain.js": {"__explain"}, "arch.js": {"__arch"}, "atlas.js": {"__atlas", "__views"},
+                "attribution.js": {"__attribution", "__attributionView"}, "compare.js": {"__compare", "__views"},
+                "glossary.js": {"__glossary"}, "link.js": {"__link"}, "live.js": {"__class"},
+                "sentence.js": {"__sentence"}, "topk.js": {"__topkRenders", "__topkView"},
+                "tour.js": {"__tour"}}
+
+
+def test_a_views_main_script_writes_no_page_global_beyond_those_listed():
+    parts = {p for _, ps in scripts().values() for p in ps}
+    written = {f.name: page_globals_written(f.read_text("utf-8")) for f in sorted((ROOT / "assets").glob("*.js"))
+               if f.name not in parts}
+    assert {n: w for n, w in written.items() if w} == MAIN_GLOBALS
+
+
+def test_no_view_reads_the_tests_handle_or_a_removed_global():
+    """The views find the attention view on its element (document.getElementById(id).lens); window.__lens is the
+    tests' and benchmarks' handle only; window.__lensViews and window.__lensCaveats are gone."""
+    found = {}
+    sources = [*(ROOT / "assets").glob("*.js"), *(ROOT / "ui").rglob("*.py")]
+    for name, text in ((f.name, f.read_text("utf-8")) for f in sources):
+        reads = re.findall(r"window\.(__lens(?:Views|Caveats)?)\b", code_of(text) if name.endswith(".js") else text)
+        reads = [r for r in reads if not (name == "lens.js" and r == "__lens")]  # where it is written
+        if reads:
+            found[name] = sorted(set(reads))
+    assert not found
 
 
 def test_no_test_module_imports_another():

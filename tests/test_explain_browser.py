@@ -170,7 +170,7 @@ def test_switched_off_heads_are_greyed_and_said_so(page, translator):
     page.click("#explain_plain")
     for l, h in off:
         page.locator("#ablate_cross").get_by_label(f"L{l + 1} H{h + 1}").check()
-    views = "window.__lensViews['attention_ablated']"
+    views = "document.getElementById('attention_ablated')?.lens"
     n = page.evaluate(f"{views} ? {views}.renders : 0")
     page.click("#ablate_run")
     page.wait_for_function(f"{views} && {views}.renders > {n}", timeout=30000)
@@ -207,7 +207,7 @@ def test_beam_tab_explains_ranks_and_scores(page):
     page.click("#explain_detail")  # the precise version one click away (issue 39 item 5)
     visible_text(page, "#tab_beam .prose .x-detail", "more than the beam size", "log-probability per piece")
     page.click("#explain_plain")
-    views = "window.__lensViews['attention_beam']"
+    views = "document.getElementById('attention_beam')?.lens"
     n = page.evaluate(f"{views} ? {views}.renders : 0")
     page.click("#beam_run")
     page.wait_for_function(f"{views} && {views}.renders > {n}", timeout=30000)

@@ -40,11 +40,11 @@ def open_tab(page, name):
 
 
 def view_renders(page, view_id) -> int:
-    return int(page.evaluate(f"(window.__lensViews && window.__lensViews['{view_id}'] || {{renders: 0}}).renders"))
+    return int(page.evaluate(f"(document.getElementById('{view_id}')?.lens || {{renders: 0}}).renders"))
 
 
 def wait_view(page, view_id, before):
-    page.wait_for_function(f"window.__lensViews['{view_id}'] && window.__lensViews['{view_id}'].renders > {before}",
+    page.wait_for_function(f"document.getElementById('{view_id}')?.lens?.renders > {before}",
                            timeout=60000)
 
 

@@ -132,7 +132,8 @@ def test_each_tabs_view_is_in_its_link_and_opens_started(served_browser):
     assert "beam_size=3" in link and "beam_hypothesis=2" in link
     other = fresh(b, link)
     assert tab_shown(other) == "Beam search" and get(other, "beam") == {"size": 3, "hypothesis": 2}
-    assert other.evaluate("window.__lensViews.attention_beam.state.doc.p.doc") == "beam 2"  # its own map drawn
+    # its own map drawn
+    assert other.evaluate("document.getElementById('attention_beam').lens.state.doc.p.doc") == "beam 2"
     assert chips(other, "attention_beam") == chips(page, "attention_beam") != []
     assert note(other) == "" and other.errors == []
     other.context.close()
@@ -268,7 +269,7 @@ def test_a_beam_link_ends_on_its_hypothesis_when_an_earlier_pick_is_answered_las
     assert held, "no pick was sent: the race this test holds back did not happen"
     assert get(other, "beam") == {"size": 3, "hypothesis": 2}
     other.wait_for_timeout(3000)  # every answer in
-    assert other.evaluate("window.__lensViews.attention_beam.state.doc.p.doc") == "beam 2"
+    assert other.evaluate("document.getElementById('attention_beam').lens.state.doc.p.doc") == "beam 2"
     assert other.errors == []
     other.unroute_all(behavior="ignoreErrors")
     other.context.close()

@@ -50,7 +50,7 @@ def clear_ticks(page):
 
 
 def view_renders(page, view_id="attention_ablated") -> int:
-    return int(page.evaluate(f"(window.__lensViews && window.__lensViews['{view_id}'] || {{renders: 0}}).renders"))
+    return int(page.evaluate(f"(document.getElementById('{view_id}')?.lens || {{renders: 0}}).renders"))
 
 
 def compare(page, labels: dict[str, list[str]] | None = None, button="#ablate_run"):
@@ -62,7 +62,7 @@ def compare(page, labels: dict[str, list[str]] | None = None, button="#ablate_ru
                 page.locator(GROUPS[kind]).get_by_label(lab).check()
     n = view_renders(page)
     page.click(button)
-    page.wait_for_function(f"(window.__lensViews['attention_ablated'] || {{renders: 0}}).renders > {n}",
+    page.wait_for_function(f"(document.getElementById('attention_ablated')?.lens || {{renders: 0}}).renders > {n}",
                            timeout=60000)
     page.wait_for_function("document.querySelector('#ablate_note textarea')?.value.includes('switched off')",
                            timeout=20000)

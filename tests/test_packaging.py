@@ -1,11 +1,12 @@
-"""`pip install .`: a wheel holding one package, attention_lens (no module named app, ui, transformer or
-benchmarks at the top of site-packages, no benchmarks or test helpers), that translates, builds the app and runs
-the `attention-lens` command away from the checkout, beside a user's own modules called ui, app and transformer.
-And `pip install -e .` (the README's test install) still gives a working command."""
-import importlib.util
+"""`pip install .`: a wheel of the checkout's own layout, its files copied as they are (nothing rewritten): the
+packages transformer and ui, the module app (the `attention-lens` command), and assets/ and checkpoints/ as data
+(share/attention-lens/). Installed into a fresh virtual environment and run from a folder away from the checkout,
+it translates with the shipped model, builds the app from the installed assets and runs its command. And
+`pip install -e .` (the README's test install) still gives a working command on the checkout's own files."""
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import zipfile
@@ -14,17 +15,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("app.py", "setup.py", "pyproject.toml", "README.md", "transformer", "ui", "benchmarks", "tests", "assets",
+SOURCES = ("app.py", "pyproject.toml", "README.md", "transformer", "ui", "benchmarks", "tests", "assets",
            "checkpoints")
 SENTENCE = "Ein Hund rennt durch den Schnee."
 PIP = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
-
-
-def load_setup_py():
-    spec = importlib.util.spec_from_file_location("attention_lens_setup", ROOT / "setup.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # setup() runs only under __main__
-    return module
+DATA = "share/attention-lens/"  # where the wheel puts assets/ and checkpoints/ (pyproject.toml's data-files)
 
 
 @pytest.fixture(scope="module")
@@ -51,128 +46,125 @@ def wheel(source, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory):
-    target = tmp_path_factory.mktemp("site")
-    r = subprocess.run([*PIP, "install", "--no-deps", "--target", str(target), str(wheel)],
+def venv(wheel, tmp_path_factory):
+    """A fresh virtual environment with the wheel installed; the dependencies are this interpreter's (a .pth
+    naming its site-packages, which are searched after the venv's own)."""
+    env = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    (packages,) = env.glob("lib/python*/site-packages")
+    (packages / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    r = subprocess.run([*PIP, "--python", str(env / "bin" / "python"), "install", "--no-deps", str(wheel)],
                        check=False, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    return target
+    return env
 
 
-@pytest.fixture()
-def elsewhere(tmp_path):
-    """A directory away from the checkout that holds a user's own modules named like the checkout's top level:
-    importing any of them fails loudly."""
-    for name in ("ui", "app", "transformer", "benchmarks"):
-        (tmp_path / f"{name}.py").write_text(f"raise ImportError('imported the user\\'s own module {name}')\n")
-    return tmp_path
+def source_of(name: str) -> str | None:
+    """The checkout path a file of the wheel was copied from (None: the wheel's own metadata)."""
+    if ".dist-info/" in name:
+        return None
+    if ".data/data/" in name:
+        data = name.split(".data/data/", 1)[1]
+        assert data.startswith(DATA), name
+        return data[len(DATA):]
+    return name
 
 
-def run_there(paths: list[Path], code: str, cwd: Path) -> str:
-    env = dict(os.environ, PYTHONNOUSERSITE="1", PYTHONPATH=os.pathsep.join(map(str, paths)))
-    r = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=cwd, env=env,
+def run_away(python: Path, code: str, cwd: Path) -> str:
+    """Python code run by PYTHON in CWD, with no PYTHONPATH (the checkout is on no path)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONNOUSERSITE": "1"}
+    r = subprocess.run([str(python), "-c", code], check=False, capture_output=True, text=True, cwd=cwd, env=env,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 
 
-def test_wheel_holds_one_package_without_benchmarks_or_test_helpers(wheel):
-    names = zipfile.ZipFile(wheel).namelist()
-    assert {n.split("/")[0] for n in names} == {"attention_lens", wheel.name.split("-py3")[0] + ".dist-info"}
-    files = {n for n in names if n.startswith("attention_lens/")}
-    # every module of the library and the app is there, under attention_lens/, the test and bench helpers are not
-    want = {f"attention_lens/{p.relative_to(ROOT).as_posix()}" for d in ("transformer", "ui")
-            for p in (ROOT / d).rglob("*.py")} | {"attention_lens/app.py", "attention_lens/__init__.py"}
-    assert {n for n in files if n.endswith(".py")} == want
-    assert not [n for n in names if re.search(r"benchmarks|tests/|conftest|serving|setup\.py", n)]
-    for data in ("assets/lens.js", "assets/vendor/plotly-cartesian.min.js", "assets/examples_de.txt",
-                 "checkpoints/de-en/model.pt", "checkpoints/de-en/tokenizer.model", "checkpoints/en-de/model.pt",
-                 "checkpoints/en-de/head_atlas.json", "assets/examples_en.txt", "assets/vendor/driver.js.iife.js",
-                 "assets/vendor/driver.css"):
-        assert f"attention_lens/{data}" in files, data
-    entry = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py3')[0]}.dist-info/entry_points.txt").decode()
-    assert "attention-lens = attention_lens.app:main" in entry
-
-
-def test_no_module_in_the_wheel_imports_the_checkouts_top_level_names(wheel):
+def test_wheel_holds_the_checkouts_packages_and_its_data_without_benchmarks_or_test_helpers(wheel):
     z = zipfile.ZipFile(wheel)
-    bad = re.compile(r"^\s*(from|import)\s+(transformer|ui|app|benchmarks|tests)\b", re.MULTILINE)
-    found = {n: bad.findall(z.read(n).decode()) for n in z.namelist() if n.endswith(".py")}
-    assert not {n: f for n, f in found.items() if f}
-    assert "from attention_lens.ui.shell import memory" in z.read("attention_lens/app.py").decode()
+    names = z.namelist()
+    dist = wheel.name.split("-py3")[0]
+    assert {n.split("/")[0] for n in names} == {"app.py", "transformer", "ui", f"{dist}.dist-info", f"{dist}.data"}
+    want_py = {p.relative_to(ROOT).as_posix() for d in ("transformer", "ui") for p in (ROOT / d).rglob("*.py")}
+    assert {n for n in names if n.endswith(".py")} == want_py | {"app.py"}
+    assert not [n for n in names if re.search(r"benchmarks|tests/|conftest|serving|setup\.py|\.png$", n)]
+    tracked = subprocess.run(["git", "ls-files", "assets", "checkpoints"], cwd=ROOT, check=True, capture_output=True,
+                             text=True).stdout.split()
+    data = {source_of(n) for n in names if ".data/data/" in n}
+    assert data == {t for t in tracked if not t.endswith(".png")}  # every view, example and model file; no screenshot
+    for must in ("assets/lens.js", "assets/vendor/plotly-cartesian.min.js", "checkpoints/de-en/model.pt",
+                 "checkpoints/en-de/tokenizer.model"):
+        assert must in data
+    assert "attention-lens = app:main" in z.read(f"{dist}.dist-info/entry_points.txt").decode()
 
 
-def test_installed_package_translates_and_builds_the_app_beside_a_users_own_modules(installed, elsewhere):
+def test_no_file_in_the_wheel_differs_from_its_source(wheel, source):
+    """Nothing is rewritten on the way into the wheel: every file is its source file, byte for byte."""
+    z = zipfile.ZipFile(wheel)
+    copied = {n: source_of(n) for n in z.namelist() if source_of(n)}
+    assert len(copied) > 100
+    differ = [n for n, src in copied.items() if z.read(n) != (source / src).read_bytes()]
+    assert not differ
+
+
+def test_installed_copy_translates_and_builds_the_app_from_its_installed_data(venv, tmp_path):
     from transformer import Translator
     want = Translator.load(device="cpu").translate(SENTENCE)  # the checkout's own answer
-    out = run_there([installed], f"""
+    out = run_away(venv / "bin" / "python", f"""
 import sys
-import attention_lens.app
+import app
 print([m for m in ("gradio", "torch", "numpy") if m in sys.modules])  # the allocator is tuned before these load
-from attention_lens.transformer import Translator
-from attention_lens.transformer.train.data import read_examples
-from attention_lens.ui import build_demo
+import transformer, ui
+from transformer import Translator
+from transformer.model.checkpoint import SHIPPED
+from transformer.train.data import read_examples
+from ui import build_demo
+from ui.shell.components import ASSETS
 tr = Translator.load(device="cpu")
-print(Translator.__module__, sys.modules["attention_lens"].__file__)
+print(app.__file__, transformer.__file__, ui.__file__)
+print(SHIPPED, ASSETS)
 print(tr.translate({SENTENCE!r}))
 print(len(read_examples()))
 build_demo(tr)
-print(sorted(m for m in sys.modules if m.split(".")[0] in ("ui", "app", "transformer", "benchmarks")))
-""", elsewhere)
+print("built")
+""", tmp_path)
     lines = out.strip().splitlines()
     assert lines[0] == "[]"
-    module, init = lines[1].split()
-    assert module == "attention_lens.transformer.decode.decoding" and init.startswith(str(installed))
-    assert lines[2] == want and int(lines[3]) > 0 and lines[4] == "[]"
+    packages = str(next(venv.glob("lib/python*/site-packages")))
+    assert all(f.startswith(packages) for f in lines[1].split())
+    assert lines[2].split() == [str(venv / DATA / "checkpoints"), str(venv / DATA / "assets")]
+    assert lines[3] == want and int(lines[4]) > 0 and lines[5] == "built"
 
 
-def test_console_script_has_the_app_flags(installed, elsewhere):
-    script = installed / "bin" / "attention-lens"
-    assert script.exists()
-    env = dict(os.environ, PYTHONPATH=str(installed), PYTHONNOUSERSITE="1")
-    r = subprocess.run([sys.executable, str(script), "--help"], check=False, capture_output=True, text=True,
-                       cwd=elsewhere, env=env, timeout=120)
+def test_console_script_runs_from_the_installed_copy(venv, tmp_path):
+    script = venv / "bin" / "attention-lens"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONNOUSERSITE": "1"}
+    r = subprocess.run([str(script), "--help"], check=False, capture_output=True, text=True, cwd=tmp_path, env=env,
+                       timeout=120)
     assert r.returncode == 0, r.stderr
     for flag in ("--host", "--port", "--share", "--auth-file", "--checkpoint", "--device"):
         assert flag in r.stdout
 
 
-def test_editable_install_gives_a_working_command(source, tmp_path_factory, tmp_path):
+def test_editable_install_gives_a_working_command_on_the_checkouts_files(source, tmp_path_factory, tmp_path):
     prefix = tmp_path_factory.mktemp("editable")
     r = subprocess.run([*PIP, "install", "--no-deps", "--no-build-isolation", "-e", str(source), "--prefix",
                         str(prefix)], check=False, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     (packages,) = prefix.glob("lib/python*/site-packages")
-    out = run_there([], f"""
+    out = run_away(Path(sys.executable), f"""
 import site, sys
 site.addsitedir({str(packages)!r})  # where pip put the editable install's .pth
-from attention_lens.app import main, parse_args
-print(parse_args(["--port", "7999"]).port, sys.modules["attention_lens.app"].__file__)
+from app import main, parse_args
 import ui.shell.memory
-print(ui.shell.memory.__file__)
+from transformer.model.shipped import shipped
+print(parse_args(["--port", "7999"]).port, sys.modules["app"].__file__, ui.shell.memory.__file__)
+print(shipped("assets"), shipped("checkpoints"))
 """, tmp_path)
-    port, app_file, memory_file = out.split()
+    port, app_file, memory_file, assets, checkpoints = out.split()
     assert port == "7999" and Path(app_file) == source / "app.py"
     assert Path(memory_file) == source / "ui" / "shell" / "memory.py"
-
-
-@pytest.mark.parametrize("before,after", [
-    ("from transformer.decode.decoding import Translator\n",
-     "from attention_lens.transformer.decode.decoding import Translator\n"),
-    ("    from ui import memory\n", "    from attention_lens.ui import memory\n"),
-    ("from transformer import analysis, figures\n", "from attention_lens.transformer import analysis, figures\n"),
-    ("from app import main\n", "from attention_lens.app import main\n"),
-    ("from . import payload as P\nfrom .figures import figure\n", None),
-    ("from transformers import AutoModel\nfrom uikit import x\nx = 'from ui import y'\n", None),
-])
-def test_setup_py_rewrites_the_apps_imports(before, after):
-    assert load_setup_py().rewrite_imports(before) == (before if after is None else after)
-
-
-@pytest.mark.parametrize("line", ["import transformer\n", "import ui.shell.memory\n", "  import app\n"])
-def test_setup_py_refuses_an_import_it_cannot_rename(line):
-    with pytest.raises(SystemExit, match="write `from"):
-        load_setup_py().rewrite_imports(line, "x.py")
+    assert (Path(assets), Path(checkpoints)) == (source / "assets", source / "checkpoints")
+    assert (prefix / "bin" / "attention-lens").exists()
 
 
 def test_gradio_is_pinned_to_the_versions_measured_and_installed():

@@ -197,7 +197,7 @@ REPLACED = {
 RED = """() => [...document.querySelectorAll('body *')].filter(e => e.offsetParent !== null && e.children.length === 0
     && e.textContent.trim() === 'Error').map(e => '#' + ((e.closest('[id]:not([id^="html-"])') || {}).id))"""
 MAPS = """() => ['attention', 'attention_ablated', 'attention_beam'].map(id => {
-    const v = (window.__lensViews || {})[id];
+    const v = document.getElementById(id)?.lens;
     const d = v && v.state && v.state.doc; return d && d.p ? d.p.input || '' : ''; })"""
 COMPARE_MAPS = "(() => { const s = window.__compare.state; return s.a && s.b ? [s.a.p.input, s.b.p.input] : []; })()"
 LEARNED = "(() => { const e = document.querySelector('#learned_example input'); return e ? e.value : ''; })()"

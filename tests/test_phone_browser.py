@@ -289,7 +289,7 @@ def test_the_map_is_reached_from_the_box_in_at_most_10_tab_presses_and_says_its_
     page.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
                            timeout=60000)
     for _ in range(3):
-        page.evaluate("window.__lensViews.attention.ctl.step()")
+        page.evaluate("document.getElementById('attention').lens.ctl.step()")
     page.wait_for_function("window.__lens.state.t === 3", timeout=10000)
     reached = {}
     for target, link in (("#attention .lens", "Skip to the map"), ("#inside .inside-fold", "Skip to Inside")):

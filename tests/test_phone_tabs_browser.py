@@ -125,10 +125,10 @@ def use(page, tab):
     elif tab == "Head ablation":
         page.locator("#ablate_cross").get_by_label("L1 H1").tap()
         page.tap("#ablate_run")
-        page.wait_for_function("(window.__lensViews['attention_ablated'] || {}).renders > 0", timeout=120000)
+        page.wait_for_function("(document.getElementById('attention_ablated')?.lens || {}).renders > 0", timeout=120000)
     elif tab == "Beam search":
         page.tap("#beam_run")
-        page.wait_for_function("(window.__lensViews['attention_beam'] || {}).renders > 0", timeout=120000)
+        page.wait_for_function("(document.getElementById('attention_beam')?.lens || {}).renders > 0", timeout=120000)
         page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
     elif tab == "Across layers":
         for plot in ("align_lines", "align_matrix", "rollout", "word_align_matrix"):

@@ -14,14 +14,15 @@ import torch
 from .config import ModelConfig
 from .metrics import METRICS  # noqa: F401  (re-exported; the name is defined in metrics.py)
 from .model import Transformer
+from .shipped import shipped
 from .tokenizer import Tokenizer
 
 FORMAT = "attention-lens/1"
 WEIGHTS, TOKENIZER, LOG = "model.pt", "tokenizer.model", "training_log.json"
 
 
-# the shipped model, checkpoints/de-en beside this package: in a checkout, and in the wheel, which mirrors it (setup.py)
-SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints"
+# the shipped models, checkpoints/de-en and checkpoints/en-de: the checkout's, or those a wheel installed (shipped.py)
+SHIPPED = shipped("checkpoints")
 DEFAULT_CHECKPOINT = SHIPPED / "de-en"
 
 

@@ -9,12 +9,14 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..model.shipped import shipped
+
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "multi30k"
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw"
 SPLITS = ("train", "val", "test_2016_flickr")
 LANGS = ("de", "en", "fr")
-# the app's example sentences, assets/ beside this package (in a checkout, and in the wheel, which mirrors it)
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+# the app's example sentences, in assets/: the checkout's, or those a wheel installed (transformer/model/shipped.py)
+ASSETS = shipped("assets")
 EXAMPLES = ASSETS / "examples_de.txt"
 
 

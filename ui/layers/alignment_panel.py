@@ -13,7 +13,7 @@ from ui.translate import attribution as attribution_views
 from ui.translate.attribution import ALIGN_METHODS, alignment_headers
 
 # the position of the whole trajectory the Translate view holds (not only up to its step): its last position
-WHOLE = ("(...a) => { const v = window.__lensViews && window.__lensViews.attention, d = v && v.state && v.state.traj; "
+WHOLE = ('(...a) => { const d = document.getElementById("attention")?.lens?.state?.traj; '  # the view, on its element
          "if (d) a[3] = JSON.stringify({step: d.n - 1, ids: d.ids, forced: d.forced.map(Number)}); "
          "return a.slice(0, 4); }")
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import gradio as gr
 
 from transformer.decode.decoding import Translator
+from transformer.model.shipped import shipped
 from ui.shell.page_state import PageState, new_value
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"  # in a checkout, and in the wheel, which mirrors it
+ASSETS = shipped("assets")  # the checkout's assets/, or those a wheel installed (transformer/model/shipped.py)
 VENDOR = ASSETS / "vendor"  # plotly.js cartesian bundle (1.5 MB instead of 4.8 MB: faster first load)
 SESSION_TTL_S = 3600
 # Users whose state (a started sentence: its keys/values on the model's device) is kept at once; past this Gradio drops
@@ -92,7 +93,7 @@ def live_position(n_inputs: int, index: int) -> str:
     puts the position the view shows *now* there (assets/lens.js `position`: the step and the pieces leading to
     it), so the request carries the step the browser owns. Without a view (a program's call) the value is "" and
     the handler reads the session's own cursor (ui/translate/handlers.py at_position)."""
-    return (f"(...a) => {{ const v = window.__lensViews && window.__lensViews.attention; "
+    return (f'(...a) => {{ const v = document.getElementById("attention")?.lens; '  # the view, on its element
             f"if (v && v.position) a[{index}] = v.position(); return a.slice(0, {n_inputs}); }}")
 
 

@@ -35,7 +35,7 @@ from ui.translate import arch, attribution_panel, inside_panel
 from ui.translate import handlers as decoding_views
 
 PICK = label("examples_pick")  # "Examples: pick a sentence…" in the page's language (gr.I18n)
-VIEW = "window.__lensViews && window.__lensViews.attention && window.__lensViews.attention.ctl"
+VIEW = 'document.getElementById("attention")?.lens?.ctl'  # the view's controls, on its element (assets/lens.js)
 
 
 def local(call: str) -> str:
@@ -229,7 +229,8 @@ def wire_browser(c: SimpleNamespace) -> None:
     c.b_goto.click(None, [c.step_no], js=local("goto(a[0])"))
     c.k.input(None, [c.k], js=local("setK(a[0])"))
     c.words.input(None, [c.words], js=local("setWords(a[0])"))
-    c.bus.input(None, None, [c.translation], js="() => window.__lensViews.attention.sync()")  # translation so far
+    # the translation so far, from the view (its element's lens)
+    c.bus.input(None, None, [c.translation], js='() => document.getElementById("attention").lens.sync()')
     # the box's text, for the hint and every tab's name of the started sentence (assets/sentence.js)
     c.source.change(None, [c.source], None, js="(v) => { if (window.__sentence) window.__sentence.setBox(v); }")
 
