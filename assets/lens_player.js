@@ -8,7 +8,8 @@ const {st, q, MAIN, setText, tl, trigger, draw, frame, cv, pushTopk} = view;
 
 function announce() {                     // tell the page: the translation box, the position other tabs read
   if (!MAIN) return;
-  const fire = window.__lensBus || trigger;  // #lens_bus: events fired on this view would copy its payload
+  const fire = document.getElementById("lens_bus")?.bus || trigger;  // #lens_bus's trigger: events fired on this
+  // view would copy its payload
   fire("input");                          // a js-only Gradio event (translate_tab.py): no request
   const layers = document.getElementById("tab_layers");
   if (layers && layers.offsetParent !== null) fire("select");  // Across layers follows the step while shown

@@ -13,7 +13,10 @@ const box = element.querySelector(".link-box"), btn = element.querySelector("#co
 const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
 // the model picked: the picker's (a gr.Dropdown's) value, told by its change event (ui/app.py PICKED_JS), else the
 // page's default; a gr.Dropdown shows the choice's label, not its value, so the page reads it from here
-const picked = () => (MODELS.includes(window.__pickedModel) ? window.__pickedModel : box.dataset.model || MODELS[0]);
+const picked = () => {                   // the picker's value, kept on its element (ui/app.py PICKED_JS)
+  const v = document.getElementById("model")?.dataset.picked;
+  return MODELS.includes(v) ? v : box.dataset.model || MODELS[0];
+};
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const MEASURES = ["weight", "contribution", "alti", "saliency"];
 const TABS = {translate: "Translate", compare: "Compare", ablation: "Head ablation", beam: "Beam search",
@@ -66,7 +69,7 @@ function parse(search) {                  // -> {want: the parameters kept, bad:
   return {want, bad, any: KEYS.some(k => q.has(k)) || Object.keys(want.views).length > 0 || bad.length > 0};
 }
 function say(text, url) {                 // the line under the intro row; a URL goes in a box to select
-  const root = window.__linkNote || document.getElementById("link_note");
+  const root = document.getElementById("link_note");
   const note = root && root.querySelector(".link-note");
   if (!note) return;
   note.querySelector("[data-role=text]").textContent = text;

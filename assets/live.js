@@ -1,6 +1,6 @@
 // attention-lens: a live class (issue 59). Runs as the js_on_load of the gr.HTML #class_box (ui/live/page.py):
 // `element`, `props`, `trigger`, `watch` are given; its stream comes through the gr.HTML #class_feed
-// (window.__classFeed: follow(data) starts the generator event, each snapshot becomes its value).
+// (its element's .feed: follow(data) starts the generator event, each snapshot becomes its value).
 // The class's view is the page state a link holds (assets/link.js url(): a query string). The teacher's page sends
 // it whenever it changes (checked at each click, key and input, and every CHECK_MS while teaching: the step may move
 // by the player); each student's page opens it as a link (window.__link.open), so a class shows what a link shows.
@@ -40,7 +40,7 @@ function said(a) {                        // a refusal: said in the panel or the
 
 // -- the stream (#class_feed) --------------------------------------------------------------------------------------
 function follow() {
-  const feed = window.__classFeed;
+  const feed = document.getElementById("class_feed")?.feed;
   if (!feed) { setTimeout(follow, 100); return; }
   if (!feed.bound) { feed.bound = true; feed.watch("value", () => received(feed.props.value)); }
   feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token} : {code: inst.code});

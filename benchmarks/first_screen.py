@@ -59,7 +59,8 @@ for (const p of JSON.parse(props.parts)) {
   if (!p.view) continue;
   const watchers = {}, watch = (k, fn) => { (watchers[k] = watchers[k] || []).push(fn); };
   const a = [el, () => {}, {...p.props}, {}, async () => null, watch], L = window.__attentionLens;
-  if (L) L.run(p.view, a); else (window.__attentionLensQueue = window.__attentionLensQueue || []).push([p.view, a]);
+  if (L && L.run) L.run(p.view, a);
+  else ((window.__attentionLens = L || {}).queue = L && L.queue || []).push([p.view, a]);
 }
 """
 OTHER_TABS = ("compare_tab", "ablation_tab", "beam_tab", "layers_tab", "atlas_tab", "learned_tab", "model_tab")

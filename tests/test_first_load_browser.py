@@ -85,9 +85,9 @@ def test_a_tab_gets_its_code_and_content_when_first_opened(served):
         panel = {c["props"].get("elem_id"): str(c["id"]) for c in json.loads(r.read())["components"]}
     page = fresh_page(b, url)
     page.click("button[role=tab]:has-text('Beam search')")  # another tab first: only its own content comes
-    page.wait_for_function("window.__attentionLensOpened && Object.keys(window.__attentionLensOpened).length > 0")
+    page.wait_for_function("Object.keys(window.__attentionLens?.opened || {}).length > 0")  # first_load.restore_js
     page.wait_for_timeout(300)
-    opened = page.evaluate("Object.keys(window.__attentionLensOpened)")
+    opened = page.evaluate("Object.keys(window.__attentionLens.opened)")
     assert panel["tab_beam"] in opened and panel["tab_ablation"] not in opened, opened
     before = len(page.sent)
     page.click("button[role=tab]:has-text('Head ablation')")

@@ -49,9 +49,9 @@ HOWTO_JS = ("() => { const b = document.getElementById('howto_body'), open = !b 
             "return {__type__: 'update', visible: open}; }")
 
 
-# the model picked, for the page's scripts (assets/link.js picked): a gr.Dropdown shows its choice's label, not
-# its value
-PICKED_JS = "(v) => { window.__pickedModel = v; }"
+# the model picked, for the page's scripts (assets/link.js picked), kept on the picker's own element (its
+# data-picked): a gr.Dropdown shows its choice's label, not its value
+PICKED_JS = "(v) => { const m = document.getElementById('model'); if (m) m.dataset.picked = v; }"
 
 
 def build_demo(translators) -> gr.Blocks:

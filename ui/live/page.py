@@ -122,8 +122,9 @@ def build() -> SimpleNamespace:
     box = gr.HTML(None, html_template=BOX_HTML, css_template=BOX_CSS, js_on_load=asset("live.js"),
                   elem_id="class_box", padding=False)
     # the stream of one follower: each snapshot becomes this component's value (assets/live.js watches it)
-    feed = gr.HTML(None, html_template="", js_on_load="window.__classFeed = {follow: (d) => trigger('submit', d),"
-                   " props, watch};", elem_id="class_feed", padding=False, container=False,
+    feed = gr.HTML(None, html_template="", js_on_load="element.closest('#class_feed').feed = "
+                   "{follow: (d) => trigger('submit', d), props, watch};", elem_id="class_feed", padding=False,
+                   container=False,
                    head=f"<style>{PAGE_CSS}</style>")
 
     async def op(evt: gr.EventData):

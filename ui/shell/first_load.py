@@ -10,9 +10,12 @@ every tab is built:
 - **one script** (`bundle`): every gr.HTML's js_on_load becomes a function of one static file,
   attention-lens-<hash>.js, loaded once by the page's head; the component keeps a one-line js_on_load that calls
   its function with the same element, trigger, props, server, upload and watch (queued until the file has run,
-  so the views start in the order they mounted, as before). The same file puts the views' styles in the page,
-  once: each css_template scoped as Gradio scopes it (`#html-<random> { css }`, here the same element by its
-  elem_id, with the same specificity), then the views' head styles (layout.css, attribution.css, ...).
+  so the views start in the order they mounted, as before). The stub reaches the file's functions through the
+  page's one global of the views, window.__attentionLens ({run, names, queue, opened}): Gradio compiles a
+  js_on_load with new Function(...), which sees no other name of a script the page loaded. The same file puts
+  the views' styles in the page, once: each css_template scoped as Gradio scopes it (`#html-<random> { css }`,
+  here the same element by its elem_id, with the same specificity), then the views' head styles (layout.css,
+  attribution.css, ...).
 - **types loaded when first opened** (`defer`): a component in a tab that is not the first shown, or in a closed
   accordion, whose type nothing on the first screen uses, is put in the config hidden and shown (as it was) by a
   js-only event the first time its tab is selected or its accordion opened; Gradio then fetches its type's code.
@@ -90,8 +93,8 @@ def html_components(demo: gr.Blocks) -> list[gr.HTML]:
 def stub(name: str) -> str:
     """A gr.HTML's js_on_load: its function in the bundle, called with Gradio's own arguments (or queued)."""
     return (f'const a = [element, trigger, props, server, upload, watch], L = window.__attentionLens; '
-            f'if (L) L.run("{name}", a); else (window.__attentionLensQueue = window.__attentionLensQueue || [])'
-            f'.push(["{name}", a]);')
+            f'if (L && L.run) L.run("{name}", a); else ((window.__attentionLens = L || {{}}).queue = L && L.queue '
+            f'|| []).push(["{name}", a]);')
 
 
 def scoped_css(html: list[gr.HTML]) -> list[str]:
@@ -149,8 +152,11 @@ def bundle_text(html: list[gr.HTML]) -> tuple[str, list[gr.HTML]]:
             "  try { __alViews[name].apply(undefined, a); }\n"
             "  catch (e) { console.error('Error executing js_on_load:', e); }  // as Gradio reports a view's error\n"
             "};\n"
-            "window.__attentionLens = {run: __alRun, names: Object.keys(__alViews)};\n"
-            "for (const [name, a] of (window.__attentionLensQueue || []).splice(0)) __alRun(name, a);\n"
+            "// the page's one global of the views (Gradio's js_on_load sees no other name): the calls queued before\n"
+            "// this file ran, and the gates opened (restore_js), kept\n"
+            "const __al = window.__attentionLens = window.__attentionLens || {};\n"
+            "Object.assign(__al, {run: __alRun, names: Object.keys(__alViews)});\n"
+            "for (const [name, a] of (__al.queue || []).splice(0)) __alRun(name, a);\n"
             "})();\n"), bundled
 
 
@@ -252,7 +258,8 @@ def restore_js(key: str, visibility: list, flag: bool) -> str:
     updates = [{"__type__": "update", "visible": v} for v in visibility]
     if flag:
         updates.append("opened")
-    return (f"() => {{ const d = (window.__attentionLensOpened = window.__attentionLensOpened || {{}}); "
+    return (f"() => {{ const L = (window.__attentionLens = window.__attentionLens || {{}}), d = (L.opened = L.opened "
+            f"|| {{}}); "
             f"if (d[{json.dumps(key)}]) return; d[{json.dumps(key)}] = true; return {json.dumps(updates)}; }}")
 
 

@@ -92,7 +92,7 @@ def note() -> gr.HTML:
     said = gr.HTML(None, html_template='<div class="link-note" hidden><span data-role="text"></span>'
                    '<button type="button" data-role="close" title="hide" aria-label="hide" data-tip="label.hide"'
                    ' data-label="label.hide">✕</button></div>',
-                   css_template=NOTE_CSS, js_on_load="window.__linkNote = element;", elem_id="link_note")
+                   css_template=NOTE_CSS, elem_id="link_note")
     lesson.build()
     return said
 

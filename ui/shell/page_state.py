@@ -14,7 +14,7 @@ state lives in the page (Gradio components) and in `ctx.page` (a `PageState`, bu
 | each tab's results   | the tab's results box (`results`), drawn for    | the tab's own events, which read the mark   |
 |                      | the mark it was computed for (`drawn_for`)      | and answer `drawn_for(mark)`                |
 | the first-load flags | which tab or fold was opened (the browser's     | the gate's opening event (a gr.Tab's select,|
-|                      | window.__attentionLensOpened)                   | a gr.Accordion's expand), once per page     |
+|                      | first-load bundle's flags: first_load.py)       | a gr.Accordion's expand), once per page     |
 
 Each tab's results are drawn from the page's state, not cleared after it: a results box drawn for a mark shows only
 while that mark is the page's mark (one rule of the browser, written by `FOLLOW` when the mark changes). A switch of
@@ -53,8 +53,7 @@ FOLLOW = ("(m) => { m = /^[0-9a-f]*$/.test(m || '') ? (m || '') : ''; "
           "let s = document.getElementById('al-page-state'); "
           "if (!s) { s = document.createElement('style'); s.id = 'al-page-state'; document.head.append(s); } "
           f"s.textContent = `.{RESULTS}[class*='for-']:not(.for-${{m}}) {{ visibility: hidden !important; "
-          "height: 0 !important; min-height: 0 !important; overflow: hidden !important; }`; "
-          "window.__pageMark = m; }")
+          "height: 0 !important; min-height: 0 !important; overflow: hidden !important; }`; }")
 
 
 @dataclass

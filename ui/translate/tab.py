@@ -214,7 +214,7 @@ def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
     # payload (megabytes for a long sentence) on every step. As an input of another tab's event it stands for the
     # view: that event's js puts the position the view shows in its place (components.live_position), so the
     # browser, which owns the step shown, sends it with the request and no box relays it
-    c.bus = gr.HTML("", html_template="", js_on_load="window.__lensBus = trigger;", visible="hidden",
+    c.bus = gr.HTML("", html_template="", js_on_load="element.closest('#lens_bus').bus = trigger;", visible="hidden",
                     elem_id="lens_bus")
     c.glossary = gr.HTML("", html_template="", js_on_load=asset("glossary.js"), visible="hidden",
                          elem_id="glossary")  # the words' meanings where they appear (assets/glossary.js)
@@ -346,7 +346,7 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
     wire_export(c, state)
     attribution_panel.wire(c.attribution, state)  # one request per trajectory and method (of_session inside)
     c.noop.click(decoding_views.noop, None, None, api_visibility="private", show_progress="hidden").then(
-        None, js="() => { window.__noopDone = (window.__noopDone || 0) + 1; }")
+        None, js="() => { const b = document.getElementById('noop'); b.dataset.done = +(b.dataset.done || 0) + 1; }")
 
 
 def wire_export(c: SimpleNamespace, state: gr.State) -> None:
