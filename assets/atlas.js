@@ -1,8 +1,9 @@
 // attention-lens head atlas: every head of the three kinds coloured by the BLEU lost when it alone is switched
 // off, labelled with its role; the pruning curve beside. Runs as the js_on_load of a gr.HTML (element, props).
 // Clicking a head opens it in the Translate tab's view (no request: the view already holds the maps).
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const KINDS = ["encoder_self", "decoder_self", "cross"];
-const T = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const T = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 const TITLES = new Proxy({}, {get: (o, kind) => T(`kind_short_${kind}`)});  // "Encoder self", ... in the page's language
 const roleName = (r, short) => { const k = `role_${short ? "short_" : ""}${r}`, s = T(k); return s === k ? r : s; };
 // The cells' labels, the hover texts and the legend come from Python (ui/atlas_tab.atlas_view), generated from
@@ -12,8 +13,8 @@ const roleName = (r, short) => { const k = `role_${short ? "short_" : ""}${r}`, 
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const inst = {renders: 0};
-const mode = () => (window.__explain ? window.__explain.mode : "plain");
-const lang = () => (window.__explain ? window.__explain.lang : "en");  // the page's language (assets/i18n.js)
+const mode = () => (explainer() ? explainer().mode : "plain");
+const lang = () => (explainer() ? explainer().lang : "en");  // the page's language (assets/i18n.js)
 const tx = (a) => (a.texts_by_lang && a.texts_by_lang[lang()]) || a.texts;  // ui/atlas/tab.py: in each language
 function both(el, said) {                 // {plain, detail} as two spans; the page's CSS shows the one asked for
   el.textContent = "";
@@ -22,7 +23,8 @@ function both(el, said) {                 // {plain, detail} as two spans; the p
     s.className = `x-${m}`; s.textContent = said[m]; el.append(s);
   }
 }
-window.__atlas = inst;
+(element.closest('[id]:not([id^="html-"])') || element).atlas = inst;  // on this view's own element (#atlas): docs/design.md
+const kit = () => document.getElementById("lesson")?.lesson?.kit;  // the tabs' helpers (assets/views.js)
 
 // A phone (issue 41 item 2): the three kinds one under the other, each the screen's width, the cells' words 12 px
 const NARROW = window.matchMedia("(max-width: 599px)");
@@ -125,11 +127,11 @@ function render() {
 inst.open = openHead;
 // the head picked as a link parameter, atlas_head=c2.3 (e, d, c: the kind; layer and head 1-based; assets/views.js)
 const LETTER = {encoder_self: "e", decoder_self: "d", cross: "c"};
-(window.__views = window.__views || {}).atlas = {
-  ready: () => !!(props.value && props.value.heads && window.Plotly && window.__viewKit),
+inst.linkView = {  // assets/views.js finds it here
+  ready: () => !!(props.value && props.value.heads && window.Plotly && kit()),
   get: () => (inst.picked ? {head: `${LETTER[inst.picked.kind]}${inst.picked.layer + 1}.${inst.picked.head + 1}`} : {}),
   async set(p, notes) {
-    window.__viewKit.unknown(notes, "atlas", p, ["head"]);
+    kit().unknown(notes, "atlas", p, ["head"]);
     if (p.head === undefined) return;
     const m = /^([edc])(\d{1,2})\.(\d{1,2})$/.exec(p.head), kind = m && KINDS.find(k => LETTER[k] === m[1]);
     const h = m && props.value.heads.find(x => x.kind === kind && x.layer === +m[2] - 1 && x.head === +m[3] - 1);

@@ -6,21 +6,21 @@
 // Runs as the js_on_load of a hidden gr.HTML (#attribution): `element`, `props`, `trigger`, `watch` are given.
 //
 // One payload (ui/translate/attribution_payload.py) holds one method's rows for every position of the trajectory, so
-// stepping only redraws here (lens.js calls window.__attributionView.update after each draw): no request. The
+// stepping only redraws here (lens.js calls #attribution's .attribution.update after each draw): no request. The
 // first use of a method for a trajectory asks the server once (trigger("click") -> ui/translate/attribution.py
 // attribution_at); the answers are kept per trajectory and method, and all of them go with a new Start, a new
 // model (the view empties) or a page reload. Tokens are set with textContent only.
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const METHODS = {alti: "ALTI+", saliency: "saliency"};  // shown: M(method), ui/texts [label]
-const NOTE = () => (window.__explain ? window.__explain.t("attribution.note") : "");  // ui/shell/texts/en.toml, plain or not
-const T = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k), M = (m) => T(`method_${m}`);
+const NOTE = () => (explainer() ? explainer().t("attribution.note") : "");  // ui/shell/texts/en.toml, plain or not
+const T = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k), M = (m) => T(`method_${m}`);
 const KEEP = 12;                          // payloads kept: trajectories × methods
 const RETRY_MS = 30000;                   // a request with no answer by then may be sent again
 const BG = "#f3f4f6", CHIP = [255, 133, 27];  // cells not shown; the chips' colour (alpha = share / row's largest)
 const MAP_H = 160;                        // the map's rows take at most this height (px)
 const cache = new Map(), pending = new Map(), failed = new Map();  // key `${seq}|${method}` -> payload / time / why
 const ui = {method: null, greedy: undefined};  // method: null = off (the view's own weight / contribution)
-const inst = {requests: 0, updates: 0, updateMs: 0, cache, pending, ui, shown: null};
-window.__attribution = inst;
+const inst = {requests: 0, updates: 0, updateMs: 0, cache, pending, ui, shown: null};  // on #attribution (below)
 const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
 const part = (sel) => document.querySelector(`#attention ${sel}`);
 
@@ -66,7 +66,7 @@ function place() {                        // into #attention, beside the toggle 
       r.addEventListener("change", () => { if (r.checked) setMethod(value); });
       const s = document.createElement("span"); s.dataset.text = `label.method_${value}`; s.textContent = text; l.title = NOTE(); l.append(r, " ", s); toggle.appendChild(l); radios[value] = r;
     }
-    toggle.addEventListener("change", (e) => { if (!(e.target.value in METHODS)) setMethod(null); }); if (window.__explain) window.__explain.apply(toggle);
+    toggle.addEventListener("change", (e) => { if (!(e.target.value in METHODS)) setMethod(null); }); if (explainer()) explainer().apply(toggle);
   }
   if (!note.isConnected) box.after(note);
   if (!srcRow.isConnected) target.before(caption, srcRow);
@@ -304,7 +304,8 @@ function done(t0) {
 function setMethod(method) {
   ui.method = method in METHODS ? method : null;
   for (const [value, r] of Object.entries(radios)) r.checked = value === ui.method;
-  if (ui.method && window.__inside && window.__inside.ui.measure) window.__inside.setMeasure(false);
+  const I = document.getElementById("inside")?.inside;  // Inside this head (assets/inside.js), on its element
+  if (ui.method && I && I.ui.measure) I.setMeasure(false);
   if (ui.method) radios[ui.method].checked = true;  // inside.js's setMeasure checks "attention weight"
   update();
 }
@@ -315,7 +316,9 @@ inst.view = () => {                      // for tests: what the map and the chip
   const z = [...Array(v.step + 1).keys()].map(i => [...Array(v.P.C).keys()].map(j => cellAt(v, i, j)));
   return {method: v.method, step: v.step, rows: v.rows, cols: v.cols, zmax: v.zmax, z, chips: v.chips};
 };
-window.__attributionView = {update};
+inst.update = update;                    // for the Translate view (assets/lens.js)
+const home = element.closest('[id]:not([id^="html-"])') || element;  // this view's own element (its elem_id)
+home.attribution = inst;  // where every other script finds this view (docs/design.md)
 if (!place()) {                           // the view and inside.js's toggle may come after this script
   const k = setInterval(() => { if (place()) { clearInterval(k); update(); } }, 200);
   setTimeout(() => clearInterval(k), 30000);

@@ -8,16 +8,18 @@
 // A with the 2nd "the" of B); a changed span (fährt / flieg + t) lines up as a block with what stands in its place in
 // B (issue 58 item 7: the word a minimal pair is about gets a difference); cells whose query or key has no partner
 // are grey. Text is set with textContent only.
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
                  "#fde725"].map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
 const NONE = "#d4d4d4", RED = "#ff4136", MAX_ROWS_PX = 250;
 const st = {a: null, b: null, t: 0, kind: "cross", layer: 0, head: 0, geo: {}};
-const picked = () => (window.__link && window.__link.model ? window.__link.model() : null);  // assets/link.js
+const picked = () => { const L = document.getElementById("link_box")?.link; return L && L.model ? L.model() : null; };  // assets/link.js
 const inst = {state: st, renders: 0, model: element.querySelector(".cmp").dataset.model};  // the model the boxes
 // and the view were last reset for: the page's first, then each switch's (received)
-window.__compare = inst;
+(element.closest('[id]:not([id^="html-"])') || element).compare = inst;  // on this view's own element (#compare): docs/design.md
+const kit = () => document.getElementById("lesson")?.lesson?.kit;  // the tabs' helpers (assets/views.js)
 
 // -- the maps at a step -----------------------------------------------------------------------------------------
 const end = (d) => d.n - 1;
@@ -118,9 +120,9 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   st.geo[which] = {gutter, cw, ch, m};
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
-const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 // an explanation in both versions (ui/shell/texts/en.toml, assets/explain.js), the key itself before the catalogue loads
-function say(el, key, vars) { if (window.__explain) window.__explain.put(el, key, vars); else setText(el, key); }
+function say(el, key, vars) { if (explainer()) explainer().put(el, key, vars); else setText(el, key); }
 function fill(sel, n, value, mean) {      // option values are the labels shown: 1..n (and "mean")
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(mean ? ["mean"] : []);
   if ([...sel.options].map(o => o.value).join() !== want.join()) {
@@ -157,7 +159,7 @@ function render() {
   setText(q("axes"), lens && lens.axes ? lens.axes(st.kind, a) : "");
   const big = md.where && `${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)}`;
   say(q("align"), "compare.align", {rows: md.rowsAligned, R: md.R, cols: md.colsAligned, C: md.C,
-    diff: (m) => window.__explain.fill(md.where ? "compare.diff" : "compare.nodiff",
+    diff: (m) => explainer().fill(md.where ? "compare.diff" : "compare.nodiff",
                                        md.where && {big, q: md.labels[md.where[0]], k: md.cols[md.where[1]]}, m)});
   inst.shown = {t: st.t, ta, tb, kind: st.kind, layer: st.layer, head: st.head,
                 a: plain(ma), b: plain(mb), diff: plain(md),
@@ -263,10 +265,10 @@ new ResizeObserver(() => {
 received();
 watch("value", received);
 
-// -- the view as link parameters (assets/views.js: window.__views; assets/link.js writes and opens them) ------
+// -- the view as link parameters (assets/views.js finds it here; assets/link.js writes and opens them) ----------
 const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
-(window.__views = window.__views || {}).compare = {
-  ready: () => !!box("compare_a") && !!window.__viewKit && inst.model === picked(),  // not before the model's reset
+inst.linkView = {
+  ready: () => !!box("compare_a") && !!kit() && inst.model === picked(),  // not before the model's reset
   get() {
     if (!st.a || !st.b) return {a: box("compare_a").value, b: box("compare_b").value};
     return {a: st.a.p.input, b: st.b.p.input, step: st.t, kind: st.kind, layer: st.layer + 1,
@@ -281,8 +283,8 @@ const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
     setText(q("status"), w("cmp_pick"));
   },
   async set(p, notes) {                   // both sentences started, then their step, kind, layer and head
-    const kit = window.__viewKit, known = ["a", "b", "step", "kind", "layer", "head"];
-    kit.unknown(notes, "compare", p, known);
+    const K = kit(), known = ["a", "b", "step", "kind", "layer", "head"];
+    K.unknown(notes, "compare", p, known);
     const texts = {};
     for (const s of ["a", "b"]) {
       const v = p[s];
@@ -300,21 +302,21 @@ const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
         const e = box(`compare_${s}`);
         if (e.value !== texts[s]) { e.value = texts[s]; e.dispatchEvent(new Event("input", {bubbles: true})); }
       }
-      await kit.until(() => !!document.getElementById("compare_start"), 10000);  // (re-drawn by a model's answer)
-      await kit.sleep(100);
+      await K.until(() => !!document.getElementById("compare_start"), 10000);  // (re-drawn by a model's answer)
+      await K.sleep(100);
       const start = document.getElementById("compare_start");
       if (start) start.click();
       inst.tries = tries + 1;             // (a test's report names it)
-      await kit.until(mine, 20000);
+      await K.until(mine, 20000);
     }
     if (!mine()) { notes.push("compare (the two sentences were not started)"); return; }
-    const kind = kit.oneOf(notes, "compare_kind", p.kind, KINDS) || st.kind;
+    const kind = K.oneOf(notes, "compare_kind", p.kind, KINDS) || st.kind;
     const [L, H] = st.a.maps[kind].shape, max = Math.max(end(st.a), end(st.b));
-    const layer = kit.whole(notes, "compare_layer", p.layer, 1, L);
-    const head = p.head === "mean" ? "mean" : kit.whole(notes, "compare_head", p.head, 1, H);
+    const layer = K.whole(notes, "compare_layer", p.layer, 1, L);
+    const head = p.head === "mean" ? "mean" : K.whole(notes, "compare_head", p.head, 1, H);
     ctl.select(kind, layer === undefined ? st.layer : layer - 1,
                head === undefined ? st.head : head === "mean" ? head : head - 1);
-    const t = kit.whole(notes, "compare_step", p.step, 0, max);
+    const t = K.whole(notes, "compare_step", p.step, 0, max);
     if (t !== undefined) go(t);
   },
 };

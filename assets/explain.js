@@ -3,11 +3,11 @@
 // (ui/shell/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, its part, called last, sets the language.
 // The mode is a class on <body> ("explain-detail"): the page's CSS shows each Markdown text's plain or detailed
 // version by it (ui/shell/texts.py explained), so a switch needs no request. The views' own texts read
-// window.__explain.t(key) and redraw on the "lens-explain" event. A link's `explain=detail` opens in that mode
+// document.getElementById("explain_box").explain.t(key) (this instance, kept on its element) and redraw on the "lens-explain" event. A link's `explain=detail` opens in that mode
 // (assets/link.js writes it); anything else is plain.
 const MODES = ["plain", "detail"];
 const buttons = [...element.querySelectorAll("button[data-mode]")];
-const inst = window.__explain = {
+const inst = {
   mode: "plain",
   lang: "en",
   t(key, mode, lang) {                    // the text of `key` in the language and mode shown (or `lang`, `mode`);
@@ -74,4 +74,6 @@ new MutationObserver((records) => {
 }).observe(document.body, {childList: true, subtree: true});
 const asked = new URLSearchParams(location.search).get("explain");
 inst.mode = asked === "detail" ? "detail" : "plain";   // set (and the page filled) by assets/i18n.js's first setLang
+// this instance, kept on the view's own element (#explain_box): every view reads its texts there
+(element.closest('[id]:not([id^="html-"])') || element).explain = inst;
 parts.i18n({element, inst, TEXTS});     // the page's language (assets/i18n.js: a part, its own scope)

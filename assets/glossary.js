@@ -4,14 +4,15 @@
 // canvases or plots; scanned again (at most every 300 ms) when the page changes.
 // The meanings live in the page's catalogue (ui/shell/texts/<lang>.toml, "glossary.<term>"), plain or detailed and in the
 // language the page shows (assets/explain.js, i18n.js); the terms are these, found in every language's words.
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const NAMES = ["teacher-forced", "rollout", "contribution", "mixed", "role", "ALTI+", "saliency", "cross-attention",
                "ablation"];
-const meaning = (term) => (window.__explain ? window.__explain.t(`glossary.${term}`) : term);
+const meaning = (term) => (explainer() ? explainer().t(`glossary.${term}`) : term);
 const SKIP = "input, textarea, select, button, label, code, pre, canvas, svg, script, style, .gloss, .js-plotly-plot, " +
   ".lens-tok, .topk-list, [contenteditable]";
 // each term's word in every language of the page (ui/shell/texts/<lang>.toml [label] gloss_<term>: "Kreuz-Aufmerksamkeit")
 const slot = (t) => `label.gloss_${t.replace(/\W/g, "_")}`;
-const WORDS = () => new Map(NAMES.flatMap(t => [t, ...(window.__explain ? window.__explain.every(slot(t)) : [])]
+const WORDS = () => new Map(NAMES.flatMap(t => [t, ...(explainer() ? explainer().every(slot(t)) : [])]
   .map(w => [w.toLowerCase(), t])));
 let words = null, pattern = null;
 function ready() {                        // the pattern of every word, built once the catalogue is there
@@ -67,4 +68,4 @@ const observer = new MutationObserver(() => {
 function observe() { observer.observe(document.body, {childList: true, subtree: true, characterData: true}); }
 scanAll();
 observe();
-window.__glossary = {get terms() { return Object.fromEntries(NAMES.map(n => [n, meaning(n)])); }, scan: scanAll};
+(element.closest('[id]:not([id^="html-"])') || element).glossary = {get terms() { return Object.fromEntries(NAMES.map(n => [n, meaning(n)])); }, scan: scanAll};

@@ -17,9 +17,14 @@
 // lens_export.js (PNG / HTML). This file holds the view's state, draw(), what the view offers, the events, and
 // the start; it gives the parts `view` (below) and mounts them in that order, each adding what it returns to `view`.
 // No name is shared: each part names what it takes from `view` at its top and what it gives at its end.
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
+// the views the Translate view updates, each on its own element (docs/design.md)
+const inside = () => document.getElementById("inside")?.inside;  // Inside this head (assets/inside.js)
+const attribution = () => document.getElementById("attribution")?.attribution;  // ALTI+ / saliency
+const topk = () => document.getElementById("topk")?.topk;  // the top-k list (assets/topk.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
-const tl = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const tl = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 
 // One instance per gr.HTML view, kept on the view's own element (its `lens`): another view reads it there
 // (document.getElementById("attention").lens), never from a page global. The main one (#attention) is also
@@ -67,9 +72,9 @@ function empty(msg) {
   q("player").hidden = true; q("ylabels").textContent = ""; q("xlabels").textContent = "";
   for (const c of [q("canvas"), q("grid-canvas")]) { c.width = c.height = 0; c.style.height = "0px"; }
   q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("axes"), ""); setText(q("grid-axes"), ""); setText(q("zmax"), ""); setText(q("note"), "");
-  if (MAIN && window.__topkView) window.__topkView.render({items: [], done: true});
-  if (MAIN && window.__insideView) window.__insideView.update();  // no rows of a sentence gone (assets/inside.js)
-  if (MAIN && window.__attributionView) window.__attributionView.update();
+  if (MAIN && topk()) topk().render({items: [], done: true});
+  if (MAIN && inside()) inside().update();  // no rows of a sentence gone (assets/inside.js)
+  if (MAIN && attribution()) attribution().update();
   element.dataset.renders = String(++inst.renders);
 }
 function draw() {
@@ -92,8 +97,8 @@ function draw() {
     drawBig(kind, f, m);
   }
   inst.drawMs = performance.now() - t0;
-  if (MAIN && window.__insideView) window.__insideView.update();  // the inside panel follows (timed on its own)
-  if (MAIN && window.__attributionView) window.__attributionView.update();  // ALTI+ / saliency (assets/attribution.js)
+  if (MAIN && inside()) inside().update();  // the inside panel follows (timed on its own)
+  if (MAIN && attribution()) attribution().update();  // ALTI+ / saliency (assets/attribution.js)
   element.dataset.renders = String(++inst.renders);
   element.dataset.kind = kind; element.dataset.layer = st.layer; element.dataset.head = st.head;
   element.dataset.step = d.traj ? st.t : "";
@@ -185,9 +190,9 @@ q("canvas").addEventListener("mousemove", e => {
   showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("tip_key", {k: p.cols[j]})}\n${tl(b.measure)} ${p.z[i * p.stride + j].toFixed(3)}`);
 });
 q("canvas").addEventListener("click", e => {   // a row of the big map: the query the inside panel opens
-  const b = cv.big; if (!MAIN || !b || !window.__insideView) return;
+  const b = cv.big; if (!MAIN || !b || !inside()) return;
   const i = Math.floor(e.offsetY / b.ch);
-  if (i >= 0 && i < b.p.R) window.__insideView.pick(b.spans ? b.spans[i][1] - 1 : i);
+  if (i >= 0 && i < b.p.R) inside().pick(b.spans ? b.spans[i][1] - 1 : i);
 });
 function gridCell(e) {
   const g = cv.grid; if (!g) return null;
@@ -272,7 +277,7 @@ if (MAIN) {
   addEventListener("resize", later);
 }
 colourBar();
-if (window.__explain) window.__explain.apply(element);  // the help (data-text), in the mode shown (assets/explain.js)
+if (explainer()) explainer().apply(element);  // the help (data-text), in the mode shown (assets/explain.js)
 inst.ready = true;
 render();
 watch("value", render);

@@ -82,12 +82,13 @@ function drawStatus(f) {
   }
 }
 function pushTopk(f) {                    // the top-k list (#topk, assets/topk.js) follows the main view
-  if (!MAIN || !window.__topkView) return;
+  const topk = MAIN && document.getElementById("topk")?.topk;  // assets/topk.js, on its element
+  if (!topk) return;
   const d = st.doc;
-  if (!d.traj) { window.__topkView.render({items: [], done: true}); return; }
+  if (!d.traj) { topk.render({items: [], done: true}); return; }
   const K = d.topk.k, items = [];
   for (let r = 0; r < Math.min(st.k, K); r++) items.push([d.vocab[d.topk.ids[st.t * K + r]], d.topk.p[st.t * K + r]]);
-  window.__topkView.render({items, done: d.done[st.t], step: st.t, note: d.mode === "reference" && !d.done[st.t]
+  topk.render({items, done: d.done[st.t], step: st.t, note: d.mode === "reference" && !d.done[st.t]
     ? tl("topk_reference") : null});
 }
 function fillSelect(sel, n, withMean, value) {  // option values are the labels shown: 1..n (and "mean")

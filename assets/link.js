@@ -6,9 +6,10 @@
 // typed), waits for the trajectory, then moves the view there in the browser: no other request. A parameter that
 // is missing is left as it is; one out of range, unknown or hostile is ignored and said in one line (#link_note).
 // The model is in every link. Every other tab's view travels as <tab>_<name> parameters (compare_a, beam_size, ...):
-// the tab's own code gives and restores them (window.__views, assets/views.js), pressing its button so that the
+// the tab's own code gives and restores them (the tabs' registry, #lesson's .lesson.tabs: assets/views.js), pressing its button so that the
 // view opens started. A lesson (?lesson=..., assets/lesson.js) opens its views one by one with inst.open(query).
 // Everything from the URL is shown with textContent only and checked before use: it is user input.
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const box = element.querySelector(".link-box"), btn = element.querySelector("#copy_link");
 const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
 // the model picked: the picker's (a gr.Dropdown's) value, told by its change event (ui/app.py PICKED_JS), else the
@@ -27,12 +28,14 @@ const STAGES = 6, ALL = 6;                // Inside this head's stages ①..⑤ 
 const MAX_TEXT = 2000;                    // the source box's limit (ui/shell/link.py checks it again)
 const VIEW_KEY = new RegExp(`^(${Object.keys(TABS).filter(k => k !== "translate").join("|")})_(.+)$`);
 const inst = {notes: [], applied: null, opening: false, last: null};
-window.__link = inst;
+(element.closest('[id]:not([id^="html-"])') || element).link = inst;  // on this view's own element (#link_box): docs/design.md
+const tabs = () => document.getElementById("lesson")?.lesson?.tabs || {};  // each tab's view (assets/views.js)
+const sentence = () => document.getElementById("source_hint")?.sentence;  // the sentence started (assets/sentence.js)
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
 const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
-const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]: the page's language
+const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]: the page's language
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
 
 // -- reading a link --------------------------------------------------------------------------------------------
@@ -135,7 +138,7 @@ function apply(want, notes) {             // the step, head, row and colours of 
     if (want.step < d.n) L.ctl.goto(want.step);
     else notes.push(`step ${want.step} (this sentence has steps 0 to ${d.n - 1})`);
   }
-  const I = window.__inside;
+  const I = document.getElementById("inside")?.inside;
   if (want.row !== undefined) {
     const rows = kind === "encoder_self" ? d.S : st.t + 1;
     if (st.head === "mean") notes.push(`row ${want.row} (the mean of heads has no inside view)`);
@@ -148,7 +151,7 @@ function apply(want, notes) {             // the step, head, row and colours of 
     } else if ((want.stage ?? ALL) !== I.ui.stage) I.stage(want.stage ?? ALL);
     if (want.sheet !== 1 && I.sheet && I.closeSheet) I.closeSheet();
   }
-  const A = window.__attribution;
+  const A = document.getElementById("attribution")?.attribution;
   if (want.measure === "contribution" && I && I.setMeasure) I.setMeasure(true);
   else if ((want.measure === "alti" || want.measure === "saliency")) {
     if (A && A.setMethod) A.setMethod(want.measure); else notes.push(`measure ${want.measure} (not on this page)`);
@@ -159,7 +162,7 @@ function shownAlready(want) {             // the link's model and sentence are t
   const L = lens(), st = L && L.state, d = st && st.traj;
   const model = want.model === undefined || picked() === want.model;
   if (want.text === undefined) return want.model !== undefined && model;
-  const started = window.__sentence ? window.__sentence.started : null;
+  const started = sentence() ? sentence().started : null;
   return model && !!d && st.doc === d && !d.forced.some(Boolean) && started === want.text && d.p.input === want.text;
 }
 function showTab(key) {
@@ -172,14 +175,14 @@ async function restoreView(want, bad, fresh) {  // the tab's own view, by its ow
     if (other === tab) continue;
     for (const k of Object.keys(ps)) bad.push(`${other}_${k} (the link's tab is ${TABS[tab]})`);
   }
-  for (const [other, view] of Object.entries(window.__views || {})) {  // a link of another sentence or model is a
-    if (fresh && !want.views[other] && view.reset) view.reset();        // whole new view: a tab's view it holds
+  for (const [other, view] of Object.entries(tabs())) {  // a link of another sentence or model is a
+    if (fresh && !want.views[other] && view && view.reset) view.reset();        // whole new view: a tab's view it holds
   }                                                                     // nothing of is the tab's default
   const params = want.views[tab];
   if (!params) return;
-  const ok = () => { showTab(tab); return window.__views && window.__views[tab] && window.__views[tab].ready(); };
+  const ok = () => { showTab(tab); return !!tabs()[tab] && tabs()[tab].ready(); };
   if (!await until(ok, 60000)) { bad.push(`the ${TABS[tab]} view (its tab did not load)`); return; }
-  inst.stage = `setting the ${tab} view`; await window.__views[tab].set(params, bad);
+  inst.stage = `setting the ${tab} view`; await tabs()[tab].set(params, bad);
 }
 async function open(search = location.search, inLesson = false) {
   if (!inLesson && new URLSearchParams(search).has("lesson")) return;  // assets/lesson.js opens it
@@ -219,17 +222,17 @@ function currentTab() {
 }
 function url() {                          // the view shown now as a link
   const q = new URLSearchParams(), L = lens(), st = L && L.state, d = st && st.traj;
-  const text = window.__sentence ? window.__sentence.started : null, extra = [];
+  const text = sentence() ? sentence().started : null, extra = [];
   if (d && typeof text === "string") {
     if (d.p.languages) q.set("model", d.p.languages.join("-"));
     q.set("text", text); q.set("step", String(st.t)); q.set("kind", st.kind);
     q.set("layer", String(st.layer + 1)); q.set("head", st.head === "mean" ? "mean" : String(st.head + 1));
-    const I = window.__inside, p = I && I.ui.pick, enc = st.kind === "encoder_self";
+    const I = document.getElementById("inside")?.inside, p = I && I.ui.pick, enc = st.kind === "encoder_self";
     const picked = p && p.ids === d.ids.join(",") && p.kind === (enc ? "src" : "tgt") && (enc || p.row <= st.t);
     if (picked) q.set("row", String(p.row));  // a row clicked on the map (else the panel follows the step)
     if (I && I.ui.stage !== ALL) q.set("stage", String(I.ui.stage));  // Inside this head's stage (① .. ⑤)
     if (I && I.sheet) q.set("sheet", "1");  // on a phone: the panel open as a sheet over the page
-    const A = window.__attribution, method = A && A.ui && A.ui.method;
+    const A = document.getElementById("attribution")?.attribution, method = A && A.ui && A.ui.method;
     if (method) q.set("measure", method); else if (I && I.ui.measure) q.set("measure", "contribution");
     if (d.forced.some(Boolean) || st.doc !== d) {
       extra.push(w("link_forced"));
@@ -240,9 +243,9 @@ function url() {                          // the view shown now as a link
   }
   const tab = currentTab();
   if (tab && tab !== "translate") q.set("tab", tab);
-  const V = tab && window.__views && window.__views[tab], mine = V && V.ready() ? V.get() : null;
+  const V = tab && tabs()[tab], mine = V && V.ready() ? V.get() : null;
   for (const [k, v] of Object.entries(mine || {})) q.set(`${tab}_${k}`, String(v));
-  const E = window.__explain;
+  const E = explainer();
   if (E && E.mode === "detail") q.set("explain", "detail");  // assets/explain.js
   if (E && E.lang && (E.lang !== "en" || E.browserLang() !== "en")) q.set("lang", E.lang);  // assets/i18n.js
   const theme = new URLSearchParams(location.search).get("__theme");
@@ -262,7 +265,7 @@ inst.model = picked;
 // -- the browser's history follows the view: a tab changed by the user is an entry; Back / Forward reopen it ----
 // (a lesson's views are entries of their own: assets/lesson.js). The entry left is first rewritten to the view it
 // showed, so Back returns to exactly that view; opening an entry makes none.
-const inLesson = () => !!(window.__lesson && window.__lesson.views);
+const inLesson = () => !!document.getElementById("lesson")?.lesson?.views;  // assets/lesson.js
 document.addEventListener("click", (e) => {
   const b = e.target.closest && e.target.closest("button[role=tab]");
   if (!b || inst.opening || inLesson() || b.getAttribute("aria-selected") === "true" || !lens() || !lens().ready) return;

@@ -3,20 +3,22 @@
 // (its element's .feed: follow(data) starts the generator event, each snapshot becomes its value).
 // The class's view is the page state a link holds (assets/link.js url(): a query string). The teacher's page sends
 // it whenever it changes (checked at each click, key and input, and every CHECK_MS while teaching: the step may move
-// by the player); each student's page opens it as a link (window.__link.open), so a class shows what a link shows.
+// by the player); each student's page opens it as a link (#link_box's .link.open), so a class shows what a link shows.
 // The student's language and explanation mode stay their own (PERSONAL). Students answer "where" by tapping a key
 // on their own map (the attention view's big map, #attention's canvas: a click there is taken before the view's own
 // click, which would pick another row), and "what next" by a piece; the bar's buttons give the same choices to the
 // keyboard and screen readers. The teacher's panel draws the answers (#class_answers) and, after Reveal, the model's.
 // A page in no class runs nothing of this but the Teach live button's listener (and a look at its URL).
 // Everything from the server or the URL is shown with textContent only: pieces and rows are user input.
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const $ = (s) => element.querySelector(s);
 const panel = $("#class_panel"), bar = $("#class_bar"), startBtn = $("#class_start");
 const CHECK_MS = 250, PERSONAL = ["lang", "explain", "__theme", "class", "teach"];
 const inst = {role: null, code: null, token: null, snap: null, following: true, applied: null, sent: null,
               seq: 0, applying: false, errors: [], lastError: null};
-window.__class = inst;
-const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);
+(element.closest('[id]:not([id^="html-"])') || element).live = inst;  // on this view's own element (#class_box): docs/design.md
+const link = () => document.getElementById("link_box")?.link;  // assets/link.js, on its element
+const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);
 const pct = (p) => `${(100 * p).toFixed(0)}%`;
 
 // -- requests (the box's event: ui/live/page.py op) --------------------------------------------------------------
@@ -58,17 +60,17 @@ function received(s) {
 }
 async function applyView() {              // the teacher's view, opened as a link opens (assets/link.js)
   const s = inst.snap;
-  if (!s || !s.view || s.view === inst.applied || !window.__link || !window.__link.open) return;
+  if (!s || !s.view || s.view === inst.applied || !link() || !link().open) return;
   if (inst.applying) { inst.again = true; return; }
   inst.applying = true; inst.applied = s.view;
-  try { await window.__link.open(`?${s.view}`); } finally { inst.applying = false; }
+  try { await link().open(`?${s.view}`); } finally { inst.applying = false; }
   inst.appliedSeq = s.seq; inst.opened = (inst.opened || 0) + 1;
   if (inst.again) { inst.again = false; if (inst.following) applyView(); }
 }
 
 // -- the teacher: the view sent at each change ------------------------------------------------------------------
 function viewNow() {
-  const L = window.__link;
+  const L = link();
   if (!L || !L.url || L.opening) return null;
   let u;
   try { u = new URL(L.url()); } catch (e) { return null; }
@@ -81,9 +83,9 @@ function stepNow() {
 }
 async function resume(s) {               // the teacher's link opened again: the class's view shown, then sent on
   inst.resume = false;
-  if (s.view && window.__link && window.__link.open) {
+  if (s.view && link() && link().open) {
     inst.resuming = true;
-    try { await window.__link.open(`?${s.view}`); } finally { inst.resuming = false; }
+    try { await link().open(`?${s.view}`); } finally { inst.resuming = false; }
   }
   inst.sent = viewNow() ?? s.view;
 }
@@ -118,7 +120,7 @@ startBtn.addEventListener("click", async () => {
   startBtn.disabled = true;
   const a = await ask({op: "start"});
   startBtn.disabled = false;
-  if (!a.ok) { const n = window.__link && window.__link.say; if (n) n(a.error); inst.lastError = a.error; return; }
+  if (!a.ok) { const n = link() && link().say; if (n) n(a.error); inst.lastError = a.error; return; }
   teach(a.code, a.token);
   try { await navigator.clipboard.writeText($("#class_link").value); } catch (e) { /* shown in the panel */ }
 });

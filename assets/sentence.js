@@ -6,9 +6,13 @@
 // The hint's element also says why a Start started nothing (its value, set by the server: ui/shell/components.py
 // box_note_value, box "source"), until the box is edited or a sentence is started: drawn here, so no later server
 // event of the page can wipe it (Gradio's own status of the box is replaced by every one of them).
-// Runs as the js_on_load of each of those gr.HTML elements (element is given); they share one state.
+// Runs as the js_on_load of each of those gr.HTML elements (element is given); they share one state, kept on the
+// Translate tab's hint (#source_hint's .sentence, the first of them to run: it is on the first screen), where the
+// other scripts read the sentence started (docs/design.md).
 // Text is set with textContent only: the sentence is user input.
-const S = window.__sentence || (window.__sentence = (() => {
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
+const home = document.getElementById("source_hint") || element.closest('[id]:not([id^="html-"])') || element;
+const S = home.sentence || (home.sentence = (() => {
   const s = {started: null, sent: null, box: "", refused: null, elements: new Set()};
   // (an empty box holds no other sentence: nothing to say until something is typed; nor does the box that was
   // started when the model's limit cut it: `started` is what was read, `sent` the box's text at that Start)
@@ -33,7 +37,7 @@ const S = window.__sentence || (window.__sentence = (() => {
         : w(stale ? "sentence_started_stale" : "sentence_started", {s: cut(s.started)});
     }
   };
-  const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
+  const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]
   document.addEventListener("lens-explain", () => s.show());  // in the language shown (assets/i18n.js)
   s.show = () => { for (const e of s.elements) if (e.isConnected) s.paint(e); else s.elements.delete(e); };
   s.setBox = (v) => { s.box = typeof v === "string" ? v : ""; s.show(); };

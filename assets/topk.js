@@ -1,10 +1,11 @@
 // The top-k next pieces as an HTML bar chart of buttons; clicking one forces it (what-if).
 // Plain DOM (no Plotly): cheap to redraw on every step. Pieces are set with textContent only.
 // Drawn from props.value (a server answer) and, on every local step, by the Translate view (assets/lens_labels.js
-// pushTopk calls window.__topkView.render): the click sends the piece and the position the view shows.
+// pushTopk calls #topk's .topk.render): the click sends the piece and the position the view shows.
+const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const list = element.querySelector(".topk-list"), note = element.querySelector(".topk-note");
 let shown = {};
-const w = (k, v) => (window.__explain ? window.__explain.fill(`label.${k}`, v) : k);  // ui/texts [label]
+const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]
 function force(piece) {
   if (!shown.items || shown.done) return;
   const view = document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
@@ -26,8 +27,10 @@ function render(v) {
     const pr = document.createElement("span"); pr.className = "topk-p"; pr.textContent = `${(100 * p).toFixed(1)}%`;
     b.append(bar, name, pr); b.addEventListener("click", () => force(piece)); list.appendChild(b);
   });
-  window.__topkRenders = (window.__topkRenders || 0) + 1;
+  inst.renders++;
 }
-window.__topkView = {render};
+const inst = {render, renders: 0};
+const home = element.closest('[id]:not([id^="html-"])') || element;  // this view's own element (its elem_id)
+home.topk = inst;  // where the Translate view finds it (docs/design.md)
 render(props.value);
 watch("value", () => render(props.value));

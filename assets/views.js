@@ -1,4 +1,4 @@
-// attention-lens: each tab's view as link parameters (issue 39 item 2). One registry, window.__views[tab] =
+// attention-lens: each tab's view as link parameters (issue 39 item 2). One registry, tabs[tab] =
 // {ready(): bool, get(): {name: value} | null, set(params, notes): Promise}: Copy link (assets/link.js) puts the
 // shown tab's get() in the query as <tab>_<name>; a link opened calls set() with those values (strings from the URL:
 // checked here; one out of range is ignored and said in `notes`, naming the allowed range). The Compare tab and the
@@ -6,10 +6,15 @@
 // (Head ablation, Beam search, Across layers, Attention being learned, Model) are registered below, where their
 // controls are set as a user sets them and their own button is pressed, so that a restored view is started.
 // A part of the js_on_load of the gr.HTML #lesson (ui/shell/lesson.py `script`), in a scope of its own: assets/lesson.js
-// calls it first with `view` = {element: that box}; it gives window.__views and window.__viewKit, nothing else.
+// calls it first with `view` = {element: that box}; it gives the registry `tabs` and its helpers `kit` (lesson.js keeps
+// both on its instance, #lesson's .lesson: assets/link.js, compare.js and atlas.js find them there).
 const {element} = view;
 {
-  const views = window.__views = window.__views || {};
+  const views = {};
+  for (const tab of ["compare", "atlas"]) {  // the views of Compare and the Head atlas, kept by their own scripts
+    Object.defineProperty(views, tab, {enumerable: true,  // on their elements (assets/compare.js, atlas.js)
+      get: () => document.getElementById(tab)?.[tab]?.linkView});
+  }
   const sleep = (ms) => new Promise(r => setTimeout(r, ms));
   const until = async (test, ms) => {
     for (const t0 = performance.now(); performance.now() - t0 < ms; await sleep(50)) if (test()) return true;
@@ -57,7 +62,6 @@ const {element} = view;
       r.dispatchEvent(new PointerEvent("pointerup", {bubbles: true}));
     },
   };
-  window.__viewKit = kit;
   const cfg = JSON.parse(element.querySelector(".lesson").dataset.views || "{}");
   const text = (sel) => { const e = $(sel); return e ? (e.value ?? e.textContent) : ""; };
   const lensOf = (id) => document.getElementById(id)?.lens;  // a view of assets/lens.js, on its element
@@ -164,4 +168,5 @@ const {element} = view;
 
   // -- Model: the model's card (the model is in every link) ---------------------------------------------------
   views.model = {ready: () => true, get: () => ({}), async set(p, notes) { kit.unknown(notes, "model", p, []); }};
+  return {tabs: views, kit};
 }

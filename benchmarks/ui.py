@@ -68,7 +68,8 @@ CLICK_SETTLED = f"""async ([sel, seqChange]) => {{
   }}
   const settled = performance.now() - t0;
   await new Promise(r => requestAnimationFrame(() => r()));
-  const I = window.__inside, shown = I && I.row ? I.row.step : null;  // the inside panel (assets/inside.js)
+  const I = document.getElementById('inside')?.inside;  // the inside panel (assets/inside.js), on its element
+  const shown = I && I.row ? I.row.step : null;
   return {{drawn, settled, frame: performance.now() - t0, draw_ms: L.drawMs, arrival: L.recvAt - t0,
            inside_ms: shown === L.state.t ? I.updateMs : null,
            step: L.state.t, n: L.state.traj.n, server_ms: L.state.traj.p.ms ?? null}};
@@ -97,7 +98,8 @@ def config_times(url, n: int) -> list[float]:
     return out
 
 
-INSIDE_READY = "!window.__inside || window.__inside.ready()"  # the inside panel's one request per head answered
+# the inside panel's one request per head answered
+INSIDE_READY = "!document.getElementById('inside')?.inside || document.getElementById('inside').inside.ready()"
 
 
 def step_through(page, steps: int) -> tuple[list[dict], int]:
@@ -131,9 +133,11 @@ def inside_line(xs) -> str:
 
 def inside_size(page) -> str:
     """The size of the inside panel's payload for the head shown (one request per head and trajectory)."""
-    page.wait_for_function(INSIDE_READY + " && window.__inside.row", timeout=120000)
-    n = page.evaluate("(() => { const r = window.__inside.row, ids = window.__lens.state.traj.ids.join(','); "
-                      "const h = [...window.__inside.cache.values()].find(h => h.kind === r.kind && "
+    page.wait_for_function(INSIDE_READY + " && document.getElementById('inside')?.inside.row", timeout=120000)
+    n = page.evaluate("(() => { const r = document.getElementById('inside')?.inside.row, ids = "
+                      "window.__lens.state.traj.ids.join(','); "
+                      "const h = [...document.getElementById('inside')?.inside.cache.values()].find(h => h.kind === "
+                      "r.kind && "
                       "h.layer === r.layer && h.head === r.head && h.ids === ids); "
                       "return JSON.stringify(h.p).length; })()")
     return f"{n / 1000:.1f} kB"
@@ -157,7 +161,7 @@ def forces(page, n: int) -> list[dict]:
 
 # tick a measure of the colour toggle, wait until its map is drawn; the server's time is in the payload ("ms")
 ATTRIBUTION = f"""async (method) => {{
-  const A = window.__attribution, yieldNow = {YIELD}, t0 = performance.now();
+  const A = document.getElementById('attribution')?.attribution, yieldNow = {YIELD}, t0 = performance.now();
   document.querySelector(`#attention .lens-measure input[value=${{method}}]`).click();
   while (!(A.ready() && A.view() && A.view().method === method)) {{
     if (performance.now() - t0 > 300000) throw new Error('no attribution within 300 s');

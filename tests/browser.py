@@ -62,11 +62,18 @@ def open_link(b, url, ready="true", width=1280, height=800):
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
     page.goto(url, timeout=90000)  # a busy machine serves the page slowly (CI with two workers)
     try:
-        page.wait_for_function(f"window.__link && window.__link.opened === true && ({ready})", timeout=120000)
+        page.wait_for_function(f"document.getElementById('link_box')?.link && "
+                               f"document.getElementById('link_box')?.link.opened === true && ({ready})",
+                               timeout=120000)
     except Exception as e:  # where the link stopped, for the report
-        where = page.evaluate("window.__link ? [window.__link.stage, window.__link.opened, window.__link.notes,"
-                              " window.__link.error,"
-                              " window.__compare && [window.__compare.tries, window.__compare.renders,"
+        where = page.evaluate("document.getElementById('link_box')?.link ? "
+                              "[document.getElementById('link_box')?.link.stage, "
+                              "document.getElementById('link_box')?.link.opened, "
+                              "document.getElementById('link_box')?.link.notes,"
+                              " document.getElementById('link_box')?.link.error,"
+                              " document.getElementById('compare')?.compare && "
+                              "[document.getElementById('compare')?.compare.tries, "
+                              "document.getElementById('compare')?.compare.renders,"
                               " [...document.querySelectorAll('#compare_a textarea, #compare_b textarea')]"
                               ".map(e => e.value)]] : null")
         raise AssertionError(f"the link did not open (assets/link.js stage, opened, notes: {where})") from e
@@ -88,7 +95,8 @@ def start(page, text):
     page.wait_for_function(f"window.__lens.state.traj && window.__lens.state.traj.seq !== {seq or 'null'}"
                            " && window.__lens.state.doc === window.__lens.state.traj", timeout=60000)
     # the inside panel (assets/inside.js) asks once for the head shown: answered before the test goes on
-    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+    page.wait_for_function("!document.getElementById('inside')?.inside || "
+                           "document.getElementById('inside')?.inside.ready()", timeout=60000)
 
 
 def view(page) -> dict:

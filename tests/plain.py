@@ -109,7 +109,8 @@ def run_tab(page, name: str):
     elif name == "Across layers":
         page.wait_for_selector("#tab_layers .js-plotly-plot", timeout=60000)
     elif name == "Head atlas":
-        page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=60000)
+        page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                               "document.getElementById('atlas')?.atlas.renders > 0", timeout=60000)
     elif name == "Attention being learned":
         page.wait_for_selector("#tab_learned .js-plotly-plot", timeout=60000)
     elif name == "Model":
@@ -127,10 +128,10 @@ def tour_said(page, also=None) -> list[str]:
     said = []
     for n in range(page.locator(".lens-tour .tour-dots button").count()):
         page.click(f".lens-tour .tour-dots button:nth-child({n + 1})")
-        page.wait_for_function(f"window.__tour.state().stop === {n}", timeout=10000)
+        page.wait_for_function(f"document.getElementById('tour_box')?.tour.state().stop === {n}", timeout=10000)
         said.append(page.inner_text(".driver-popover-title") + ". " + page.inner_text(".driver-popover-description"))
     page.click("#tour")
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     return said
 
 
@@ -155,7 +156,8 @@ def walk_page(page, sentence: str, also=None) -> tuple[set, list[str], list[str]
             also(page, tab)
     open_tab(page, "Translate")
     tour = tour_said(page, also)
-    glossary = page.evaluate("Object.keys(window.__glossary.terms).map(k => window.__explain.t(`glossary.${k}`))")
+    glossary = page.evaluate("Object.keys(document.getElementById('glossary')?.glossary.terms)"
+                             ".map(k => document.getElementById('explain_box')?.explain.t(`glossary.${k}`))")
     return said, tour, glossary
 
 

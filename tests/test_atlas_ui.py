@@ -20,7 +20,8 @@ def page(served_browser):
 def test_atlas_draws_every_head_and_a_click_opens_it(page):
     start(page, "Ein Hund rennt durch den Schnee.")
     page.get_by_role("tab", name="Head atlas").click()
-    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=20000)
+    page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                           "document.getElementById('atlas')?.atlas.renders > 0", timeout=20000)
     grid = "document.querySelector('#atlas [data-role=grid]')"
     traces = page.evaluate(f"{grid}.data.map(t => ({{z: t.z, text: t.text}}))")
     assert len(traces) == 3
@@ -48,7 +49,8 @@ def test_atlas_hover_legend_and_curve_note_are_words(page):
     why the pruning curve ends where it does."""
     from transformer.train import atlas as A
     page.get_by_role("tab", name="Head atlas").click()
-    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=20000)
+    page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                           "document.getElementById('atlas')?.atlas.renders > 0", timeout=20000)
     hovers = page.evaluate("document.querySelector('#atlas [data-role=grid]').data"
                            ".flatMap(t => t.hovertext.flat().filter(x => x))")
     assert len(hovers) == len(ATLAS["heads"])

@@ -32,7 +32,8 @@ def choose(page, method):
     """Tick a measure of the map's toggle and wait until the view shows it (answered, if it had to ask)."""
     page.check(f"#attention .lens-measure input[value={method}]")
     if method in ("alti", "saliency"):
-        page.wait_for_function(f"window.__attribution.ready() && (window.__attribution.view() || {{}}).method === "
+        page.wait_for_function(f"document.getElementById('attribution')?.attribution.ready() && "
+                               f"(document.getElementById('attribution')?.attribution.view() || {{}}).method === "
                                f"'{method}'", timeout=60000)
 
 
@@ -63,7 +64,7 @@ def check_step(page, tr, method, t):
     np.testing.assert_allclose(t_shares, tgt, atol=ATOL)
     top = max(src.max(), tgt.max())
     np.testing.assert_allclose(alphas + t_alphas, np.concatenate([src, tgt]) / top, atol=1 / 255 + 1e-3)  # 8-bit alpha
-    shown = page.evaluate("window.__attribution.view()")
+    shown = page.evaluate("document.getElementById('attribution')?.attribution.view()")
     assert shown["step"] == t and len(shown["z"]) == t + 1
     S = len(att.source_tokens)
     np.testing.assert_allclose(shown["z"][t][:S], src, atol=ATOL)
@@ -75,9 +76,10 @@ def test_alti_colours_the_chips_with_the_librarys_row_and_stepping_asks_nothing(
     n = len(tr.start(TEXT).run().positions)
     assert n >= 3
     go(page, 1)
-    before = page.evaluate("window.__attribution.requests")
+    before = page.evaluate("document.getElementById('attribution')?.attribution.requests")
     choose(page, "alti")
-    assert page.evaluate("window.__attribution.requests") == before + 1  # one request for every row
+    # one request for every row
+    assert page.evaluate("document.getElementById('attribution')?.attribution.requests") == before + 1
     assert page.is_visible("#attention .attr-note")
     assert "share of the choice" in page.inner_text("#attention .attr-note")
     page.click("#explain_detail")  # plain by default, the paper one click away (issue 39 item 5)
@@ -97,7 +99,7 @@ def test_alti_colours_the_chips_with_the_librarys_row_and_stepping_asks_nothing(
         check_step(page, tr, "alti", n - 1)
     finally:
         page.unroute("**/*")
-    assert sent == [] and page.evaluate("window.__attribution.requests") == before + 1
+    assert sent == [] and page.evaluate("document.getElementById('attribution')?.attribution.requests") == before + 1
     choose(page, "weight")  # the view's own map and chips again
     assert page.is_visible("#attention [data-role=plot]") and not page.is_visible("#attention .attr-map")
     colours = page.eval_on_selector_all("#attention [data-role=target] .lens-tok",
@@ -112,14 +114,16 @@ def test_a_new_start_clears_the_cached_attributions(page, tr):
     choose(page, "saliency")
     go(page, 1)
     check_step(page, tr, "saliency", 1)
-    asked = page.evaluate("window.__attribution.requests")
+    asked = page.evaluate("document.getElementById('attribution')?.attribution.requests")
     choose(page, "alti")  # kept: no request
-    assert page.evaluate("window.__attribution.requests") == asked
-    old = page.evaluate("[...window.__attribution.cache.keys()]")
+    assert page.evaluate("document.getElementById('attribution')?.attribution.requests") == asked
+    old = page.evaluate("[...document.getElementById('attribution')?.attribution.cache.keys()]")
     assert len(old) == 2
     start(page, TEXT)  # the same sentence again: a new trajectory, asked for again
-    page.wait_for_function("window.__attribution.ready() && window.__attribution.view()", timeout=60000)
-    keys = page.evaluate("[...window.__attribution.cache.keys()]")
-    assert page.evaluate("window.__attribution.requests") == asked + 1 and len(keys) == 1 and keys[0] not in old
+    page.wait_for_function("document.getElementById('attribution')?.attribution.ready() && "
+                           "document.getElementById('attribution')?.attribution.view()", timeout=60000)
+    keys = page.evaluate("[...document.getElementById('attribution')?.attribution.cache.keys()]")
+    assert page.evaluate("document.getElementById('attribution')?.attribution.requests") == asked + 1
+    assert len(keys) == 1 and keys[0] not in old
     check_step(page, tr, "alti", 0)
     assert page.errors == []

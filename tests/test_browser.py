@@ -365,7 +365,8 @@ def test_ablation_beam_layers_and_learned_tabs(page, translator):
     shot(page, "screenshot_learned.png")
 
     open_tab(page, "Head atlas")  # as a 1280x800 screen shows it, above the fold
-    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=20000)
+    page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                           "document.getElementById('atlas')?.atlas.renders > 0", timeout=20000)
     size = page.viewport_size
     page.set_viewport_size({"width": 1280, "height": 800})
     page.wait_for_timeout(500)  # plotly redraws the atlas for the new width

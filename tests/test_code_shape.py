@@ -242,11 +242,6 @@ PAGE_GLOBALS = {
     # first-load flags (the gates opened) are part of it
     "__attentionLens": {"first_load.py"},
 }
-# page globals still used while the views move to their elements; each commit of issue 57 takes some away
-STILL: set[str] = {
-    "__arch", "__explain", "__viewKit", "__views", "__atlas", "__attribution", "__attributionView", "__inside",
-    "__link", "__compare", "__glossary", "__insideView", "__topkView", "__lesson", "__sentence", "__class",
-    "__topkRenders", "__tour"}
 
 
 def page_globals_used(path: Path) -> set[str]:
@@ -275,12 +270,10 @@ def test_the_check_sees_every_way_of_naming_a_page_global(tmp_path):
 def test_no_script_of_the_page_uses_a_page_global_beyond_the_two_named():
     found = {}
     for f in page_scripts():
-        for name in page_globals_used(f) - STILL:
+        for name in page_globals_used(f):
             if f.name not in PAGE_GLOBALS.get(name, ()):
                 found.setdefault(name, []).append(str(f.relative_to(ROOT)))
     assert not found, f"page globals used (keep it on its element instead, docs/design.md): {found}"
-    still = {n for f in page_scripts() for n in page_globals_used(f)}
-    assert STILL <= still, f"no longer used, drop from STILL: {STILL - still}"
     # the tests' handle, read by no script: lens.js is its one writer, which reads it nowhere else
     lens = code_of((ROOT / "assets" / "lens.js").read_text("utf-8"))
     assert re.findall(r"window\.__lens\b(?!\s*=[^=])", lens) == [] and page_globals_written(lens) == {"__lens"}
@@ -290,7 +283,7 @@ def test_a_part_writes_no_page_global():
     """A part gives what it gives by returning it."""
     for main, parts in scripts().values():
         for p in parts:
-            assert page_globals_written((ROOT / "assets" / p).read_text("utf-8")) - STILL == set(), p
+            assert page_globals_written((ROOT / "assets" / p).read_text("utf-8")) == set(), p
 
 
 def test_no_test_module_imports_another():

@@ -23,14 +23,15 @@ def page(served_browser):
 
 
 def shown(page) -> dict:
-    return page.evaluate("window.__compare.view()")
+    return page.evaluate("document.getElementById('compare')?.compare.view()")
 
 
 def start_both(page):
-    seq = page.evaluate("window.__compare.renders")
+    seq = page.evaluate("document.getElementById('compare')?.compare.renders")
     page.click("#compare_start")
-    page.wait_for_function(f"window.__compare.view() !== null && window.__compare.renders > {seq} && "
-                           "window.__compare.state.t === 0", timeout=60000)
+    page.wait_for_function(f"document.getElementById('compare')?.compare.view() !== null && "
+                           f"document.getElementById('compare')?.compare.renders > {seq} && "
+                           "document.getElementById('compare')?.compare.state.t === 0", timeout=60000)
 
 
 def partners(a, b):
@@ -148,17 +149,18 @@ def test_start_both_with_a_sentence_it_cannot_read_says_so_under_the_boxes(page,
     page.get_by_role("tab", name="Compare").click()
     page.fill("#compare_a textarea", "Ein Hund rennt.")
     page.fill("#compare_b textarea", "   ")
-    before = page.evaluate("window.__compare.renders")
+    before = page.evaluate("document.getElementById('compare')?.compare.renders")
     page.click("#compare_start")
     note = page.locator("#compare_note").get_by_text("Sentence B: " + "input is empty")
     note.wait_for(timeout=20000)
     page.wait_for_timeout(500)
-    assert note.is_visible() and page.evaluate("window.__compare.renders") == before
+    assert note.is_visible() and page.evaluate("document.getElementById('compare')?.compare.renders") == before
     assert page.locator(".toast-body, .toast-wrap .error").count() == 0
     page.fill("#compare_b textarea", "Eine Katze schläft.")
     note.wait_for(state="detached", timeout=10000)
     start_both(page)  # and Start both works on the pair now in the boxes
-    got = page.evaluate("[window.__compare.state.a.source, window.__compare.state.b.source]")
+    got = page.evaluate("[document.getElementById('compare')?.compare.state.a.source, "
+                        "document.getElementById('compare')?.compare.state.b.source]")
     sent = ("Ein Hund rennt.", "Eine Katze schläft.")
     assert got == [translator.tokenizer.pieces(translator.source_ids(x)) for x in sent]
     assert page.errors == []
@@ -177,6 +179,6 @@ def test_the_compare_tab_follows_the_chosen_model(tiny_trained, tiny_en_de_dir, 
                                timeout=20000)
         assert page.input_value("#compare_b textarea") == b2
         start_both(page)
-        assert page.evaluate("window.__compare.state.a.p.languages") == ["en", "de"]
+        assert page.evaluate("document.getElementById('compare')?.compare.state.a.p.languages") == ["en", "de"]
         check_maps(two[1], shown(page), (a, b2))
         assert page.errors == []

@@ -23,7 +23,7 @@ def page(served_browser):
 
 
 def shown(page) -> dict:
-    return page.evaluate("window.__compare.view()")
+    return page.evaluate("document.getElementById('compare')?.compare.view()")
 
 
 def pick_pair(page, i, lang="de"):
@@ -34,8 +34,10 @@ def pick_pair(page, i, lang="de"):
 
 
 def started(page, a, b, timeout=60000):
-    page.wait_for_function(f"(() => {{ const s = window.__compare.state; return s.a && s.a.p.input === {json.dumps(a)}"
-                           f" && s.b.p.input === {json.dumps(b)} && window.__compare.view() !== null; }})()",
+    page.wait_for_function(f"(() => {{ const s = document.getElementById('compare')?.compare.state; "
+                           f"return s.a && s.a.p.input === {json.dumps(a)}"
+                           f" && s.b.p.input === {json.dumps(b)} && "
+                           f"document.getElementById('compare')?.compare.view() !== null; }})()",
                            timeout=timeout)
 
 
@@ -89,7 +91,8 @@ def test_the_maps_say_what_rows_and_columns_are(page):
 
 
 def test_keys_step_both_whenever_the_focus_is_not_in_a_text_box(page):
-    page.evaluate("window.__compare.ctl.go(0); document.activeElement && document.activeElement.blur()")
+    page.evaluate("document.getElementById('compare')?.compare.ctl.go(0); document.activeElement && "
+                  "document.activeElement.blur()")
     page.keyboard.press("ArrowRight")
     assert shown(page)["t"] == 1
     page.keyboard.press("End")

@@ -95,7 +95,9 @@ def test_a_tab_gets_its_code_and_content_when_first_opened(served):
     page.wait_for_selector("#ablate_probs table", timeout=30000)
     assert len(page.sent) > before  # their code came now, not with the first page
     page.click("button[role=tab]:has-text('Head atlas')")
-    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=60000)  # drawn: its value came
+    page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                           "document.getElementById('atlas')?.atlas.renders > 0",
+                           timeout=60000)  # drawn: its value came
     page.click("button[role=tab]:has-text('Attention being learned')")
     page.wait_for_selector("#learned_plot .js-plotly-plot", timeout=60000)
     assert page.input_value("#learned_translation textarea") != ""

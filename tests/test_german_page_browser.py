@@ -42,7 +42,8 @@ def german(served_browser, translator):
 
 def test_the_german_page_is_german_everywhere(german):
     page, said, data = german
-    assert page.evaluate("window.__explain.lang") == "de" and page.input_value("#ui_language") == "de"
+    assert page.evaluate("document.getElementById('explain_box')?.explain.lang") == "de"
+    assert page.input_value("#ui_language") == "de"
     assert len(said) > 100, len(said)  # every tab was read
     bad = offending(said, "de", data)
     print("\n".join(bad))
@@ -62,7 +63,8 @@ def test_the_detailed_texts_of_the_german_page_are_german(german):
     """The detailed version (one click away, #explain_detail) of every tab's texts, as they stand after the walk."""
     page, _, data = german
     page.click("#explain_detail")
-    page.wait_for_function("window.__explain.mode === 'detail' && document.body.classList.contains('explain-detail')",
+    page.wait_for_function("document.getElementById('explain_box')?.explain.mode === 'detail' "
+                           "&& document.body.classList.contains('explain-detail')",
                            timeout=10000)
     said: set[str] = set()
     try:
@@ -86,8 +88,10 @@ def test_the_english_page_is_english_everywhere(served_browser, translator):
     bad = offending(said, "en", data)
     print("\n".join(bad))
     assert bad == [], f"{len(bad)} texts not English: {bad}"
-    assert page.evaluate("window.__explain.lang") == "en" and page.input_value("#ui_language") == "en"
-    assert "lang=" not in page.evaluate("window.__link.url()")  # English in an English browser: nothing to say
+    assert page.evaluate("document.getElementById('explain_box')?.explain.lang") == "en"
+    assert page.input_value("#ui_language") == "en"
+    # English in an English browser: nothing to say
+    assert "lang=" not in page.evaluate("document.getElementById('link_box')?.link.url()")
     assert page.errors == []
 
 
@@ -103,15 +107,17 @@ def test_the_switch_changes_the_page_at_once_and_a_link_keeps_it(german, served_
     page.wait_for_function("document.querySelector('#translation label, #translation [data-testid=block-info]')"
                            ".innerText.includes('Translation')", timeout=10000)
     assert page.evaluate("performance.getEntriesByType('navigation').length + ':' + performance.timeOrigin") == n
-    assert "lang=en" in page.evaluate("window.__link.url()")  # English chosen in a German browser: said
+    # English chosen in a German browser: said
+    assert "lang=en" in page.evaluate("document.getElementById('link_box')?.link.url()")
     page.select_option("#ui_language", "de")
-    link = page.evaluate("window.__link.url()")
+    link = page.evaluate("document.getElementById('link_box')?.link.url()")
     assert "lang=de" in link, link
     _url, b = served_browser
     other = Localized(b, "en-US").new_page({"width": 1280, "height": 800})
     other.goto(link)
-    other.wait_for_function("window.__link && window.__link.opened === true", timeout=120000)
-    assert other.evaluate("window.__explain.lang") == "de"
+    other.wait_for_function("document.getElementById('link_box')?.link && "
+                            "document.getElementById('link_box')?.link.opened === true", timeout=120000)
+    assert other.evaluate("document.getElementById('explain_box')?.explain.lang") == "de"
     assert other.inner_text("#tabs button[role=tab][data-tab-id=translate]").strip() == "Übersetzen"
     other.context.close()
 

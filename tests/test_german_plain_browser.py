@@ -50,7 +50,7 @@ def walked(served_browser, translator):
     url, b = served_browser
     page = open_app(Localized(b, "de-DE"), url, 1280, 800)
     said, tour, glossary = walk_page(page, SENTENCE)
-    assert page.evaluate("window.__explain.lang") == LANG
+    assert page.evaluate("document.getElementById('explain_box')?.explain.lang") == LANG
     assert len(glossary) >= 9 and all(glossary)
     said |= lesson_tools(page)
     data = {w for s in data_of(translator, page, SENTENCE) for lang in ("en", "de") for w in words(s, lang)}

@@ -321,7 +321,8 @@ def test_atlas_click_opens_the_head_in_sight(page, translator, height):
     try:
         start(page, FIRST)
         open_tab(page, "Head atlas")
-        page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=30000)
+        page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                               "document.getElementById('atlas')?.atlas.renders > 0", timeout=30000)
         page.evaluate("window.scrollTo(0, 0)")  # the head clicked near the top: the Translate tab opens there
         page.evaluate("document.querySelector('#atlas [data-role=grid]').emit('plotly_click', {points: [{customdata: "
                       f"['{head['kind']}', {head['layer']}, {head['head']}]}}]}})")
@@ -352,7 +353,8 @@ def test_translate_view_fits_a_1280x800_screen(page, translator):
         start(page, text)
         for move in ("#step", "#run"):
             click(page, move)
-            page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+            page.wait_for_function("!document.getElementById('inside')?.inside || "
+                                   "document.getElementById('inside')?.inside.ready()", timeout=60000)
             page.evaluate("window.scrollTo(0, 0)")
             for sel in ABOVE_THE_FOLD:
                 b = page.locator(sel).bounding_box()

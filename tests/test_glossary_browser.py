@@ -16,7 +16,7 @@ def page(tiny_page):
 
 def test_the_words_are_explained_where_they_appear(page):
     start(page, "Ein Hund rennt.")
-    terms = page.evaluate("Object.keys(window.__glossary.terms)")
+    terms = page.evaluate("Object.keys(document.getElementById('glossary')?.glossary.terms)")
     assert {"teacher-forced", "rollout", "contribution", "mixed", "role"} <= set(terms)
     page.get_by_role("tab", name="Across layers").click()
     page.wait_for_selector(".gloss[data-term=rollout]", timeout=20000)

@@ -26,7 +26,8 @@ def head(b, url, locale, width, height, touch=False) -> dict:
         page = context.new_page()
         page.goto(url)
         page.wait_for_function("window.__lens && window.__lens.ready === true", timeout=60000)
-        page.wait_for_function(f"window.__explain && window.__explain.lang === '{locale[:2]}'", timeout=30000)
+        page.wait_for_function(f"document.getElementById('explain_box')?.explain?.lang === '{locale[:2]}'",
+                               timeout=30000)
         page.wait_for_timeout(300)  # the intro row laid out with the page's language's labels
         return page.evaluate(HEAD)
     finally:

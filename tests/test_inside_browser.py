@@ -22,9 +22,11 @@ def page(served_browser):
 
 def settled(page):
     """Wait until the panel has no request in flight and shows a row (or says why it shows none)."""
-    page.wait_for_function("window.__inside && window.__inside.ready() && (window.__inside.row || "
+    page.wait_for_function("document.getElementById('inside')?.inside && "
+                           "document.getElementById('inside')?.inside.ready() && "
+                           "(document.getElementById('inside')?.inside.row || "
                            "!document.querySelector('#inside [data-role=msg]').hidden)", timeout=60000)
-    return page.evaluate("window.__inside.row")
+    return page.evaluate("document.getElementById('inside')?.inside.row")
 
 
 def shown_cells(page) -> list[list[str]]:
@@ -74,11 +76,12 @@ def test_the_panels_numbers_are_session_inside(page, translator):
     canvas = page.locator("#attention [data-role=canvas]")
     rows = page.evaluate("window.__lens.view().y.length")
     canvas.click(position={"x": 5, "y": 1.5 * canvas.bounding_box()["height"] / rows})
-    page.wait_for_function("window.__inside.row && window.__inside.row.row === 1", timeout=10000)
+    page.wait_for_function("document.getElementById('inside')?.inside.row && "
+                           "document.getElementById('inside')?.inside.row.row === 1", timeout=10000)
     check_row(page, translator, last, "cross", 1, 1, i=1)
     assert "picked" in page.inner_text("#inside [data-role=qlabel]")
     page.click("#inside [data-role=follow]")
-    page.wait_for_function(f"window.__inside.row.row === {last}", timeout=10000)
+    page.wait_for_function(f"document.getElementById('inside')?.inside.row.row === {last}", timeout=10000)
     assert page.errors == []
 
 
@@ -105,13 +108,13 @@ def test_stepping_with_the_panel_open_sends_no_request(page, translator):
         page.unroute("**/*")
     assert sent == []
     # another head: one request (the panel's own), and none for a head it already holds
-    before = page.evaluate("window.__inside.requests")
+    before = page.evaluate("document.getElementById('inside')?.inside.requests")
     pick(page, "cross", 0, 1)
     check_row(page, translator, last, "cross", 0, 1)
-    assert page.evaluate("window.__inside.requests") == before + 1
+    assert page.evaluate("document.getElementById('inside')?.inside.requests") == before + 1
     pick(page, "cross", 0, 0)
     settled(page)
-    assert page.evaluate("window.__inside.requests") == before + 1
+    assert page.evaluate("document.getElementById('inside')?.inside.requests") == before + 1
     assert page.errors == []
 
 

@@ -17,7 +17,8 @@ NOTE = "Look how *kommt* goes back to *coming*"
 
 def fresh(b, url):
     """`url` opened in a fresh browser context, once its lesson's first view (or its refusal) is shown."""
-    return open_link(b, url, "window.__lesson && !window.__lesson.busy")
+    return open_link(b, url, "document.getElementById('lesson')?.lesson && "
+                             "!document.getElementById('lesson')?.lesson.busy")
 
 
 def note(page) -> str:
@@ -26,7 +27,8 @@ def note(page) -> str:
 
 
 def shown(page, i):
-    page.wait_for_function(f"window.__lesson.shown === {i} && !window.__lesson.busy", timeout=120000)
+    page.wait_for_function(f"document.getElementById('lesson')?.lesson.shown === {i} && "
+                           f"!document.getElementById('lesson')?.lesson.busy", timeout=120000)
 
 
 def tab_shown(page) -> str:
@@ -35,9 +37,9 @@ def tab_shown(page) -> str:
 
 def add(page, text):
     page.fill("#lesson_note", text)
-    n = page.evaluate("window.__lesson.made.length")
+    n = page.evaluate("document.getElementById('lesson')?.lesson.made.length")
     page.click("#lesson_add")
-    page.wait_for_function(f"window.__lesson.made.length === {n + 1}", timeout=5000)
+    page.wait_for_function(f"document.getElementById('lesson')?.lesson.made.length === {n + 1}", timeout=5000)
 
 
 def translate_view(page):
@@ -46,12 +48,13 @@ def translate_view(page):
 
 
 def beam_view(page):
-    return page.evaluate("[window.__views.beam.get(), [...document.querySelectorAll('#attention_beam .lens-tok')]"
+    return page.evaluate("[document.getElementById('lesson')?.lesson?.tabs.beam.get(), "
+                         "[...document.querySelectorAll('#attention_beam .lens-tok')]"
                          ".map(e => e.textContent)]")
 
 
 def compare_view(page):
-    v = page.evaluate("window.__compare.view()")
+    v = page.evaluate("document.getElementById('compare')?.compare.view()")
     return {k: v[k] for k in ("t", "kind", "layer", "head", "a", "b")}
 
 
@@ -68,17 +71,18 @@ def test_a_three_view_lesson_restores_each_view_exactly_in_a_fresh_browser(serve
     page.get_by_role("tab", name="Beam search").click()  # 2. the beam's second hypothesis
     page.wait_for_selector("#beam_run", timeout=30000)
     page.click("#beam_run")
-    page.wait_for_function("window.__views.beam.get().hypothesis === 1", timeout=60000)
+    page.wait_for_function("document.getElementById('lesson')?.lesson?.tabs.beam.get().hypothesis === 1", timeout=60000)
     page.click("#beam_choice input")
     page.click("#beam_choice li[role=option] >> nth=1")
-    page.wait_for_function("window.__views.beam.get().hypothesis === 2", timeout=30000)
+    page.wait_for_function("document.getElementById('lesson')?.lesson?.tabs.beam.get().hypothesis === 2", timeout=30000)
     page.wait_for_timeout(1500)
     add(page, "The second hypothesis")
     views.append(beam_view(page))
     page.get_by_role("tab", name="Compare").click()  # 3. a minimal pair at step 2
     page.wait_for_selector("#compare_start", timeout=30000)
     page.click("#compare_start")
-    page.wait_for_function("window.__compare.renders > 0 && window.__compare.state.a", timeout=60000)
+    page.wait_for_function("document.getElementById('compare')?.compare.renders > 0 && "
+                           "document.getElementById('compare')?.compare.state.a", timeout=60000)
     page.click("#compare [data-kind=decoder_self]")
     page.eval_on_selector("#compare [data-role=scrub]",
                           "e => { e.value = '2'; e.dispatchEvent(new Event('input', {bubbles: true})); }")
@@ -86,8 +90,8 @@ def test_a_three_view_lesson_restores_each_view_exactly_in_a_fresh_browser(serve
     views.append(compare_view(page))
     assert page.inner_text("#lesson .lesson-make [data-role=count]") == "3 views of at most 8"
     page.click("#copy_lesson")
-    page.wait_for_function("window.__lesson.last !== null", timeout=5000)
-    link = page.evaluate("window.__lesson.last")
+    page.wait_for_function("document.getElementById('lesson')?.lesson.last !== null", timeout=5000)
+    link = page.evaluate("document.getElementById('lesson')?.lesson.last")
     assert page.evaluate("navigator.clipboard.readText()") == link and "Lesson link copied" in note(page)
     assert link.startswith(url.rstrip("/") + "/?lesson=") and len(link) < 12000
 
@@ -165,7 +169,7 @@ def test_a_lesson_holds_at_most_eight_views(served_browser):
         add(page, f"view {i + 1}")
     page.click("#lesson_add")
     assert "A lesson holds at most 8 views" in note(page)
-    assert page.evaluate("window.__lesson.made.length") == 8
+    assert page.evaluate("document.getElementById('lesson')?.lesson.made.length") == 8
     page.click("#lesson .lesson-make [data-role=drop]")
     assert page.inner_text("#lesson .lesson-make [data-role=count]") == "7 views of at most 8"
     assert page.errors == []

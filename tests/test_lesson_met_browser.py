@@ -70,12 +70,12 @@ def test_no_text_key_is_on_screen_in_either_language(teacher):
     """Item 1: the lesson's count said `lesson_count_0` (its script ran before the catalogue had loaded)."""
     page = teacher
     page.select_option("#ui_language", "en")
-    page.wait_for_function("window.__explain.lang === 'en'")
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'en'")
     texts = page.evaluate(VISIBLE)
     assert raw_keys(texts, "en") == [], raw_keys(texts, "en")
     assert any(t == "no views yet" for t in texts), [t for t in texts if "view" in t]
     page.select_option("#ui_language", "de")
-    page.wait_for_function("window.__explain.lang === 'de'")
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'de'")
     page.wait_for_timeout(300)
     texts = page.evaluate(VISIBLE)
     assert raw_keys(texts, "de") == [], raw_keys(texts, "de")
@@ -86,12 +86,12 @@ def test_after_the_switch_to_german_no_visible_text_is_the_english_catalogues(te
     """Item 2: "4 views of at most 8" and "▶ Play" stayed English after Sprache · Language → Deutsch."""
     page = teacher
     page.select_option("#ui_language", "en")
-    page.wait_for_function("window.__explain.lang === 'en'")
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'en'")
     page.fill("#lesson_note", "Look at *fährt*")
     page.click("#lesson_add")
-    page.wait_for_function("window.__lesson.made.length >= 1")
+    page.wait_for_function("document.getElementById('lesson')?.lesson.made.length >= 1")
     page.select_option("#ui_language", "de")
-    page.wait_for_function("window.__explain.lang === 'de'")
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'de'")
     page.wait_for_timeout(300)
     texts = page.evaluate(VISIBLE)
     patterns = english_only()
@@ -100,7 +100,7 @@ def test_after_the_switch_to_german_no_visible_text_is_the_english_catalogues(te
     assert any(re.fullmatch(r"1 Ansicht von höchstens 8", t) for t in texts)
     assert "▶ Abspielen" in texts
     page.click(".lesson-make [data-role=drop]")  # the lesson as the other tests meet it: no view
-    page.wait_for_function("window.__lesson.made.length === 0")
+    page.wait_for_function("document.getElementById('lesson')?.lesson.made.length === 0")
 
 
 MIXED = ["Encoder selbst", "Saliency", "Rollout", "Beam-Search", "Unterricht", "gierig", "erzwingen",
@@ -114,7 +114,7 @@ def test_the_german_page_names_each_thing_once_in_plain_words(teacher):
     "dem Schritt folgen", the inside table's heads "Punkte" and "verkleinert"."""
     page = teacher
     page.select_option("#ui_language", "de")
-    page.wait_for_function("window.__explain.lang === 'de'")
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'de'")
     page.wait_for_timeout(300)
     texts = page.evaluate(VISIBLE)
     bad = sorted({t for t in texts for w in MIXED if w in t})
@@ -134,7 +134,8 @@ def test_a_long_input_is_named_as_the_same_sentence_cut_and_its_counts_agree(ser
     page = open_app(b, url, 1280, 800)
     page.fill("#source textarea", LONG)
     page.click("#start")
-    page.wait_for_function("window.__lens.state.traj && window.__sentence.started", timeout=120000)
+    page.wait_for_function("window.__lens.state.traj && document.getElementById('source_hint')?.sentence.started",
+                           timeout=120000)
     page.wait_for_timeout(500)
     hints = page.evaluate("[...document.querySelectorAll('.source-hint')].filter(e => e.getClientRects().length)"
                           ".map(e => e.textContent)")
@@ -196,14 +197,15 @@ def test_the_lesson_banner_covers_nothing_and_moves_nothing_and_needs_a_started_
     page.wait_for_selector("#lesson_add", state="visible")
     page.click("#lesson_add")
     page.wait_for_timeout(300)
-    assert page.evaluate("window.__lesson.made.length") == 0  # nothing started: nothing to add
+    # nothing started: nothing to add
+    assert page.evaluate("document.getElementById('lesson')?.lesson.made.length") == 0
     note = page.evaluate("document.querySelector('#link_note .link-note').textContent")
     assert "Start" in note, note
     start(page, "Er kommt morgen.")
     page.evaluate("document.querySelector('#link_note .link-note').hidden = true")
     y = page.evaluate("document.querySelector('button[role=tab]').getBoundingClientRect().top")
     page.click("#lesson_add")
-    page.wait_for_function("window.__lesson.made.length === 1")
+    page.wait_for_function("document.getElementById('lesson')?.lesson.made.length === 1")
     page.wait_for_function("!document.querySelector('#link_note .link-note').hidden")
     assert page.evaluate("document.querySelector('button[role=tab]').getBoundingClientRect().top") == y
 
@@ -218,8 +220,10 @@ def test_the_mask_note_says_what_the_table_of_a_picked_row_shows(served_browser)
     start(page, SENTENCE)
     pick(page, kind="decoder_self")
     go(page, 8)
-    page.evaluate("window.__inside.pick(3, false)")
-    page.wait_for_function("window.__inside.row && window.__inside.row.row === 3 && window.__inside.row.step === 8",
+    page.evaluate("document.getElementById('inside')?.inside.pick(3, false)")
+    page.wait_for_function("document.getElementById('inside')?.inside.row && "
+                           "document.getElementById('inside')?.inside.row.row === 3 && "
+                           "document.getElementById('inside')?.inside.row.step === 8",
                            timeout=30000)
     page.wait_for_timeout(300)
     masked = page.eval_on_selector_all("#inside table td", "es => es.filter(e => e.getClientRects().length"
@@ -227,8 +231,9 @@ def test_the_mask_note_says_what_the_table_of_a_picked_row_shows(served_browser)
     note = page.inner_text("#inside [data-role=masknote]")
     assert masked == 5, masked
     assert "no future keys" not in note and "5 keys" in note, note
-    page.evaluate("window.__inside.pick(8, false)")  # the step's own row: nothing to mask, as the note said
-    page.wait_for_function("window.__inside.row.row === 8", timeout=30000)
+    # the step's own row: nothing to mask, as the note said
+    page.evaluate("document.getElementById('inside')?.inside.pick(8, false)")
+    page.wait_for_function("document.getElementById('inside')?.inside.row.row === 8", timeout=30000)
     page.wait_for_timeout(300)
     assert page.eval_on_selector_all("#inside table td", "es => es.filter(e => e.getClientRects().length"
                                      " && e.textContent.trim() === '−∞').length") == 0
@@ -242,14 +247,15 @@ def test_the_tour_leaves_the_view_on_the_head_it_opened_for_the_crossing(served_
     url, b = served_browser
     page = open_app(b, url, 1280, 800)
     start(page, SENTENCE)
-    page.wait_for_function("window.__tour")
-    page.evaluate("window.__tour.start(2)")
-    page.wait_for_function("window.__tour.state().active && window.__tour.state().stop === 2", timeout=30000)
+    page.wait_for_function("document.getElementById('tour_box')?.tour")
+    page.evaluate("document.getElementById('tour_box')?.tour.start(2)")
+    page.wait_for_function("document.getElementById('tour_box')?.tour.state().active && "
+                           "document.getElementById('tour_box')?.tour.state().stop === 2", timeout=30000)
     page.wait_for_function("window.__lens.state.kind === 'cross'", timeout=10000)
     opened = page.evaluate("[window.__lens.state.kind, window.__lens.state.layer, window.__lens.state.head]")
     assert opened[1:] != [0, 0]  # the clearest crossing of this sentence is not the view's first head
     page.click("#tour")  # ✕ End tour (Done at the last stop ends it the same way)
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     page.wait_for_timeout(300)
     assert page.evaluate("[window.__lens.state.kind, window.__lens.state.layer, window.__lens.state.head]") == opened
 
@@ -263,14 +269,15 @@ def test_compare_shows_the_difference_at_the_word_a_minimal_pair_is_about(served
     page.wait_for_selector("#compare_start", timeout=30000)
     page.fill("#compare_a textarea", SENTENCE)
     page.fill("#compare_b textarea", SENTENCE.replace("fährt", "fliegt"))
-    seq = page.evaluate("window.__compare.renders")
+    seq = page.evaluate("document.getElementById('compare')?.compare.renders")
     page.click("#compare_start")
-    page.wait_for_function(f"window.__compare.view() !== null && window.__compare.renders > {seq}", timeout=60000)
+    page.wait_for_function(f"document.getElementById('compare')?.compare.view() !== null && "
+                           f"document.getElementById('compare')?.compare.renders > {seq}", timeout=60000)
     page.click("#compare [data-kind=cross]")
     page.eval_on_selector("#compare [data-role=scrub]", "e => { e.value = e.max;"
                           " e.dispatchEvent(new Event('input', {bubbles: true})); }")
     page.wait_for_timeout(300)
-    v = page.evaluate("window.__compare.view()")
+    v = page.evaluate("document.getElementById('compare')?.compare.view()")
     a, bb, d = v["a"], v["b"], v["diff"]
     col = next(j for j, p in enumerate(a["cols"]) if "fährt" in p)
     assert not any("fährt" in p for p in bb["cols"])  # the word that differs
@@ -319,7 +326,7 @@ def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(ser
     from tests.plain import Localized
     url, b = served_browser
     page = open_app(Localized(b, "de-DE"), url, 1280, 800)
-    assert page.evaluate("window.__explain.lang") == "de"
+    assert page.evaluate("document.getElementById('explain_box')?.explain.lang") == "de"
     start(page, SENTENCE)
     page.click(tab_button("Across layers"))
     page.wait_for_selector("#align_layer input", state="visible", timeout=30000)
@@ -338,13 +345,14 @@ def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(ser
     page.wait_for_selector("#compare_start", timeout=30000)
     page.fill("#compare_a textarea", SENTENCE)
     page.fill("#compare_b textarea", SENTENCE.replace("fährt", "fliegt"))
-    seq = page.evaluate("window.__compare.renders")
+    seq = page.evaluate("document.getElementById('compare')?.compare.renders")
     page.click("#compare_start")
-    page.wait_for_function(f"window.__compare.view() !== null && window.__compare.renders > {seq}", timeout=60000)
+    page.wait_for_function(f"document.getElementById('compare')?.compare.view() !== null && "
+                           f"document.getElementById('compare')?.compare.renders > {seq}", timeout=60000)
     page.eval_on_selector("#compare [data-role=scrub]", "e => { e.value = e.max;"
                           " e.dispatchEvent(new Event('input', {bubbles: true})); }")
     page.wait_for_timeout(300)
-    v = page.evaluate("window.__compare.view()")
+    v = page.evaluate("document.getElementById('compare')?.compare.view()")
     last = [v[side]["labels"][-1] for side in ("a", "b")]
     assert last == ["</s> → (fertig)"] * 2, last
     tips = []  # the maps' tooltips: a cell of A's map, a cell with a partner and one without in A − B
@@ -352,7 +360,7 @@ def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(ser
     for which, row in (("a", 0), ("d", 0), ("d", grey)):
         canvas = page.locator(f"#compare [data-role=map-{which}]")
         canvas.scroll_into_view_if_needed()
-        g = page.evaluate(f"(() => {{ const g = window.__compare.state.geo['{which}'];"
+        g = page.evaluate(f"(() => {{ const g = document.getElementById('compare')?.compare.state.geo['{which}'];"
                           " return {gutter: g.gutter, cw: g.cw, ch: g.ch}; })()")
         canvas.hover(position={"x": g["gutter"] + g["cw"] / 2, "y": (row + 0.5) * g["ch"]})
         page.wait_for_function("!document.querySelector('#compare [data-role=tip]').hidden")

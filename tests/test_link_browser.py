@@ -22,8 +22,10 @@ def opened(b, url, width=1280, height=800):
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
     page.goto(url)
-    page.wait_for_function("window.__link && window.__link.opened === true", timeout=90000)
-    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+    page.wait_for_function("document.getElementById('link_box')?.link && "
+                           "document.getElementById('link_box')?.link.opened === true", timeout=90000)
+    page.wait_for_function("!document.getElementById('inside')?.inside || "
+                           "document.getElementById('inside')?.inside.ready()", timeout=60000)
     return page
 
 
@@ -37,7 +39,7 @@ def tab_shown(page) -> str:
 
 
 def no_tour(page):
-    assert page.evaluate("window.__tour.state().active") is False
+    assert page.evaluate("document.getElementById('tour_box')?.tour.state().active") is False
     assert "Take the tour" not in page.inner_text("#tour") and page.locator(".driver-popover").count() == 0
 
 
@@ -63,12 +65,13 @@ def test_copy_link_holds_every_parameter_and_restores_the_view(served_browser, t
     go(page, 3)
     h = view(page)["cell"]["h"]
     page.click("#attention [data-role=canvas]", position={"x": 4, "y": 1.5 * h})  # the second row: query 1
-    page.wait_for_function("window.__inside.ui.pick && window.__inside.ui.pick.row === 1", timeout=20000)
+    page.wait_for_function("document.getElementById('inside')?.inside.ui.pick && "
+                           "document.getElementById('inside')?.inside.ui.pick.row === 1", timeout=20000)
     page.click("#attention .lens-measure input[value=contribution]")
     page.get_by_role("tab", name="Head atlas").click()
     page.click("#copy_link")
-    page.wait_for_function("window.__link.last !== null", timeout=10000)
-    link = page.evaluate("window.__link.last")
+    page.wait_for_function("document.getElementById('link_box')?.link.last !== null", timeout=10000)
+    link = page.evaluate("document.getElementById('link_box')?.link.last")
     assert page.evaluate("navigator.clipboard.readText()") == link
     assert "Link copied" in note(page)
     for part in ("model=de-en", "text=Ein+Hund", "step=3", "kind=decoder_self", "layer=2", "head=4", "row=1",
@@ -77,9 +80,11 @@ def test_copy_link_holds_every_parameter_and_restores_the_view(served_browser, t
 
     other = opened(b, link)
     assert tab_shown(other) == "Head atlas"
-    assert other.evaluate("window.__inside.ui.pick.row") == 1 and other.evaluate("window.__inside.ui.measure")
+    assert other.evaluate("document.getElementById('inside')?.inside.ui.pick.row") == 1
+    assert other.evaluate("document.getElementById('inside')?.inside.ui.measure")
     other.get_by_role("tab", name="Translate").click()
-    other.wait_for_function("window.__inside.row && window.__inside.row.row === 1", timeout=30000)
+    other.wait_for_function("document.getElementById('inside')?.inside.row && "
+                            "document.getElementById('inside')?.inside.row.row === 1", timeout=30000)
     v = view(other)
     assert (v["kind"], v["layer"], v["head"], v["step"]) == ("decoder_self", 1, 3, 3)
     assert v["z"] == view(page_back(page))["z"]  # the same map, the same colours (contribution)
@@ -143,7 +148,8 @@ def test_a_link_survives_the_login_page_and_picks_its_model(two, served_browser)
         page.fill("input[type=password]", "secret")
         page.fill("input[type=text]", "student")
         page.get_by_role("button", name="Login").click()  # Gradio's login reloads the page: the query stays
-        page.wait_for_function("window.__link && window.__link.opened === true", timeout=90000)
+        page.wait_for_function("document.getElementById('link_box')?.link && "
+                               "document.getElementById('link_box')?.link.opened === true", timeout=90000)
         assert "model=en-de" in page.url
         assert model_label(page) == "English → German"
         assert page.evaluate("window.__lens.state.traj.p.languages") == ["en", "de"]

@@ -33,10 +33,10 @@ def plain(b, url):
 
 
 def copied(page) -> str:
-    page.evaluate("window.__link.last = null")
+    page.evaluate("document.getElementById('link_box').link.last = null")
     page.click("#copy_link")
-    page.wait_for_function("window.__link.last !== null", timeout=10000)
-    return page.evaluate("window.__link.last")
+    page.wait_for_function("document.getElementById('link_box')?.link.last !== null", timeout=10000)
+    return page.evaluate("document.getElementById('link_box')?.link.last")
 
 
 def note(page) -> str:
@@ -50,11 +50,13 @@ def tab_shown(page) -> str:
 
 def open_tab(page, name, key):
     page.get_by_role("tab", name=name).click()
-    page.wait_for_function(f"window.__views && window.__views.{key} && window.__views.{key}.ready()", timeout=30000)
+    page.wait_for_function(f"document.getElementById('lesson')?.lesson?.tabs && "
+                           f"document.getElementById('lesson')?.lesson?.tabs.{key} && "
+                           f"document.getElementById('lesson')?.lesson?.tabs.{key}.ready()", timeout=30000)
 
 
 def get(page, key):
-    return page.evaluate(f"window.__views.{key}.get()")
+    return page.evaluate(f"document.getElementById('lesson')?.lesson?.tabs.{key}.get()")
 
 
 def chips(page, view_id):
@@ -69,14 +71,15 @@ def test_a_compare_link_restores_exactly_in_a_fresh_browser(served_browser):
     page.fill("#compare_a textarea", "Ich rufe dich an.")
     page.fill("#compare_b textarea", "Ich rufe dich morgen an.")
     page.click("#compare_start")
-    page.wait_for_function("window.__compare.state.a && window.__compare.state.a.p.input === 'Ich rufe dich an.'",
+    page.wait_for_function("document.getElementById('compare')?.compare.state.a && "
+                           "document.getElementById('compare')?.compare.state.a.p.input === 'Ich rufe dich an.'",
                            timeout=60000)
     page.click("#compare [data-kind=decoder_self]")
     page.select_option("#compare [data-role=layer]", "2")
     page.select_option("#compare [data-role=head]", "3")
     page.eval_on_selector("#compare [data-role=scrub]",
                           "e => { e.value = '3'; e.dispatchEvent(new Event('input', {bubbles: true})); }")
-    shown = page.evaluate("window.__compare.view()")
+    shown = page.evaluate("document.getElementById('compare')?.compare.view()")
     assert (shown["t"], shown["kind"], shown["layer"], shown["head"]) == (3, "decoder_self", 1, 2)
     link = copied(page)
     assert page.evaluate("navigator.clipboard.readText()") == link and "Link copied" in note(page)
@@ -86,7 +89,7 @@ def test_a_compare_link_restores_exactly_in_a_fresh_browser(served_browser):
 
     other = fresh(b, link)
     assert tab_shown(other) == "Compare" and note(other) == ""
-    again = other.evaluate("window.__compare.view()")
+    again = other.evaluate("document.getElementById('compare')?.compare.view()")
     for k in ("t", "ta", "tb", "kind", "layer", "head", "a", "b", "diff"):
         assert again[k] == shown[k], k
     assert other.input_value("#compare_a textarea") == "Ich rufe dich an."
@@ -120,12 +123,12 @@ def test_each_tabs_view_is_in_its_link_and_opens_started(served_browser):
     page.fill("#beam_size input[type=number]", "3")
     page.press("#beam_size input[type=number]", "Enter")
     page.click("#beam_run")
-    page.wait_for_function("window.__views.beam.get().hypothesis === 1", timeout=60000)
+    page.wait_for_function("document.getElementById('lesson')?.lesson?.tabs.beam.get().hypothesis === 1", timeout=60000)
     page.wait_for_function("document.querySelectorAll('#attention_beam .lens-tok').length > 0", timeout=30000)
     best = chips(page, "attention_beam")
     page.click("#beam_choice input")
     page.click("#beam_choice li[role=option] >> nth=1")
-    page.wait_for_function("window.__views.beam.get().hypothesis === 2", timeout=30000)
+    page.wait_for_function("document.getElementById('lesson')?.lesson?.tabs.beam.get().hypothesis === 2", timeout=30000)
     page.wait_for_function(f"[...document.querySelectorAll('#attention_beam .lens-tok')].map(e => e.textContent)"
                            f".join(' ') !== {json.dumps(' '.join(best))}", timeout=30000)  # its map drawn
     link = copied(page)
@@ -141,7 +144,8 @@ def test_each_tabs_view_is_in_its_link_and_opens_started(served_browser):
     open_tab(page, "Across layers", "layers")
     page.click("#word_align_method input")
     page.click("#word_align_method li[aria-label='Saliency']")
-    page.wait_for_function("window.__views.layers.get().method === 'saliency'", timeout=30000)
+    page.wait_for_function("document.getElementById('lesson')?.lesson?.tabs.layers.get().method === 'saliency'",
+                           timeout=30000)
     link = copied(page)
     assert "layers_method=saliency" in link and "tab=layers" in link
     other = fresh(b, link)
@@ -150,7 +154,7 @@ def test_each_tabs_view_is_in_its_link_and_opens_started(served_browser):
     other.context.close()
     # Head atlas: the head picked (a click on its cell opens it in Translate; back in the atlas it is outlined)
     open_tab(page, "Head atlas", "atlas")
-    page.evaluate("window.__atlas.open('cross', 1, 2)")
+    page.evaluate("document.getElementById('atlas')?.atlas.open('cross', 1, 2)")
     open_tab(page, "Head atlas", "atlas")
     link = copied(page)
     assert "atlas_head=c2.3" in link
@@ -265,7 +269,8 @@ def test_a_beam_link_ends_on_its_hypothesis_when_an_earlier_pick_is_answered_las
     other.on("pageerror", lambda e: other.errors.append(str(e)))
     other.route("**/queue/join*", late)
     other.goto(link, timeout=90000)
-    other.wait_for_function("window.__link && window.__link.opened === true", timeout=120000)
+    other.wait_for_function("document.getElementById('link_box')?.link && "
+                            "document.getElementById('link_box')?.link.opened === true", timeout=120000)
     assert held, "no pick was sent: the race this test holds back did not happen"
     assert get(other, "beam") == {"size": 3, "hypothesis": 2}
     other.wait_for_timeout(3000)  # every answer in

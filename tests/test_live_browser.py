@@ -15,8 +15,10 @@ OTHER = "Der Hund beißt den Mann."
 
 def shown(page) -> dict:
     return page.evaluate("(() => { const st = window.__lens.state, b = document.querySelector("
-                         "'#tabs button[role=tab][aria-selected=true]'); return {text: window.__sentence ?"
-                         " window.__sentence.started : null, step: st.t, kind: st.kind, layer: st.layer,"
+                         "'#tabs button[role=tab][aria-selected=true]'); return {text: "
+                         "document.getElementById('source_hint')?.sentence ?"
+                         " document.getElementById('source_hint')?.sentence.started : null, step: st.t, kind: "
+                         "st.kind, layer: st.layer,"
                          " head: st.head, tab: b ? b.dataset.tabId : null}; })()")
 
 
@@ -26,9 +28,12 @@ def follows(student, teacher, timeout=30000):
     try:
         student.wait_for_function(
             "(w) => { const st = window.__lens && window.__lens.state, b = document.querySelector("
-            "'#tabs button[role=tab][aria-selected=true]'); return st && window.__sentence && window.__sentence.started"
+            "'#tabs button[role=tab][aria-selected=true]'); return st && "
+            "document.getElementById('source_hint')?.sentence && "
+            "document.getElementById('source_hint')?.sentence.started"
             " === w.text && st.t === w.step && st.kind === w.kind && st.layer === w.layer && st.head === w.head"
-            " && b && b.dataset.tabId === w.tab && !window.__link.opening; }", arg=want, timeout=timeout)
+            " && b && b.dataset.tabId === w.tab && !document.getElementById('link_box')?.link.opening; }",
+            arg=want, timeout=timeout)
     except Exception as e:
         raise AssertionError(f"the student shows {shown(student)}, the teacher {want}") from e
 
@@ -46,7 +51,9 @@ def serious(page) -> list[tuple[str, str]]:
 
 def student_page(b, url, width=1280, height=800):
     page = open_app(b, url, width, height)
-    page.wait_for_function("window.__class && (window.__class.snap !== null || window.__class.ended)", timeout=30000)
+    page.wait_for_function("document.getElementById('class_box')?.live && "
+                           "(document.getElementById('class_box')?.live.snap !== null || "
+                           "document.getElementById('class_box')?.live.ended)", timeout=30000)
     return page
 
 
@@ -55,10 +62,12 @@ def test_a_class_follows_its_teacher(served_browser):
     teacher = open_app(b, url, 1280, 800)
     start(teacher, SENTENCE)
     teacher.click("#class_start")
-    teacher.wait_for_function("window.__class.code && window.__class.sends >= 1", timeout=30000)
+    teacher.wait_for_function("document.getElementById('class_box')?.live.code && "
+                              "document.getElementById('class_box')?.live.sends >= 1", timeout=30000)
     link = teacher.input_value("#class_link")
-    assert "?class=" in link and teacher.evaluate("window.__class.token") not in link
-    assert teacher.evaluate("window.__class.token") in teacher.input_value("#class_teacher_link")
+    assert "?class=" in link and teacher.evaluate("document.getElementById('class_box')?.live.token") not in link
+    token = teacher.evaluate("document.getElementById('class_box')?.live.token")
+    assert token in teacher.input_value("#class_teacher_link")
 
     students = [student_page(b, link), student_page(b, link, 390, 844), student_page(b, link)]
     for s in students:
@@ -105,9 +114,9 @@ def test_a_class_follows_its_teacher(served_browser):
         tap_key(s, i % 2)
     teacher.wait_for_function("document.querySelector('#class_answers').textContent.includes('3 of 3 answered')",
                               timeout=20000)
-    counts = teacher.evaluate("window.__class.snap.question.counts")
+    counts = teacher.evaluate("document.getElementById('class_box')?.live.snap.question.counts")
     assert sum(counts) == 3 and counts[0] == 2 and counts[1] == 1
-    keys = teacher.evaluate("window.__class.snap.question.keys")
+    keys = teacher.evaluate("document.getElementById('class_box')?.live.snap.question.keys")
     assert keys == teacher.evaluate("window.__lens.view().x")  # the keys of the row shown
     teacher.click("#reveal")
     for s in students:
@@ -134,27 +143,33 @@ def test_a_class_follows_its_teacher(served_browser):
 
     forger = students[2]  # a student's page sending a change without the teacher's token is refused
     before = shown(students[1])
-    forger.evaluate("window.__class.role = 'teacher'; window.__class.token = 'forged'; window.__class.sent = null;"
-                    " window.__class.check()")
-    forger.wait_for_function("window.__class.lastError !== null", timeout=20000)
-    assert forger.evaluate("window.__class.lastError") == "Only the teacher's link can change this class."
+    forger.evaluate("document.getElementById('class_box').live.role = 'teacher'; "
+                    "document.getElementById('class_box').live.token = 'forged'; "
+                    "document.getElementById('class_box').live.sent = null;"
+                    " document.getElementById('class_box')?.live.check()")
+    forger.wait_for_function("document.getElementById('class_box')?.live.lastError !== null", timeout=20000)
+    assert forger.evaluate("document.getElementById('class_box')?.live.lastError") == \
+        "Only the teacher's link can change this class."
     assert shown(students[1]) == before
     forger.close()
 
     second = open_app(b, url, 1280, 800)  # a second class never sees the first's view
     start(second, OTHER)
     second.click("#class_start")
-    second.wait_for_function("window.__class.code && window.__class.sends >= 1", timeout=30000)
-    assert second.evaluate("window.__class.code") != teacher.evaluate("window.__class.code")
+    second.wait_for_function("document.getElementById('class_box')?.live.code && "
+                             "document.getElementById('class_box')?.live.sends >= 1", timeout=30000)
+    code = "document.getElementById('class_box')?.live.code"
+    assert second.evaluate(code) != teacher.evaluate(code)
     other = student_page(b, second.input_value("#class_link"))
     follows(other, second)
     go(teacher, 1)
     follows(students[1], teacher)
     assert shown(other)["text"] == OTHER and shown(students[1])["text"] == SENTENCE
-    assert other.evaluate("window.__class.snap.view").count("Hund") == 1
+    assert other.evaluate("document.getElementById('class_box')?.live.snap.view").count("Hund") == 1
 
     again = open_app(b, teacher.input_value("#class_teacher_link"), 1280, 800)  # the teacher's link, reopened:
-    again.wait_for_function("window.__class.role === 'teacher' && window.__class.sent !== null", timeout=60000)
+    again.wait_for_function("document.getElementById('class_box')?.live.role === 'teacher' && "
+                            "document.getElementById('class_box')?.live.sent !== null", timeout=60000)
     follows(again, teacher)  # the class's view first, not the page's default
     go(again, 3)  # then its changes lead the class
     follows(students[1], again)

@@ -35,20 +35,22 @@ def test_students_answer_where_on_their_map(served_browser):
     teacher = open_app(b, url, 1280, 800)
     start(teacher, SENTENCE)
     teacher.click("#class_start")
-    teacher.wait_for_function("window.__class.code && window.__class.sends >= 1", timeout=30000)
+    teacher.wait_for_function("document.getElementById('class_box')?.live.code && "
+                              "document.getElementById('class_box')?.live.sends >= 1", timeout=30000)
     assert teacher.evaluate(COVERED, ["#class_panel", PARTS]) == []  # the panel beside the page, not over it
     link = teacher.input_value("#class_link")
     students = []
     for w, h in ((1280, 800), (390, 844)):
         s = open_app(b, link, w, h)
-        s.wait_for_function("window.__class.snap && window.__lens.state.traj && !window.__link.opening",
+        s.wait_for_function("document.getElementById('class_box')?.live.snap && window.__lens.state.traj && "
+                            "!document.getElementById('link_box')?.link.opening",
                             timeout=30000)
         students.append(s)
     teacher.wait_for_function("document.querySelector('#class_count').textContent === '2 following'",
                               timeout=20000)
     teacher.click("#ask_where")
-    teacher.wait_for_function("window.__class.snap.question !== null", timeout=20000)
-    keys = teacher.evaluate("window.__class.snap.question.keys")
+    teacher.wait_for_function("document.getElementById('class_box')?.live.snap.question !== null", timeout=20000)
+    keys = teacher.evaluate("document.getElementById('class_box')?.live.snap.question.keys")
     assert len(keys) >= 3
     for s, j in zip(students, (1, 2)):
         s.wait_for_selector("#class_bar .class-q button[data-choice]", state="attached", timeout=20000)
@@ -59,7 +61,8 @@ def test_students_answer_where_on_their_map(served_browser):
         assert view(s)["row"] == row  # the tap answered: it picked no other row
     teacher.wait_for_function("document.querySelector('#class_answers').textContent.includes('2 of 2 answered')",
                               timeout=20000)
-    assert teacher.evaluate("window.__class.snap.question.counts") == [int(i in (1, 2)) for i in range(len(keys))]
+    counts = teacher.evaluate("document.getElementById('class_box')?.live.snap.question.counts")
+    assert counts == [int(i in (1, 2)) for i in range(len(keys))]
     teacher.click("#reveal")
     teacher.wait_for_selector("#class_answers .bar.model", timeout=20000)
     assert teacher.evaluate(COVERED, ["#class_panel", PARTS]) == []  # with its chart, still beside the page

@@ -263,7 +263,8 @@ def test_every_number_names_its_evaluation_set(page, translator):
     captions, everyday = spread_counts(atlas, metrics)
     page.click("#explain_detail")  # the sets' names are the detailed texts' (issue 39 item 5: plain by default)
     tab(page, "Head atlas")
-    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=30000)
+    page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                           "document.getElementById('atlas')?.atlas.renders > 0", timeout=30000)
     summary = page.inner_text("#atlas [data-role=summary]")
     assert f"{atlas['sentences']} validation sentences" in summary
     assert f"{captions} picture captions" in summary and f"{everyday} everyday" in summary

@@ -40,7 +40,7 @@ def served():
 def compare_shown(page) -> dict:
     """What Compare shows: the pair its maps were drawn from (None: no maps), the boxes, whether its maps, its step bar
     or its colour scale are on screen (the CSS of the view decides: a `hidden` attribute alone is not enough)."""
-    return page.evaluate("""() => { const c = window.__compare, s = c.state;
+    return page.evaluate("""() => { const c = document.getElementById('compare')?.compare, s = c.state;
       const box = (x) => document.querySelector(`#compare_${x} textarea`).value;
       return {maps: s.a && s.b ? [s.a.p.input, s.b.p.input] : null, boxes: [box('a'), box('b')],
               panels: ['panels', 'bar', 'scale'].some(r => document.querySelector(`#compare [data-role=${r}]`)
@@ -53,7 +53,8 @@ def test_compare_after_a_model_switch_keeps_no_map_of_the_old_pair(served):
     page.get_by_role("tab", name="Compare").click()
     page.wait_for_selector("#compare_start", timeout=30000)
     page.click("#compare_start")
-    page.wait_for_function("window.__compare.renders > 0 && window.__compare.state.a", timeout=60000)
+    page.wait_for_function("document.getElementById('compare')?.compare.renders > 0 && "
+                           "document.getElementById('compare')?.compare.state.a", timeout=60000)
     german = compare_shown(page)
     assert german["maps"] == german["boxes"] and german["panels"]
     choose_model(page, "English → German")
@@ -75,11 +76,12 @@ def test_compare_after_a_model_switch_keeps_no_map_of_the_old_pair(served):
 def test_a_compare_link_under_english_german_restores_its_pair_in_a_fresh_browser(served):
     url, b = served
     link = f"{url}?model=en-de&tab=compare&compare_a={quote(A)}&compare_b={quote(B)}"
-    page = open_link(b, link, "window.__compare && window.__compare.state.a")
+    page = open_link(b, link, "document.getElementById('compare')?.compare && "
+                              "document.getElementById('compare')?.compare.state.a")
     page.wait_for_timeout(3000)  # nothing that comes later (the model's own answers) takes the pair away
     shown = compare_shown(page)
     assert shown["maps"] == [A, B] and shown["boxes"] == [A, B] and shown["panels"], shown
-    assert page.evaluate("window.__link.model()") == "en-de"
+    assert page.evaluate("document.getElementById('link_box')?.link.model()") == "en-de"
     assert page.errors == []
     page.context.close()
 
@@ -98,20 +100,22 @@ VIEWS = [  # a 4-view lesson, each Translate view with a picked row and an Insid
 
 
 def lesson_view(page) -> dict:
-    return page.evaluate("""() => { const L = window.__lens.state, I = window.__inside;
+    return page.evaluate("""() => { const L = window.__lens.state, I = document.getElementById('inside')?.inside;
       return {tab: """ + SELECTED_TAB + """,
               step: L.t, kind: L.kind, layer: L.layer + 1, head: L.head + 1,
               row: I.ui.pick ? I.ui.pick.row : null, stage: I.ui.stage, sheet: !!I.sheet}; }""")
 
 
 def shown(page, i):
-    page.wait_for_function(f"window.__lesson.shown === {i} && !window.__lesson.busy", timeout=120000)
+    page.wait_for_function(f"document.getElementById('lesson')?.lesson.shown === {i} && "
+                           f"!document.getElementById('lesson')?.lesson.busy", timeout=120000)
 
 
 @pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
 def test_a_lesson_keeps_the_inside_stage_and_browser_back_walks_through_it(served, size):
     url, b = served
-    page = open_link(b, f"{url}?lesson={lesson_param(VIEWS)}", "window.__lesson && !window.__lesson.busy", *size)
+    page = open_link(b, f"{url}?lesson={lesson_param(VIEWS)}", "document.getElementById('lesson')?.lesson && "
+                                                               "!document.getElementById('lesson')?.lesson.busy", *size)
     shown(page, 0)
     first = lesson_view(page)
     assert first == {"tab": "Translate", "step": 3, "kind": "cross", "layer": 3, "head": 2, "row": 2, "stage": 4,
@@ -146,14 +150,16 @@ def uncovered(page, sel) -> bool:
 def test_on_a_phone_the_lesson_bar_is_never_covered(served):
     url, b = served
     views = [[v[0].replace("&stage=4", "&stage=4&sheet=1"), v[1]] if i == 0 else v for i, v in enumerate(VIEWS)]
-    page = open_link(b, f"{url}?lesson={lesson_param(views)}", "window.__lesson && !window.__lesson.busy", 390, 844)
+    page = open_link(b, f"{url}?lesson={lesson_param(views)}",
+                     "document.getElementById('lesson')?.lesson && !document.getElementById('lesson').lesson.busy",
+                     390, 844)
     shown(page, 0)  # the teacher's view had Inside open as a sheet: open, below the bar
-    assert page.evaluate("window.__inside.sheet") is True
+    assert page.evaluate("document.getElementById('inside')?.inside.sheet") is True
     for sel in ("#lesson_bar", "#lesson_next", "#lesson_bar [data-role=note]"):
         assert uncovered(page, sel), sel
     page.click("#lesson_next")
     shown(page, 1)  # this view's teacher had no sheet open: none opens over the page
-    assert page.evaluate("window.__inside.sheet") is False
+    assert page.evaluate("document.getElementById('inside')?.inside.sheet") is False
     assert uncovered(page, "#lesson_next")
     assert page.errors == []
     page.context.close()
@@ -199,7 +205,8 @@ RED = """() => [...document.querySelectorAll('body *')].filter(e => e.offsetPare
 MAPS = """() => ['attention', 'attention_ablated', 'attention_beam'].map(id => {
     const v = document.getElementById(id)?.lens;
     const d = v && v.state && v.state.doc; return d && d.p ? d.p.input || '' : ''; })"""
-COMPARE_MAPS = "(() => { const s = window.__compare.state; return s.a && s.b ? [s.a.p.input, s.b.p.input] : []; })()"
+COMPARE_MAPS = ("(() => { const s = document.getElementById('compare')?.compare.state; "
+                "return s.a && s.b ? [s.a.p.input, s.b.p.input] : []; })()")
 LEARNED = "(() => { const e = document.querySelector('#learned_example input'); return e ? e.value : ''; })()"
 SHOWN_TEXTS = """() => { const out = new Set();
     const root = document.querySelector('[role=tabpanel]:not([hidden])') || document.body;
@@ -279,14 +286,14 @@ def pick_example(page):
 
 def open_link_in_page(page):
     """A link opened in the page (what a lesson's view does): the whole value replaced by the link's."""
-    page.evaluate(f"window.__link.open({json.dumps('?model=de-en&text=' + quote(NEW))})")
-    page.wait_for_function(f"!window.__link.opening && window.__lens.state.traj"
+    page.evaluate(f"document.getElementById('link_box')?.link.open({json.dumps('?model=de-en&text=' + quote(NEW))})")
+    page.wait_for_function(f"!document.getElementById('link_box')?.link.opening && window.__lens.state.traj"
                            f" && window.__lens.state.traj.p.input === {json.dumps(NEW)}", timeout=60000)
 
 
 def switch_language(page):
     page.select_option("#ui_language", "de")
-    page.wait_for_function("window.__explain.lang === 'de'", timeout=10000)
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'de'", timeout=10000)
 
 
 CHANGES = {
@@ -315,7 +322,8 @@ def test_a_change_leaves_no_text_or_map_of_the_old_state_on_any_tab(served, chan
 def test_a_lesson_next_leaves_no_text_or_map_of_the_old_view_on_any_tab(served):
     url, b = served
     views = [[f"model=de-en&text={quote(OLD)}", "one"], [f"model=de-en&text={quote(NEW)}", "two"]]
-    page = open_link(b, f"{url}?lesson={lesson_param(views)}", "window.__lesson && !window.__lesson.busy")
+    page = open_link(b, f"{url}?lesson={lesson_param(views)}", "document.getElementById('lesson')?.lesson && "
+                                                               "!document.getElementById('lesson')?.lesson.busy")
     shown(page, 0)
     fill_every_tab(page)
     page.click("#lesson_next")
@@ -329,10 +337,10 @@ def test_the_top_k_is_drawn_once_from_the_payload(served):
     at the step the view shows (assets/lens_labels.js pushTopk); the top-k beside it is for programs only."""
     url, b = served
     page = open_app(b, url, 1280, 800)
-    page.evaluate("window.__topkRenders = 0")
+    page.evaluate("document.getElementById('topk').topk.renders = 0")
     start(page, NEW)
     page.wait_for_timeout(1500)  # the server's answer to the top-k box, had it sent one, has been drawn by now
-    assert page.evaluate("window.__topkRenders") == 1
+    assert page.evaluate("document.getElementById('topk').topk.renders") == 1
     first = page.eval_on_selector_all("#topk .topk-piece", "es => es.map(e => e.textContent)")
     assert first and page.evaluate("window.__lens.state.t") == 0
     assert page.errors == []

@@ -72,7 +72,8 @@ def phone(b, url, size=PHONE):
     page.errors = []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(url)
-    page.wait_for_function("window.__lens && window.__lens.ready === true && window.__tour", timeout=60000)
+    page.wait_for_function("window.__lens && window.__lens.ready === true && "
+                           "document.getElementById('tour_box')?.tour", timeout=60000)
     page.wait_for_selector("#source textarea", timeout=60000)  # (on a loaded machine the box can come a little later)
     return page
 
@@ -99,7 +100,8 @@ def tap_start(page, text=SENTENCE):
     page.tap("#start")
     page.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
                            timeout=60000)
-    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+    page.wait_for_function("!document.getElementById('inside')?.inside || "
+                           "document.getElementById('inside')?.inside.ready()", timeout=60000)
 
 
 def test_a_whole_decoding_is_stepped_by_taps_on_the_bottom_bar(served_browser):
@@ -179,7 +181,8 @@ def test_the_tour_is_completed_by_taps_and_leaves_the_page_unshifted(served_brow
         assert r["w"] >= 44 and r["h"] >= 44, (sel, r)
 
     def stop(i, timeout=60000):
-        page.wait_for_function(f"window.__tour.state().stop === {i} && window.__tour.state().active", timeout=timeout)
+        page.wait_for_function(f"document.getElementById('tour_box')?.tour.state().stop === {i} && "
+                               f"document.getElementById('tour_box')?.tour.state().active", timeout=timeout)
         page.wait_for_timeout(400)
         assert page.evaluate(unshifted), i
         target = page.evaluate("(() => { const e = document.querySelector('.driver-active-element');"
@@ -193,7 +196,8 @@ def test_the_tour_is_completed_by_taps_and_leaves_the_page_unshifted(served_brow
     page.fill("#source textarea", SENTENCE)
     page.tap("#start")
     stop(1)
-    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+    page.wait_for_function("!document.getElementById('inside')?.inside || "
+                           "document.getElementById('inside')?.inside.ready()", timeout=60000)
     page.tap("#step")
     stop(2)
     page.tap("#run")
@@ -205,7 +209,8 @@ def test_the_tour_is_completed_by_taps_and_leaves_the_page_unshifted(served_brow
     assert "on the right" not in text and "below" in text
     page.locator("#attention [data-role=canvas]").tap(position={"x": 4, "y": 4})
     stop(5)
-    page.wait_for_function("window.__inside.ready() && !document.querySelector('#inside [data-role=main]').hidden",
+    page.wait_for_function("document.getElementById('inside')?.inside.ready() && !document.querySelector('#inside "
+                           "[data-role=main]').hidden",
                            timeout=60000)
     for s in range(1, 6):
         page.tap(f"#inside [data-stage='{s}']")
@@ -222,17 +227,18 @@ def test_the_tour_is_completed_by_taps_and_leaves_the_page_unshifted(served_brow
     page.tap("#ablate_run")
     stop(9, 120000)
     page.get_by_role("tab", name="Head atlas").tap()
-    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=30000)
+    page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                           "document.getElementById('atlas')?.atlas.renders > 0", timeout=30000)
     x, y = page.evaluate("""(() => {
       const gd = [...document.querySelectorAll('#atlas [data-role=grid]')].find(e => e.offsetParent);
       gd.scrollIntoView({block: 'center', inline: 'nearest'});
       const r = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
       return [r.left + xa._offset + xa.l2p(0), r.top + ya._offset + ya.l2p(0)]; })()""")
     page.touchscreen.tap(x, y)
-    page.wait_for_function("window.__tour.state().stop === 10", timeout=30000)
-    assert len(page.evaluate("window.__tour.state().done")) == 10
+    page.wait_for_function("document.getElementById('tour_box')?.tour.state().stop === 10", timeout=30000)
+    assert len(page.evaluate("document.getElementById('tour_box')?.tour.state().done")) == 10
     page.tap(".driver-popover-next-btn")  # Done
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     page.get_by_role("tab", name="Translate").tap()
     page.evaluate("window.scrollTo(0, 0)")
     assert page.evaluate(unshifted)
@@ -255,7 +261,8 @@ def test_every_tour_stop_on_a_fresh_phone_page_is_on_screen_by_taps_on_next(serv
     for i, sel in enumerate(own):
         if i:
             page.tap(".driver-popover-next-btn")
-        page.wait_for_function("([i, sel]) => window.__tour.state().stop === i && (document.querySelector("
+        page.wait_for_function("([i, sel]) => document.getElementById('tour_box')?.tour.state().stop === i && "
+                               "(document.querySelector("
                                "'.driver-active-element') || {matches: () => false}).matches(sel)", arg=[i, sel],
                                timeout=60000)
         page.wait_for_timeout(400)
@@ -268,9 +275,9 @@ def test_every_tour_stop_on_a_fresh_phone_page_is_on_screen_by_taps_on_next(serv
         if i == 1:  # the map's first stop started the example in the box and says so
             assert f"started “{page.input_value('#source textarea')}” for you" in page.inner_text(".tour-note")
     page.tap(".driver-popover-next-btn")
-    page.wait_for_function("window.__tour.state().stop === 10", timeout=10000)
+    page.wait_for_function("document.getElementById('tour_box')?.tour.state().stop === 10", timeout=10000)
     page.tap(".driver-popover-next-btn")  # Done
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     page.get_by_role("tab", name="Translate").tap()
     assert page.evaluate("scrollX") == 0 and box(page, "#source textarea")["x"] >= 0
     assert abs(box(page, "#source textarea")["x"] - x0) < 1 and page.errors == []
@@ -332,7 +339,8 @@ def test_the_architecture_strips_blocks_are_targets_of_24_px_and_44_by_a_finger(
     page = context.new_page()
     page.goto(url)
     page.wait_for_function("window.__lens && window.__lens.ready === true"
-                           " && window.__arch && window.__arch.renders > 0", timeout=60000)
+                           " && document.getElementById('arch')?.arch && "
+                           "document.getElementById('arch')?.arch.renders > 0", timeout=60000)
     page.wait_for_timeout(300)  # a resize after the first draw draws it again
     blocks = page.eval_on_selector_all("#arch [data-kind]",
                                        "gs => gs.map(g => { const r = g.getBoundingClientRect(); "
@@ -365,7 +373,8 @@ def test_a_tapped_row_opens_inside_this_head_as_a_sheet_a_phone_can_read(served_
     for close in ("tap", "Escape"):
         page.locator("#attention [data-role=canvas]").tap(position={"x": 4, "y": 4})
         page.wait_for_function(sheet, timeout=10000)
-        page.wait_for_function("window.__inside.ready() && !document.querySelector('#inside [data-role=main]').hidden",
+        page.wait_for_function("document.getElementById('inside')?.inside.ready() && !document.querySelector('#inside "
+                               "[data-role=main]').hidden",
                                timeout=60000)
         panel = box(page, "#inside .inside")
         assert page.evaluate("getComputedStyle(document.querySelector('#inside .inside')).position") == "fixed"
@@ -400,7 +409,8 @@ def test_a_tapped_row_opens_inside_this_head_as_a_sheet_a_phone_can_read(served_
     desk.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
                            timeout=60000)
     desk.click("#attention [data-role=canvas]", position={"x": 4, "y": 4})
-    desk.wait_for_function("!window.__inside.ready || window.__inside.ready()", timeout=60000)
+    desk.wait_for_function("!document.getElementById('inside')?.inside.ready || "
+                           "document.getElementById('inside')?.inside.ready()", timeout=60000)
     assert not desk.evaluate(sheet)
     assert desk.evaluate("getComputedStyle(document.querySelector('#inside .inside')).position") != "fixed"
     desk.close()

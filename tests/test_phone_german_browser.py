@@ -49,7 +49,8 @@ def started(page):
     page.click("#start")
     page.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
                            timeout=60000)
-    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+    page.wait_for_function("!document.getElementById('inside')?.inside || "
+                           "document.getElementById('inside')?.inside.ready()", timeout=60000)
 
 
 def tab(page, name):
@@ -157,20 +158,22 @@ def test_the_lessons_back_is_not_the_step_bars(student, served_browser):
     page.tap("#lesson_open")
     for note in ("erste Ansicht", "zweite Ansicht"):
         page.fill("#lesson_note", note)
-        n = page.evaluate("window.__lesson.made.length")
+        n = page.evaluate("document.getElementById('lesson')?.lesson.made.length")
         page.tap("#lesson_add")
-        page.wait_for_function(f"window.__lesson.made.length === {n + 1}", timeout=5000)
+        page.wait_for_function(f"document.getElementById('lesson')?.lesson.made.length === {n + 1}", timeout=5000)
         page.evaluate("window.__lens.ctl.back()")  # the view before (the bar's Back is under the open tools)
         page.wait_for_timeout(300)
     page.tap("#copy_lesson")
-    page.wait_for_function("window.__lesson.last !== null", timeout=5000)
-    link = page.evaluate("window.__lesson.last")
+    page.wait_for_function("document.getElementById('lesson')?.lesson.last !== null", timeout=5000)
+    link = page.evaluate("document.getElementById('lesson')?.lesson.last")
     _url, b = served_browser
     other = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
                           locale="de-DE").new_page()
     other.goto(link)
-    other.wait_for_function("window.__link && window.__link.opened === true && window.__lesson && "
-                            "!window.__lesson.busy", timeout=120000)
+    other.wait_for_function("document.getElementById('link_box')?.link && "
+                            "document.getElementById('link_box')?.link.opened === true && "
+                            "document.getElementById('lesson')?.lesson && "
+                            "!document.getElementById('lesson')?.lesson.busy", timeout=120000)
     assert other.is_visible("#lesson_bar") and other.is_visible("#back")
     mine, bar = other.inner_text("#lesson_back").strip(), other.inner_text("#back").strip()
     assert bar == "◀ Zurück" and mine == "◀ Vorige Ansicht", (mine, bar)

@@ -121,7 +121,8 @@ def use(page, tab):
     """The tab's own action, as a student does it by taps; until what it draws is in."""
     if tab == "Compare":
         page.tap("#compare_start")
-        page.wait_for_function("window.__compare.view() !== null && window.__compare.renders > 0", timeout=60000)
+        page.wait_for_function("document.getElementById('compare')?.compare.view() !== null && "
+                               "document.getElementById('compare')?.compare.renders > 0", timeout=60000)
     elif tab == "Head ablation":
         page.locator("#ablate_cross").get_by_label("L1 H1").tap()
         page.tap("#ablate_run")
@@ -134,7 +135,8 @@ def use(page, tab):
         for plot in ("align_lines", "align_matrix", "rollout", "word_align_matrix"):
             page.wait_for_selector(f"#{plot} .js-plotly-plot", timeout=120000)
     elif tab == "Head atlas":
-        page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=30000)
+        page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                               "document.getElementById('atlas')?.atlas.renders > 0", timeout=30000)
     page.wait_for_timeout(1000)  # then every output asked for is in (Gradio marks a pending one .pending)
     page.wait_for_function("!document.querySelector('.pending')", timeout=120000)
 
@@ -183,7 +185,9 @@ def test_a_lesson_link_opens_on_a_phone_with_its_bar_usable_by_thumb(served_brow
     context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
     page.goto(f"{url}?lesson={param}")
-    page.wait_for_function("window.__lesson && window.__lesson.shown === 0 && !window.__lesson.busy", timeout=120000)
+    page.wait_for_function("document.getElementById('lesson')?.lesson && "
+                           "document.getElementById('lesson')?.lesson.shown === 0 && "
+                           "!document.getElementById('lesson')?.lesson.busy", timeout=120000)
     boxes = page.evaluate("""['#lesson_bar', '#lesson_back', '#lesson_next'].map(s => {
         const e = document.querySelector(s); e.scrollIntoView({block: 'center'});
         const r = e.getBoundingClientRect(); return [s, r.left, r.right, r.width, r.height]; })""")
@@ -192,7 +196,8 @@ def test_a_lesson_link_opens_on_a_phone_with_its_bar_usable_by_thumb(served_brow
         if sel != "#lesson_bar":
             assert w >= 44 and h >= 44, (sel, w, h)
     page.tap("#lesson_next")
-    page.wait_for_function("window.__lesson.shown === 1 && !window.__lesson.busy", timeout=120000)
+    page.wait_for_function("document.getElementById('lesson')?.lesson.shown === 1 && "
+                           "!document.getElementById('lesson')?.lesson.busy", timeout=120000)
     assert "2" in page.inner_text("#lesson_bar")
     assert page.evaluate("window.scrollX") == 0
     context.close()

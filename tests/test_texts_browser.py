@@ -31,7 +31,7 @@ def shown(page, elem) -> str:
 
 def opened(b, url):
     """A page on `url` once its link was applied (the Translate view need not be shown first)."""
-    return open_link(b, url, "window.__explain")
+    return open_link(b, url, "document.getElementById('explain_box')?.explain")
 
 
 def test_plain_by_default_detail_one_click_away_everywhere(served):
@@ -87,10 +87,10 @@ def test_the_tour_speaks_plainly_unless_asked_for_detail(served):
         page.click("#tour")
         page.wait_for_selector(".driver-popover", timeout=20000)
         page.click(f".lens-tour .tour-dots button:nth-child({n})")
-        page.wait_for_function(f"window.__tour.state().stop === {n - 1}", timeout=10000)
+        page.wait_for_function(f"document.getElementById('tour_box')?.tour.state().stop === {n - 1}", timeout=10000)
         said = page.inner_text(".driver-popover-title") + " " + page.inner_text(".driver-popover-description")
         page.click("#tour")  # the button ends it
-        page.wait_for_function("!window.__tour.state().active", timeout=10000)
+        page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
         return " ".join(said.split())
     plain = stop_said(6)  # the five stages inside a head
     assert "Five steps inside a head" in plain and "softmax" not in plain and "√" not in plain
@@ -106,12 +106,12 @@ def test_a_link_keeps_the_detailed_explanations_and_refuses_other_values(served)
     page = open_app(b, url, 1280, 800)
     start(page, "Ein Hund rennt.")
     page.click("#explain_detail")
-    link = page.evaluate("window.__link.url()")
+    link = page.evaluate("document.getElementById('link_box')?.link.url()")
     assert "explain=detail" in link
     again = opened(b, link)
-    assert again.evaluate("window.__explain.mode") == "detail"
+    assert again.evaluate("document.getElementById('explain_box')?.explain.mode") == "detail"
     assert again.get_attribute("#explain_detail", "aria-pressed") == "true"
     hostile = opened(b, url + "?explain=%3Cscript%3E")
-    assert hostile.evaluate("window.__explain.mode") == "plain"
+    assert hostile.evaluate("document.getElementById('explain_box')?.explain.mode") == "plain"
     assert "explain" in hostile.inner_text("#link_note") and "one of plain, detail" in hostile.inner_text("#link_note")
     assert page.errors == again.errors == hostile.errors == []

@@ -16,12 +16,13 @@ SENTENCE = "Ein Hund rennt durch den Schnee."
 
 
 def tour(page) -> dict:
-    return page.evaluate("window.__tour.state()")
+    return page.evaluate("document.getElementById('tour_box')?.tour.state()")
 
 
 def wait_stop(page, i, timeout=60000):
     """Until the tour stands at stop i (0-based) with the previous stops done by the student."""
-    page.wait_for_function(f"window.__tour.state().stop === {i} && window.__tour.state().active", timeout=timeout)
+    page.wait_for_function(f"document.getElementById('tour_box')?.tour.state().stop === {i} && "
+                           f"document.getElementById('tour_box')?.tour.state().active", timeout=timeout)
 
 
 def opened(context, url):
@@ -31,7 +32,8 @@ def opened(context, url):
     page.errors = []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(url)
-    page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true && window.__tour",
+    page.wait_for_function("window.__lens !== undefined && window.__lens.ready === true && "
+                           "document.getElementById('tour_box')?.tour",
                            timeout=60000)
     page.wait_for_selector("#source textarea", timeout=60000)  # Gradio may mount the box after the views' scripts ran
     return page
@@ -45,7 +47,8 @@ def test_the_tour_loads_nothing_before_it_starts_and_is_offered_once(served_brow
     sent = []
     page.on("request", lambda r: sent.append(r.url))
     page.goto(url)
-    page.wait_for_function("window.__lens && window.__lens.ready === true && window.__tour", timeout=60000)
+    page.wait_for_function("window.__lens && window.__lens.ready === true && "
+                           "document.getElementById('tour_box')?.tour", timeout=60000)
     start(page, SENTENCE)  # the page used as usual: still no tour file
     page.wait_for_timeout(1000)
     assert [u for u in sent if "driver" in u or "tour" in u] == []
@@ -59,12 +62,12 @@ def test_the_tour_loads_nothing_before_it_starts_and_is_offered_once(served_brow
     loaded = sorted(u.rsplit("/", 1)[1] for u in sent if "driver" in u)
     assert loaded == ["driver.css", "driver.js.iife.js"]
     page.click(".lens-tour .tour-dots button:nth-child(4)")  # the dots jump between stops
-    page.wait_for_function("window.__tour.state().stop === 3", timeout=10000)
+    page.wait_for_function("document.getElementById('tour_box')?.tour.state().stop === 3", timeout=10000)
     assert "4 / 10" in page.inner_text(".driver-popover-title")
     page.click("#tour")  # the button ends it
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     page.reload()
-    page.wait_for_function("window.__tour !== undefined", timeout=60000)
+    page.wait_for_function("document.getElementById('tour_box')?.tour !== undefined", timeout=60000)
     assert "Take the tour" not in page.inner_text("#tour")  # offered once
     context.close()
 
@@ -72,7 +75,8 @@ def test_the_tour_loads_nothing_before_it_starts_and_is_offered_once(served_brow
 def click_head_in_atlas(page):
     """A real mouse click on the first cell of the atlas grid (Plotly's own click handling opens the head)."""
     page.get_by_role("tab", name="Head atlas").click()
-    page.wait_for_function("window.__atlas && window.__atlas.renders > 0", timeout=30000)
+    page.wait_for_function("document.getElementById('atlas')?.atlas && "
+                           "document.getElementById('atlas')?.atlas.renders > 0", timeout=30000)
     x, y = page.evaluate("""(() => {
       const gd = [...document.querySelectorAll('#atlas [data-role=grid]')].find(e => e.offsetParent);
       const r = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
@@ -92,12 +96,13 @@ def test_a_student_completes_the_tour_by_doing_each_stop(served_browser):
     page = opened(context, url)
     page.click("#tour")
     page.wait_for_selector(".driver-popover", timeout=20000)
-    assert page.evaluate("window.__tour.stops.length") == 10
+    assert page.evaluate("document.getElementById('tour_box')?.tour.stops.length") == 10
     # 1: a sentence and Start
     page.fill("#source textarea", SENTENCE)
     page.click("#start")
     wait_stop(page, 1, 60000)
-    page.wait_for_function("!window.__inside || window.__inside.ready()", timeout=60000)
+    page.wait_for_function("!document.getElementById('inside')?.inside || "
+                           "document.getElementById('inside')?.inside.ready()", timeout=60000)
     # 2: Step
     page.click("#step")
     wait_stop(page, 2)
@@ -110,7 +115,8 @@ def test_a_student_completes_the_tour_by_doing_each_stop(served_browser):
     # 5: a row of the big map opens Inside this head
     page.click("#attention [data-role=canvas]", position={"x": 4, "y": 4})
     wait_stop(page, 5)
-    page.wait_for_function("window.__inside.ready() && !document.querySelector('#inside [data-role=main]').hidden",
+    page.wait_for_function("document.getElementById('inside')?.inside.ready() && !document.querySelector('#inside "
+                           "[data-role=main]').hidden",
                            timeout=60000)
     # 6: the five stages
     for s in range(1, 6):
@@ -131,10 +137,12 @@ def test_a_student_completes_the_tour_by_doing_each_stop(served_browser):
     wait_stop(page, 9, 120000)
     assert tour(page)["stop"] == 9
     page.reload()  # it remembers where it was: the button resumes there
-    page.wait_for_function("window.__tour !== undefined && window.__lens && window.__lens.ready", timeout=60000)
+    page.wait_for_function("document.getElementById('tour_box')?.tour !== undefined && window.__lens && "
+                           "window.__lens.ready", timeout=60000)
     # the page's address holds the view shown (issue 57: a tab change is a history entry), so the reload reopens
     # it, on the Head ablation tab; the student goes back to Translate
-    page.wait_for_function("window.__link && window.__link.opened === true", timeout=120000)
+    page.wait_for_function("document.getElementById('link_box')?.link && "
+                           "document.getElementById('link_box')?.link.opened === true", timeout=120000)
     assert "(10/10)" in page.inner_text("#tour")
     page.get_by_role("tab", name="Translate").click()
     page.click("#tour")
@@ -147,13 +155,13 @@ def test_a_student_completes_the_tour_by_doing_each_stop(served_browser):
                          "!== null; })()")
     start(page, SENTENCE)
     click_head_in_atlas(page)
-    page.wait_for_function("window.__tour.state().stop === 10", timeout=30000)
+    page.wait_for_function("document.getElementById('tour_box')?.tour.state().stop === 10", timeout=30000)
     state = tour(page)
     assert set(state["done"]) == {"start", "step", "cross", "decoder", "inside", "stages", "measure", "force",
                                   "ablation", "atlas"}
     assert state["finished"] is True and next_clicks == []
     page.click(".driver-popover-next-btn")  # the last popover's Done ends it
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     assert page.errors == []
     context.close()
 
@@ -186,7 +194,8 @@ def test_every_stop_of_a_tour_on_a_fresh_page_highlights_its_element_on_screen(s
         if i:
             page.click(".driver-popover-next-btn")
         try:
-            page.wait_for_function("([i, sel]) => window.__tour.state().stop === i && (document.querySelector("
+            page.wait_for_function("([i, sel]) => document.getElementById('tour_box')?.tour.state().stop === i && "
+                                   "(document.querySelector("
                                    "'.driver-active-element') || {matches: () => false}).matches(sel)",
                                    arg=[i, own], timeout=60000)
         except PlaywrightTimeout:
@@ -202,9 +211,9 @@ def test_every_stop_of_a_tour_on_a_fresh_page_highlights_its_element_on_screen(s
         if i == 1:  # the first stop that needs the map started the example itself, and says so
             assert page.input_value("#source textarea") == first and f"started “{first}” for you" in h["note"], h
     page.click(".driver-popover-next-btn")  # the last stop's popover, then Done
-    page.wait_for_function("window.__tour.state().stop === 10", timeout=10000)
+    page.wait_for_function("document.getElementById('tour_box')?.tour.state().stop === 10", timeout=10000)
     page.click(".driver-popover-next-btn")
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     page.get_by_role("tab", name="Translate").click()
     assert page.evaluate("scrollX") == 0
     assert abs(page.eval_on_selector("#source textarea", "e => e.getBoundingClientRect().x") - x0) < 1

@@ -23,7 +23,8 @@ def page(served_browser):
     page.errors = []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(url)
-    page.wait_for_function("window.__lens && window.__lens.ready === true && window.__tour", timeout=60000)
+    page.wait_for_function("window.__lens && window.__lens.ready === true && "
+                           "document.getElementById('tour_box')?.tour", timeout=60000)
     start(page, SENTENCE)
     yield page
     context.close()
@@ -67,8 +68,9 @@ def clearest_crossing(traj):
 def test_look_for_the_crossing_opens_the_head_where_it_is_clearest(page, translator):
     layer, head = clearest_crossing(translator.trajectory(SENTENCE))
     assert (layer, head) != (0, 0)  # the view's first head: the tour must open another one
-    page.evaluate("window.__tour.start(2)")
-    page.wait_for_function("window.__tour.state().active && window.__tour.state().stop === 2", timeout=30000)
+    page.evaluate("document.getElementById('tour_box')?.tour.start(2)")
+    page.wait_for_function("document.getElementById('tour_box')?.tour.state().active && "
+                           "document.getElementById('tour_box')?.tour.state().stop === 2", timeout=30000)
     page.wait_for_function(f"window.__lens.state.layer === {layer} && window.__lens.state.head === {head}",
                            timeout=10000)
     assert page.evaluate("window.__lens.state.kind") == "cross"
@@ -76,26 +78,27 @@ def test_look_for_the_crossing_opens_the_head_where_it_is_clearest(page, transla
 
 
 def test_no_popover_covers_what_its_stop_describes(page):
-    ids = page.evaluate("window.__tour.stops")
+    ids = page.evaluate("document.getElementById('tour_box')?.tour.stops")
     page.evaluate("window.__lens.ctl.run()")
     for i, stop in enumerate(ids[:8]):  # the stops on the Translate tab
-        page.evaluate(f"window.__tour.go({i})")
-        page.wait_for_function(f"window.__tour.state().stop === {i}", timeout=10000)
+        page.evaluate(f"document.getElementById('tour_box')?.tour.go({i})")
+        page.wait_for_function(f"document.getElementById('tour_box')?.tour.state().stop === {i}", timeout=10000)
         page.wait_for_timeout(700)  # driver.js scrolls and places; the tour's tick (250 ms) moves it aside
         assert covered(page, DESCRIBED.get(stop, [])) == [], stop
 
 
 def test_the_tour_ends_with_the_view_settings_it_found(page):
-    page.evaluate("window.__tour.close()")
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.evaluate("document.getElementById('tour_box')?.tour.close()")
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     page.evaluate("window.__lens.select('encoder_self', 1, 2)")
-    page.evaluate("window.__tour.start(6)")
-    page.wait_for_function("window.__tour.state().active && window.__tour.state().stop === 6", timeout=30000)
+    page.evaluate("document.getElementById('tour_box')?.tour.start(6)")
+    page.wait_for_function("document.getElementById('tour_box')?.tour.state().active && "
+                           "document.getElementById('tour_box')?.tour.state().stop === 6", timeout=30000)
     page.evaluate("window.__lens.select('cross', 2, 1)")  # another head, as the atlas stop or the crossing opens
     page.click("#attention .lens-measure input[value=contribution]")  # as stop 7 asks
-    page.wait_for_function("window.__inside.ui.measure === true", timeout=10000)
+    page.wait_for_function("document.getElementById('inside')?.inside.ui.measure === true", timeout=10000)
     page.click("#tour")  # ✕ End tour
-    page.wait_for_function("!window.__tour.state().active", timeout=10000)
+    page.wait_for_function("!document.getElementById('tour_box')?.tour.state().active", timeout=10000)
     got = page.evaluate("[window.__lens.state.kind, window.__lens.state.layer, window.__lens.state.head, "
                         "document.querySelector('#attention .lens-measure input:checked').value]")
     assert got == ["encoder_self", 1, 2, "weight"]

@@ -47,7 +47,8 @@ def test_the_exported_figure_says_what_rows_and_columns_are(page):
 def test_arrow_keys_step_without_a_click_on_the_map_but_not_in_a_text_box(page):
     page.click("#attention [data-kind=cross]")
     page.evaluate("window.__lens.ctl.goto(0)")
-    picked = page.evaluate("window.__inside && window.__inside.ui.pick")
+    picked = page.evaluate("document.getElementById('inside')?.inside && "
+                           "document.getElementById('inside')?.inside.ui.pick")
     page.evaluate("document.activeElement && document.activeElement.blur()")  # the focus on the page itself
     assert page.evaluate("!document.activeElement.closest('.lens')")  # ... not on the view: no click on the map
     page.keyboard.press("ArrowRight")
@@ -59,7 +60,8 @@ def test_arrow_keys_step_without_a_click_on_the_map_but_not_in_a_text_box(page):
     assert step_no(page) == n - 2
     page.keyboard.press("Home")
     assert step_no(page) == 0
-    assert page.evaluate("window.__inside && window.__inside.ui.pick") == picked  # no row picked on the way
+    assert page.evaluate("document.getElementById('inside')?.inside && "
+                         "document.getElementById('inside')?.inside.ui.pick") == picked  # no row picked on the way
     page.focus("#source textarea")  # in a text box the keys move the caret, never the step
     page.keyboard.press("ArrowRight")
     page.keyboard.press("End")

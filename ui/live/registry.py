@@ -2,7 +2,7 @@
 follow. A class is a code (the student link's `?class=<code>`, secrets.token_urlsafe: 96 random bits) and a teacher
 token (another 256 bits) that alone may change it. The class's view is the page state the app already writes into a
 link (assets/link.js `url()`: a query string); the teacher's page sends it on every change and each student's page
-opens it as a link (window.__link.open), so a class shows exactly what a link would.
+opens it as a link (#link_box's .link.open, assets/link.js), so a class shows exactly what a link would.
 
 Followers wait on an asyncio.Event that the next change sets (then a new one is made): a change wakes each waiting
 follower once; nothing polls. Bounds: MAX_CLASSES classes x MAX_STUDENTS students; a class ends CLASS_TTL_S after the

@@ -4,8 +4,8 @@ box of assets/explain.js, remembered in links as `explain=detail`).
 
 Python builders put `explained(key)` into a gr.Markdown: both versions, each in a div the page's CSS shows or hides
 by the mode (`EXPLAIN_CSS`), so switching needs no request and every text, a note set later included, follows it.
-The JS views read the same catalogue (`window.__explain.t(key)`, given to the page by `explain_box`). Keys are
-dotted paths into the TOML: "beam.intro", "glossary.rollout", "look_for.de-en".
+The JS views read the same catalogue (`document.getElementById("explain_box").explain.t(key)`, given to the page
+by `explain_box`). Keys are dotted paths into the TOML: "beam.intro", "glossary.rollout", "look_for.de-en".
 
 Languages (issue 44): every text is in the page in each language of LANGS (a German key missing falls back to
 English: `missing`), each in an element of class `l-<lang>` that the page's CSS shows by the language chosen

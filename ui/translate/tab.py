@@ -232,7 +232,8 @@ def wire_browser(c: SimpleNamespace) -> None:
     # the translation so far, from the view (its element's lens)
     c.bus.input(None, None, [c.translation], js='() => document.getElementById("attention").lens.sync()')
     # the box's text, for the hint and every tab's name of the started sentence (assets/sentence.js)
-    c.source.change(None, [c.source], None, js="(v) => { if (window.__sentence) window.__sentence.setBox(v); }")
+    c.source.change(None, [c.source], None, js="(v) => { const s = document.getElementById('source_hint')?.sentence; "
+                                                  "if (s) s.setBox(v); }")
 
 
 def wire_model(ctx: Ctx, followers: list) -> None:
