@@ -396,3 +396,23 @@ def test_a_step_before_start_is_answered_in_the_pages_language(served_browser):
                            arg=before, timeout=10000)
     said = page.inner_text("#attention [data-role=status]")
     assert said.startswith("Drücke zuerst Start") and not re.search(r"\b(Press|first|sentence)\b", said), said
+
+
+def test_the_link_box_is_named_in_the_pages_language(served_browser):
+    """Found reading assets/link.js (walkthrough of 2026-12-05): the box holding a copied link was named "the link"
+    (aria-label, what a screen reader says) on the German page too; and a line said after a switch names it again."""
+    from tests.plain import Localized
+    url, b = served_browser
+    page = open_app(Localized(b, "de-DE"), url, 1280, 800)
+    start(page, SENTENCE)
+    en, de = labels("en")["link_field"], labels("de")["link_field"]
+    page.click("#copy_link")
+    page.wait_for_selector("#link_note .link-note input", state="visible", timeout=10000)
+    name = page.eval_on_selector("#link_note .link-note input", "e => e.getAttribute('aria-label')")
+    assert name == de and name != en and "link" not in name.split(), name
+    page.select_option("#ui_language", "en")
+    page.wait_for_function("window.__explain.lang === 'en'")
+    page.click("#copy_link")
+    page.wait_for_function("(n) => document.querySelector('#link_note .link-note input')"
+                           ".getAttribute('aria-label') === n", arg=en, timeout=10000)
+
