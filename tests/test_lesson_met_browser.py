@@ -416,3 +416,38 @@ def test_the_link_box_is_named_in_the_pages_language(served_browser):
     page.wait_for_function("(n) => document.querySelector('#link_note .link-note input')"
                            ".getAttribute('aria-label') === n", arg=en, timeout=10000)
 
+
+# each tab button: whether the link's line (#link_note) lies over it, and what a click at its centre meets
+TABS_FREE = """() => { const n = document.querySelector('#link_note .link-note').getBoundingClientRect();
+  return [...document.querySelectorAll('#tabs button[role=tab]')].map(t => { const r = t.getBoundingClientRect();
+    const over = n.width > 0 && n.left < r.right && n.right > r.left && n.top < r.bottom && n.bottom > r.top;
+    const e = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+    return [t.dataset.tabId, over, !!e && t.contains(e)]; }); }"""
+
+
+def test_the_lesson_links_line_leaves_the_tabs_free(served_browser):
+    """At 1280x800 the line "Lesson link copied (…):" with its link lay over the top of the screen, where the tabs are
+    once the teacher has scrolled to the lesson's tools; it stayed until closed. Now it sits at the screen's bottom:
+    every tab button is uncovered and takes a click while it is shown, whether the page is scrolled or not."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    start(page, SENTENCE)
+    page.click("#lesson_open")
+    page.wait_for_selector("#lesson_add", state="visible")
+    page.click("#lesson_add")
+    page.wait_for_function("window.__lesson.made.length === 1")
+    tools = page.evaluate("document.querySelector('.lesson-make').getBoundingClientRect().top + scrollY")
+    for scroll in (0, tools):  # the page as opened; the lesson's tools at the screen's top, the tabs under them
+        page.evaluate(f"window.scrollTo(0, {scroll})")
+        page.click("#copy_lesson")
+        page.wait_for_function("(() => { const n = document.querySelector('#link_note .link-note');"
+                               " return !n.hidden && n.querySelector('input'); })()", timeout=10000)
+        free = page.evaluate(TABS_FREE)
+        assert free and all(not over and hit for _, over, hit in free), (scroll, free)
+        page.click(tab_button("Compare"))  # it takes the click (and the line goes with the tab change)
+        page.wait_for_selector("#compare_start", state="visible", timeout=30000)
+        page.click(tab_button("Translate"))
+        page.wait_for_selector("#start", state="visible")
+    page.click(".lesson-make [data-role=drop]")
+    assert page.errors == []
