@@ -250,3 +250,26 @@ def test_a_lesson_view_on_a_phone_shows_its_subject_under_the_bar(served_browser
     seen = page.evaluate(SEEN, "#attention [data-role=big]")
     assert seen["bar"]["bottom"] - 1 <= seen["subject"]["top"] <= seen["bar"]["bottom"] + 40, seen
     page.context.close()
+
+
+# every visible dropdown of Gradio's: [its id, px from the end of its text box to its arrow, whether its choice is cut]
+ARROW_ROOM = """() => [...document.querySelectorAll('input[role=combobox]')].filter(i => i.checkVisibility()).map(i => {
+  const arrow = i.parentElement.querySelector('.icon-wrap');
+  const end = i.getBoundingClientRect().right - parseFloat(getComputedStyle(i).paddingRight);
+  return [i.closest('[id]').id, arrow ? arrow.getBoundingClientRect().left - end : null,
+          i.scrollWidth > i.clientWidth]; })"""
+
+
+def test_no_dropdowns_choice_runs_under_its_arrow(student):
+    """Issue 57's screenshots: at 390 px the Beam search tab's hypothesis ("1. I know that he is going to Berlin
+    tomorrow. (log-prob …)") ran under its own arrow; the examples' picker had the same fault at 1280 px. One rule
+    (assets/layout.css) keeps every dropdown's arrow room free, on every tab."""
+    page = student
+    seen = {}
+    for name in TABS:
+        tab(page, name)
+        seen[name] = page.evaluate(ARROW_ROOM)
+    tab(page, "Translate")
+    assert ["beam_choice", True] in [[i, cut] for i, _, cut in seen["Beam search"]], seen  # a long choice, cut
+    bad = {name: [b for b in boxes if b[1] is not None and b[1] < 0] for name, boxes in seen.items()}  # None: no arrow
+    assert not any(bad.values()), bad
