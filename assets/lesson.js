@@ -149,7 +149,9 @@ make.querySelector("#copy_lesson").addEventListener("click", async () => {
   lesson.last = u;
   let copied = false;
   try { await navigator.clipboard.writeText(u); copied = true; } catch (e) { copied = false; }
-  say(W(copied ? "lesson_copied" : "lesson_copy_this", {n: lesson.made.length}), u);
+  const one = lesson.made.length === 1;  // "1 view", not "1 views"
+  const key = copied ? (one ? "lesson_copied_1" : "lesson_copied") : (one ? "lesson_copy_this_1" : "lesson_copy_this");
+  say(W(key, {n: lesson.made.length}), u);
 });
 role(make, "close").addEventListener("click", () => { make.hidden = true; });
 function bindOpen() {                     // Lesson… beside Copy link (ui/shell/link.py LINK_HTML) opens the tools

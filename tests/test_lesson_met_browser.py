@@ -443,11 +443,21 @@ def test_the_lesson_links_line_leaves_the_tabs_free(served_browser):
         page.click("#copy_lesson")
         page.wait_for_function("(() => { const n = document.querySelector('#link_note .link-note');"
                                " return !n.hidden && n.querySelector('input'); })()", timeout=10000)
+        said = page.inner_text("#link_note [data-role=text]")
+        assert said.startswith("Lesson link copied (1 view)") and "views" not in said, said  # not "1 views"
         free = page.evaluate(TABS_FREE)
         assert free and all(not over and hit for _, over, hit in free), (scroll, free)
         page.click(tab_button("Compare"))  # it takes the click (and the line goes with the tab change)
         page.wait_for_selector("#compare_start", state="visible", timeout=30000)
         page.click(tab_button("Translate"))
         page.wait_for_selector("#start", state="visible")
+    page.select_option("#ui_language", "de")  # in German too: "(1 Ansichten, …)" said one view as many
+    page.wait_for_function("window.__explain.lang === 'de'")
+    page.click("#copy_lesson")
+    page.wait_for_function("document.querySelector('#link_note [data-role=text]').textContent.includes('Stunde')")
+    said = page.inner_text("#link_note [data-role=text]")
+    assert "(1 Ansicht)" in said and "Ansichten" not in said, said
+    page.select_option("#ui_language", "en")
+    page.wait_for_function("window.__explain.lang === 'en'")
     page.click(".lesson-make [data-role=drop]")
     assert page.errors == []
