@@ -273,3 +273,17 @@ def test_no_dropdowns_choice_runs_under_its_arrow(student):
     assert ["beam_choice", True] in [[i, cut] for i, _, cut in seen["Beam search"]], seen  # a long choice, cut
     bad = {name: [b for b in boxes if b[1] is not None and b[1] < 0] for name, boxes in seen.items()}  # None: no arrow
     assert not any(bad.values()), bad
+
+
+def test_a_copied_links_line_on_a_phone_gives_its_words_the_width(student):
+    """The line "Link zur Stunde kopiert (1 Ansicht):" beside its link box took three lines of 90 px on a phone;
+    now its words share a line with ✕ only, the link under them, all above the bar of Back / Step / Run / Play."""
+    page = student
+    page.evaluate("window.scrollTo(0, 0)")
+    page.tap("#copy_link")
+    page.wait_for_selector("#link_note .link-note input", state="visible", timeout=10000)
+    box = lambda s: page.locator(f"#link_note .link-note {s}").bounding_box()
+    note, words, link, bar = box(""), box("[data-role=text]"), box("input"), page.locator("#back").bounding_box()
+    assert words["width"] >= 0.6 * note["width"] and link["y"] >= words["y"] + words["height"] - 1, (note, words, link)
+    assert note["y"] + note["height"] <= bar["y"], (note, bar)
+    page.tap("#link_note [data-role=close]")

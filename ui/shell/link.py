@@ -32,7 +32,11 @@ LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
             " border-radius: 6px; pointer-events: none; }"  # what it covers stays clickable; its own controls:
             "#link_note .link-note input, #link_note .link-note button { pointer-events: auto; }"
             # a phone: above the fixed bar of Back / Step / Run / Play (assets/layout.css)
-            "@media (max-width: 599px) { #link_note { bottom: calc(72px + env(safe-area-inset-bottom)); } }"
+            # and its words on one line with ✕, the link on the next (side by side, the words took three lines)
+            "@media (max-width: 599px) { #link_note { bottom: calc(72px + env(safe-area-inset-bottom)); }"
+            " #link_note .link-note { flex-wrap: wrap; } #link_note .link-note [data-role=text] { flex: 1 1 0; }"
+            " #link_note .link-note [data-role=close] { order: 1; }"
+            " #link_note .link-note input { order: 2; flex: 1 1 100%; } }"
             "#intro #title p { line-height: 1.3; }"  # two lines of title fit the row's height
             "#intro #title .html-container { padding: 0 !important; }"  # as the gr.Markdown it was (ui/app.py)
             "#intro #tour_box, #intro #link_box { flex: 0 0 auto !important; width: auto !important; }"
