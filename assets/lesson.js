@@ -80,11 +80,27 @@ async function show(i, how = "push") {    // how: "push" (Back / Next), "replace
     if (want !== null && want !== undefined && want !== i) show(want, "none");  // Back pressed while it opened
   }
 }
-// The bar in sight (a view's restoring may scroll the page: a list opened); on a phone at the top of the screen, and
-// Inside this head's sheet (assets/inside.js, inside.css) ends below it: never over the bar, its note or Next.
+// The bar in sight (a view's restoring may scroll the page: a list opened), and Inside this head's sheet
+// (assets/inside.js, inside.css) ends below it: never over the bar, its note or Next. On a phone the bar stays at the
+// top of the screen (ui/shell/lesson.py CSS: sticky) and the page scrolls so that what the view is about (its map,
+// tree, table: SUBJECT, the first one shown) starts right under it: the note and what it speaks of on one screen
+// (issue 58: the map sat ~1,000 px below the bar, under the tabs and the sentence box).
 const PHONE = window.matchMedia("(max-width: 599px)");
+const SUBJECT = {translate: ["#attention [data-role=big]"], compare: ["#compare"], ablation: ["#ablate_probs", "#ablate_tools"],
+                 beam: ["#beam_tree", "#beam_choice"], layers: ["#rollout", "#align_matrix"], atlas: ["#atlas"],
+                 learned: ["#learned_plot"], model: ["#model_card"]};
+function subject() {                      // the view's subject on the tab shown, or null
+  const tab = document.querySelector("#tabs button[role=tab][aria-selected=true]");
+  for (const sel of SUBJECT[tab && tab.dataset.tabId] || []) {
+    const e = document.querySelector(sel);
+    if (e && e.getClientRects().length && e.getBoundingClientRect().height > 0) return e;
+  }
+  return null;
+}
 function inSight() {
   bar.scrollIntoView({block: PHONE.matches ? "start" : "nearest"});
+  const s = PHONE.matches && subject();
+  if (s) window.scrollBy(0, s.getBoundingClientRect().top - bar.getBoundingClientRect().bottom - 8);
   const below = Math.ceil(bar.getBoundingClientRect().bottom) + 4;
   document.documentElement.style.setProperty("--lesson-bar-bottom", `${Math.max(0, below)}px`);
 }
@@ -135,7 +151,9 @@ make.querySelector("#copy_lesson").addEventListener("click", async () => {
   lesson.last = u;
   let copied = false;
   try { await navigator.clipboard.writeText(u); copied = true; } catch (e) { copied = false; }
-  say(W(copied ? "lesson_copied" : "lesson_copy_this", {n: lesson.made.length}), u);
+  const one = lesson.made.length === 1;  // "1 view", not "1 views"
+  const key = copied ? (one ? "lesson_copied_1" : "lesson_copied") : (one ? "lesson_copy_this_1" : "lesson_copy_this");
+  say(W(key, {n: lesson.made.length}), u);
 });
 role(make, "close").addEventListener("click", () => { make.hidden = true; });
 function bindOpen() {                     // Lesson… beside Copy link (ui/shell/link.py LINK_HTML) opens the tools

@@ -79,9 +79,10 @@ function say(text, url) {                 // the line under the intro row; a URL
   let input = note.querySelector("input");
   if (url) {
     if (!input) {
-      input = document.createElement("input"); input.readOnly = true; input.setAttribute("aria-label", "the link");
+      input = document.createElement("input"); input.readOnly = true;
       input.addEventListener("focus", () => input.select()); note.querySelector("[data-role=close]").before(input);
     }
+    input.setAttribute("aria-label", w("link_field"));  // in the language of the line it belongs to
     input.value = url;
   } else if (input) input.remove();
   const close = note.querySelector("[data-role=close]");

@@ -373,6 +373,10 @@ def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(ser
     page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
     names = page.eval_on_selector_all("#beam_tree .legendtext", "es => es.map(e => e.textContent)")  # as drawn
     assert "fertig (</s>)" in names and not any("EOS" in n for n in names), names
+    # the hypotheses' box: its choices said "(log-prob -2.70 / 11 pieces = -0.246 per piece)" (ui/beam/handlers.py)
+    hypothesis = page.input_value("#beam_choice input")
+    assert re.match(r"1\. .+\(log-prob -?\d+\.\d+ / \d+ Wortstücke? = -?\d\.\d+ pro Wortstück", hypothesis), hypothesis
+    assert not re.search(r"\b(pieces?|per|unfinished)\b", hypothesis), hypothesis
     assert page.errors == []
 
 
@@ -404,3 +408,68 @@ def test_a_step_before_start_is_answered_in_the_pages_language(served_browser):
                            arg=before, timeout=10000)
     said = page.inner_text("#attention [data-role=status]")
     assert said.startswith("Drücke zuerst Start") and not re.search(r"\b(Press|first|sentence)\b", said), said
+
+
+def test_the_link_box_is_named_in_the_pages_language(served_browser):
+    """Found reading assets/link.js (walkthrough of 2026-12-05): the box holding a copied link was named "the link"
+    (aria-label, what a screen reader says) on the German page too; and a line said after a switch names it again."""
+    from tests.plain import Localized
+    url, b = served_browser
+    page = open_app(Localized(b, "de-DE"), url, 1280, 800)
+    start(page, SENTENCE)
+    en, de = labels("en")["link_field"], labels("de")["link_field"]
+    page.click("#copy_link")
+    page.wait_for_selector("#link_note .link-note input", state="visible", timeout=10000)
+    name = page.eval_on_selector("#link_note .link-note input", "e => e.getAttribute('aria-label')")
+    assert name == de and name != en and "link" not in name.split(), name
+    page.select_option("#ui_language", "en")
+    page.wait_for_function("window.__explain.lang === 'en'")
+    page.click("#copy_link")
+    page.wait_for_function("(n) => document.querySelector('#link_note .link-note input')"
+                           ".getAttribute('aria-label') === n", arg=en, timeout=10000)
+
+
+# each tab button: whether the link's line (#link_note) lies over it, and what a click at its centre meets
+TABS_FREE = """() => { const n = document.querySelector('#link_note .link-note').getBoundingClientRect();
+  return [...document.querySelectorAll('#tabs button[role=tab]')].map(t => { const r = t.getBoundingClientRect();
+    const over = n.width > 0 && n.left < r.right && n.right > r.left && n.top < r.bottom && n.bottom > r.top;
+    const e = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+    return [t.dataset.tabId, over, !!e && t.contains(e)]; }); }"""
+
+
+def test_the_lesson_links_line_leaves_the_tabs_free(served_browser):
+    """At 1280x800 the line "Lesson link copied (…):" with its link lay over the top of the screen, where the tabs are
+    once the teacher has scrolled to the lesson's tools; it stayed until closed. Now it sits at the screen's bottom:
+    every tab button is uncovered and takes a click while it is shown, whether the page is scrolled or not."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    start(page, SENTENCE)
+    page.click("#lesson_open")
+    page.wait_for_selector("#lesson_add", state="visible")
+    page.click("#lesson_add")
+    page.wait_for_function("window.__lesson.made.length === 1")
+    tools = page.evaluate("document.querySelector('.lesson-make').getBoundingClientRect().top + scrollY")
+    for scroll in (0, tools):  # the page as opened; the lesson's tools at the screen's top, the tabs under them
+        page.evaluate(f"window.scrollTo(0, {scroll})")
+        page.click("#copy_lesson")
+        page.wait_for_function("(() => { const n = document.querySelector('#link_note .link-note');"
+                               " return !n.hidden && n.querySelector('input'); })()", timeout=10000)
+        said = page.inner_text("#link_note [data-role=text]")
+        assert said.startswith("Lesson link copied (1 view)") and "views" not in said, said  # not "1 views"
+        free = page.evaluate(TABS_FREE)
+        assert free and all(not over and hit for _, over, hit in free), (scroll, free)
+        page.click(tab_button("Compare"))  # it takes the click (and the line goes with the tab change)
+        page.wait_for_selector("#compare_start", state="visible", timeout=30000)
+        page.click(tab_button("Translate"))
+        page.wait_for_selector("#start", state="visible")
+    page.select_option("#ui_language", "de")  # in German too: "(1 Ansichten, …)" said one view as many
+    page.wait_for_function("window.__explain.lang === 'de'")
+    page.click("#copy_lesson")
+    page.wait_for_function("document.querySelector('#link_note [data-role=text]').textContent.includes('Stunde')")
+    said = page.inner_text("#link_note [data-role=text]")
+    assert "(1 Ansicht)" in said and "Ansichten" not in said, said
+    page.select_option("#ui_language", "en")
+    page.wait_for_function("window.__explain.lang === 'en'")
+    page.click(".lesson-make [data-role=drop]")
+    assert page.errors == []

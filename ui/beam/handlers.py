@@ -11,6 +11,7 @@ from transformer.decode.decoding import Translator, attend_ids
 from ui.beam.figures import beam_tree_figure
 from ui.shell.figures import figure
 from ui.shell.inputs import fail, need_session
+from ui.shell.texts import page_lang, said
 from ui.translate import payload as P
 
 
@@ -35,10 +36,13 @@ def beam_ids(tr: Translator, source_ids: list[int], size):
         result = beam_search(tr.model, source_ids, size)
     except ValueError as e:
         fail(e)
-    # the ranking score: log-probability per piece (beam_search's default length_penalty 1)
-    choices = [f"{i + 1}. {tr.tokenizer.decode(h.ids)}  (log-prob {h.score:.2f} / {len(h.ids)} "
-               f"piece{'s' if len(h.ids) != 1 else ''} = "
-               f"{h.normalized:.3f} per piece{'' if h.finished else ', unfinished'})"
+    # the ranking score: log-probability per piece (beam_search's default length_penalty 1), said in the page's
+    # language (English for a program); each starts with its number, which is what beam_pick reads
+    lang = page_lang()
+    pieces = lambda n: said("beam_pieces_1", lang) if n == 1 else said("beam_pieces_n", lang, n=n)
+    choices = [said("beam_choice", lang, i=i + 1, text=tr.tokenizer.decode(h.ids), score=f"{h.score:.2f}",
+                    pieces=pieces(len(h.ids)), per=f"{h.normalized:.3f}",
+                    unfinished="" if h.finished else said("beam_unfinished", lang))
                for i, h in enumerate(result.hypotheses)]
     state = {"source_ids": result.source_ids, "hyps": [h.ids for h in result.hypotheses],
              "paths": [h.path for h in result.hypotheses], "tree": result.tree, "model": tr.config.direction}

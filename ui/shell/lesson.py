@@ -17,7 +17,14 @@ from ui.translate.attribution import ALIGN_METHODS
 
 MAX_VIEWS, MAX_NOTE, MAX_LINK = 8, 140, 12000  # views per lesson, characters per note and per lesson parameter
 CSS = ("#lesson:has(#lesson_bar[hidden]):has(.lesson-make[hidden]) { display: none !important; }"
-       "#lesson .html-container { padding: 0 !important; }")
+       "#lesson .html-container { padding: 0 !important; }"
+       # a phone (issue 58): the student's bar stays at the top of the screen while the page scrolls, so the view's
+       # subject can sit right under it (assets/lesson.js inSight). Gradio's container hides its overflow, which
+       # makes it the box a sticky element sticks in; `clip` cuts the same overflow without being one.
+       "@media (max-width: 599px) {"
+       " .gradio-container:has(#lesson_bar:not([hidden])) { overflow: clip !important; }"
+       " #lesson:has(#lesson_bar:not([hidden])):has(.lesson-make[hidden]) { position: sticky !important; top: 0;"
+       " z-index: 55; background: var(--body-background-fill, #fff); padding-bottom: 4px; } }")
 BOX_CSS = (".lesson-bar, .lesson-make { display: flex; flex-wrap: wrap; gap: 6px 10px; align-items: center;"
            " font-size: 14px; padding: 5px 10px; border-radius: 6px; }"
            ".lesson-bar[hidden], .lesson-make[hidden] { display: none !important; }"
