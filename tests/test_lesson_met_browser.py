@@ -423,7 +423,7 @@ def test_the_link_box_is_named_in_the_pages_language(served_browser):
     name = page.eval_on_selector("#link_note .link-note input", "e => e.getAttribute('aria-label')")
     assert name == de and name != en and "link" not in name.split(), name
     page.select_option("#ui_language", "en")
-    page.wait_for_function("window.__explain.lang === 'en'")
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'en'")
     page.click("#copy_link")
     page.wait_for_function("(n) => document.querySelector('#link_note .link-note input')"
                            ".getAttribute('aria-label') === n", arg=en, timeout=10000)
@@ -448,7 +448,7 @@ def test_the_lesson_links_line_leaves_the_tabs_free(served_browser):
     page.click("#lesson_open")
     page.wait_for_selector("#lesson_add", state="visible")
     page.click("#lesson_add")
-    page.wait_for_function("window.__lesson.made.length === 1")
+    page.wait_for_function("document.getElementById('lesson')?.lesson.made.length === 1")
     tools = page.evaluate("document.querySelector('.lesson-make').getBoundingClientRect().top + scrollY")
     for scroll in (0, tools):  # the page as opened; the lesson's tools at the screen's top, the tabs under them
         page.evaluate(f"window.scrollTo(0, {scroll})")
@@ -464,12 +464,12 @@ def test_the_lesson_links_line_leaves_the_tabs_free(served_browser):
         page.click(tab_button("Translate"))
         page.wait_for_selector("#start", state="visible")
     page.select_option("#ui_language", "de")  # in German too: "(1 Ansichten, …)" said one view as many
-    page.wait_for_function("window.__explain.lang === 'de'")
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'de'")
     page.click("#copy_lesson")
     page.wait_for_function("document.querySelector('#link_note [data-role=text]').textContent.includes('Stunde')")
     said = page.inner_text("#link_note [data-role=text]")
     assert "(1 Ansicht)" in said and "Ansichten" not in said, said
     page.select_option("#ui_language", "en")
-    page.wait_for_function("window.__explain.lang === 'en'")
+    page.wait_for_function("document.getElementById('explain_box')?.explain.lang === 'en'")
     page.click(".lesson-make [data-role=drop]")
     assert page.errors == []

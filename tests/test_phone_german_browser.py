@@ -201,6 +201,10 @@ def test_the_translation_so_far_is_beside_the_map_at_1280x800(served_browser):
     desk.context.close()
 
 
+LESSON_AT = ("document.getElementById('lesson')?.lesson && document.getElementById('lesson').lesson.shown === {i}"
+             " && !document.getElementById('lesson').lesson.busy")  # the lesson shows view i, settled
+
+
 def lesson_link(url, views) -> str:
     """A lesson link of [query, note] views (assets/lesson.js encode: base64url of the JSON), on the German page."""
     import base64
@@ -231,12 +235,12 @@ def test_a_lesson_view_on_a_phone_shows_its_subject_under_the_bar(served_browser
     page = b.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, is_mobile=True, has_touch=True,
                          locale="de-DE").new_page()
     page.goto(link)
-    page.wait_for_function("window.__link && window.__link.opened === true && window.__lesson && "
-                           "window.__lesson.shown === 0 && !window.__lesson.busy", timeout=120000)
+    page.wait_for_function("document.getElementById('link_box')?.link?.opened === true && "
+                           + LESSON_AT.format(i=0), timeout=120000)
     for i, subject in ((0, "#attention [data-role=big]"), (1, "#beam_tree")):
         if i:
             page.tap("#lesson_next")
-            page.wait_for_function(f"window.__lesson.shown === {i} && !window.__lesson.busy", timeout=120000)
+            page.wait_for_function(LESSON_AT.format(i=i), timeout=120000)
             page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
         seen = page.evaluate(SEEN, subject)
         bar, top = seen["bar"], seen["subject"]["top"]
@@ -249,7 +253,7 @@ def test_a_lesson_view_on_a_phone_shows_its_subject_under_the_bar(served_browser
         seen = page.evaluate(SEEN, "#beam_tree")
         assert -1 <= seen["bar"]["top"] <= 1 and seen["back"] and seen["next"], (dy, seen)
     page.tap("#lesson_back")
-    page.wait_for_function("window.__lesson.shown === 0 && !window.__lesson.busy", timeout=120000)
+    page.wait_for_function(LESSON_AT.format(i=0), timeout=120000)
     seen = page.evaluate(SEEN, "#attention [data-role=big]")
     assert seen["bar"]["bottom"] - 1 <= seen["subject"]["top"] <= seen["bar"]["bottom"] + 40, seen
     page.context.close()
