@@ -135,6 +135,26 @@ print("built")
     assert lines[3] == want and int(lines[4]) > 0 and lines[5] == "built"
 
 
+def test_a_target_install_finds_its_own_data(wheel, tmp_path_factory, tmp_path):
+    """`pip install --target DIR`: pip moves the wheel's data beside its packages (DIR/share/attention-lens), and the
+    code run from DIR (on PYTHONPATH, as --target is used) finds its checkpoints and assets there."""
+    target = tmp_path_factory.mktemp("target")
+    r = subprocess.run([*PIP, "install", "--no-deps", "--target", str(target), str(wheel)], check=False,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONNOUSERSITE": "1",
+                                                                         "PYTHONPATH": str(target)}
+    code = ("from transformer.model.checkpoint import SHIPPED; from ui.shell.components import ASSETS;"
+            " from transformer import Translator; print(SHIPPED, ASSETS);"
+            f" print(Translator.load(device='cpu').translate({SENTENCE!r}))")
+    r = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=tmp_path,
+                       env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    where, said = r.stdout.strip().splitlines()
+    assert where.split() == [str(target / DATA / "checkpoints"), str(target / DATA / "assets")]
+    assert said
+
+
 def test_console_script_runs_from_the_installed_copy(venv, tmp_path):
     script = venv / "bin" / "attention-lens"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONNOUSERSITE": "1"}

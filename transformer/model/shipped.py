@@ -17,8 +17,10 @@ INSTALLED = Path("share") / "attention-lens"  # under a scheme's data path (pypr
 def places(name: str) -> list[Path]:
     """Where `shipped` looks for NAME, in order: the checkout's own folder (a checkout has pyproject.toml at its
     root; site-packages has none, so another distribution's top-level folder of that name is never taken), then
-    the installed copy for this interpreter's prefix, then for a `pip install --user`."""
+    the installed copy beside the packages (`pip install --target DIR` moves the wheel's data into DIR with them),
+    then for this interpreter's prefix, then for a `pip install --user`."""
     out = [CHECKOUT / name] if (CHECKOUT / "pyproject.toml").is_file() else []
+    out.append(CHECKOUT / INSTALLED / name)
     for scheme in (sysconfig.get_default_scheme(), sysconfig.get_preferred_scheme("user")):
         out.append(Path(sysconfig.get_path("data", scheme)) / INSTALLED / name)
     return out
