@@ -44,11 +44,23 @@ def phone(b, url, size=PHONE, touch=True):
     return page
 
 
+# what the page shows when a Start is not drawn in time (the report of a failed wait)
+SHOWN = """() => { const L = window.__lens, st = L && L.state;
+  return {traj: !!(st && st.traj), doc: !st || !st.doc ? null : st.doc === st.traj ? 'traj' : 'other',
+          box: document.querySelector('#source textarea')?.value,
+          status: document.querySelector('#attention [data-role=status]')?.textContent,
+          toasts: [...document.querySelectorAll('.toast-body')].map(e => e.innerText),
+          note: document.getElementById('source_note')?.innerText}; }"""
+
+
 def started(page):
     page.fill("#source textarea", SENTENCE)
     page.click("#start")
-    page.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
-                           timeout=60000)
+    try:
+        page.wait_for_function("window.__lens.state.traj && window.__lens.state.doc === window.__lens.state.traj",
+                               timeout=60000)
+    except Exception as e:
+        raise AssertionError(f"Start was not drawn: {page.evaluate(SHOWN)}, errors {page.errors}") from e
     page.wait_for_function("!document.getElementById('inside')?.inside || "
                            "document.getElementById('inside')?.inside.ready()", timeout=60000)
 
