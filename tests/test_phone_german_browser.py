@@ -50,7 +50,7 @@ SHOWN = """() => { const L = window.__lens, st = L && L.state;
           box: document.querySelector('#source textarea')?.value,
           status: document.querySelector('#attention [data-role=status]')?.textContent,
           toasts: [...document.querySelectorAll('.toast-body')].map(e => e.innerText),
-          note: document.getElementById('source_note')?.innerText}; }"""
+          note: document.getElementById('source_hint')?.innerText}; }"""
 
 
 def started(page):
