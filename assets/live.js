@@ -18,6 +18,12 @@ const inst = {role: null, code: null, token: null, snap: null, following: true, 
               seq: 0, applying: false, errors: [], lastError: null};
 (element.closest('[id]:not([id^="html-"])') || element).live = inst;  // on this view's own element (#class_box): docs/design.md
 const link = () => document.getElementById("link_box")?.link;  // assets/link.js, on its element
+// the bar's room at the screen's bottom, where "Link copied" (assets/link.js say) stands too: that line goes above the
+// bar (ui/shell/link.py LINK_CSS reads --class-bar-room), however tall the bar grows (a question, its chart)
+new ResizeObserver(() => {
+  const h = bar.hidden ? 0 : Math.ceil(bar.getBoundingClientRect().height);
+  document.documentElement.style.setProperty("--class-bar-room", `${h ? h + 8 : 0}px`);
+}).observe(bar);
 const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);
 const pct = (p) => `${(100 * p).toFixed(0)}%`;
 

@@ -256,3 +256,27 @@ def test_a_revealed_answer_leaves_the_phones_map_in_sight(revealed):
     phone.wait_for_selector("#class_bar .class-chart-wrap", state="detached", timeout=5000)
     assert desk.inner_text("#class_bar .class-answer").startswith("The model looks most at")  # the same at 1280
     assert desk.locator("#class_bar .class-chart-wrap").count() == 0 and desk.is_visible(toggle)
+
+
+OVERLAP = """() => { const r = (s) => document.querySelector(s).getBoundingClientRect();
+  const note = r('#link_note .link-note'), bar = r('#class_bar');
+  return {note: [note.top, note.bottom], bar: [bar.top, bar.bottom],
+          apart: note.bottom <= bar.top + 0.5 || bar.bottom <= note.top + 0.5}; }"""
+
+
+def test_the_copied_links_line_and_the_class_bar_never_overlap(revealed):
+    """Both sat at the screen's bottom (on a phone above Back / Step): "Link copied" lay over the class's bar, its
+    answer and its buttons, for 10 to 20 s. Now the line stands above the bar, however tall the bar grows."""
+    _teacher, phone, desk = revealed
+    for p, press in ((phone, phone.tap), (desk, desk.click)):
+        p.evaluate("window.scrollTo(0, 0)")
+        press("#copy_link")
+        p.wait_for_selector("#link_note .link-note", state="visible", timeout=10000)
+        seen = p.evaluate(OVERLAP)
+        assert seen["apart"], seen
+        press("#class_bar .class-chart-toggle")  # the bar grows by its chart: the line moves up with it
+        p.wait_for_selector("#class_bar .class-chart-wrap", state="visible", timeout=5000)
+        p.wait_for_function(f"({OVERLAP})().apart", timeout=5000)
+        assert p.is_visible("#link_note [data-role=close]")
+        press("#link_note [data-role=close]")
+        press("#class_bar .class-chart-toggle")
