@@ -18,6 +18,12 @@ const inst = {role: null, code: null, token: null, snap: null, following: true, 
               seq: 0, applying: false, errors: [], lastError: null};
 (element.closest('[id]:not([id^="html-"])') || element).live = inst;  // on this view's own element (#class_box): docs/design.md
 const link = () => document.getElementById("link_box")?.link;  // assets/link.js, on its element
+// the bar's room at the screen's bottom, where "Link copied" (assets/link.js say) stands too: that line goes above the
+// bar (ui/shell/link.py LINK_CSS reads --class-bar-room), however tall the bar grows (a question, its chart)
+new ResizeObserver(() => {
+  const h = bar.hidden ? 0 : Math.ceil(bar.getBoundingClientRect().height);
+  document.documentElement.style.setProperty("--class-bar-room", `${h ? h + 8 : 0}px`);
+}).observe(bar);
 const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);
 const pct = (p) => `${(100 * p).toFixed(0)}%`;
 
@@ -224,10 +230,31 @@ function drawStudentQuestion(el, q) {
   const hide = document.createElement("button"); hide.type = "button"; hide.className = "class-hide";
   hide.textContent = "✕"; hide.title = w("class_hide_question"); hide.setAttribute("aria-label", hide.title);
   hide.addEventListener("click", () => { inst.hiddenQ = `${q.id}:${q.revealed}`; draw(); });
+  const mine = q.mine ?? (inst.mine && inst.mine.id === q.id ? inst.mine.choice : null);
+  const picked = mine !== null && mine !== undefined;
+  if (q.revealed && q.model) {            // the answer in one line, the chart on demand: the map stays in sight
+    box.classList.add("revealed");        // (on a phone the question, the keys and the chart took ~40 % of the screen)
+    const after = document.createElement("div"); after.className = "class-answer";
+    after.textContent = w(q.kind === "where" ? "class_reveal_where" : "class_reveal_next", top(q))
+      + (picked ? ` ${w("class_reveal_yours", {key: q.keys[mine]})}` : "");
+    const open = inst.chartFor === q.id;
+    const more = document.createElement("button"); more.type = "button"; more.className = "class-chart-toggle";
+    more.textContent = `${w("class_chart")} ${open ? "▾" : "▸"}`; more.title = w("class_chart_tip");
+    more.setAttribute("aria-expanded", String(open));
+    more.addEventListener("click", () => { inst.chartFor = open ? null : q.id; draw(); });
+    box.append(after, more, hide);
+    el.append(box);
+    if (open) {
+      const grid = document.createElement("div"); grid.className = "class-chart-wrap";
+      grid.tabIndex = 0;                  // it may scroll: reachable by the keyboard (axe-core)
+      chart(grid, q, false);
+      el.append(grid);
+    }
+    return;
+  }
   const text = document.createElement("span");
   text.textContent = w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row});
   box.append(text);
-  const mine = q.mine ?? (inst.mine && inst.mine.id === q.id ? inst.mine.choice : null);
   const keys = document.createElement("span"); keys.className = "class-keys";  // on a phone, for screen readers and
   keys.classList.toggle("on-map", q.kind === "where");                          // keys only: the map answers "where"
   q.keys.forEach((k, i) => {
@@ -238,14 +265,8 @@ function drawStudentQuestion(el, q) {
   });
   box.append(keys, hide);
   el.append(box);
-  const after = document.createElement("div"); after.className = "class-answer";
-  if (q.revealed && q.model) {
-    after.textContent = w(q.kind === "where" ? "class_reveal_where" : "class_reveal_next", top(q));
-    const grid = document.createElement("div"); grid.className = "class-chart-wrap";
-    grid.tabIndex = 0;                    // it may scroll on a phone: reachable by the keyboard (axe-core)
-    chart(grid, q, false);
-    el.append(after, grid);
-  } else if (mine !== null && mine !== undefined) {
+  if (picked) {
+    const after = document.createElement("div"); after.className = "class-answer";
     after.textContent = w("class_answered", {key: q.keys[mine]});
     el.append(after);
   }

@@ -11,6 +11,7 @@ from tests.browser import go, open_app, pick, start, step_no, tab_button, tap_ke
 pytestmark = pytest.mark.browser
 SENTENCE = "Ich liebe dich."
 OTHER = "Der Hund beißt den Mann."
+LONG = "Ich weiß, dass er morgen nach Berlin fährt."  # a map as tall as a phone's screen is wide
 
 
 def shown(page) -> dict:
@@ -187,3 +188,95 @@ def test_a_class_follows_its_teacher(served_browser):
     assert shown(students[1])["text"] == SENTENCE
     for p in [teacher, *students[:2], second, other, wrong]:
         assert p.errors == [], p.errors
+
+
+@pytest.fixture(scope="module")
+def revealed(served_browser):
+    """A class whose where-question is revealed: (teacher, a student's German phone at 390x844 with touch, a
+    student's English page at 1280x800), each student having tapped a key of their map."""
+    url, b = served_browser
+    teacher = open_app(b, url, 1280, 800)
+    start(teacher, LONG)
+    go(teacher, 5)
+    teacher.click("#class_start")
+    teacher.wait_for_function("document.getElementById('class_box')?.live.sends >= 1", timeout=30000)
+    link = teacher.input_value("#class_link")
+    pages = []
+    for (w, h), lang in (((390, 844), "de"), ((1280, 800), "en")):
+        p = b.new_context(viewport={"width": w, "height": h}, is_mobile=w < 600, has_touch=w < 600,
+                          locale=f"{lang}-DE" if lang == "de" else "en-US").new_page()
+        p.errors = []
+        p.on("pageerror", lambda e, p=p: p.errors.append(str(e)))
+        p.goto(f"{link}&lang={lang}", timeout=90000)
+        p.wait_for_function("document.getElementById('class_box')?.live?.snap", timeout=60000)
+        follows(p, teacher)
+        pages.append(p)
+    teacher.click("#ask_where")
+    for p in pages:
+        p.wait_for_selector("#class_bar .class-q button[data-choice]", state="attached", timeout=20000)
+        tap_key(p, 0)
+    teacher.wait_for_function("document.querySelector('#class_answers').textContent.includes('2 of 2 answered')",
+                              timeout=20000)
+    teacher.click("#reveal")
+    for p, said in zip(pages, ("Das Modell schaut am meisten auf", "The model looks most at")):
+        p.wait_for_function("(s) => document.querySelector('#class_bar .class-answer')?.textContent.startsWith(s)",
+                            arg=said, timeout=20000)
+    yield teacher, *pages
+    for p in (teacher, *pages):
+        assert p.errors == [], p.errors
+        p.context.close()
+
+
+# the big map, brought to the screen's top as a student scrolls to it, and the class's bar
+MAP_AND_BAR = """() => { document.querySelector('#attention [data-role=big]').scrollIntoView({block: 'start'});
+  const r = (s) => { const e = document.querySelector(s); if (!e || !e.checkVisibility()) return null;
+                     const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, height: b.height}; };
+  return {map: r('#attention [data-role=big]'), bar: r('#class_bar'), chart: r('#class_bar .class-chart-wrap'),
+          height: innerHeight}; }"""
+
+
+def test_a_revealed_answer_leaves_the_phones_map_in_sight(revealed):
+    """Last session's phone: after Reveal the student's bar held the question, the answer and the whole chart, ~40 %
+    of the screen over the map until the student closed it. Now the answer is one line in words (with the
+    student's own pick) and the chart opens on demand: the whole map and the answer are on the screen together."""
+    _teacher, phone, desk = revealed
+    seen = phone.evaluate(MAP_AND_BAR)
+    assert seen["chart"] is None and seen["bar"]["height"] <= 0.2 * seen["height"], seen
+    assert seen["map"]["height"] > 150 and seen["map"]["bottom"] <= seen["bar"]["top"], seen  # nothing of it covered
+    said = phone.inner_text("#class_bar .class-answer")
+    key = phone.evaluate("document.getElementById('class_box').live.snap.question.keys[0]")
+    assert said.startswith("Das Modell schaut am meisten auf „") and f"Deine Wahl: „{key}“." in said, said
+    toggle = "#class_bar .class-chart-toggle"
+    assert phone.get_attribute(toggle, "aria-expanded") == "false"
+    phone.tap(toggle)  # the chart on demand, and closed again
+    phone.wait_for_selector("#class_bar .class-chart-wrap .class-chart", state="visible", timeout=5000)
+    assert phone.get_attribute(toggle, "aria-expanded") == "true" and phone.inner_text(toggle).startswith("Antworten")
+    assert serious(phone) == []
+    phone.tap(toggle)
+    phone.wait_for_selector("#class_bar .class-chart-wrap", state="detached", timeout=5000)
+    assert desk.inner_text("#class_bar .class-answer").startswith("The model looks most at")  # the same at 1280
+    assert desk.locator("#class_bar .class-chart-wrap").count() == 0 and desk.is_visible(toggle)
+
+
+OVERLAP = """() => { const r = (s) => document.querySelector(s).getBoundingClientRect();
+  const note = r('#link_note .link-note'), bar = r('#class_bar');
+  return {note: [note.top, note.bottom], bar: [bar.top, bar.bottom],
+          apart: note.bottom <= bar.top + 0.5 || bar.bottom <= note.top + 0.5}; }"""
+
+
+def test_the_copied_links_line_and_the_class_bar_never_overlap(revealed):
+    """Both sat at the screen's bottom (on a phone above Back / Step): "Link copied" lay over the class's bar, its
+    answer and its buttons, for 10 to 20 s. Now the line stands above the bar, however tall the bar grows."""
+    _teacher, phone, desk = revealed
+    for p, press in ((phone, phone.tap), (desk, desk.click)):
+        p.evaluate("window.scrollTo(0, 0)")
+        press("#copy_link")
+        p.wait_for_selector("#link_note .link-note", state="visible", timeout=10000)
+        seen = p.evaluate(OVERLAP)
+        assert seen["apart"], seen
+        press("#class_bar .class-chart-toggle")  # the bar grows by its chart: the line moves up with it
+        p.wait_for_selector("#class_bar .class-chart-wrap", state="visible", timeout=5000)
+        p.wait_for_function(f"({OVERLAP})().apart", timeout=5000)
+        assert p.is_visible("#link_note [data-role=close]")
+        press("#link_note [data-role=close]")
+        press("#class_bar .class-chart-toggle")

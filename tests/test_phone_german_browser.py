@@ -306,3 +306,56 @@ def test_a_copied_links_line_on_a_phone_gives_its_words_the_width(student):
     assert words["width"] >= 0.6 * note["width"] and link["y"] >= words["y"] + words["height"] - 1, (note, words, link)
     assert note["y"] + note["height"] <= bar["y"], (note, bar)
     page.tap("#link_note [data-role=close]")
+
+
+# the lesson's bar, Inside this head (its box: a sheet or in the page) and what a finger on the bar's note, Next and
+# Back touches
+INSIDE_SEEN = """() => { const I = document.getElementById('inside').inside;
+  const box = (s) => { const r = document.querySelector(s).getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, height: r.height}; };
+  const hit = (s) => { const r = document.querySelector(s).getBoundingClientRect();
+    const e = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); return !!e && !!e.closest(s); };
+  return {sheet: I.sheet, row: I.ui.pick ? I.ui.pick.row : null, bar: box('#lesson_bar'),
+          inside: box('#inside .inside'), table: box('#inside .inside-table'), map: box('#attention [data-role=big]'),
+          note: hit('#lesson_bar [data-role=note]'), next: hit('#lesson_next'), back: hit('#lesson_back'),
+          height: innerHeight}; }"""
+
+
+def test_a_lesson_view_with_a_picked_row_shows_inside_this_head_on_a_phone(served_browser):
+    """Last session's phone: a lesson view with a picked row scrolled its map under the lesson bar, and Inside this
+    head, what such a view is about, sat ~700 px below it. Now that view opens the panel as the phone's sheet (as a
+    row tapped on the map does), under the lesson bar whose note, Back and Next stay in sight; ✕ shows the map with
+    its row right under the bar. A view without a row opens no sheet; at 1280x800 nothing changes."""
+    from urllib.parse import quote
+    url, b = served_browser
+    query = f"model=de-en&text={quote(SENTENCE)}&step=5&kind=cross&layer=3&head=2"
+    link = lesson_link(url, [[query, "Erst die Karte."], [query + "&row=4&stage=2", "Zeile 5 von innen: *teilen*."]])
+    page = b.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, is_mobile=True, has_touch=True,
+                         locale="de-DE").new_page()
+    page.goto(link)
+    page.wait_for_function("document.getElementById('link_box')?.link?.opened === true && "
+                           + LESSON_AT.format(i=0), timeout=120000)
+    assert page.evaluate(INSIDE_SEEN)["sheet"] is False  # no row picked: the map is the view's subject
+    page.tap("#lesson_next")
+    page.wait_for_function(LESSON_AT.format(i=1), timeout=120000)
+    page.wait_for_timeout(300)
+    seen = page.evaluate(INSIDE_SEEN)
+    assert seen["sheet"] and seen["row"] == 4, seen
+    assert seen["bar"]["bottom"] - 1 <= seen["inside"]["top"] <= seen["bar"]["bottom"] + 200, seen  # under the bar
+    assert seen["table"]["top"] + 100 <= seen["height"], seen  # its table on the screen, not 700 px down
+    assert seen["note"] and seen["next"] and seen["back"], seen  # the bar's note and buttons not under the sheet
+    page.tap("#inside [data-role=close]")  # ✕: the map, its row picked, right under the bar
+    page.wait_for_function("document.getElementById('inside').inside.sheet === false", timeout=5000)
+    seen = page.evaluate(INSIDE_SEEN)
+    assert seen["row"] == 4 and seen["bar"]["bottom"] - 1 <= seen["map"]["top"] <= seen["bar"]["bottom"] + 40, seen
+    page.tap("#lesson_back")
+    page.wait_for_function(LESSON_AT.format(i=0), timeout=120000)
+    assert page.evaluate(INSIDE_SEEN)["sheet"] is False
+    page.context.close()
+    desk = b.new_context(viewport={"width": 1280, "height": 800}, locale="de-DE").new_page()
+    desk.goto(link + "&view=2")
+    desk.wait_for_function("document.getElementById('link_box')?.link?.opened === true && "
+                           + LESSON_AT.format(i=1), timeout=120000)
+    seen = desk.evaluate(INSIDE_SEEN)
+    assert seen["sheet"] is False and seen["row"] == 4, seen  # the panel beside the map, as before
+    desk.context.close()

@@ -92,6 +92,9 @@ BOX_CSS = (
     ".class-chart .key { overflow-wrap: anywhere; max-width: 110px; }"
     ".class-legend { font-size: 11px; color: #166534; }"
     ".class-q .class-hide { margin-left: auto; border: none; background: none; color: #166534; }"
+    # the revealed answer: its words, Answers (the chart on demand) and ✕ on one line (assets/live.js)
+    ".class-q.revealed .class-answer { flex: 1 1 12em; font-weight: 600; }"
+    ".class-q.revealed .class-hide { margin-left: 0; }"
     ".class-bar .class-chart-wrap { max-height: 24vh; overflow: auto; }"
     ".class-legend i { display: inline-block; width: 10px; height: 8px; margin: 0 3px 0 8px; }"
     # on a phone, above the fixed bar of Back / Step / Run / Play (assets/layout.css, the same width)

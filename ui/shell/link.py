@@ -26,14 +26,18 @@ MAX_TEXT = 2000  # the source box's max_length: a link's sentence obeys the same
 LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
             # the line floats over the screen's bottom, as a note that goes by itself does (issue 58: in the flow,
             # "View 1 added" pushed the page down 84 px; over the top, it lay on the tabs once the page was scrolled)
-            "#link_note { position: fixed !important; bottom: calc(8px + env(safe-area-inset-bottom)); left: 50%;"
+            # a live class's bar (ui/live/page.py) at the same bottom: the line stands above it (assets/live.js
+            # --class-bar-room: its height and a gap; 0 without a bar), never over it
+            "#link_note { position: fixed !important; left: 50%;"
+            " bottom: calc(8px + env(safe-area-inset-bottom) + var(--class-bar-room, 0px));"
             " transform: translateX(-50%); z-index: 1000;"
             " width: min(960px, calc(100vw - 16px)) !important; box-shadow: 0 4px 16px rgba(0,0,0,.18);"
             " border-radius: 6px; pointer-events: none; }"  # what it covers stays clickable; its own controls:
             "#link_note .link-note input, #link_note .link-note button { pointer-events: auto; }"
             # a phone: above the fixed bar of Back / Step / Run / Play (assets/layout.css)
             # and its words on one line with ✕, the link on the next (side by side, the words took three lines)
-            "@media (max-width: 599px) { #link_note { bottom: calc(72px + env(safe-area-inset-bottom)); }"
+            "@media (max-width: 599px) { #link_note {"
+            " bottom: calc(72px + env(safe-area-inset-bottom) + var(--class-bar-room, 0px)); }"
             " #link_note .link-note { flex-wrap: wrap; } #link_note .link-note [data-role=text] { flex: 1 1 0; }"
             " #link_note .link-note [data-role=close] { order: 1; }"
             " #link_note .link-note input { order: 2; flex: 1 1 100%; } }"
