@@ -19,7 +19,7 @@ const inst = {role: null, code: null, token: null, snap: null, following: true, 
 (element.closest('[id]:not([id^="html-"])') || element).live = inst;  // on this view's own element (#class_box): docs/design.md
 const link = () => document.getElementById("link_box")?.link;  // assets/link.js, on its element
 const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);
-const pct = (p) => `${(100 * p).toFixed(0)}%`;
+const pct = (p) => (explainer() ? explainer().pct(p, 0) : `${(100 * p).toFixed(0)}%`);  // 34% / 34 %
 
 // -- requests (the box's event: ui/live/page.py op) --------------------------------------------------------------
 const pending = new Map();
