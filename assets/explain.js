@@ -29,6 +29,11 @@ const inst = {
   pct(p, digits, lang) {                  // a share (0..1) as a percentage: 33.5% / 33,5 %
     return formatter(lang || inst.lang, digits ?? 0, "percent").format(p);
   },
+  separators(lang) {                      // Plotly's layout `separators` (decimal, group) of the language: ",." in German
+    const parts = formatter(lang || inst.lang, 1, "decimal").formatToParts(0.5);
+    const decimal = (parts.find(p => p.type === "decimal") || {value: "."}).value;
+    return decimal === "," ? ",." : ".,";
+  },
   every(key) {                            // a label's text in every language (the glossary's words)
     return [...new Set(Object.values(TEXTS).map(l => l[key]).filter(v => typeof v === "string"))];
   },
