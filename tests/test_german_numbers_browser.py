@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.browser import go, open_app, start
+from tests.browser import go, open_app, start, tab_button
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Das Wetter war gestern sehr schlecht."
@@ -78,4 +78,20 @@ def test_the_english_page_keeps_its_decimal_point(served_browser):
     go(page, 2)
     page.wait_for_function(READY, timeout=60000)
     check_english(shown(page))
+    assert page.errors == []
+
+
+def test_the_german_ablation_tables_show_the_comma_and_keep_their_numbers(served_browser):
+    """Head ablation's two tables on the German page: their numbers shown 0,1234 (the server's texts.shown_table,
+    Gradio's display_value), while the table's data stay numbers."""
+    url, b = served_browser
+    page = open_app(b, url + "?lang=de", 1280, 800)
+    start(page, SENTENCE)
+    page.click(tab_button("Head ablation"))
+    page.click("#ablate_suggest_1")  # one click: ticks the atlas's most important head and compares
+    page.wait_for_selector("#ablate_probs .virtual-row", timeout=60000)
+    rows = page.eval_on_selector_all("#ablate_probs .virtual-row", "rs => rs.map(r => [...r.querySelectorAll("
+                                     "'.body-cell')].map(c => c.textContent.trim()))")
+    assert rows and all(re.fullmatch(r"-?\d,\d+", c) for r in rows for c in r[2:5]), rows
+    assert not any(re.search(r"\d\.\d", c) for r in rows for c in r), rows
     assert page.errors == []
