@@ -81,6 +81,20 @@ def test_the_english_page_keeps_its_decimal_point(served_browser):
     assert page.errors == []
 
 
+def test_the_atlas_plots_write_their_numbers_as_the_page(served_browser):
+    """The Head atlas's Plotly figures (drawn in the browser, assets/atlas.js) get Plotly's layout `separators` of
+    the page's language: ',.' in German (ticks and hovers 0,5), '.,' in English, again at once after a switch."""
+    url, b = served_browser
+    page = open_app(b, url + "?lang=de", 1280, 800)
+    page.click(tab_button("Head atlas"))
+    seps = ("[...document.querySelectorAll('#atlas [data-role=grid], #atlas [data-role=curve]')]"
+            ".map(e => e.layout && e.layout.separators)")
+    page.wait_for_function(f"{seps}.every(s => s === ',.')", timeout=60000)
+    page.select_option("#ui_language", "en")
+    page.wait_for_function(f"{seps}.every(s => s === '.,')", timeout=20000)
+    assert page.errors == []
+
+
 def test_the_german_ablation_tables_show_the_comma_and_keep_their_numbers(served_browser):
     """Head ablation's two tables on the German page: their numbers shown 0,1234 (the server's texts.shown_table,
     Gradio's display_value), while the table's data stay numbers."""
