@@ -115,6 +115,7 @@ function render() {
   both(q("note"), a.texts ? tx(a).note : {plain: a.pruning_note || "", detail: a.pruning_note || ""});
   q("legend").innerHTML = legendHtml(a);
   const g = gridFigure(a), c = curveFigure(a), cfg = {displaylogo: false, responsive: true, displayModeBar: !NARROW.matches};
+  g.layout.separators = c.layout.separators = explainer() ? explainer().separators() : ".,";  // 0,5 in German
   Promise.all([Plotly.react(q("grid"), g.data, g.layout, cfg), Plotly.react(q("curve"), c.data, c.layout, cfg)]).then(() => {
     const grid = q("grid");
     if (!grid.__bound) {

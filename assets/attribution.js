@@ -11,6 +11,7 @@
 // attribution_at); the answers are kept per trajectory and method, and all of them go with a new Start, a new
 // model (the view empties) or a page reload. Tokens are set with textContent only.
 const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
+const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 const METHODS = {alti: "ALTI+", saliency: "saliency"};  // shown: M(method), ui/texts [label]
 const NOTE = () => (explainer() ? explainer().t("attribution.note") : "");  // ui/shell/texts/en.toml, plain or not
 const T = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k), M = (m) => T(`method_${m}`);
@@ -134,7 +135,7 @@ function colourChips(chips, values, max) {
     const v = values[i] || 0, a = max > 0 ? v / max : 0;
     c.style.backgroundColor = `rgba(${CHIP.join(", ")}, ${a.toFixed(3)})`;
     if (!("title0" in c.dataset)) c.dataset.title0 = c.title;
-    c.dataset.share = v.toFixed(4); c.title = `share ${(100 * v).toFixed(1)} %`;
+    c.dataset.share = v.toFixed(4); c.title = T("attr_share", {pct: num(100 * v, 1)});
   });
 }
 function plainChips() {                   // the view's own look again
@@ -156,8 +157,8 @@ function drawChips(d, a, cols, t) {
   colourChips([...srcRow.querySelectorAll(".lens-tok")], sh.src, max);
   colourChips([...document.querySelectorAll("#attention [data-role=target] .lens-tok")], sh.tgt, max);
   const total = sh.src.reduce((x, y) => x + y, 0);
-  setText(caption, T("attr_caption", {title: T(`mtitle_${a.method}`), t, row: rowLabel(d, t, t), src: (100 * total).toFixed(0),
-                                      tgt: (100 - 100 * total).toFixed(0)}));
+  setText(caption, T("attr_caption", {title: T(`mtitle_${a.method}`), t, row: rowLabel(d, t, t), src: num(100 * total, 0),
+                                      tgt: num(100 - 100 * total, 0)}));
   return sh;
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
@@ -245,7 +246,7 @@ function drawMap(d, a, cols, t) {
     g.save(); g.translate(gutter + (j + 0.5) * cw, top + d.n * ch + 4); g.rotate(-Math.PI / 3);
     g.fillText(P.labels[j], 0, 0); g.restore();
   }
-  setText(mapTitle, T("attr_map_title", {title: T(`mtitle_${a.method}`), max: P.upto[t].toFixed(3)}));
+  setText(mapTitle, T("attr_map_title", {title: T(`mtitle_${a.method}`), max: num(P.upto[t], 3)}));
   inst.shown = {method: a.method, step: t, rows: rows.slice(0, t + 1), cols: P.labels, zmax: P.upto[t], P, geometry: G};
 }
 function cellAt(v, i, j) {                // the map's value at row i, column j (null where nothing is shown)
@@ -258,7 +259,7 @@ mapCanvas.addEventListener("mousemove", (e) => {  // a cell's row, column and sh
   const {gutter, top, cw, ch, S} = v.geometry;
   const i = Math.floor((e.offsetY - top) / ch), j = Math.floor((e.offsetX - gutter) / cw), z = cellAt(v, i, j);
   const where = T(j < S ? "attr_where_source" : "attr_where_target");
-  mapCanvas.title = z === null ? "" : T("attr_tip", {row: v.rows[i], col: v.cols[j], where, z: z.toFixed(3)});
+  mapCanvas.title = z === null ? "" : T("attr_tip", {row: v.rows[i], col: v.cols[j], where, z: num(z, 3)});
 });
 
 // -- the update lens.js calls after every draw -----------------------------------------------------------------

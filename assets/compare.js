@@ -9,6 +9,7 @@
 // B (issue 58 item 7: the word a minimal pair is about gets a difference); cells whose query or key has no partner
 // are grey. Text is set with textContent only.
 const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
+const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
@@ -151,13 +152,13 @@ function render() {
   }
   const zmax = Math.max(1e-6, ...ma.z, ...mb.z), dmax = Math.max(1e-6, Math.abs(md.big));
   draw("a", ma, v => viridis(v / zmax)); draw("b", mb, v => viridis(v / zmax)); draw("d", md, v => diverging(v / dmax));
-  say(q("scale"), "compare.scale", {zmax: zmax.toFixed(3)});
-  say(q("dscale"), "compare.dscale", {dmax: dmax.toFixed(3)});
+  say(q("scale"), "compare.scale", {zmax: num(zmax, 3)});
+  say(q("dscale"), "compare.dscale", {dmax: num(dmax, 3)});
   const head = st.head === "mean" ? w("mean_heads") : `${w("head")} ${st.head + 1}`;
   setText(q("title"), `${w(`kind_${st.kind}`)} · ${w("layer")} ${st.layer + 1} · ${head}`);
   const lens = document.getElementById("attention")?.lens;
   setText(q("axes"), lens && lens.axes ? lens.axes(st.kind, a) : "");
-  const big = md.where && `${md.big >= 0 ? "+" : ""}${md.big.toFixed(3)}`;
+  const big = md.where && `${md.big >= 0 ? "+" : ""}${num(md.big, 3)}`;
   say(q("align"), "compare.align", {rows: md.rowsAligned, R: md.R, cols: md.colsAligned, C: md.C,
     diff: (m) => explainer().fill(md.where ? "compare.diff" : "compare.nodiff",
                                        md.where && {big, q: md.labels[md.where[0]], k: md.cols[md.where[1]]}, m)});
@@ -213,8 +214,8 @@ for (const which of ["a", "b", "d"]) {
     if (i < 0 || j < 0 || i >= g.m.R || j >= g.m.C) { tip.hidden = true; return; }
     const v = g.m.z[i * g.m.C + j];
     tip.textContent = `${w("tip_query", {q: g.m.labels[i]})}\n${w("tip_key", {k: g.m.cols[j]})}\n` + (which === "d"
-      ? (Number.isNaN(v) ? w("tip_no_partner") : `A − B ${v >= 0 ? "+" : ""}${v.toFixed(3)}`)
-      : w("tip_weight", {w: v.toFixed(3)}));  // the words of the Translate view's tooltip (assets/lens.js)
+      ? (Number.isNaN(v) ? w("tip_no_partner") : `A − B ${v >= 0 ? "+" : ""}${num(v, 3)}`)
+      : w("tip_weight", {w: num(v, 3)}));  // the words of the Translate view's tooltip (assets/lens.js)
     tip.hidden = false;
     tip.style.left = `${Math.min(e.clientX + 14, window.innerWidth - 240)}px`; tip.style.top = `${e.clientY + 14}px`;
   });

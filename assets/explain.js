@@ -3,10 +3,18 @@
 // (ui/shell/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, its part, called last, sets the language.
 // The mode is a class on <body> ("explain-detail"): the page's CSS shows each Markdown text's plain or detailed
 // version by it (ui/shell/texts.py explained), so a switch needs no request. The views' own texts read
-// document.getElementById("explain_box").explain.t(key) (this instance, kept on its element) and redraw on the "lens-explain" event. A link's `explain=detail` opens in that mode
-// (assets/link.js writes it); anything else is plain.
+// document.getElementById("explain_box").explain.t(key) (this instance, kept on its element), write their numbers with
+// its num(x, digits) / pct(p, digits) (the language's decimal comma or point), and redraw on the "lens-explain" event.
+// A link's `explain=detail` opens in that mode (assets/link.js writes it); anything else is plain.
 const MODES = ["plain", "detail"];
 const buttons = [...element.querySelectorAll("button[data-mode]")];
+const FORMATS = new Map();                // the browser's own number formatters, one per language, digits and style
+function formatter(lang, digits, style) {
+  const key = `${lang} ${digits} ${style}`;
+  if (!FORMATS.has(key)) FORMATS.set(key, new Intl.NumberFormat(lang, {style, minimumFractionDigits: digits,
+    maximumFractionDigits: digits, useGrouping: false, signDisplay: "negative"}));  // -0.000 is 0.000
+  return FORMATS.get(key);
+}
 const inst = {
   mode: "plain",
   lang: "en",
@@ -14,6 +22,17 @@ const inst = {
     const l = TEXTS[lang || inst.lang] || TEXTS.en;  // English when the language lacks it; the key when both do
     const e = key in l ? l[key] : TEXTS.en[key];
     return e === undefined ? key : typeof e === "string" ? e : e[mode || inst.mode];
+  },
+  num(x, digits, lang) {                  // a number as the page's language writes it: 0.741 / 0,741 (issue 58)
+    return formatter(lang || inst.lang, digits ?? 3, "decimal").format(x);
+  },
+  pct(p, digits, lang) {                  // a share (0..1) as a percentage: 33.5% / 33,5 %
+    return formatter(lang || inst.lang, digits ?? 0, "percent").format(p);
+  },
+  separators(lang) {                      // Plotly's layout `separators` (decimal, group) of the language: ",." in German
+    const parts = formatter(lang || inst.lang, 1, "decimal").formatToParts(0.5);
+    const decimal = (parts.find(p => p.type === "decimal") || {value: "."}).value;
+    return decimal === "," ? ",." : ".,";
   },
   every(key) {                            // a label's text in every language (the glossary's words)
     return [...new Set(Object.values(TEXTS).map(l => l[key]).filter(v => typeof v === "string"))];

@@ -11,6 +11,7 @@
 const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const {decodeHead, headKey} = parts.payload();
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
+const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 const wl = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]
 const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectories); a request unanswered by then is sent again
 const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
@@ -69,7 +70,7 @@ function buildRows(h) {                   // one table row per key, made once pe
   return rows;
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
-const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(1) : x.toFixed(3));
+const fmt = (x) => num(x, Math.abs(x) >= 100 ? 1 : 3);
 
 function render(h, st, i, nk) {
   if (!inst.shown || inst.shown.h !== h) inst.shown = {h, rows: buildRows(h)};
@@ -87,16 +88,16 @@ function render(h, st, i, nk) {
     setText(r.raw, fmt(n.raw[j])); setText(r.scaled, fmt(n.scaled[j]));
     setText(r.mask, n.masked[j] ? "−∞" : "");
     r.tr.classList.toggle("masked", n.masked[j]);
-    r.weight.b.style.width = `${(100 * n.weight[j]).toFixed(1)}%`; setText(r.weight.t, n.weight[j].toFixed(3));
+    r.weight.b.style.width = `${(100 * n.weight[j]).toFixed(1)}%`; setText(r.weight.t, num(n.weight[j], 3));
     r.contribution.b.style.width = `${(100 * n.contribution[j] / cmax).toFixed(1)}%`;
-    setText(r.contribution.t, n.contribution[j].toFixed(3));
+    setText(r.contribution.t, num(n.contribution[j], 3));
     r.tr.classList.toggle("top-w", j === jw); r.tr.classList.toggle("top-c", j === jc);
   }
   strip(q("qstrip"), h.q, i * h.dk, h.dk, h.qk);
   strip(q("outstrip"), n.out, 0, h.dk, h.vmax);
   // ‖out‖ lives in the head's d_k numbers; the contributions in the model's: ‖out·W_Oʰ‖ beside their sum (library's)
-  const t = (k) => (explainer() ? explainer().t(k) : k), fill = {dk: h.dk, norm: h.outLength[i].toFixed(3),
-    on: h.on[i].toFixed(3), sum: h.contributionTotal[i].toFixed(3), w: h.keys[jw], c: h.keys[jc],
+  const t = (k) => (explainer() ? explainer().t(k) : k), fill = {dk: h.dk, norm: num(h.outLength[i], 3),
+    on: num(h.on[i], 3), sum: num(h.contributionTotal[i], 3), w: h.keys[jw], c: h.keys[jc],
     differ: jw !== jc ? t("inside.differ") : ""};
   setText(q("outnote"), t("inside.out").replace(/\{(\w+)\}/g, (m, k) => (k in fill ? String(fill[k]) : m)));
   drawMask(h, i, nk);
@@ -120,7 +121,7 @@ function titles(h, st, i) {                 // the words: ui/texts [label], in t
   // "Explanations" box says (assets/explain.js)
   const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") : `inside.stage${ui.stage}`;
   const said = explainer() ? explainer().t(key) : key;
-  setText(q("note"), said.replace(/\{dk\}/g, String(h.dk)).replace(/\{root\}/g, Math.sqrt(h.dk).toFixed(2)));
+  setText(q("note"), said.replace(/\{dk\}/g, String(h.dk)).replace(/\{root\}/g, num(Math.sqrt(h.dk), 2)));
 }
 
 // -- decoder self-attention's mask: the T×T causal triangle of training, the current row marked ---------------

@@ -24,6 +24,7 @@ const attribution = () => document.getElementById("attribution")?.attribution;  
 const topk = () => document.getElementById("topk")?.topk;  // the top-k list (assets/topk.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
+const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 const tl = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
 
 // One instance per gr.HTML view, kept on the view's own element (its `lens`): another view reads it there
@@ -187,7 +188,7 @@ q("canvas").addEventListener("mousemove", e => {
   const i = Math.floor(e.offsetY / b.ch), j = Math.floor(e.offsetX / b.cw), p = b.p;
   if (i >= 0 && i < p.R && p.nokeys && p.nokeys[i]) return showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("nokey_tip")}`);
   if (i < 0 || j < 0 || i >= p.R || j >= p.C) return hideTip();
-  showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("tip_key", {k: p.cols[j]})}\n${tl(b.measure)} ${p.z[i * p.stride + j].toFixed(3)}`);
+  showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("tip_key", {k: p.cols[j]})}\n${tl(b.measure)} ${num(p.z[i * p.stride + j], 3)}`);
 });
 q("canvas").addEventListener("click", e => {   // a row of the big map: the query the inside panel opens
   const b = cv.big; if (!MAIN || !b || !inside()) return;
@@ -206,7 +207,7 @@ q("grid-canvas").addEventListener("mousemove", e => {
   const p = cv.grid.panels[c.l][c.h];
   if (c.i < p.R && p.nokeys && p.nokeys[c.i]) return showTip(e, `${tl("tip_layer_head", {l: c.l + 1, h: c.h + 1})}\n${tl("tip_query", {q: p.rows[c.i]})}\n${tl("nokey_tip")}`);
   if (c.i >= p.R || c.j >= p.C) return showTip(e, tl("tip_layer_head", {l: c.l + 1, h: c.h + 1}));
-  showTip(e, `${tl("tip_layer_head", {l: c.l + 1, h: c.h + 1})}\n${tl("tip_query", {q: p.rows[c.i]})}\n${tl("tip_key", {k: p.cols[c.j]})}\n${tl("tip_weight", {w: p.z[c.i * p.stride + c.j].toFixed(3)})}`);
+  showTip(e, `${tl("tip_layer_head", {l: c.l + 1, h: c.h + 1})}\n${tl("tip_query", {q: p.rows[c.i]})}\n${tl("tip_key", {k: p.cols[c.j]})}\n${tl("tip_weight", {w: num(p.z[c.i * p.stride + c.j], 3)})}`);
 });
 q("grid-canvas").addEventListener("click", e => {
   const c = gridCell(e); if (!c) return;

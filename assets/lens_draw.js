@@ -5,6 +5,7 @@
 // lens_maps.js (mapsAt), the view's state and `q` from lens.js.
 const {st, inst, q, MAIN, setText, tl, frame, panel, maxOf, axesOf, axisLine, languagesOf, normsFor} = view;
 const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
+const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 //
 // Each canvas is drawn from a scratch image of one pixel per cell, scaled up without smoothing; a step repaints
 // only the rows and columns it revealed or hid (refresh), not the whole image.
@@ -166,7 +167,7 @@ function drawBig(kind, f, m) {
   setText(q("title"), `${tl(`kind_${kind}`)} · ${tl("layer")} ${st.layer + 1} · ${st.head === "mean" ? tl("mean_heads") : tl("head") + " " + (st.head + 1)}` +
     (role ? ` · ${tl("role")}: ${tl(`role_${role}`)}` : "") + offNote(kind) + (normsFor(kind) ? ` · ${tl("title_contribution")}` : ""));
   setText(q("axes"), axisLine(kind, languagesOf(st.doc)));
-  setText(q("zmax"), maxOf(p) > 0 ? zmax.toFixed(3) : "–");
+  setText(q("zmax"), maxOf(p) > 0 ? num(zmax, 3) : "–");
   setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? tl("no_keys_row", {r: p.rows[none[0]]}) : tl("no_keys_rows", {n: none.length})) +
     tl("no_keys_why"));
   insideMark(ctx, kind, f, p, g);
@@ -177,7 +178,7 @@ function drawBig(kind, f, m) {
 function sayRow(p, r) {                   // the map in words (issue 41 item 4): the row's strongest keys, for a
   const z = r >= 0 && r < p.R ? p.z.subarray(r * p.stride, r * p.stride + p.C) : [];  // screen reader (a live line)
   const top = [...z.keys()].sort((a, b) => z[b] - z[a]).slice(0, 2).filter(j => z[j] > 0);
-  const at = (j) => `${p.cols[j]} (${z[j].toFixed(2)})`;
+  const at = (j) => `${p.cols[j]} (${num(z[j], 2)})`;
   const text = top.length ? tl("row_looks", {q: p.rows[r], a: at(top[0])}) + (top[1] === undefined ? "" : tl("row_then", {b: at(top[1])})) : "";
   setText(q("said"), text); q("canvas").setAttribute("aria-label", text || tl("map_aria"));
 }

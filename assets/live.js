@@ -25,7 +25,7 @@ new ResizeObserver(() => {
   document.documentElement.style.setProperty("--class-bar-room", `${h ? h + 8 : 0}px`);
 }).observe(bar);
 const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);
-const pct = (p) => `${(100 * p).toFixed(0)}%`;
+const pct = (p) => (explainer() ? explainer().pct(p, 0) : `${(100 * p).toFixed(0)}%`);  // 34% / 34 %
 
 // -- requests (the box's event: ui/live/page.py op) --------------------------------------------------------------
 const pending = new Map();

@@ -3,6 +3,7 @@
 // Drawn from props.value (a server answer) and, on every local step, by the Translate view (assets/lens_labels.js
 // pushTopk calls #topk's .topk.render): the click sends the piece and the position the view shows.
 const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
+const pct = (p) => (explainer() ? explainer().pct(p, 1) : `${(100 * p).toFixed(1)}%`);  // 33.5% / 33,5 %
 const list = element.querySelector(".topk-list"), note = element.querySelector(".topk-note");
 let shown = {};
 const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]
@@ -24,7 +25,7 @@ function render(v) {
     b.title = w("force", {piece}); if (i === 0) b.classList.add("greedy");
     const bar = document.createElement("span"); bar.className = "topk-bar"; bar.style.width = `${(100 * p).toFixed(1)}%`;
     const name = document.createElement("span"); name.className = "topk-piece"; name.textContent = piece;
-    const pr = document.createElement("span"); pr.className = "topk-p"; pr.textContent = `${(100 * p).toFixed(1)}%`;
+    const pr = document.createElement("span"); pr.className = "topk-p"; pr.textContent = pct(p);
     b.append(bar, name, pr); b.addEventListener("click", () => force(piece)); list.appendChild(b);
   });
   inst.renders++;

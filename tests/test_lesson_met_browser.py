@@ -373,9 +373,10 @@ def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(ser
     page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
     names = page.eval_on_selector_all("#beam_tree .legendtext", "es => es.map(e => e.textContent)")  # as drawn
     assert "fertig (</s>)" in names and not any("EOS" in n for n in names), names
-    # the hypotheses' box: its choices said "(log-prob -2.70 / 11 pieces = -0.246 per piece)" (ui/beam/handlers.py)
+    # the hypotheses' box: its choices said "(log-prob -2.70 / 11 pieces = -0.246 per piece)" (ui/beam/handlers.py),
+    # now in German with the decimal comma: "(log-prob -2,70 / 11 Wortstücke = -0,246 pro Wortstück)" (issue 58)
     hypothesis = page.input_value("#beam_choice input")
-    assert re.match(r"1\. .+\(log-prob -?\d+\.\d+ / \d+ Wortstücke? = -?\d\.\d+ pro Wortstück", hypothesis), hypothesis
+    assert re.match(r"1\. .+\(log-prob -?\d+,\d+ / \d+ Wortstücke? = -?\d,\d+ pro Wortstück", hypothesis), hypothesis
     assert not re.search(r"\b(pieces?|per|unfinished)\b", hypothesis), hypothesis
     assert page.errors == []
 

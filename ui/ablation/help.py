@@ -7,7 +7,7 @@ import json
 from transformer.interpret.capture import layers_of
 from transformer.interpret.roles import load_atlas
 from ui.model import eval_sets
-from ui.shell.texts import each, labels, page_lang, text, words
+from ui.shell.texts import each, labels, number, page_lang, text, words
 from ui.shell.texts import label as said_label
 
 KINDS = ("encoder_self", "decoder_self", "cross")
@@ -74,13 +74,13 @@ def suggestions_note(tr) -> str:
     def listed(mode, lang):  # the kinds' short names in `lang` (ui/texts [label] kind_short_<kind>); the BLEU each
         kind = lambda k: labels(lang)[f"kind_short_{k}"]  # loses in detail (plain: the atlas tab has it)
         return ", ".join(f"{kind(h['kind'])} {label(h['layer'], h['head'])}"
-                         + (f" −{h['bleu_drop']:.2f}" if mode == "detail" else "") for h in heads)
+                         + (f" −{number(h['bleu_drop'], 2, lang)}" if mode == "detail" else "") for h in heads)
     layer = picks[-1]
-    fill = {"on": eval_sets.atlas_words(atlas, tr), "n": (atlas or {}).get("sentences", "some"),
-            "total": f"{layer['total']:.2f}"}
+    fill = {"on": eval_sets.atlas_words(atlas, tr), "n": (atlas or {}).get("sentences", "some")}
     n, (lk, ll) = fill["n"], layer["heads"][0][:2]
     return each(lambda mode, lang: text("ablation.picks", mode, lang).format(
-        **fill | {"heads": listed(mode, lang), "layer": f"{labels(lang)['kind_short_' + lk]} L{ll + 1}"}
+        **fill | {"heads": listed(mode, lang), "total": number(layer["total"], 2, lang),
+                  "layer": f"{labels(lang)['kind_short_' + lk]} L{ll + 1}"}
         | ({} if lang == "en" else {"on": text("ablation.atlas_on", mode, lang).format(n=n)})))
 
 

@@ -9,7 +9,7 @@ from ui.ablation import help as A
 from ui.shell import page_state
 from ui.shell.components import CONC, Ctx, api_only, lens_view, live_position, started_sentence
 from ui.shell.models import of_session
-from ui.shell.texts import explained, label, page_lang, said
+from ui.shell.texts import explained, label, page_lang, said, shown_table
 from ui.shell.texts import words as said_words
 
 UNSTARTED = "un_ablation"  # ui/texts [label], said by page_state.unstarted in the user's language
@@ -64,7 +64,8 @@ def build(ctx: Ctx) -> None:
             return [gr.skip()] * 5 + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
                                       page_state.drawn_for(mark)]
         out = list(ablate(session, *rest))  # the tables' heads in the user's page's language (not gr.I18n's)
-        out[2:4] = [{"headers": [said(k) for k in keys], "data": rows} for keys, rows in zip(HEADS, out[2:4])]
+        out[2:4] = [{"headers": [said(k) for k in keys], "data": rows, "metadata": shown_table(rows)}  # 0,1234
+                    for keys, rows in zip(HEADS, out[2:4])]
         return (*out, page_state.drawn_for(mark))
 
     b_ablate.click(compare, page_inputs, outs + [box], js=live_position(7, 6), api_visibility="private", **CONC)

@@ -14,7 +14,7 @@ from transformer.interpret.roles import load_atlas as load_atlas_file
 from transformer.model.metrics import read_metrics
 from ui.model import eval_sets
 from ui.shell.components import Ctx, asset
-from ui.shell.texts import LANGS, MODES, labels, spans, text, words
+from ui.shell.texts import LANGS, MODES, labels, number, spans, text, words
 
 TEMPLATE = ('<div class="atlas"><div class="atlas-summary" data-role="summary"></div><div class="atlas-views">'
             '<div class="atlas-grid" data-role="grid"></div><div class="atlas-curve" data-role="curve"></div></div>'
@@ -78,14 +78,14 @@ def hover_text(h: dict, chance: dict | None, n_heads: int, why: bool = True, lan
         lines.append(w["atlas_hv_why"].format(reason=_reason(h, stat, w, lang)))
     if h.get("bleu_ablated") is not None:
         d = h["bleu_drop"]
-        change = w["atlas_hv_loses" if d >= 0 else "atlas_hv_gains"].format(d=f"{abs(d):.2f}")
-        lines.append(w["atlas_hv_bleu"].format(bleu=f"{h['bleu_ablated']:.2f}", change=change, rank=h.get("rank"),
-                                               n=n_heads))
+        change = w["atlas_hv_loses" if d >= 0 else "atlas_hv_gains"].format(d=number(abs(d), 2, lang))
+        lines.append(w["atlas_hv_bleu"].format(bleu=number(h["bleu_ablated"], 2, lang), change=change,
+                                               rank=h.get("rank"), n=n_heads))
     at_random = ((chance or {}).get(h["kind"]) or {}).get("confidence")
     lines += _group(h, "argmax_", w["atlas_hv_strongest_random"].format(p=f"{100 * at_random:.0f}") if at_random
-                    else w["atlas_hv_strongest"], stat, w)
-    lines += _group(h, "share_", w["atlas_hv_weight_on"], stat, w)
-    lines += [f"{stat(s)}: {_fmt(s, h[s], w)}" for s in S.STATS
+                    else w["atlas_hv_strongest"], stat, w, lang)
+    lines += _group(h, "share_", w["atlas_hv_weight_on"], stat, w, lang)
+    lines += [f"{stat(s)}: {_fmt(s, h[s], w, lang=lang)}" for s in S.STATS
               if not s.startswith(("argmax_", "share_")) and h.get(s) is not None]
     wrapped = [html.escape(part) for line in lines for part in textwrap.wrap(line, HOVER_WIDTH, subsequent_indent="  ")]
     role = w.get(f"role_{h.get('role')}", h.get("role")) if lang != "en" else h.get("role")
@@ -99,7 +99,7 @@ def rule_words(role: str, lang: str = "en") -> str:
     rule = next((r for r in R.ROLE_RULES if r.name == role), None)
     if rule is None:
         return w["atlas_rule_none"]
-    return f"{w[f'stat_{rule.statistic}']}: {_need(rule, w)}"
+    return f"{w[f'stat_{rule.statistic}']}: {_need(rule, w, lang)}"
 
 
 def stop_words(atlas: dict, lang: str = "en") -> str | None:
@@ -114,17 +114,17 @@ def stop_words(atlas: dict, lang: str = "en") -> str | None:
     if st["reason"] == "kind_off":
         fill["kinds"] = w["atlas_stop_kinds_join"].join(w[f"atlas_kind_{k}"] for k in st["kinds"])
     elif st["reason"] == "below_fraction":
-        fill.update(bleu=f"{st['bleu']:.2f}", pct=f"{100 * st['fraction']:.0f}", intact=f"{atlas['bleu']:.2f}",
-                    limit=f"{st['limit']:.2f}")
+        fill.update(bleu=number(st["bleu"], 2, lang), pct=f"{100 * st['fraction']:.0f}",
+                    intact=number(atlas["bleu"], 2, lang), limit=number(st["limit"], 2, lang))
     return w[f"atlas_stop_{st['reason']}"].format(**fill)
 
 
-def _need(rule, w: dict) -> str:
+def _need(rule, w: dict, lang: str = "en") -> str:
     """What a rule asks of its statistic, in the catalogue's units: '≥ 36% of queries'."""
-    return f"{'≥' if rule.op == '>=' else '<'} {_fmt(rule.statistic, rule.threshold, w)}"
+    return f"{'≥' if rule.op == '>=' else '<'} {_fmt(rule.statistic, rule.threshold, w, lang=lang)}"
 
 
-def _fmt(name: str, value, w: dict, bare: bool = False) -> str:
+def _fmt(name: str, value, w: dict, bare: bool = False, lang: str = "en") -> str:
     """A statistic's value in the catalogue's units (transformer.interpret.atlas_stats.fmt_stat's, in any language);
     `bare`: a share without 'of queries' (its group's title says it)."""
     if value is None:
@@ -132,13 +132,13 @@ def _fmt(name: str, value, w: dict, bare: bool = False) -> str:
     unit = S.STAT_UNITS[name]
     if unit in ("queries", "pairs"):
         return w["atlas_hv_pct" if bare else f"atlas_hv_{unit}"].format(p=f"{100 * value:.0f}")
-    return w["atlas_hv_pieces"].format(v=f"{value:.1f}") if unit == "pieces" else \
-        w["atlas_hv_nats"].format(v=f"{value:.2f}") if unit == "nats" else f"{value:.2f}"
+    return w["atlas_hv_pieces"].format(v=number(value, 1, lang)) if unit == "pieces" else \
+        w["atlas_hv_nats"].format(v=number(value, 2, lang)) if unit == "nats" else number(value, 2, lang)
 
 
-def _group(h: dict, prefix: str, title: str, stat, w: dict) -> list[str]:
+def _group(h: dict, prefix: str, title: str, stat, w: dict, lang: str = "en") -> list[str]:
     """The statistics of a group (argmax_*, share_*) as `title` and their short names and values."""
-    parts = [f"{stat(s, True)} {_fmt(s, h[s], w, bare=True)}" for s in S.STATS if s.startswith(prefix)
+    parts = [f"{stat(s, True)} {_fmt(s, h[s], w, bare=True, lang=lang)}" for s in S.STATS if s.startswith(prefix)
              and h.get(s) is not None]
     return [title + " " + " · ".join(parts)] if parts else []
 
@@ -148,8 +148,8 @@ def _reason(h: dict, stat, w: dict, lang: str) -> str:
     _, rule, holds = R.explain_role(h["kind"], h)
     if rule is None:
         return w["atlas_hv_none"]
-    fill = {"words": stat(rule.statistic), "value": _fmt(rule.statistic, h.get(rule.statistic), w),
-            "need": _need(rule, w),
+    fill = {"words": stat(rule.statistic), "value": _fmt(rule.statistic, h.get(rule.statistic), w, lang=lang),
+            "need": _need(rule, w, lang),
             "role": rule.name if lang == "en" else w.get(f"role_{rule.name}", rule.name)}
     return w["atlas_hv_holds" if holds else "atlas_hv_nearest"].format(**fill)
 
@@ -171,8 +171,9 @@ def atlas_texts(atlas: dict, words: str, tr, lang: str = "en") -> dict:
     for mode in MODES:
         prunable = "" if n is None else text("atlas.prunable", mode, lang).format(n=n, s="" if n == 1 else "s")
         on = eval_sets.atlas_words(atlas, tr, lang=lang) if mode == "detail" else plain_on(atlas, tr, lang)
-        said = {"summary": text("atlas.summary", mode, lang).format(heads=len(atlas["heads"]), bleu=atlas.get("bleu"),
-                                                                    on=on, prunable=prunable),
+        bleu = None if atlas.get("bleu") is None else number(atlas["bleu"], 2, lang)
+        said = {"summary": text("atlas.summary", mode, lang).format(heads=len(atlas["heads"]), bleu=bleu, on=on,
+                                                                    prunable=prunable),
                 "note": "" if st is None else text(f"atlas.stop_{st['reason']}", mode, lang).format(
                     text=stop_words(atlas, lang), n=st["heads_off"], pct=f"{100 * st['fraction']:.0f}"),
                 "curve_title": text("atlas.curve_title", mode, lang), "legend": text("atlas.legend", mode, lang),

@@ -5,7 +5,7 @@ import html
 
 from transformer.interpret.figures import label
 from ui.shell.figures import swap
-from ui.shell.texts import said  # a figure's words in the user's page's language
+from ui.shell.texts import number, said  # a figure's words in the user's page's language
 
 
 def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
@@ -23,7 +23,8 @@ def beam_tree_figure(result_tree, pieces_of, highlight_path=None) -> dict:
             g["x"].append(step)
             g["y"].append(node.rank + 1)
             g["text"].append(piece)
-            g["hover"].append(said("beam_hover", step=step, rank=node.rank + 1, piece=piece, score=f"{node.score:.3f}"))
+            g["hover"].append(said("beam_hover", step=step, rank=node.rank + 1, piece=piece,
+                                   score=number(node.score, 3)))
             if node.parent >= 0:
                 ex += [step - 1, step, None]
                 ey += [tree[step - 1][node.parent].rank + 1, node.rank + 1, None]

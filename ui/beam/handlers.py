@@ -11,7 +11,7 @@ from transformer.decode.decoding import Translator, attend_ids
 from ui.beam.figures import beam_tree_figure
 from ui.shell.figures import figure
 from ui.shell.inputs import fail, need_session
-from ui.shell.texts import page_lang, said
+from ui.shell.texts import number, page_lang, said
 from ui.translate import payload as P
 
 
@@ -40,8 +40,8 @@ def beam_ids(tr: Translator, source_ids: list[int], size):
     # language (English for a program); each starts with its number, which is what beam_pick reads
     lang = page_lang()
     pieces = lambda n: said("beam_pieces_1", lang) if n == 1 else said("beam_pieces_n", lang, n=n)
-    choices = [said("beam_choice", lang, i=i + 1, text=tr.tokenizer.decode(h.ids), score=f"{h.score:.2f}",
-                    pieces=pieces(len(h.ids)), per=f"{h.normalized:.3f}",
+    choices = [said("beam_choice", lang, i=i + 1, text=tr.tokenizer.decode(h.ids), score=number(h.score, 2, lang),
+                    pieces=pieces(len(h.ids)), per=number(h.normalized, 3, lang),
                     unfinished="" if h.finished else said("beam_unfinished", lang))
                for i, h in enumerate(result.hypotheses)]
     state = {"source_ids": result.source_ids, "hyps": [h.ids for h in result.hypotheses],

@@ -5,7 +5,7 @@ import numpy as np
 
 from transformer.interpret.figures import label
 from ui.shell.figures import CHAR, longest, swap
-from ui.shell.texts import said  # a figure's words in the user's page's language
+from ui.shell.texts import number, said  # a figure's words in the user's page's language
 
 
 def alignment_figure(align: np.ndarray, source_tokens: list[str], target_tokens: list[str],
@@ -26,7 +26,7 @@ def alignment_figure(align: np.ndarray, source_tokens: list[str], target_tokens:
     data = []
     for t, s in zip(*np.nonzero(a >= threshold)):
         w = min(float(a[t, s]), 1.0)
-        hover = f"{tgt[t]} → {src[s]}: {w:.3f}"
+        hover = f"{tgt[t]} → {src[s]}: {number(w, 3)}"
         data.append({"type": "scatter", "mode": "lines", "x": [float(xs[s]), float(xt[t])], "y": [1, 0],
                      "line": {"color": "#0074d9", "width": round(1 + 7 * w, 2)}, "opacity": round(0.2 + 0.8 * w, 3),
                      "text": [hover, hover], "hoverinfo": "text", "showlegend": False})

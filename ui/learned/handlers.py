@@ -9,7 +9,7 @@ from transformer.interpret import figures
 from transformer.interpret.history import AttentionHistory, describe_epoch, epoch_point
 from ui.learned import help as learned_help
 from ui.shell.inputs import choice_index
-from ui.shell.texts import LANGS, each, page_lang, said
+from ui.shell.texts import LANGS, each, number, page_lang, said
 
 
 def learned(history: AttentionHistory | None, example, epoch, layer: str = "all layers",
@@ -76,4 +76,6 @@ def epoch_words(epoch, mode: str = "plain", lang: str = "en") -> str:
         return learned_help.plain_epoch(epoch) if mode == "plain" else describe_epoch(epoch)
     whole, percent = epoch_point(epoch)
     key = "before" if not whole and percent is None else "after" if percent is None else "into"
-    return said(f"epoch_{key}_{mode}", lang, n=whole, next=whole + 1, pct=f"{percent or 0:g}")
+    p = percent or 0  # 2 % or 12,5 % (epoch_point rounds to one decimal)
+    return said(f"epoch_{key}_{mode}", lang, n=whole, next=whole + 1,
+                pct=number(p, 0 if float(p).is_integer() else 1, lang))

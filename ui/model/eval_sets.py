@@ -6,6 +6,7 @@ transformer.train.corpus) the way the atlas picks them (transformer.train.atlas.
 from __future__ import annotations
 
 from transformer.model.metrics import read_metrics
+from ui.shell.texts import number
 from ui.shell.texts import words as said_words
 
 # split -> (its name, what its sentences are)
@@ -77,5 +78,5 @@ def atlas_row(atlas: dict | None, tr, lang: str = "en") -> list[tuple[str, str]]
     if not atlas or atlas.get("bleu") is None:
         return []
     w = said_words(lang)
-    return [(w["card_atlas_detail"], w["card_atlas_detail_value"].format(bleu=atlas["bleu"],
+    return [(w["card_atlas_detail"], w["card_atlas_detail_value"].format(bleu=number(atlas["bleu"], None, lang),
                                                                           on=atlas_words(atlas, tr, lang=lang)))]

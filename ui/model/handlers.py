@@ -10,7 +10,7 @@ from transformer.model.device import describe
 from transformer.train.corpus import ATTRIBUTION
 from ui.model import eval_sets as E
 from ui.shell.models import LOOK_FOR, direction_label
-from ui.shell.texts import labels, said, text, words
+from ui.shell.texts import labels, number, said, text, words
 
 # The card in either version (ui/shell/texts/en.toml "card.*"): "detail" as it always read, "plain" in everyday words
 
@@ -25,6 +25,11 @@ def device_words(device: str, lang: str) -> str:
     device = re.sub(r"\bfine-tuned on (\d+)", lambda m: said("device_fine_tuned", lang, n=m[1]), device)
     return re.sub(r"\b(\d+) threads?\b", lambda m: said("device_thread" if m[1] == "1" else "device_threads", lang,
                                                         n=m[1]), device)  # '1 threads': as older runs wrote it
+
+
+def _n(x, lang: str) -> str | None:
+    """A stored score (BLEU 38.1) with the digits it has, as `lang` writes it (38,1 in German); None stays None."""
+    return None if x is None else number(x, None, lang)
 
 
 def _row(key: str, mode: str, lang: str = "en", **fill) -> tuple[str, str]:
@@ -60,7 +65,7 @@ def validation_rows(metrics: dict, mode: str = "detail", lang: str = "en") -> li
                                      lang)]
     if mode == "plain":  # the mean of the two rows above says nothing new
         return rows
-    return rows + [(w["card_val_mean"], w["card_val_mean_value"].format(bleu=metrics.get("val_bleu"),
+    return rows + [(w["card_val_mean"], w["card_val_mean_value"].format(bleu=_n(metrics.get("val_bleu"), lang),
                                                                          weights=weights_words(metrics, lang)))]
 
 
@@ -80,12 +85,12 @@ def _validation_row(label: str, metrics: dict, split: str, chosen, mode: str = "
     if mode == "plain":
         bleu = shipped if shipped is not None else chosen
         what = E.SETS.get(split, (split, "sentences"))[1]
-        return [] if bleu is None else [_row("val", mode, lang, what=set_words(what, lang, True), bleu=bleu,
+        return [] if bleu is None else [_row("val", mode, lang, what=set_words(what, lang, True), bleu=_n(bleu, lang),
                                              on=plain_set(metrics, split, lang))]
     w = words(lang)
-    parts = [w["card_val_shipped"].format(bleu=shipped)] if shipped is not None else []
+    parts = [w["card_val_shipped"].format(bleu=_n(shipped, lang))] if shipped is not None else []
     if chosen is not None:
-        parts.append(w["card_val_chosen"].format(bleu=chosen, weights=weights_words(metrics, lang)))
+        parts.append(w["card_val_chosen"].format(bleu=_n(chosen, lang), weights=weights_words(metrics, lang)))
     return [(label, w["card_val_on"].format(parts="; ".join(parts), on=E.words(metrics, split, lang)))] if parts else []
 
 
@@ -93,7 +98,7 @@ def _atlas_rows(tr, mode: str, lang: str = "en") -> list[tuple[str, str]]:
     atlas = load_atlas(tr.checkpoint_dir) if tr.checkpoint_dir else None
     rows = E.atlas_row(atlas, tr, lang)
     if mode == "plain" and rows:
-        return [_row("atlas", mode, lang, bleu=atlas["bleu"], n=atlas.get("sentences") or "its")]
+        return [_row("atlas", mode, lang, bleu=_n(atlas["bleu"], lang), n=atlas.get("sentences") or "its")]
     return rows
 
 
@@ -114,8 +119,8 @@ def model_card(tr: Translator, metrics: dict, mode: str = "detail", lang: str = 
         test = metrics.get("test", {}).get(f"{split}/greedy", {})
         if test:
             rows.append(_row("test", mode, lang, name=words(lang)[name], what=set_words(what, lang, True),
-                             bleu=test.get("bleu"),
-                             bleu_lc=test.get("bleu_lc"), chrf=test.get("chrf"),
+                             bleu=_n(test.get("bleu"), lang), bleu_lc=_n(test.get("bleu_lc"), lang),
+                             chrf=_n(test.get("chrf"), lang),
                              on=E.words(metrics, split, lang) if mode == "detail" else plain_set(metrics, split, lang)))
     rows += validation_rows(metrics, mode, lang) + _atlas_rows(tr, mode, lang)
     if metrics.get("train_seconds"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import math
 
-from ui.shell.texts import said  # a figure's words in the user's page's language
+from ui.shell.texts import said, separators  # a figure's words and numbers in the user's page's language
 
 
 def axis_words(kind: str, languages: tuple[str, str] | None) -> tuple[str, str]:
@@ -32,9 +32,20 @@ def axis_line(kind: str, languages: tuple[str, str] | None) -> str:
     return f"↓ {rows} · {cols} →"
 
 
+def with_separators(fig, lang: str | None = None):
+    """`fig` (a plotly Figure or its dict; anything else passes) with Plotly's layout `separators` of the user's
+    page's language (or `lang`): its ticks and hovers' numbers written 0,5 on the German page (issue 58)."""
+    if hasattr(fig, "update_layout"):
+        fig.update_layout(separators=separators(lang))
+    elif isinstance(fig, dict):
+        fig.setdefault("layout", {})["separators"] = separators(lang)
+    return fig
+
+
 def localized_axes(fig):
     """`fig` (a transformer/interpret/figures.py heatmap) with its axes' titles, "keys" and "queries", in the user's
-    page's language."""
+    page's language, and its numbers written as the page writes them (with_separators)."""
+    with_separators(fig)
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         if axis.title.text in ("keys", "queries"):
             axis.title.text = said(axis.title.text)
@@ -54,7 +65,7 @@ def with_axes(fig, kind: str, languages: tuple[str, str] | None):
 
 def figure(spec: dict):
     import plotly.graph_objects as go
-    return go.Figure(spec)
+    return with_separators(go.Figure(spec))  # its numbers as the user's page writes them
 
 
 # -- A phone (issue 41 item 2): a figure drawn for the width the page gives it ----------------------------------------

@@ -12,7 +12,8 @@ English: `missing`), each in an element of class `l-<lang>` that the page's CSS 
 (`body.lang-de`, set by assets/i18n.js from the browser's language, a link's `lang=de` or the switch
 #ui_language), so a switch needs no request and no reload, as the mode's. Gradio's own component labels come from
 the catalogues' [label] tables through gr.I18n (`I18N`, `label(key)`); texts a handler makes for one user (toasts,
-plot titles) read the page's language from the request (`page_lang`: the cookie i18n.js sets).
+plot titles) read the page's language from the request (`page_lang`: the cookie i18n.js sets), and write their
+decimal numbers with `number` (0,741 on the German page).
 """
 from __future__ import annotations
 
@@ -164,6 +165,33 @@ def page_lang() -> str:
     if said in LANGS:
         return said
     return "de" if req.request.headers.get("accept-language", "").lower().startswith("de") else LANGS[0]
+
+
+DECIMAL = {"en": ".", "de": ","}  # each language's decimal separator (the browser's, assets/explain.js num: Intl)
+
+
+def number(x: float, digits: int | None = 2, lang: str | None = None) -> str:
+    """`x` with `digits` decimals (None: the digits it has, as a stored metric's 38.1) as the user's page's language
+    (or `lang`) writes it: 0.741 / 0,741 (issue 58); no grouping, and no sign on a zero (-0.000 is 0.000), as the
+    page's scripts write theirs. Every decimal number a handler puts into a page text (a toast, a plot's title or
+    hover, a table, a choice) goes through here; machine formats (the API's JSON, CSV) keep Python's own."""
+    s = str(x) if digits is None else f"{float(x):.{int(digits)}f}"
+    if s.startswith("-") and float(s) == 0:
+        s = s[1:]
+    return s.replace(".", DECIMAL.get(lang or page_lang(), "."))
+
+
+def shown_table(rows: list[list], lang: str | None = None) -> dict:
+    """A gr.Dataframe's `metadata` that shows each decimal number of `rows` as the user's page writes it (Gradio's
+    display_value: the table keeps its numbers, to sort and for programs; 0,1234 on the German page)."""
+    cell = lambda v: number(v, None, lang) if isinstance(v, float) else str(v)
+    return {"display_value": [[cell(v) for v in r] for r in rows], "styling": [["" for _ in r] for r in rows]}
+
+
+def separators(lang: str | None = None) -> str:
+    """Plotly's layout `separators` (decimal, thousands) for the user's page's language (or `lang`): a figure's
+    ticks and hovers written as the page writes its numbers."""
+    return ",." if DECIMAL.get(lang or page_lang(), ".") == "," else ".,"
 
 
 def said(key: str, lang: str | None = None, **fill) -> str:

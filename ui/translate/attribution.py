@@ -12,6 +12,7 @@ from transformer.decode.decoding import DecodingSession, Translator
 from transformer.interpret import figures
 from transformer.interpret.agreement import session_alignment
 from transformer.interpret.attribution import METHOD_TITLES, METHODS
+from ui.shell.figures import with_separators
 from ui.shell.inputs import fail
 from ui.shell.models import of_session
 from ui.shell.texts import each, labels, said, text
@@ -100,7 +101,7 @@ def word_alignment_at(tr: Translator, session, method, position=None):
                           said("word_align_title", method=said(f"mname_{method}")))
     fig.update_xaxes(title={"text": said("source_words")})
     fig.update_yaxes(title={"text": said("target_words_axis")})
-    return fig, alignment_table(wa), alignment_summary(wa, method)
+    return with_separators(fig), alignment_table(wa), alignment_summary(wa, method)  # 0,5 on the German page
 
 
 def word_alignment_follow(session, method, position=None):
