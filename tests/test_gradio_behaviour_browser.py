@@ -1,7 +1,7 @@
 """The Gradio 6.31 behaviours the page works around, in Chromium on a page of a few components (no model): each test
 passes while Gradio behaves so and fails the day it stops, when its workaround can go: G1 in ui/shell/page_state.py
 (docs/design.md, "The page's state"); gr.Tabs' keys in assets/tab_keys.js; a gr.Dropdown showing its label, not its
-value (ui/app.py PICKED_JS)."""
+value (ui/app.py PICKED_JS); a stream closed under a new event (ui/translate/tab.py wire_hint)."""
 from __future__ import annotations
 
 import gradio as gr
@@ -83,3 +83,42 @@ def test_a_locale_change_leaves_a_tab_not_shown_in_the_old_language(page):
       (await import(core)).changeLocale("en");
       return out; }""")
     assert said == ["Eins", "Two"]
+
+
+def test_an_event_joined_before_the_page_reads_the_close_of_its_stream_is_never_answered(page):
+    """G-stream (ui/translate/tab.py wire_hint): when the server ends a page's stream of answers (close_stream: no
+    event of the page left) and the page reads that only after a new event's join was answered, Gradio's client opens
+    no new stream and the new event's answer never reaches the page. The app keeps events that precede a Start by
+    milliseconds off the queue. When this test fails, Gradio reopens the stream: the workaround can go."""
+    from tests.serving import launched
+    with gr.Blocks() as demo:
+        a, b, out = gr.Button("A", elem_id="a"), gr.Button("B", elem_id="b"), gr.Textbox(elem_id="out")
+        a.click(lambda: "a", None, out)
+        b.click(lambda: "b", None, out)
+    with launched(demo) as url:
+        page = page.context.browser.new_page()
+        held, joins = [], []
+
+        def hold(route):  # the stream, given to the page only after B has joined
+            if len(held) >= 1:
+                route.continue_()
+                return
+            held.append((route, route.fetch()))  # all of it: the server ends it after A's answer
+
+        page.route("**/queue/data*", hold)
+        page.on("requestfinished", lambda r: joins.append(r.url) if "queue/join" in r.url else None)
+        page.goto(url)
+        page.click("#a")
+        for _ in range(300):
+            if held:
+                break
+            page.wait_for_timeout(100)
+        page.click("#b")
+        for _ in range(300):
+            if len(joins) == 2:
+                break
+            page.wait_for_timeout(100)
+        held[0][0].fulfill(response=held[0][1])
+        page.wait_for_timeout(3000)  # B's answer, had it come, was drawn long before (it is computed at once)
+        assert page.input_value("#out textarea") == "a"
+        page.close()

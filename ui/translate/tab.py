@@ -64,10 +64,15 @@ def wire_hint(ctx: Ctx, c: SimpleNamespace) -> None:
         return (gr.update(visible=bool(message)), gr.update(value=message, visible=bool(message)),
                 gr.update(visible=other is not None, value=button))
 
+    # Off the queue (its own request, no model: the tokenizer alone): a queued event answered just before a Start
+    # joins closes the page's stream of answers (Gradio's close_stream), and when the page reads that close after
+    # the Start's join was answered, Gradio's client opens no new stream and the Start's answer never comes (a Start
+    # lost, tests/test_start_after_typing_browser.py). Every typed or pasted sentence fires this just before Start.
     outs = [c.language_row, c.language_note, c.language_switch]
     c.source.change(show, [c.source, ctx.model], outs, api_visibility="private", trigger_mode="always_last",
-                    show_progress="hidden", **CONC)
-    ctx.model.change(show, [c.source, ctx.model], outs, api_visibility="private", show_progress="hidden", **CONC)
+                    show_progress="hidden", queue=False)
+    ctx.model.change(show, [c.source, ctx.model], outs, api_visibility="private", show_progress="hidden",
+                     queue=False)
 
 
 def controls(ctx: Ctx) -> SimpleNamespace:
