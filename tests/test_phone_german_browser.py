@@ -321,6 +321,13 @@ INSIDE_SEEN = """() => { const I = document.getElementById('inside').inside;
           height: innerHeight}; }"""
 
 
+# Inside this head has drawn row 4's answer (a loaded machine answers late: the sheet, fixed to the screen's bottom,
+# is as short as its content until then)
+SHEET_DRAWN = ("(() => { const I = document.getElementById('inside')?.inside; "
+               "return !!I && I.sheet && !!I.ui.pick && I.ui.pick.row === 4 && I.ready() && "
+               "!!I.shown && I.shown.rows.length > 0; })()")
+
+
 def test_a_lesson_view_with_a_picked_row_shows_inside_this_head_on_a_phone(served_browser):
     """Last session's phone: a lesson view with a picked row scrolled its map under the lesson bar, and Inside this
     head, what such a view is about, sat ~700 px below it. Now that view opens the panel as the phone's sheet (as a
@@ -338,6 +345,7 @@ def test_a_lesson_view_with_a_picked_row_shows_inside_this_head_on_a_phone(serve
     assert page.evaluate(INSIDE_SEEN)["sheet"] is False  # no row picked: the map is the view's subject
     page.tap("#lesson_next")
     page.wait_for_function(LESSON_AT.format(i=1), timeout=120000)
+    page.wait_for_function(SHEET_DRAWN, timeout=60000)  # the row's table answered: the sheet at its full height
     page.wait_for_timeout(300)
     seen = page.evaluate(INSIDE_SEEN)
     assert seen["sheet"] and seen["row"] == 4, seen
