@@ -1,6 +1,7 @@
-"""The Across layers tab's heatmaps, hovered, in the page's language: 'Zeile … Schlüssel … Gewicht 0,123' on the
-German page, 'query … key … weight 0.123' on the English one (transformer/interpret/figures.py's words passed by the
-handler in the user's page's language; the number Plotly's %{z:.3f} with the layout's separators)."""
+"""The Across layers tab's heatmaps (rollout, alignment matrix, word alignment) and the Learned tab's, hovered, in
+the page's language: 'Zeile … Schlüssel … Gewicht 0,123' on the German page, 'query … key … weight 0.123' on the
+English one (transformer/interpret/figures.py's words passed by the handler in the user's page's language; the number
+Plotly's %{z:.3f} with the layout's separators)."""
 from __future__ import annotations
 
 import os
@@ -35,12 +36,13 @@ def test_the_across_layers_heatmaps_hover_in_the_pages_language(served_browser, 
     page = open_app(b, url + f"?lang={lang}", width, height)
     start(page, SENTENCE)
     go(page, 3)
-    page.click(tab_button("Across layers"))
-    for plot in ("rollout", "align_matrix"):
+    for tab, plot in (("Across layers", "rollout"), ("Across layers", "align_matrix"),
+                      ("Across layers", "word_align_matrix"), ("Attention being learned", "learned_plot")):
+        page.click(tab_button(tab))
         text = hovered(page, plot)
         assert all(w in text for w in words) and re.search(number, text), (lang, plot, text)
         assert page.evaluate(f"document.querySelector('#{plot} .js-plotly-plot').layout.separators") == seps
         if SHOTS:
-            page.screenshot(path=f"{SHOTS}/layers_{plot}_{lang}_{width}x{height}.png")
+            page.screenshot(path=f"{SHOTS}/{plot}_{lang}_{width}x{height}.png")
     assert page.errors == []
     page.close()
