@@ -134,6 +134,29 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
             assert language.detect(part[mode, "de"])[0] == "de", part[mode, "de"]
 
 
+def test_the_learned_tabs_heatmap_speaks_the_users_language(tmp_path, tiny_tok):
+    """Its hovers' words (transformer/interpret/figures.py's, passed in the user's page's language) and the page's
+    separators (tests/test_figure_words.py for the other tabs)."""
+    from types import SimpleNamespace
+
+    from gradio.context import LocalContext
+
+    from transformer.interpret.history import HISTORY, AttentionHistory
+    from ui.learned import handlers as learned_handlers
+    from ui.shell.texts import LANG_COOKIE
+    write_history(tmp_path / HISTORY, tiny_tok, EARLY)
+    history = AttentionHistory.load(tmp_path / HISTORY)
+    for lang, start, seps in (("de", "Zeile %{text}<br>Schlüssel %{customdata}<br>Gewicht %{z:.3f}", ",."),
+                              ("en", "query %{text}<br>key %{customdata}<br>weight %{z:.3f}", ".,")):
+        token = LocalContext.request.set(SimpleNamespace(request=SimpleNamespace(
+            cookies={LANG_COOKIE: lang}, headers={"accept-language": ""})))
+        try:
+            fig = learned_handlers.learned_at(history, 1, len(EARLY))[0]
+        finally:
+            LocalContext.request.reset(token)
+        assert fig.data[0].hovertemplate.startswith(start) and fig.layout.separators == seps, lang
+
+
 def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
     """A history of whole epochs (the shipped one has 1..19) still works: the slider's first point is epoch 1,
     and the intro says that the untrained model is not in it."""

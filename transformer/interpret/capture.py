@@ -48,13 +48,14 @@ class AttentionMaps:
         out.update({k: f(getattr(self, k)).tolist() for k in KINDS})
         return out
 
-    def figure(self, kind: str, layer: int | None = None, head: int | None = None):
+    def figure(self, kind: str, layer: int | None = None, head: int | None = None, words: dict | None = None):
         """A plotly Figure of one kind (0-based layer/head): one heatmap for a layer and head, the mean of
-        heads when head is None, the layers × heads grid when layer is None (needs plotly)."""
+        heads when head is None, the layers × heads grid when layer is None (needs plotly); its words English
+        unless `words` (figures.WORDS' keys) says them."""
         from .figures import attention_figure
         if kind not in KINDS:
             raise KeyError(f"unknown attention kind {kind!r}; one of {KINDS}")
-        return attention_figure(self, kind, layer, head)
+        return attention_figure(self, kind, layer, head, words)
 
 
 def layers_of(model_or_config, kind: str) -> int:

@@ -87,10 +87,11 @@ class HeadInside:
         s = self.contribution.sum(-1, keepdims=True)
         return np.divide(self.contribution, s, out=np.zeros_like(self.contribution), where=s > 0)
 
-    def figure(self, row: int | None = None):
-        """Scores, weights and contributions side by side as a plotly Figure (`row` boxed in red)."""
+    def figure(self, row: int | None = None, words: dict | None = None):
+        """Scores, weights and contributions side by side as a plotly Figure (`row` boxed in red); its words
+        English unless `words` (figures.WORDS' keys) says them."""
         from .figures import inside_figure
-        return inside_figure(self, row)
+        return inside_figure(self, row, words)
 
 
 class HeadCapture(ContextHooks):

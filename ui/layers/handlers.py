@@ -7,7 +7,7 @@ import gradio as gr
 from transformer.decode.decoding import DecodingSession, Translator
 from transformer.interpret import analysis, figures
 from ui.layers.figures import alignment_figure
-from ui.shell.figures import axis_words, figure, with_axes
+from ui.shell.figures import axis_words, figure, figure_words, with_axes
 from ui.shell.inputs import choice_index, need_session
 from ui.shell.texts import said
 from ui.translate.handlers import at_position
@@ -23,7 +23,8 @@ def across_layers(tr: Translator, session, layer_choice: str = "all layers", thr
     roll = analysis.rollout(maps.encoder_self)[-1]  # (S, S) through all encoder layers
     src = [figures.label(p) for p in maps.source_tokens]
     languages = (tr.config.src_lang, tr.config.tgt_lang)  # each figure says what its rows and columns are
-    fig_roll = with_axes(figures.heatmap(roll, src, src, said("rollout_title")),
+    words = figure_words()  # the heatmaps' hovers in the user's page's language (their numbers: with_axes)
+    fig_roll = with_axes(figures.heatmap(roll, src, src, said("rollout_title"), words=words),
                          "encoder_self", languages)
     # row t of cross-attention is the query at target token t: it predicts token t+1
     predicted = list(maps.target_tokens[1:]) + ([] if s.done else [tr.tokenizer.piece(s.positions[s.cursor].greedy)])
@@ -36,7 +37,7 @@ def across_layers(tr: Translator, session, layer_choice: str = "all layers", thr
     fig_lines["layout"]["margin"]["l"] = 150
     rows = [f"{figures.label(q)} → {figures.label(p)}" for q, p in zip(maps.target_tokens, predicted)]  # as Translate
     fig_mat = with_axes(figures.heatmap(align, src, rows,
-                                        said("matrix_title", which=which)),
+                                        said("matrix_title", which=which), words=words),
                         "cross", languages)
     for fig, kind in ((fig_roll, "encoder_self"), (fig_mat, "cross")):  # "queries"/"keys" said in the languages
         rows_words, cols_words = axis_words(kind, languages)

@@ -8,6 +8,7 @@ import numpy as np
 from transformer.interpret import figures
 from transformer.interpret.history import AttentionHistory, describe_epoch, epoch_point
 from ui.learned import help as learned_help
+from ui.shell.figures import figure_words, with_separators
 from ui.shell.inputs import choice_index
 from ui.shell.texts import LANGS, each, number, page_lang, said
 
@@ -31,10 +32,12 @@ def learned(history: AttentionHistory | None, example, epoch, layer: str = "all 
     ls = range(L) if layer in (None, "all layers") else [choice_index(layer, "layer", L)]
     hs = range(H) if head in (None, "mean of heads") else [choice_index(head, "head", H)]
     w = cross[list(ls)][:, list(hs)].mean(axis=(0, 1))  # (T, S)
-    rows = figures.row_labels(tgt, None)[:w.shape[0]]
-    lang = page_lang()  # the plot's title in the user's page's language (ui/shell/texts.py)
-    fig = figures.heatmap(w, [figures.label(p) for p in src], rows,
-                          said("learned_title", lang, when=epoch_words(epoch, "detail", lang)), zmax=1.0)
+    lang = page_lang()  # the plot's words and numbers in the user's page's language (ui/shell/texts.py)
+    words = figure_words(lang)
+    rows = figures.row_labels(tgt, None, words)[:w.shape[0]]
+    fig = with_separators(figures.heatmap(w, [figures.label(p) for p in src], rows,
+                                          said("learned_title", lang, when=epoch_words(epoch, "detail", lang)),
+                                          zmax=1.0, words=words), lang)
     text = "".join(p for p in tgt if p not in ("<s>", "</s>")).replace("▁", " ").strip()
     return fig, text
 

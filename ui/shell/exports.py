@@ -63,9 +63,10 @@ def figures_html(maps, languages: tuple[str, str] | None = None) -> str:
     """One standalone page: each kind's layers × heads grid (AttentionMaps.figure), plotly.js inlined once; each
     says what its rows and columns are in the model's `languages` (source, target codes), as the view does."""
     from ui.shell.components import VENDOR
-    from ui.shell.figures import with_axes
-    parts = [with_axes(maps.figure(kind), kind, languages).to_html(full_html=False, include_plotlyjs=False)
-             for kind in KINDS]
+    from ui.shell.figures import figure_words, with_axes
+    words = figure_words()  # in the user's page's language, as the view's
+    figs = [with_axes(maps.figure(kind, words=words), kind, languages) for kind in KINDS]
+    parts = [fig.to_html(full_html=False, include_plotlyjs=False) for fig in figs]
     js = (VENDOR / "plotly-cartesian.min.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
     return ("<!doctype html><html><head><meta charset='utf-8'><title>attention-lens maps</title>"
             f"<script>{js}</script></head><body>" + "".join(parts) + "</body></html>")

@@ -32,6 +32,13 @@ def axis_line(kind: str, languages: tuple[str, str] | None) -> str:
     return f"↓ {rows} · {cols} →"
 
 
+def figure_words(lang: str | None = None) -> dict[str, str]:
+    """The words of transformer.interpret.figures' heatmaps (its WORDS: hovers' 'query'/'key'/'weight', titles) in
+    the user's page's language (or `lang`), from the catalogue's fig_<word> (the library reads no catalogue)."""
+    from transformer.interpret.figures import WORDS
+    return {k: said(f"fig_{k}", lang) for k in WORDS}
+
+
 def with_separators(fig, lang: str | None = None):
     """`fig` (a plotly Figure or its dict; anything else passes) with Plotly's layout `separators` of the user's
     page's language (or `lang`): its ticks and hovers' numbers written 0,5 on the German page (issue 58)."""

@@ -12,7 +12,7 @@ from transformer.decode.decoding import DecodingSession, Translator
 from transformer.interpret import figures
 from transformer.interpret.agreement import session_alignment
 from transformer.interpret.attribution import METHOD_TITLES, METHODS
-from ui.shell.figures import with_separators
+from ui.shell.figures import figure_words, with_separators
 from ui.shell.inputs import fail
 from ui.shell.models import of_session
 from ui.shell.texts import each, labels, said, text
@@ -98,7 +98,7 @@ def word_alignment_at(tr: Translator, session, method, position=None):
         fail(e)
     fig = figures.heatmap(wa.scores[method], [figures.label(w) for w in wa.source_words],
                           [figures.label(w) for w in wa.target_words],
-                          said("word_align_title", method=said(f"mname_{method}")))
+                          said("word_align_title", method=said(f"mname_{method}")), words=figure_words())
     fig.update_xaxes(title={"text": said("source_words")})
     fig.update_yaxes(title={"text": said("target_words_axis")})
     return with_separators(fig), alignment_table(wa), alignment_summary(wa, method)  # 0,5 on the German page
