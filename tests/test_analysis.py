@@ -170,3 +170,25 @@ def test_each_tab_turns_its_own_figure_upright_on_a_phone_and_leaves_the_others_
     for fig, other in ((tree, upright_alignment), (lines, upright_beam)):  # not the tab's figure: drawn as a heatmap
         as_heatmap = for_width(fig, 390, other).to_dict()
         assert as_heatmap["layout"]["xaxis"].get("tickangle") == -90 and "annotations" not in as_heatmap["layout"]
+
+
+def test_the_side_by_side_heatmaps_titles_are_wrapped_to_their_half_of_a_wide_page():
+    """Across layers' matrix and rollout sit side by side on a wide page: their German titles (85 and 92 characters)
+    were cut at the plot's right edge at 1280x800 ("... das gelesen w"). in_box wraps a title to its box; the plot
+    is otherwise as it was, and a phone's figure (for_width's) or an unknown width passes."""
+    import re
+
+    from transformer.interpret import figures as F
+    from ui.shell.figures import NARROW, PAGE_SIDES, in_box
+    from ui.shell.texts import said
+    for title in (said("matrix_title", "de", which=said("all_layers", "de")), said("rollout_title", "de")):
+        fig = F.heatmap(np.eye(3), ["a", "b", "c"], ["x", "y", "z"], f"{title}<br><sup>↓ Zeilen · Spalten →</sup>")
+        fits = int(((1280 - PAGE_SIDES) * 0.5 - 42) / 8.4)  # characters of the 15 px title in half of 1280 px
+        assert len(title) > fits  # the German title does not fit on one line there
+        boxed = in_box(fig, 1280, 0.5).to_dict()
+        lines = [re.sub(r"<[^>]+>", "", s) for s in boxed["layout"]["title"]["text"].split("<br>")]
+        assert len(lines) >= 3 and all(len(s) <= fits for s in lines[:-1]), lines
+        assert " ".join(lines[:-1]) == title and lines[-1] == "↓ Zeilen · Spalten →"  # every word kept, in order
+        assert boxed["layout"]["margin"]["t"] > fig.layout.margin.t  # room for its lines above the plot
+        assert boxed["data"][0]["z"] == fig.to_dict()["data"][0]["z"]
+        assert in_box(fig, NARROW - 1, 0.5) is fig and in_box(fig, 0, 0.5) is fig  # a phone's, an unknown width

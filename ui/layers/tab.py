@@ -9,7 +9,7 @@ from ui.layers import handlers as layers_handlers
 from ui.layers.figures import upright_alignment
 from ui.shell import page_state
 from ui.shell.components import CONC, Ctx, api_only, live_position, started_sentence
-from ui.shell.figures import for_width, width_input, with_width
+from ui.shell.figures import for_width, in_box, width_input, with_width
 from ui.shell.models import of_session
 from ui.shell.texts import explained, label, page_lang
 from ui.shell.texts import words as said_words
@@ -40,6 +40,12 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
             rollout = gr.Plot(label=label("rollout"), elem_id="rollout")
 
     width = width_input()  # the page's width: on a phone the figures are drawn for it (ui/shell/figures.py for_width)
+
+    def drawn(figs, page_width):  # (rollout, lines, matrix) for the page's width: the lines across it, the two
+        # heatmaps side by side (their titles wrapped to their half on a wide page)
+        shares = (0.5, 1.0, 0.5)
+        return [in_box(for_width(f, page_width, upright_alignment), page_width, s) for f, s in zip(figs, shares)]
+
     inputs, outs = [ctx.state, layer, threshold, ctx.view], [rollout, lines, matrix]
     page_inputs = [ctx.page.started] + inputs + [width]  # the mark of what is started: the answer is drawn for it
     at = of_session(layers_handlers.across_layers_at)
@@ -49,7 +55,7 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
             return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
                                               page_state.drawn_for(mark)]
         figs = at(session, chosen, cut, position)
-        return [*(for_width(f, page_width, upright_alignment) for f in figs), "", page_state.drawn_for(mark)]
+        return [*drawn(figs, page_width), "", page_state.drawn_for(mark)]
 
     page_js = with_width(live_position(5, 4), 6)
     b_show.click(show, page_inputs, outs + [note, box], js=page_js, api_visibility="private", **CONC)
@@ -61,8 +67,7 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
         if not page_state.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
             return [gr.skip()] * (len(outs) + 2)
         figs = follow_at(session, chosen, cut, position)
-        return [*(for_width(f, page_width, upright_alignment) for f in figs), "",
-                page_state.drawn_for(mark)]
+        return [*drawn(figs, page_width), "", page_state.drawn_for(mark)]
 
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
         event(across_layers_follow, page_inputs, outs + [note, box], **follow)

@@ -115,6 +115,24 @@ def for_width(fig, width, upright=None):
     return go.Figure(d)
 
 
+PAGE_SIDES = 80  # px of a wide page beside its figures (Gradio's padding and the plots' frames)
+
+
+def in_box(fig, width, share: float = 1.0):
+    """`fig` on a wide page `width` px wide, in a box of `share` of the page's width (0.5: one of two figures side by
+    side): its title wrapped to the box in lines of its own, as on a phone, rather than cut at the box's right edge
+    (a long German title was); the plot itself unchanged. A phone's figure (for_width) and an unknown width pass."""
+    import plotly.graph_objects as go
+    if not isinstance(width, (int, float)) or width < NARROW or not hasattr(fig, "to_dict") and \
+            not isinstance(fig, dict):
+        return fig
+    d = fig.to_dict() if hasattr(fig, "to_dict") else copy.deepcopy(dict(fig))
+    lay = d.setdefault("layout", {})
+    top = _narrow_title(lay, (float(width) - PAGE_SIDES) * share - 42)
+    lay["margin"] = {**lay.get("margin", {}), "t": top + 8}
+    return go.Figure(d)
+
+
 def _narrow_title(lay: dict, w: float) -> int:
     """The title in lines that fit `w`, left, under Gradio's label of the plot and Plotly's tool bar (36 px); the
     axis line (with_axes' <sup>) a line of 12 px. The height it takes, in px."""
