@@ -96,11 +96,13 @@ def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     slider = c["learned_epoch"]
     assert (slider.minimum, slider.maximum, slider.step, slider.value) == (1, len(EARLY), 1, len(EARLY))
     assert "before training" in c["learned_intro"].value and "inside epoch 1" in c["learned_intro"].value
-    for i, (epoch, words) in enumerate([(0, "before training"), (0.02, "2 % into epoch 1"), (3, "after epoch 3")]):
+    for epoch, words, plain in [(0, "before training", "before training"),
+                                (0.02, "2 % into epoch 1", "2 % into pass 1 over the data"),
+                                (3, "after epoch 3", "after 3 passes over the data")]:
         i = EARLY.index(epoch) + 1  # snapshots are numbered from 1
         fig, text, point = learned_handlers.learned_at(history, 1, i)
-        assert words in point and f"Snapshot {i} of {len(EARLY)}" in point
-        assert fig.layout.title.text == f"Cross-attention {words}"
+        assert words in point and plain in point and f"Snapshot {i} of {len(EARLY)}" in point
+        assert fig.layout.title.text == f"Cross-attention {plain}"  # as the page's line says it by default
         np.testing.assert_allclose(np.array(fig.data[0].z), history.cross(1, epoch).mean((0, 1)), atol=1e-4)
         pieces = (p for p in history.target(1, epoch) if p not in ("<s>", "</s>"))
         assert text == "".join(pieces).replace("▁", " ").strip()
@@ -151,10 +153,13 @@ def test_the_learned_tabs_heatmap_speaks_the_users_language(tmp_path, tiny_tok):
         token = LocalContext.request.set(SimpleNamespace(request=SimpleNamespace(
             cookies={LANG_COOKIE: lang}, headers={"accept-language": ""})))
         try:
-            fig = learned_handlers.learned_at(history, 1, len(EARLY))[0]
+            fig, _, point = learned_handlers.learned_at(history, 1, len(EARLY))
         finally:
             LocalContext.request.reset(token)
         assert fig.data[0].hovertemplate.startswith(start) and fig.layout.separators == seps, lang
+        # the title names the point in the plain words of the line above it (not "nach Epoche 3" under "3 Runden")
+        passes = {"de": "nach 3 Runden durch die Daten", "en": "after 3 passes over the data"}[lang]
+        assert fig.layout.title.text.endswith(passes) and passes in point, (lang, fig.layout.title.text)
 
 
 def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
@@ -167,7 +172,7 @@ def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
     assert (c["learned_epoch"].minimum, c["learned_epoch"].maximum) == (1, 4)
     assert "after every epoch" in c["learned_intro"].value and "starts after epoch 1" in c["learned_intro"].value
     fig, _, point = learned_handlers.learned_at(AttentionHistory.load(tmp_path / HISTORY), 0, 1)
-    assert "after epoch 1" in point and fig.layout.title.text == "Cross-attention after epoch 1"
+    assert "after epoch 1" in point and fig.layout.title.text == "Cross-attention after 1 pass over the data"
 
 
 def test_learned_tab_with_one_point(tmp_path, tiny_tok):

@@ -32,11 +32,14 @@ def learned(history: AttentionHistory | None, example, epoch, layer: str = "all 
     ls = range(L) if layer in (None, "all layers") else [choice_index(layer, "layer", L)]
     hs = range(H) if head in (None, "mean of heads") else [choice_index(head, "head", H)]
     w = cross[list(ls)][:, list(hs)].mean(axis=(0, 1))  # (T, S)
-    lang = page_lang()  # the plot's words and numbers in the user's page's language (ui/shell/texts.py)
+    # the plot's words and numbers in the user's page's language (ui/shell/texts.py); its title names the point as
+    # the page's line above it does by default, plainly (passes over the data: the German page said "Runden" above a
+    # title "nach Epoche 7"); the detailed line beside it still says the epoch
+    lang = page_lang()
     words = figure_words(lang)
     rows = figures.row_labels(tgt, None, words)[:w.shape[0]]
     fig = with_separators(figures.heatmap(w, [figures.label(p) for p in src], rows,
-                                          said("learned_title", lang, when=epoch_words(epoch, "detail", lang)),
+                                          said("learned_title", lang, when=epoch_words(epoch, "plain", lang)),
                                           zmax=1.0, words=words), lang)
     text = "".join(p for p in tgt if p not in ("<s>", "</s>")).replace("▁", " ").strip()
     return fig, text
