@@ -70,7 +70,7 @@ async function show(i, how = "push") {    // how: "push" (Back / Next), "replace
   role(bar, "where").textContent = W("lesson_view_of", {i: i + 1, n: views.length});
   noteNodes(role(bar, "note"), views[i][1]);
   bar.querySelector("#lesson_back").disabled = true; bar.querySelector("#lesson_next").disabled = true;
-  try { await link().open(onPhone(views[i][0])); } finally {
+  try { await link().open(views[i][0]); } finally {
     lesson.busy = false;
     bar.querySelector("#lesson_back").disabled = i === 0;
     bar.querySelector("#lesson_next").disabled = i === views.length - 1;
@@ -96,15 +96,6 @@ function subject() {                      // the view's subject on the tab shown
     if (e && e.getClientRects().length && e.getBoundingClientRect().height > 0) return e;
   }
   return null;
-}
-// A view with a row picked on the map is about that row's Inside this head: on a phone the panel sat ~700 px below the
-// map, so there the view opens it as the phone's sheet (sheet=1, as a row tapped on the map opens it: assets/inside.js),
-// under the bar, its ✕ showing the map and its row; a wider screen has the panel beside the map
-function onPhone(query) {
-  const q = new URLSearchParams(query);
-  if (!PHONE.matches || !q.has("row") || q.has("sheet")) return query;
-  q.set("sheet", "1");
-  return q.toString();
 }
 function inSight() {
   bar.scrollIntoView({block: PHONE.matches ? "start" : "nearest"});
