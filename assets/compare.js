@@ -8,8 +8,7 @@
 // A with the 2nd "the" of B); a changed span (fährt / flieg + t) lines up as a block with what stands in its place in
 // B (issue 58 item 7: the word a minimal pair is about gets a difference); cells whose query or key has no partner
 // are grey. Text is set with textContent only.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
-const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
@@ -19,7 +18,7 @@ const st = {a: null, b: null, t: 0, kind: "cross", layer: 0, head: 0, geo: {}};
 const picked = () => { const L = document.getElementById("link_box")?.link; return L && L.model ? L.model() : null; };  // assets/link.js
 const inst = {state: st, renders: 0, model: element.querySelector(".cmp").dataset.model};  // the model the boxes
 // and the view were last reset for: the page's first, then each switch's (received)
-(element.closest('[id]:not([id^="html-"])') || element).compare = inst;  // on this view's own element (#compare): docs/design.md
+home.compare = inst;  // on this view's own element (#compare): docs/design.md
 const kit = () => document.getElementById("lesson")?.lesson?.kit;  // the tabs' helpers (assets/views.js)
 
 // -- the maps at a step -----------------------------------------------------------------------------------------
@@ -121,9 +120,9 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   st.geo[which] = {gutter, cw, ch, m};
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
-const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
 // an explanation in both versions (ui/shell/texts/en.toml, assets/explain.js), the key itself before the catalogue loads
-function say(el, key, vars) { if (explainer()) explainer().put(el, key, vars); else setText(el, key); }
+function say(el, key, vars) { const x = find("explain_box", "explain"); if (x) x.put(el, key, vars); else setText(el, key); }
 function fill(sel, n, value, mean) {      // option values are the labels shown: 1..n (and "mean")
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(mean ? ["mean"] : []);
   if ([...sel.options].map(o => o.value).join() !== want.join()) {
@@ -160,7 +159,7 @@ function render() {
   setText(q("axes"), lens && lens.axes ? lens.axes(st.kind, a) : "");
   const big = md.where && `${md.big >= 0 ? "+" : ""}${num(md.big, 3)}`;
   say(q("align"), "compare.align", {rows: md.rowsAligned, R: md.R, cols: md.colsAligned, C: md.C,
-    diff: (m) => explainer().fill(md.where ? "compare.diff" : "compare.nodiff",
+    diff: (m) => find("explain_box", "explain").fill(md.where ? "compare.diff" : "compare.nodiff",
                                        md.where && {big, q: md.labels[md.where[0]], k: md.cols[md.where[1]]}, m)});
   inst.shown = {t: st.t, ta, tb, kind: st.kind, layer: st.layer, head: st.head,
                 a: plain(ma), b: plain(mb), diff: plain(md),

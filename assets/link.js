@@ -9,7 +9,6 @@
 // the tab's own code gives and restores them (the tabs' registry, #lesson's .lesson.tabs: assets/views.js), pressing its button so that the
 // view opens started. A lesson (?lesson=..., assets/lesson.js) opens its views one by one with inst.open(query).
 // Everything from the URL is shown with textContent only and checked before use: it is user input.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const box = element.querySelector(".link-box"), btn = element.querySelector("#copy_link");
 const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
 // the model picked: the picker's (a gr.Dropdown's) value, told by its change event (ui/app.py PICKED_JS), else the
@@ -28,14 +27,14 @@ const STAGES = 6, ALL = 6;                // Inside this head's stages ①..⑤ 
 const MAX_TEXT = 2000;                    // the source box's limit (ui/shell/link.py checks it again)
 const VIEW_KEY = new RegExp(`^(${Object.keys(TABS).filter(k => k !== "translate").join("|")})_(.+)$`);
 const inst = {notes: [], applied: null, opening: false, last: null};
-(element.closest('[id]:not([id^="html-"])') || element).link = inst;  // on this view's own element (#link_box): docs/design.md
+home.link = inst;  // on this view's own element (#link_box): docs/design.md
 const tabs = () => document.getElementById("lesson")?.lesson?.tabs || {};  // each tab's view (assets/views.js)
 const sentence = () => document.getElementById("source_hint")?.sentence;  // the sentence started (assets/sentence.js)
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
 const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
-const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]: the page's language
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]: the page's language
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
 
 // -- reading a link --------------------------------------------------------------------------------------------
@@ -246,7 +245,7 @@ function url() {                          // the view shown now as a link
   if (tab && tab !== "translate") q.set("tab", tab);
   const V = tab && tabs()[tab], mine = V && V.ready() ? V.get() : null;
   for (const [k, v] of Object.entries(mine || {})) q.set(`${tab}_${k}`, String(v));
-  const E = explainer();
+  const E = find("explain_box", "explain");
   if (E && E.mode === "detail") q.set("explain", "detail");  // assets/explain.js
   if (E && E.lang && (E.lang !== "en" || E.browserLang() !== "en")) q.set("lang", E.lang);  // assets/i18n.js
   const theme = new URLSearchParams(location.search).get("__theme");

@@ -10,13 +10,12 @@
 // keyboard and screen readers. The teacher's panel draws the answers (#class_answers) and, after Reveal, the model's.
 // A page in no class runs nothing of this but the Teach live button's listener (and a look at its URL).
 // Everything from the server or the URL is shown with textContent only: pieces and rows are user input.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const $ = (s) => element.querySelector(s);
 const panel = $("#class_panel"), bar = $("#class_bar"), startBtn = $("#class_start");
 const CHECK_MS = 250, PERSONAL = ["lang", "explain", "__theme", "class", "teach"];
 const inst = {role: null, code: null, token: null, snap: null, following: true, applied: null, sent: null,
               seq: 0, applying: false, errors: [], lastError: null};
-(element.closest('[id]:not([id^="html-"])') || element).live = inst;  // on this view's own element (#class_box): docs/design.md
+home.live = inst;  // on this view's own element (#class_box): docs/design.md
 const link = () => document.getElementById("link_box")?.link;  // assets/link.js, on its element
 // the bar's room at the screen's bottom, where "Link copied" (assets/link.js say) stands too: that line goes above the
 // bar (ui/shell/link.py LINK_CSS reads --class-bar-room), however tall the bar grows (a question, its chart)
@@ -24,8 +23,8 @@ new ResizeObserver(() => {
   const h = bar.hidden ? 0 : Math.ceil(bar.getBoundingClientRect().height);
   document.documentElement.style.setProperty("--class-bar-room", `${h ? h + 8 : 0}px`);
 }).observe(bar);
-const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);
-const pct = (p) => (explainer() ? explainer().pct(p, 0) : `${(100 * p).toFixed(0)}%`);  // 34% / 34 %
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);
+const pct = (p) => (find("explain_box", "explain")?.pct(p, 0) ?? `${(100 * p).toFixed(0)}%`);  // 34% / 34 %
 
 // -- requests (the box's event: ui/live/page.py op) --------------------------------------------------------------
 const pending = new Map();
