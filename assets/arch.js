@@ -98,7 +98,7 @@ function render() {
 }
 
 // -- the Translate view: follow what it shows, open what is clicked --------------------------------------------
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 function select(kind, layer) {
   const v = lens(); if (!v || !v.select) return;
   v.select(kind, layer, v.state.head);    // the head stays; drawn now, or with the next sentence

@@ -23,7 +23,7 @@ function both(el, said) {                 // {plain, detail} as two spans; the p
   }
 }
 home.atlas = inst;  // on this view's own element (#atlas): docs/design.md
-const kit = () => document.getElementById("lesson")?.lesson?.kit;  // the tabs' helpers (assets/views.js)
+const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/views.js)
 
 // A phone (issue 41 item 2): the three kinds one under the other, each the screen's width, the cells' words 12 px
 const NARROW = window.matchMedia("(max-width: 599px)");
@@ -96,7 +96,7 @@ function legendHtml(a) {
     `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(tx(a).roles ? tx(a).roles.plain[r.role] : r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;
 }
 function openHead(kind, layer, head) {
-  const lens = document.getElementById("attention")?.lens;  // the attention view, on its element
+  const lens = find("attention", "lens");  // the attention view, on its element
   if (lens && lens.select) lens.select(kind, layer, head);
   const tab = document.querySelector('#tabs button[role=tab][data-tab-id="translate"]');  // gr.Tab(id="translate")
   if (tab) tab.click();

@@ -21,7 +21,7 @@ const MAP_H = 160;                        // the map's rows take at most this he
 const cache = new Map(), pending = new Map(), failed = new Map();  // key `${seq}|${method}` -> payload / time / why
 const ui = {method: null, greedy: undefined};  // method: null = off (the view's own weight / contribution)
 const inst = {requests: 0, updates: 0, updateMs: 0, cache, pending, ui, shown: null};  // on #attribution (below)
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 const part = (sel) => document.querySelector(`#attention ${sel}`);
 
 // -- decoding the payload ----------------------------------------------------------------------------------
@@ -304,7 +304,7 @@ function done(t0) {
 function setMethod(method) {
   ui.method = method in METHODS ? method : null;
   for (const [value, r] of Object.entries(radios)) r.checked = value === ui.method;
-  const I = document.getElementById("inside")?.inside;  // Inside this head (assets/inside.js), on its element
+  const I = find("inside", "inside");  // Inside this head (assets/inside.js), on its element
   if (ui.method && I && I.ui.measure) I.setMeasure(false);
   if (ui.method) radios[ui.method].checked = true;  // inside.js's setMeasure checks "attention weight"
   update();

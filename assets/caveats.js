@@ -24,6 +24,6 @@ function said(c) {
     chars: (c.characters || []).join(" ")});
 }
 window.addEventListener("lens-caveats", (ev) => paint(Array.isArray(ev.detail) ? ev.detail : []));
-const kept = () => document.getElementById("attention")?.lens?.caveats || [];  // the attention view's, on its element
+const kept = () => find("attention", "lens")?.caveats || [];  // the attention view's, on its element
 document.addEventListener("lens-explain", () => paint(kept()));
 paint(kept());

@@ -15,11 +15,11 @@ const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89
                  "#fde725"].map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
 const NONE = "#d4d4d4", RED = "#ff4136", MAX_ROWS_PX = 250;
 const st = {a: null, b: null, t: 0, kind: "cross", layer: 0, head: 0, geo: {}};
-const picked = () => { const L = document.getElementById("link_box")?.link; return L && L.model ? L.model() : null; };  // assets/link.js
+const picked = () => { const L = find("link_box", "link"); return L && L.model ? L.model() : null; };  // assets/link.js
 const inst = {state: st, renders: 0, model: element.querySelector(".cmp").dataset.model};  // the model the boxes
 // and the view were last reset for: the page's first, then each switch's (received)
 home.compare = inst;  // on this view's own element (#compare): docs/design.md
-const kit = () => document.getElementById("lesson")?.lesson?.kit;  // the tabs' helpers (assets/views.js)
+const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/views.js)
 
 // -- the maps at a step -----------------------------------------------------------------------------------------
 const end = (d) => d.n - 1;
@@ -155,7 +155,7 @@ function render() {
   say(q("dscale"), "compare.dscale", {dmax: num(dmax, 3)});
   const head = st.head === "mean" ? w("mean_heads") : `${w("head")} ${st.head + 1}`;
   setText(q("title"), `${w(`kind_${st.kind}`)} · ${w("layer")} ${st.layer + 1} · ${head}`);
-  const lens = document.getElementById("attention")?.lens;
+  const lens = find("attention", "lens");
   setText(q("axes"), lens && lens.axes ? lens.axes(st.kind, a) : "");
   const big = md.where && `${md.big >= 0 ? "+" : ""}${num(md.big, 3)}`;
   say(q("align"), "compare.align", {rows: md.rowsAligned, R: md.R, cols: md.colsAligned, C: md.C,
@@ -237,7 +237,7 @@ document.addEventListener("input", e => {
 try { inst.pair = JSON.parse(decodeURIComponent(element.querySelector(".cmp").dataset.pair || "")); }
 catch (e) { inst.pair = null; }
 function received() {
-  const v = props.value, decode = document.getElementById("attention")?.lens?.decode;
+  const v = props.value, decode = find("attention", "lens")?.decode;
   if (v && v.for) { inst.model = v.for; inst.pair = v.pair || inst.pair; }  // the tab redrawn for this model, with its
   // first example pair (ui/compare/tab.py on_model): the pair a view without compare_a / compare_b shows
   // a pair is drawn only under the model the tab was last reset for: an answer of the model before, still under

@@ -16,7 +16,7 @@ const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectorie
 const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
 const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
 const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null, sheet: false};  // on #inside (below)
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 
 // -- a head's payload, decoded by payload.js (decodeHead), with the scales of its colour strips -----------------
 function load(p) { const h = decodeHead(p); h.qk = absMax(h.q, h.k); h.vmax = absMax(h.v); return h; }

@@ -18,9 +18,9 @@
 // the start; it gives the parts `view` (below) and mounts them in that order, each adding what it returns to `view`.
 // No name is shared: each part names what it takes from `view` at its top and what it gives at its end.
 // the views the Translate view updates, each on its own element (docs/design.md)
-const inside = () => document.getElementById("inside")?.inside;  // Inside this head (assets/inside.js)
-const attribution = () => document.getElementById("attribution")?.attribution;  // ALTI+ / saliency
-const topk = () => document.getElementById("topk")?.topk;  // the top-k list (assets/topk.js)
+const inside = () => find("inside", "inside");  // Inside this head (assets/inside.js)
+const attribution = () => find("attribution", "attribution");  // ALTI+ / saliency
+const topk = () => find("topk", "topk");  // the top-k list (assets/topk.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
 const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)

@@ -182,7 +182,7 @@ function sayRow(p, r) {                   // the map in words (issue 41 item 4):
   setText(q("said"), text); q("canvas").setAttribute("aria-label", text || tl("map_aria"));
 }
 function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel opens (assets/inside.js), dashed
-  const I = MAIN && document.getElementById("inside")?.inside, r = I ? I.queryRow() : -1;  // assets/inside.js
+  const I = MAIN && find("inside", "inside"), r = I ? I.queryRow() : -1;  // assets/inside.js
   const spans = f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null;
   const i = r < 0 ? -1 : (spans ? spans.findIndex(([a, b]) => a <= r && r < b) : r);
   if (i < 0 || i >= p.R || (kind !== "encoder_self" && i === f.row)) return;

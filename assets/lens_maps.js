@@ -31,7 +31,7 @@ function wordLabels(pieces, spans, specials) {
 // '↓ English being written · German it reads →' (ui/shell/figures.py axis_line says the same for the .html export)
 const LANG_NAMES = {de: "German", en: "English", fr: "French", es: "Spanish", it: "Italian", nl: "Dutch"};
 function languagesOf(d) {                 // [source, target] names: the payload's, else the main view's sentence's
-  const main = document.getElementById("attention")?.lens?.state?.traj;  // the main view, on its element
+  const main = find("attention", "lens")?.state?.traj;  // the main view, on its element
   const codes = (d && d.p && d.p.languages) || (main && main.p.languages);
   const named = (c) => (find("explain_box", "explain") && find("explain_box", "explain").t(`label.lang_${c}`) !== `label.lang_${c}` ? tl(`lang_${c}`) : LANG_NAMES[c] || c);
   return codes && codes.length === 2 ? codes.map(named) : [tl("the_source"), tl("the_translation")];

@@ -16,7 +16,7 @@ const CHECK_MS = 250, PERSONAL = ["lang", "explain", "__theme", "class", "teach"
 const inst = {role: null, code: null, token: null, snap: null, following: true, applied: null, sent: null,
               seq: 0, applying: false, errors: [], lastError: null};
 home.live = inst;  // on this view's own element (#class_box): docs/design.md
-const link = () => document.getElementById("link_box")?.link;  // assets/link.js, on its element
+const link = () => find("link_box", "link");  // assets/link.js, on its element
 // the bar's room at the screen's bottom, where "Link copied" (assets/link.js say) stands too: that line goes above the
 // bar (ui/shell/link.py LINK_CSS reads --class-bar-room), however tall the bar grows (a question, its chart)
 new ResizeObserver(() => {
@@ -47,7 +47,7 @@ function said(a) {                        // a refusal: said in the panel or the
 
 // -- the stream (#class_feed) --------------------------------------------------------------------------------------
 function follow() {
-  const feed = document.getElementById("class_feed")?.feed;
+  const feed = find("class_feed", "feed");
   if (!feed) { setTimeout(follow, 100); return; }
   if (!feed.bound) { feed.bound = true; feed.watch("value", () => received(feed.props.value)); }
   feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token} : {code: inst.code});
@@ -83,7 +83,7 @@ function viewNow() {
   return u.searchParams.toString();
 }
 function stepNow() {
-  const L = document.getElementById("attention")?.lens, st = L && L.state;
+  const L = find("attention", "lens"), st = L && L.state;
   return st && st.traj ? st.t : null;
 }
 async function resume(s) {               // the teacher's link opened again: the class's view shown, then sent on
@@ -138,7 +138,7 @@ $("#class_close").addEventListener("click", async () => {
 
 // -- questions ------------------------------------------------------------------------------------------------
 function question(kind) {                 // {keys, model, row} of the view shown, or null
-  const L = document.getElementById("attention")?.lens, st = L && L.state, d = st && st.traj;
+  const L = find("attention", "lens"), st = L && L.state, d = st && st.traj;
   if (!d || st.doc !== d) return null;
   if (kind === "where") {
     const v = L.view();
@@ -173,7 +173,7 @@ function mapChoice(e) {                   // the question's choice under a click
   const s = inst.snap, q = s && s.question;
   if (inst.role !== "student" || inst.ended || !q || q.kind !== "where" || q.revealed) return null;
   if (!(e.target instanceof Element) || !e.target.matches("#attention [data-role=canvas]")) return null;
-  const L = document.getElementById("attention")?.lens, v = L && L.view && L.view();
+  const L = find("attention", "lens"), v = L && L.view && L.view();
   if (!v || v.row === null || v.row === undefined || !v.z[v.row]) return null;
   const z = v.z[v.row], keep = v.x.map((_, j) => j).filter(j => !Number.isNaN(z[j]));  // as question() asks it
   const keys = keep.map(j => v.x[j].slice(0, 40));  // ui/live/registry.py MAX_KEY_CHARS

@@ -8,7 +8,7 @@ let shown = {};
 const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]
 function force(piece) {
   if (!shown.items || shown.done) return;
-  const view = document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+  const view = find("attention", "lens");  // the attention view (assets/lens.js), on its element
   const position = view && view.position ? view.position() : "";
   trigger("click", {piece, position});
 }

@@ -14,16 +14,16 @@ const save = () => { try { localStorage.setItem(KEY, JSON.stringify(S)); } catch
 
 // -- what the stops read from the page ---------------------------------------------------------------------------
 const $ = (s) => document.querySelector(s);
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 const st = () => (lens() && lens().state) || {};
 const traj = () => st().traj || null;
 const seq = () => (traj() ? traj().seq : null);
-const ins = () => document.getElementById("inside")?.inside || {ui: {}};  // assets/inside.js, on its element
+const ins = () => find("inside", "inside") || {ui: {}};  // assets/inside.js, on its element
 const seen = (e) => !!(e && (e.offsetParent !== null || (e.getClientRects().length && getComputedStyle(e).position === "fixed")));
 const visible = (s) => [...document.querySelectorAll(s)].find(seen) || null;
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
 const TRANSLATE = {name: "translate", shown: () => seen($("#attention"))};
-const atlasOpened = () => !!document.getElementById("atlas")?.atlas?.opened;  // the head atlas (assets/atlas.js)
+const atlasOpened = () => !!find("atlas", "atlas")?.opened;  // the head atlas (assets/atlas.js)
 const STOPS = [
   {id: "start", el: "#sentence_row", begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
   {id: "step", el: "#step", shows: "#attention [data-role=big]", map: true,
@@ -46,7 +46,7 @@ const STOPS = [
    done: () => !!(traj() && traj().forced.some(Boolean))},
   {id: "ablation", el: "#ablate_cross", tab: {name: "ablation", shown: () => seen($("#tab_ablation"))},
    shows: "#ablate_run",
-   done: () => { const v = document.getElementById("attention_ablated")?.lens;
+   done: () => { const v = find("attention_ablated", "lens");
      return !!(v && v.state.doc && v.state.doc.off && v.state.doc.off.size); }},
   {id: "atlas", el: () => visible("#atlas"), tab: {name: "atlas", shown: () => !!visible("#atlas")},
    begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
@@ -129,7 +129,7 @@ function fit() {
 // -- a stop that shows the sentence's map, with no sentence started: the tour starts the box's sentence, or else the
 // first example, as Start does, says so in the stop, and highlights the Start row until the map is drawn (issue 41)
 function autoStart() {
-  const typed = $("#source textarea"), L = document.getElementById("link_box")?.link, model = L && L.model ? L.model() : "";
+  const typed = $("#source textarea"), L = find("link_box", "link"), model = L && L.model ? L.model() : "";
   let ex = "";
   try { ex = JSON.parse(element.querySelector(".tour-box").dataset.examples || "{}")[model] || ""; } catch (e) { ex = ""; }
   if (traj() || T.auto || !(STOPS[T.i] || {}).map || !typed) return;
@@ -140,7 +140,7 @@ function autoStart() {
   if (typed.value.trim()) setTimeout(() => $("#start").click(), 0);
 }
 function autoNote() {                     // "starting … for you", "started … for you", or "Start a sentence first"
-  const a = T.auto, k = traj() ? "started" : (document.getElementById("source_hint")?.sentence || {}).refused ? "first" : "starting";
+  const a = T.auto, k = traj() ? "started" : (find("source_hint", "sentence") || {}).refused ? "first" : "starting";
   if (T.i >= N || !STOPS[T.i].map || !a || (traj() && a.i !== T.i) || !find("explain_box", "explain")) return "";
   return find("explain_box", "explain").fill(`tour.${k}.text`, {s: a.s});
 }
