@@ -4,15 +4,14 @@
 // x + sublayer(LayerNorm(x)), a last layer norm on each stack), highlights the kind and layer the Translate view
 // (assets/lens.js) shows, opens a clicked attention block there, and says where that map's queries, keys and
 // values come from. Never quote a bare word that gr.HTML might take for an event name (see assets/atlas.js).
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const NS = "http://www.w3.org/2000/svg";
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const inst = {renders: 0, shown: null};
-(element.closest('[id]:not([id^="html-"])') || element).arch = inst;  // on this view's own element (#arch): docs/design.md
+home.arch = inst;  // on this view's own element (#arch): docs/design.md
 const W = 240;                                  // viewBox width; the SVG scales to its column
 const COL = {enc: {x: 2, w: 100}, dec: {x: 122, w: 116}};
 const NAMES = {encoder_self: "arch_self", decoder_self: "arch_masked", cross: "arch_cross"};  // ui/texts [label]
-const T = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // in the page's language
+const T = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // in the page's language
 
 function el(tag, attrs, parent, text) {
   const e = document.createElementNS(NS, tag);
@@ -99,7 +98,7 @@ function render() {
 }
 
 // -- the Translate view: follow what it shows, open what is clicked --------------------------------------------
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 function select(kind, layer) {
   const v = lens(); if (!v || !v.select) return;
   v.select(kind, layer, v.state.head);    // the head stays; drawn now, or with the next sentence
@@ -118,7 +117,7 @@ function where(kind, l, head) {           // the block's text from the page's ca
   const a = props.value || {}, h = head === "mean" ? T("arch_mean") : T("arch_head_of", {h: head + 1, n: a.heads});
   const [stack, pieces] = kind === "encoder_self" ? ["encoder", "source"] : ["decoder", "target"];
   const from = l === 1 ? T(`arch_from_${pieces}`) : T(`arch_from_${stack}`, {n: l - 1});
-  const said = explainer() ? explainer().t(`arch.${kind}`) : kind;
+  const said = find("explain_box", "explain")?.t(`arch.${kind}`) ?? kind;
   return said.replace("{l}", String(l)).replace("{h}", h).replace("{from}", from);
 }
 document.addEventListener("lens-explain", () => { inst.shown = null; render(); });  // the other version (explain.js)

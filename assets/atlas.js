@@ -1,9 +1,8 @@
 // attention-lens head atlas: every head of the three kinds coloured by the BLEU lost when it alone is switched
 // off, labelled with its role; the pruning curve beside. Runs as the js_on_load of a gr.HTML (element, props).
 // Clicking a head opens it in the Translate tab's view (no request: the view already holds the maps).
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const KINDS = ["encoder_self", "decoder_self", "cross"];
-const T = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const T = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
 const TITLES = new Proxy({}, {get: (o, kind) => T(`kind_short_${kind}`)});  // "Encoder self", ... in the page's language
 const roleName = (r, short) => { const k = `role_${short ? "short_" : ""}${r}`, s = T(k); return s === k ? r : s; };
 // The cells' labels, the hover texts and the legend come from Python (ui/atlas_tab.atlas_view), generated from
@@ -13,8 +12,8 @@ const roleName = (r, short) => { const k = `role_${short ? "short_" : ""}${r}`, 
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const inst = {renders: 0};
-const mode = () => (explainer() ? explainer().mode : "plain");
-const lang = () => (explainer() ? explainer().lang : "en");  // the page's language (assets/i18n.js)
+const mode = () => (find("explain_box", "explain")?.mode ?? "plain");
+const lang = () => (find("explain_box", "explain")?.lang ?? "en");  // the page's language (assets/i18n.js)
 const tx = (a) => (a.texts_by_lang && a.texts_by_lang[lang()]) || a.texts;  // ui/atlas/tab.py: in each language
 function both(el, said) {                 // {plain, detail} as two spans; the page's CSS shows the one asked for
   el.textContent = "";
@@ -23,8 +22,8 @@ function both(el, said) {                 // {plain, detail} as two spans; the p
     s.className = `x-${m}`; s.textContent = said[m]; el.append(s);
   }
 }
-(element.closest('[id]:not([id^="html-"])') || element).atlas = inst;  // on this view's own element (#atlas): docs/design.md
-const kit = () => document.getElementById("lesson")?.lesson?.kit;  // the tabs' helpers (assets/views.js)
+home.atlas = inst;  // on this view's own element (#atlas): docs/design.md
+const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/views.js)
 
 // A phone (issue 41 item 2): the three kinds one under the other, each the screen's width, the cells' words 12 px
 const NARROW = window.matchMedia("(max-width: 599px)");
@@ -97,7 +96,7 @@ function legendHtml(a) {
     `<tr><td><b>${esc(roleName(r.role, true))}</b></td><td>${esc(tx(a).roles ? tx(a).roles.plain[r.role] : r.plain || r.description)}</td></tr>`).join("") + "</table></div>" + detail;
 }
 function openHead(kind, layer, head) {
-  const lens = document.getElementById("attention")?.lens;  // the attention view, on its element
+  const lens = find("attention", "lens");  // the attention view, on its element
   if (lens && lens.select) lens.select(kind, layer, head);
   const tab = document.querySelector('#tabs button[role=tab][data-tab-id="translate"]');  // gr.Tab(id="translate")
   if (tab) tab.click();
@@ -115,7 +114,7 @@ function render() {
   both(q("note"), a.texts ? tx(a).note : {plain: a.pruning_note || "", detail: a.pruning_note || ""});
   q("legend").innerHTML = legendHtml(a);
   const g = gridFigure(a), c = curveFigure(a), cfg = {displaylogo: false, responsive: true, displayModeBar: !NARROW.matches};
-  g.layout.separators = c.layout.separators = explainer() ? explainer().separators() : ".,";  // 0,5 in German
+  g.layout.separators = c.layout.separators = find("explain_box", "explain")?.separators() ?? ".,";  // 0,5 in German
   Promise.all([Plotly.react(q("grid"), g.data, g.layout, cfg), Plotly.react(q("curve"), c.data, c.layout, cfg)]).then(() => {
     const grid = q("grid");
     if (!grid.__bound) {

@@ -10,11 +10,10 @@
 // first use of a method for a trajectory asks the server once (trigger("click") -> ui/translate/attribution.py
 // attribution_at); the answers are kept per trajectory and method, and all of them go with a new Start, a new
 // model (the view empties) or a page reload. Tokens are set with textContent only.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
-const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 const METHODS = {alti: "ALTI+", saliency: "saliency"};  // shown: M(method), ui/texts [label]
-const NOTE = () => (explainer() ? explainer().t("attribution.note") : "");  // ui/shell/texts/en.toml, plain or not
-const T = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k), M = (m) => T(`method_${m}`);
+const NOTE = () => (find("explain_box", "explain")?.t("attribution.note") ?? "");  // ui/shell/texts/en.toml, plain or not
+const T = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k), M = (m) => T(`method_${m}`);
 const KEEP = 12;                          // payloads kept: trajectories × methods
 const RETRY_MS = 30000;                   // a request with no answer by then may be sent again
 const BG = "#f3f4f6", CHIP = [255, 133, 27];  // cells not shown; the chips' colour (alpha = share / row's largest)
@@ -22,7 +21,7 @@ const MAP_H = 160;                        // the map's rows take at most this he
 const cache = new Map(), pending = new Map(), failed = new Map();  // key `${seq}|${method}` -> payload / time / why
 const ui = {method: null, greedy: undefined};  // method: null = off (the view's own weight / contribution)
 const inst = {requests: 0, updates: 0, updateMs: 0, cache, pending, ui, shown: null};  // on #attribution (below)
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 const part = (sel) => document.querySelector(`#attention ${sel}`);
 
 // -- decoding the payload ----------------------------------------------------------------------------------
@@ -67,7 +66,7 @@ function place() {                        // into #attention, beside the toggle 
       r.addEventListener("change", () => { if (r.checked) setMethod(value); });
       const s = document.createElement("span"); s.dataset.text = `label.method_${value}`; s.textContent = text; l.title = NOTE(); l.append(r, " ", s); toggle.appendChild(l); radios[value] = r;
     }
-    toggle.addEventListener("change", (e) => { if (!(e.target.value in METHODS)) setMethod(null); }); if (explainer()) explainer().apply(toggle);
+    toggle.addEventListener("change", (e) => { if (!(e.target.value in METHODS)) setMethod(null); }); find("explain_box", "explain")?.apply(toggle);
   }
   if (!note.isConnected) box.after(note);
   if (!srcRow.isConnected) target.before(caption, srcRow);
@@ -305,7 +304,7 @@ function done(t0) {
 function setMethod(method) {
   ui.method = method in METHODS ? method : null;
   for (const [value, r] of Object.entries(radios)) r.checked = value === ui.method;
-  const I = document.getElementById("inside")?.inside;  // Inside this head (assets/inside.js), on its element
+  const I = find("inside", "inside");  // Inside this head (assets/inside.js), on its element
   if (ui.method && I && I.ui.measure) I.setMeasure(false);
   if (ui.method) radios[ui.method].checked = true;  // inside.js's setMeasure checks "attention weight"
   update();
@@ -318,7 +317,6 @@ inst.view = () => {                      // for tests: what the map and the chip
   return {method: v.method, step: v.step, rows: v.rows, cols: v.cols, zmax: v.zmax, z, chips: v.chips};
 };
 inst.update = update;                    // for the Translate view (assets/lens.js)
-const home = element.closest('[id]:not([id^="html-"])') || element;  // this view's own element (its elem_id)
 home.attribution = inst;  // where every other script finds this view (docs/design.md)
 if (!place()) {                           // the view and inside.js's toggle may come after this script
   const k = setInterval(() => { if (place()) { clearInterval(k); update(); } }, 200);

@@ -3,7 +3,6 @@
 // assets/lens.js announces them (window event lens-caveats); a Start without any, or the view cleared (another
 // model picked), hides them. A caveat never blocks: it explains. Text is set with textContent only: a message
 // may quote the user's input.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const list = element.querySelector(".caveats");
 function paint(items) {
   list.replaceChildren(...items.map((c) => {
@@ -17,7 +16,7 @@ function paint(items) {
 // In another language than English, the catalogue's words for the kind (ui/shell/texts/<lang>.toml [label] caveat_<kind>),
 // filled with the caveat's details; the library's English message otherwise (and for a kind the catalogue lacks)
 function said(c) {
-  const x = explainer(), key = `label.caveat_${c.kind}`;
+  const x = find("explain_box", "explain"), key = `label.caveat_${c.kind}`;
   if (!x || x.lang === "en" || x.t(key) === key) return c.message;
   const name = (code) => (x.t(`label.lang_${code}`) !== `label.lang_${code}` ? x.t(`label.lang_${code}`) : c.name || code);
   return x.fill(key, {words: c.words, pieces: Array.isArray(c.pieces) ? c.pieces.join("").replace(/\u2581/g, " ").trim()
@@ -25,6 +24,6 @@ function said(c) {
     chars: (c.characters || []).join(" ")});
 }
 window.addEventListener("lens-caveats", (ev) => paint(Array.isArray(ev.detail) ? ev.detail : []));
-const kept = () => document.getElementById("attention")?.lens?.caveats || [];  // the attention view's, on its element
+const kept = () => find("attention", "lens")?.caveats || [];  // the attention view's, on its element
 document.addEventListener("lens-explain", () => paint(kept()));
 paint(kept());

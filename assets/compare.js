@@ -8,19 +8,18 @@
 // A with the 2nd "the" of B); a changed span (fährt / flieg + t) lines up as a block with what stands in its place in
 // B (issue 58 item 7: the word a minimal pair is about gets a difference); cells whose query or key has no partner
 // are grey. Text is set with textContent only.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
-const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
                  "#fde725"].map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
 const NONE = "#d4d4d4", RED = "#ff4136", MAX_ROWS_PX = 250;
 const st = {a: null, b: null, t: 0, kind: "cross", layer: 0, head: 0, geo: {}};
-const picked = () => { const L = document.getElementById("link_box")?.link; return L && L.model ? L.model() : null; };  // assets/link.js
+const picked = () => { const L = find("link_box", "link"); return L && L.model ? L.model() : null; };  // assets/link.js
 const inst = {state: st, renders: 0, model: element.querySelector(".cmp").dataset.model};  // the model the boxes
 // and the view were last reset for: the page's first, then each switch's (received)
-(element.closest('[id]:not([id^="html-"])') || element).compare = inst;  // on this view's own element (#compare): docs/design.md
-const kit = () => document.getElementById("lesson")?.lesson?.kit;  // the tabs' helpers (assets/views.js)
+home.compare = inst;  // on this view's own element (#compare): docs/design.md
+const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/views.js)
 
 // -- the maps at a step -----------------------------------------------------------------------------------------
 const end = (d) => d.n - 1;
@@ -121,9 +120,9 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   st.geo[which] = {gutter, cw, ch, m};
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
-const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
 // an explanation in both versions (ui/shell/texts/en.toml, assets/explain.js), the key itself before the catalogue loads
-function say(el, key, vars) { if (explainer()) explainer().put(el, key, vars); else setText(el, key); }
+function say(el, key, vars) { const x = find("explain_box", "explain"); if (x) x.put(el, key, vars); else setText(el, key); }
 function fill(sel, n, value, mean) {      // option values are the labels shown: 1..n (and "mean")
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(mean ? ["mean"] : []);
   if ([...sel.options].map(o => o.value).join() !== want.join()) {
@@ -156,11 +155,11 @@ function render() {
   say(q("dscale"), "compare.dscale", {dmax: num(dmax, 3)});
   const head = st.head === "mean" ? w("mean_heads") : `${w("head")} ${st.head + 1}`;
   setText(q("title"), `${w(`kind_${st.kind}`)} · ${w("layer")} ${st.layer + 1} · ${head}`);
-  const lens = document.getElementById("attention")?.lens;
+  const lens = find("attention", "lens");
   setText(q("axes"), lens && lens.axes ? lens.axes(st.kind, a) : "");
   const big = md.where && `${md.big >= 0 ? "+" : ""}${num(md.big, 3)}`;
   say(q("align"), "compare.align", {rows: md.rowsAligned, R: md.R, cols: md.colsAligned, C: md.C,
-    diff: (m) => explainer().fill(md.where ? "compare.diff" : "compare.nodiff",
+    diff: (m) => find("explain_box", "explain").fill(md.where ? "compare.diff" : "compare.nodiff",
                                        md.where && {big, q: md.labels[md.where[0]], k: md.cols[md.where[1]]}, m)});
   inst.shown = {t: st.t, ta, tb, kind: st.kind, layer: st.layer, head: st.head,
                 a: plain(ma), b: plain(mb), diff: plain(md),
@@ -238,7 +237,7 @@ document.addEventListener("input", e => {
 try { inst.pair = JSON.parse(decodeURIComponent(element.querySelector(".cmp").dataset.pair || "")); }
 catch (e) { inst.pair = null; }
 function received() {
-  const v = props.value, decode = document.getElementById("attention")?.lens?.decode;
+  const v = props.value, decode = find("attention", "lens")?.decode;
   if (v && v.for) { inst.model = v.for; inst.pair = v.pair || inst.pair; }  // the tab redrawn for this model, with its
   // first example pair (ui/compare/tab.py on_model): the pair a view without compare_a / compare_b shows
   // a pair is drawn only under the model the tab was last reset for: an answer of the model before, still under

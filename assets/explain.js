@@ -94,5 +94,5 @@ new MutationObserver((records) => {
 const asked = new URLSearchParams(location.search).get("explain");
 inst.mode = asked === "detail" ? "detail" : "plain";   // set (and the page filled) by assets/i18n.js's first setLang
 // this instance, kept on the view's own element (#explain_box): every view reads its texts there
-(element.closest('[id]:not([id^="html-"])') || element).explain = inst;
+home.explain = inst;
 parts.i18n({element, inst, TEXTS});     // the page's language (assets/i18n.js: a part, its own scope)

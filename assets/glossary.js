@@ -4,15 +4,14 @@
 // canvases or plots; scanned again (at most every 300 ms) when the page changes.
 // The meanings live in the page's catalogue (ui/shell/texts/<lang>.toml, "glossary.<term>"), plain or detailed and in the
 // language the page shows (assets/explain.js, i18n.js); the terms are these, found in every language's words.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const NAMES = ["teacher-forced", "rollout", "contribution", "mixed", "role", "ALTI+", "saliency", "cross-attention",
                "ablation"];
-const meaning = (term) => (explainer() ? explainer().t(`glossary.${term}`) : term);
+const meaning = (term) => (find("explain_box", "explain")?.t(`glossary.${term}`) ?? term);
 const SKIP = "input, textarea, select, button, label, code, pre, canvas, svg, script, style, .gloss, .js-plotly-plot, " +
   ".lens-tok, .topk-list, [contenteditable]";
 // each term's word in every language of the page (ui/shell/texts/<lang>.toml [label] gloss_<term>: "Kreuz-Aufmerksamkeit")
 const slot = (t) => `label.gloss_${t.replace(/\W/g, "_")}`;
-const WORDS = () => new Map(NAMES.flatMap(t => [t, ...(explainer() ? explainer().every(slot(t)) : [])]
+const WORDS = () => new Map(NAMES.flatMap(t => [t, ...(find("explain_box", "explain")?.every(slot(t)) ?? [])]
   .map(w => [w.toLowerCase(), t])));
 let words = null, pattern = null;
 function ready() {                        // the pattern of every word, built once the catalogue is there
@@ -68,4 +67,4 @@ const observer = new MutationObserver(() => {
 function observe() { observer.observe(document.body, {childList: true, subtree: true, characterData: true}); }
 scanAll();
 observe();
-(element.closest('[id]:not([id^="html-"])') || element).glossary = {get terms() { return Object.fromEntries(NAMES.map(n => [n, meaning(n)])); }, scan: scanAll};
+home.glossary = {get terms() { return Object.fromEntries(NAMES.map(n => [n, meaning(n)])); }, scan: scanAll};

@@ -8,16 +8,15 @@
 // no request. Choosing another head, or a new trajectory (Start, a forced piece), asks the server once
 // (trigger("click") -> ui/translate/handlers.py inside_at). The panel computes the numbers as the lesson's
 // scaled_dot_product_attention does; tokens are set with textContent only.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const {decodeHead, headKey} = parts.payload();
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
-const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
-const wl = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const wl = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]
 const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectories); a request unanswered by then is sent again
 const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
 const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
 const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null, sheet: false};  // on #inside (below)
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 
 // -- a head's payload, decoded by payload.js (decodeHead), with the scales of its colour strips -----------------
 function load(p) { const h = decodeHead(p); h.qk = absMax(h.q, h.k); h.vmax = absMax(h.v); return h; }
@@ -96,7 +95,7 @@ function render(h, st, i, nk) {
   strip(q("qstrip"), h.q, i * h.dk, h.dk, h.qk);
   strip(q("outstrip"), n.out, 0, h.dk, h.vmax);
   // ‖out‖ lives in the head's d_k numbers; the contributions in the model's: ‖out·W_Oʰ‖ beside their sum (library's)
-  const t = (k) => (explainer() ? explainer().t(k) : k), fill = {dk: h.dk, norm: num(h.outLength[i], 3),
+  const t = (k) => (find("explain_box", "explain")?.t(k) ?? k), fill = {dk: h.dk, norm: num(h.outLength[i], 3),
     on: num(h.on[i], 3), sum: num(h.contributionTotal[i], 3), w: h.keys[jw], c: h.keys[jc],
     differ: jw !== jc ? t("inside.differ") : ""};
   setText(q("outnote"), t("inside.out").replace(/\{(\w+)\}/g, (m, k) => (k in fill ? String(fill[k]) : m)));
@@ -106,7 +105,7 @@ function render(h, st, i, nk) {
   return n;
 }
 function titles(h, st, i) {                 // the words: ui/texts [label], in the page's language
-  const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);
+  const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);
   setText(q("title"), `${w(`inside_${h.kind}`)} · ${w("layer")} ${h.layer + 1} · ${w("head")} ${h.head + 1} · ${w("step_word")} ${st.t}` +
     (h.ablated ? ` · ${w("inside_off")}` : "") + (st.words ? ` · ${w("inside_pieces")}` : ""));
   const d = st.doc, next = i + 1 < d.n ? d.pieces[i + 1] : (h.queries[i] === "</s>" ? `(${w("finished")})` : "?");
@@ -115,12 +114,13 @@ function titles(h, st, i) {                 // the words: ui/texts [label], in t
   setText(q("qlabel"), w("query_row", {i, label}) + " " + w(!follows ? "row_picked" :
     (h.kind === "encoder_self" ? "row_click" : "row_current")));
   q("follow").hidden = follows;
-  if (explainer()) explainer().put(q("scaledhead"), "inside.th_scaled", {dk: h.dk});  // "shrunk" / "÷√64"
+  const x = find("explain_box", "explain");
+  if (x) x.put(q("scaledhead"), "inside.th_scaled", {dk: h.dk});  // "shrunk" / "÷√64"
   else setText(q("scaledhead"), `÷√${h.dk}`);
   // the stage's note from the page's catalogue (ui/shell/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
   // "Explanations" box says (assets/explain.js)
   const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") : `inside.stage${ui.stage}`;
-  const said = explainer() ? explainer().t(key) : key;
+  const said = find("explain_box", "explain")?.t(key) ?? key;
   setText(q("note"), said.replace(/\{dk\}/g, String(h.dk)).replace(/\{root\}/g, num(Math.sqrt(h.dk), 2)));
 }
 
@@ -194,7 +194,7 @@ function update() {
   const st = L.state, d = st.doc;
   if (!d || !d.traj || st.doc !== st.traj) {
     message(d ? "This map is not a decoding step (a reference, a beam hypothesis or an ablation): the panel follows the steps of Start."
-              : (explainer() ? explainer().t("inside.msg") : "Press Start."));
+              : (find("explain_box", "explain")?.t("inside.msg") ?? "Press Start."));
     return done(t0);
   }
   const ids = d.ids.join(","), mean = st.head === "mean";
@@ -273,7 +273,7 @@ for (const value of ["weight", "contribution"]) {
 const toggleNote = document.createElement("div");
 toggleNote.className = "lens-measure-note"; toggleNote.hidden = true;
 const sayToggle = () => {  // the toggle's note and title, and the panel's fixed labels (data-tip), in the mode shown
-  const x = explainer(); if (!x) return;
+  const x = find("explain_box", "explain"); if (!x) return;
   toggleNote.textContent = x.t("inside.measure_note"); toggle.title = x.t("inside.toggle_tip"); x.apply(element); x.apply(toggle);
 };
 sayToggle();
@@ -296,7 +296,6 @@ function setMeasure(on) {
 inst.setMeasure = setMeasure; inst.stage = stage; inst.pick = pick; inst.closeSheet = () => sheet(false);
 inst.ready = () => pending.size === 0;
 inst.update = update; inst.queryRow = row;  // for the Translate view (assets/lens.js, lens_draw.js)
-const home = element.closest('[id]:not([id^="html-"])') || element;  // this view's own element (its elem_id)
 home.inside = inst;  // where every other script finds this view (docs/design.md)
 if (!placeToggle()) { const t = setInterval(() => { if (placeToggle()) clearInterval(t); }, 200); setTimeout(() => clearInterval(t), 30000); }
 update();

@@ -17,23 +17,19 @@
 // lens_export.js (PNG / HTML). This file holds the view's state, draw(), what the view offers, the events, and
 // the start; it gives the parts `view` (below) and mounts them in that order, each adding what it returns to `view`.
 // No name is shared: each part names what it takes from `view` at its top and what it gives at its end.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 // the views the Translate view updates, each on its own element (docs/design.md)
-const inside = () => document.getElementById("inside")?.inside;  // Inside this head (assets/inside.js)
-const attribution = () => document.getElementById("attribution")?.attribution;  // ALTI+ / saliency
-const topk = () => document.getElementById("topk")?.topk;  // the top-k list (assets/topk.js)
+const inside = () => find("inside", "inside");  // Inside this head (assets/inside.js)
+const attribution = () => find("attribution", "attribution");  // ALTI+ / saliency
+const topk = () => find("topk", "topk");  // the top-k list (assets/topk.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
-const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
-const tl = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const tl = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
 
 // One instance per gr.HTML view, kept on the view's own element (its `lens`): another view reads it there
 // (document.getElementById("attention").lens), never from a page global. The main one (#attention) is also
 // window.__lens, the one handle for tests and benchmarks, which no view reads (tests/test_code_shape.py).
-let root = element;
-while (root && (!root.id || root.id.startsWith("html-"))) root = root.parentElement;
-const rootId = root ? root.id : "attention";
-const MAIN = rootId === "attention";
+const MAIN = home === element || home.id === "attention";  // `home`: this view's own element (none: the main one)
 const st = {kind: "cross", layer: 0, head: 0, hide: false, words: false, k: 8, speed: 500,
             doc: null,      // what is drawn: a decoded payload (a trajectory, or one step)
             traj: null,     // the trajectory the step controls move through
@@ -43,12 +39,12 @@ const st = {kind: "cross", layer: 0, head: 0, hide: false, words: false, k: 8, s
             timer: null};   // Play
 const inst = {renders: 0, state: st, drawMs: 0};
 const lensRoot = element.querySelector(".lens");
-const view = {element, props, trigger, q, setText, tl, MAIN, st, inst, lensRoot, draw};
+const view = {element, props, trigger, find, home, q, setText, tl, MAIN, st, inst, lensRoot, draw};
 for (const part of ["lens_maps", "lens_draw", "lens_labels", "lens_player", "lens_export"]) Object.assign(view, parts[part](view));
 const {KINDS, decodeView, textAt} = parts.payload();
 const {frame, mapsAt, axisLine, languagesOf, crossingHead, cv, scratch, drawBig, drawGrid, colourBar, drawChips, drawLegend,
        drawStatus, fillSelect, pushTopk, ctl, go, pause, play, exportHtml, exportPng} = view;
-(root || element).lens = inst;
+home.lens = inst;
 if (MAIN) window.__lens = inst;  // the tests' and benchmarks' handle (above)
 inst.select = (kind, layer, head) => {     // open one head (the head atlas calls this); drawn now or at the next payload
   if (KINDS.includes(kind)) st.kind = kind;
@@ -278,7 +274,7 @@ if (MAIN) {
   addEventListener("resize", later);
 }
 colourBar();
-if (explainer()) explainer().apply(element);  // the help (data-text), in the mode shown (assets/explain.js)
+find("explain_box", "explain")?.apply(element);  // the help (data-text), in the mode shown (assets/explain.js)
 inst.ready = true;
 render();
 watch("value", render);

@@ -3,9 +3,8 @@
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`). The maps' numbers come from
 // lens_maps.js (mapsAt), the view's state and `q` from lens.js.
-const {st, inst, q, MAIN, setText, tl, frame, panel, maxOf, axesOf, axisLine, languagesOf, normsFor} = view;
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
-const num = (x, d) => (explainer() ? explainer().num(x, d) : x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const {st, inst, q, MAIN, setText, tl, find, frame, panel, maxOf, axesOf, axisLine, languagesOf, normsFor} = view;
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 //
 // Each canvas is drawn from a scratch image of one pixel per cell, scaled up without smoothing; a step repaints
 // only the rows and columns it revealed or hid (refresh), not the whole image.
@@ -183,7 +182,7 @@ function sayRow(p, r) {                   // the map in words (issue 41 item 4):
   setText(q("said"), text); q("canvas").setAttribute("aria-label", text || tl("map_aria"));
 }
 function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel opens (assets/inside.js), dashed
-  const I = MAIN && document.getElementById("inside")?.inside, r = I ? I.queryRow() : -1;  // assets/inside.js
+  const I = MAIN && find("inside", "inside"), r = I ? I.queryRow() : -1;  // assets/inside.js
   const spans = f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null;
   const i = r < 0 ? -1 : (spans ? spans.findIndex(([a, b]) => a <= r && r < b) : r);
   if (i < 0 || i >= p.R || (kind !== "encoder_self" && i === f.row)) return;
@@ -235,7 +234,8 @@ function drawGrid(kind, f, m) {
     ctx.strokeRect(left + h * (pw + gap) - 1, top + st.layer * (ph + gap) - 1, pw + 2, ph + 2);
   cv.grid = {L, H, left, top, gap, pw, ph, cell, res, panels, zmax, kind, off};
   const gt = q("grid-title"), vars = {kind: tl(`kind_${kind}`), L, H};  // ui/shell/texts/en.toml lens.grid_title, both versions
-  if (explainer()) explainer().put(gt, "lens.grid_title", vars);
+  const x = find("explain_box", "explain");
+  if (x) x.put(gt, "lens.grid_title", vars);
   else setText(gt, `${TITLES[kind]}: all ${L} layers × ${H} heads (click a panel)`);
   setText(q("grid-axes"), axisLine(kind, languagesOf(st.doc)));
 }

@@ -4,7 +4,7 @@
 // text is never HTML. A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`).
-const {st, inst, q, MAIN, setText, tl, props, draw} = view;
+const {st, inst, q, MAIN, setText, tl, props, draw, find} = view;
 
 function drawChips(f) {
   const box = q("target"), d = st.doc, labels = f.words ? f.tgt : f.tp;
@@ -82,7 +82,7 @@ function drawStatus(f) {
   }
 }
 function pushTopk(f) {                    // the top-k list (#topk, assets/topk.js) follows the main view
-  const topk = MAIN && document.getElementById("topk")?.topk;  // assets/topk.js, on its element
+  const topk = MAIN && find("topk", "topk");  // assets/topk.js, on its element
   if (!topk) return;
   const d = st.doc;
   if (!d.traj) { topk.render({items: [], done: true}); return; }

@@ -3,8 +3,7 @@
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`). The view's state (`st`, `inst`) is lens.js's, the decoded
 // payload (st.doc) comes from payload.js decodeView.
-const {st, inst, tl} = view;
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
+const {st, inst, tl, find} = view;
 //
 // frame(): what is visible at step st.t (pieces, or merged into words); panel(): one map (a layer and head, or
 // the mean of heads) at a frame, with <s>/</s> columns hidden if asked; mapsAt(): every map of a kind at a frame,
@@ -32,9 +31,9 @@ function wordLabels(pieces, spans, specials) {
 // '↓ English being written · German it reads →' (ui/shell/figures.py axis_line says the same for the .html export)
 const LANG_NAMES = {de: "German", en: "English", fr: "French", es: "Spanish", it: "Italian", nl: "Dutch"};
 function languagesOf(d) {                 // [source, target] names: the payload's, else the main view's sentence's
-  const main = document.getElementById("attention")?.lens?.state?.traj;  // the main view, on its element
+  const main = find("attention", "lens")?.state?.traj;  // the main view, on its element
   const codes = (d && d.p && d.p.languages) || (main && main.p.languages);
-  const named = (c) => (explainer() && explainer().t(`label.lang_${c}`) !== `label.lang_${c}` ? tl(`lang_${c}`) : LANG_NAMES[c] || c);
+  const named = (c) => (find("explain_box", "explain") && find("explain_box", "explain").t(`label.lang_${c}`) !== `label.lang_${c}` ? tl(`lang_${c}`) : LANG_NAMES[c] || c);
   return codes && codes.length === 2 ? codes.map(named) : [tl("the_source"), tl("the_translation")];
 }
 function axisWords(kind, [s, t]) {       // [what the rows are, what the columns are]

@@ -4,11 +4,11 @@
 // A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`).
-const {st, q, MAIN, setText, tl, trigger, draw, frame, cv, pushTopk} = view;
+const {st, q, MAIN, setText, tl, trigger, find, draw, frame, cv, pushTopk} = view;
 
 function announce() {                     // tell the page: the translation box, the position other tabs read
   if (!MAIN) return;
-  const fire = document.getElementById("lens_bus")?.bus || trigger;  // #lens_bus's trigger: events fired on this
+  const fire = find("lens_bus", "bus") || trigger;  // #lens_bus's trigger: events fired on this
   // view would copy its payload
   fire("input");                          // a js-only Gradio event (translate_tab.py): no request
   const layers = document.getElementById("tab_layers");

@@ -5,17 +5,16 @@
 // [[query, note], ...]>. Nothing is stored on the server. A page opened with it shows the lesson bar (#lesson_bar:
 // "View 2 of 4", the note, Back / Next) and opens each view as its own link would be opened (#link_box's .link.open).
 // Everything from the URL is checked (sizes, shapes) and shown with textContent only.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
-const {tabs, kit} = parts.views({element});  // the tabs' registry and its helpers (assets/views.js: a part, its own scope)
+const {tabs, kit} = parts.views({element, find});  // the tabs' registry and its helpers (assets/views.js: a part, its own scope)
 const LIMITS = JSON.parse(element.querySelector(".lesson").dataset.views || "{}");
 const MAX_VIEWS = LIMITS.views || 8, MAX_NOTE = LIMITS.note || 140, MAX_LINK = LIMITS.link || 12000;
 const bar = element.querySelector("#lesson_bar"), make = element.querySelector(".lesson-make");
 const role = (root, r) => root.querySelector(`[data-role="${r}"]`);
 const lesson = {made: [], views: null, at: -1, busy: false, last: null, want: null, tabs, kit};
-(element.closest('[id]:not([id^="html-"])') || element).lesson = lesson;  // on this view's own element (#lesson): docs/design.md
-const link = () => document.getElementById("link_box")?.link;  // assets/link.js, on its element
+home.lesson = lesson;  // on this view's own element (#lesson): docs/design.md
+const link = () => find("link_box", "link");  // assets/link.js, on its element
 const say = (text, u) => { if (link() && link().say) link().say(text, u); };
-const W = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label], the page's language
+const W = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
 
 // -- the lesson as one URL parameter --------------------------------------------------------------------------
 function encode(views) {                  // [[query, note], ...] -> base64url of its UTF-8 JSON
@@ -130,7 +129,7 @@ function lessonUrl(views) {                 // the language shown goes with it, 
 }
 make.querySelector("#lesson_add").addEventListener("click", () => {
   if (!link() || !link().url) return;
-  const S = document.getElementById("source_hint")?.sentence;  // assets/sentence.js
+  const S = find("source_hint", "sentence");  // assets/sentence.js
   if (!S || S.started === null) { say(W("lesson_nothing")); return; }
   if (lesson.made.length >= MAX_VIEWS) { say(W("lesson_full", {max: MAX_VIEWS})); return; }
   const q = new URL(link().url()).searchParams;
@@ -168,7 +167,7 @@ count();
 async function begin() {
   const param = new URLSearchParams(location.search).get("lesson");
   if (param === null) return;
-  const view = () => document.getElementById("attention")?.lens;  // the attention view, on its element
+  const view = () => find("attention", "lens");  // the attention view, on its element
   const ready = kit.until(() => link() && link().open && view()?.ready, 60000);
   if (!await ready) return;
   const {views, why} = decode(param);

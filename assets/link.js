@@ -9,7 +9,6 @@
 // the tab's own code gives and restores them (the tabs' registry, #lesson's .lesson.tabs: assets/views.js), pressing its button so that the
 // view opens started. A lesson (?lesson=..., assets/lesson.js) opens its views one by one with inst.open(query).
 // Everything from the URL is shown with textContent only and checked before use: it is user input.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const box = element.querySelector(".link-box"), btn = element.querySelector("#copy_link");
 const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
 // the model picked: the picker's (a gr.Dropdown's) value, told by its change event (ui/app.py PICKED_JS), else the
@@ -28,14 +27,14 @@ const STAGES = 6, ALL = 6;                // Inside this head's stages ①..⑤ 
 const MAX_TEXT = 2000;                    // the source box's limit (ui/shell/link.py checks it again)
 const VIEW_KEY = new RegExp(`^(${Object.keys(TABS).filter(k => k !== "translate").join("|")})_(.+)$`);
 const inst = {notes: [], applied: null, opening: false, last: null};
-(element.closest('[id]:not([id^="html-"])') || element).link = inst;  // on this view's own element (#link_box): docs/design.md
-const tabs = () => document.getElementById("lesson")?.lesson?.tabs || {};  // each tab's view (assets/views.js)
-const sentence = () => document.getElementById("source_hint")?.sentence;  // the sentence started (assets/sentence.js)
+home.link = inst;  // on this view's own element (#link_box): docs/design.md
+const tabs = () => find("lesson", "lesson")?.tabs || {};  // each tab's view (assets/views.js)
+const sentence = () => find("source_hint", "sentence");  // the sentence started (assets/sentence.js)
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
-const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]: the page's language
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]: the page's language
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
 
 // -- reading a link --------------------------------------------------------------------------------------------
@@ -139,7 +138,7 @@ function apply(want, notes) {             // the step, head, row and colours of 
     if (want.step < d.n) L.ctl.goto(want.step);
     else notes.push(`step ${want.step} (this sentence has steps 0 to ${d.n - 1})`);
   }
-  const I = document.getElementById("inside")?.inside;
+  const I = find("inside", "inside");
   if (want.row !== undefined) {
     const rows = kind === "encoder_self" ? d.S : st.t + 1;
     if (st.head === "mean") notes.push(`row ${want.row} (the mean of heads has no inside view)`);
@@ -152,7 +151,7 @@ function apply(want, notes) {             // the step, head, row and colours of 
     } else if ((want.stage ?? ALL) !== I.ui.stage) I.stage(want.stage ?? ALL);
     if (want.sheet !== 1 && I.sheet && I.closeSheet) I.closeSheet();
   }
-  const A = document.getElementById("attribution")?.attribution;
+  const A = find("attribution", "attribution");
   if (want.measure === "contribution" && I && I.setMeasure) I.setMeasure(true);
   else if ((want.measure === "alti" || want.measure === "saliency")) {
     if (A && A.setMethod) A.setMethod(want.measure); else notes.push(`measure ${want.measure} (not on this page)`);
@@ -228,12 +227,12 @@ function url() {                          // the view shown now as a link
     if (d.p.languages) q.set("model", d.p.languages.join("-"));
     q.set("text", text); q.set("step", String(st.t)); q.set("kind", st.kind);
     q.set("layer", String(st.layer + 1)); q.set("head", st.head === "mean" ? "mean" : String(st.head + 1));
-    const I = document.getElementById("inside")?.inside, p = I && I.ui.pick, enc = st.kind === "encoder_self";
+    const I = find("inside", "inside"), p = I && I.ui.pick, enc = st.kind === "encoder_self";
     const picked = p && p.ids === d.ids.join(",") && p.kind === (enc ? "src" : "tgt") && (enc || p.row <= st.t);
     if (picked) q.set("row", String(p.row));  // a row clicked on the map (else the panel follows the step)
     if (I && I.ui.stage !== ALL) q.set("stage", String(I.ui.stage));  // Inside this head's stage (① .. ⑤)
     if (I && I.sheet) q.set("sheet", "1");  // on a phone: the panel open as a sheet over the page
-    const A = document.getElementById("attribution")?.attribution, method = A && A.ui && A.ui.method;
+    const A = find("attribution", "attribution"), method = A && A.ui && A.ui.method;
     if (method) q.set("measure", method); else if (I && I.ui.measure) q.set("measure", "contribution");
     if (d.forced.some(Boolean) || st.doc !== d) {
       extra.push(w("link_forced"));
@@ -246,7 +245,7 @@ function url() {                          // the view shown now as a link
   if (tab && tab !== "translate") q.set("tab", tab);
   const V = tab && tabs()[tab], mine = V && V.ready() ? V.get() : null;
   for (const [k, v] of Object.entries(mine || {})) q.set(`${tab}_${k}`, String(v));
-  const E = explainer();
+  const E = find("explain_box", "explain");
   if (E && E.mode === "detail") q.set("explain", "detail");  // assets/explain.js
   if (E && E.lang && (E.lang !== "en" || E.browserLang() !== "en")) q.set("lang", E.lang);  // assets/i18n.js
   const theme = new URLSearchParams(location.search).get("__theme");
@@ -266,7 +265,7 @@ inst.model = picked;
 // -- the browser's history follows the view: a tab changed by the user is an entry; Back / Forward reopen it ----
 // (a lesson's views are entries of their own: assets/lesson.js). The entry left is first rewritten to the view it
 // showed, so Back returns to exactly that view; opening an entry makes none.
-const inLesson = () => !!document.getElementById("lesson")?.lesson?.views;  // assets/lesson.js
+const inLesson = () => !!find("lesson", "lesson")?.views;  // assets/lesson.js
 document.addEventListener("click", (e) => {
   const b = e.target.closest && e.target.closest("button[role=tab]");
   if (!b || inst.opening || inLesson() || b.getAttribute("aria-selected") === "true" || !lens() || !lens().ready) return;

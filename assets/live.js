@@ -10,22 +10,21 @@
 // keyboard and screen readers. The teacher's panel draws the answers (#class_answers) and, after Reveal, the model's.
 // A page in no class runs nothing of this but the Teach live button's listener (and a look at its URL).
 // Everything from the server or the URL is shown with textContent only: pieces and rows are user input.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const $ = (s) => element.querySelector(s);
 const panel = $("#class_panel"), bar = $("#class_bar"), startBtn = $("#class_start");
 const CHECK_MS = 250, PERSONAL = ["lang", "explain", "__theme", "class", "teach"];
 const inst = {role: null, code: null, token: null, snap: null, following: true, applied: null, sent: null,
               seq: 0, applying: false, errors: [], lastError: null};
-(element.closest('[id]:not([id^="html-"])') || element).live = inst;  // on this view's own element (#class_box): docs/design.md
-const link = () => document.getElementById("link_box")?.link;  // assets/link.js, on its element
+home.live = inst;  // on this view's own element (#class_box): docs/design.md
+const link = () => find("link_box", "link");  // assets/link.js, on its element
 // the bar's room at the screen's bottom, where "Link copied" (assets/link.js say) stands too: that line goes above the
 // bar (ui/shell/link.py LINK_CSS reads --class-bar-room), however tall the bar grows (a question, its chart)
 new ResizeObserver(() => {
   const h = bar.hidden ? 0 : Math.ceil(bar.getBoundingClientRect().height);
   document.documentElement.style.setProperty("--class-bar-room", `${h ? h + 8 : 0}px`);
 }).observe(bar);
-const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);
-const pct = (p) => (explainer() ? explainer().pct(p, 0) : `${(100 * p).toFixed(0)}%`);  // 34% / 34 %
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);
+const pct = (p) => (find("explain_box", "explain")?.pct(p, 0) ?? `${(100 * p).toFixed(0)}%`);  // 34% / 34 %
 
 // -- requests (the box's event: ui/live/page.py op) --------------------------------------------------------------
 const pending = new Map();
@@ -48,7 +47,7 @@ function said(a) {                        // a refusal: said in the panel or the
 
 // -- the stream (#class_feed) --------------------------------------------------------------------------------------
 function follow() {
-  const feed = document.getElementById("class_feed")?.feed;
+  const feed = find("class_feed", "feed");
   if (!feed) { setTimeout(follow, 100); return; }
   if (!feed.bound) { feed.bound = true; feed.watch("value", () => received(feed.props.value)); }
   feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token} : {code: inst.code});
@@ -84,7 +83,7 @@ function viewNow() {
   return u.searchParams.toString();
 }
 function stepNow() {
-  const L = document.getElementById("attention")?.lens, st = L && L.state;
+  const L = find("attention", "lens"), st = L && L.state;
   return st && st.traj ? st.t : null;
 }
 async function resume(s) {               // the teacher's link opened again: the class's view shown, then sent on
@@ -139,7 +138,7 @@ $("#class_close").addEventListener("click", async () => {
 
 // -- questions ------------------------------------------------------------------------------------------------
 function question(kind) {                 // {keys, model, row} of the view shown, or null
-  const L = document.getElementById("attention")?.lens, st = L && L.state, d = st && st.traj;
+  const L = find("attention", "lens"), st = L && L.state, d = st && st.traj;
   if (!d || st.doc !== d) return null;
   if (kind === "where") {
     const v = L.view();
@@ -174,7 +173,7 @@ function mapChoice(e) {                   // the question's choice under a click
   const s = inst.snap, q = s && s.question;
   if (inst.role !== "student" || inst.ended || !q || q.kind !== "where" || q.revealed) return null;
   if (!(e.target instanceof Element) || !e.target.matches("#attention [data-role=canvas]")) return null;
-  const L = document.getElementById("attention")?.lens, v = L && L.view && L.view();
+  const L = find("attention", "lens"), v = L && L.view && L.view();
   if (!v || v.row === null || v.row === undefined || !v.z[v.row]) return null;
   const z = v.z[v.row], keep = v.x.map((_, j) => j).filter(j => !Number.isNaN(z[j]));  // as question() asks it
   const keys = keep.map(j => v.x[j].slice(0, 40));  // ui/live/registry.py MAX_KEY_CHARS

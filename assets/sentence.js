@@ -10,9 +10,8 @@
 // Translate tab's hint (#source_hint's .sentence, the first of them to run: it is on the first screen), where the
 // other scripts read the sentence started (docs/design.md).
 // Text is set with textContent only: the sentence is user input.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
-const home = document.getElementById("source_hint") || element.closest('[id]:not([id^="html-"])') || element;
-const S = home.sentence || (home.sentence = (() => {
+const keeper = document.getElementById("source_hint") || home;  // #source_hint, or this view's own element
+const S = keeper.sentence || (keeper.sentence = (() => {
   const s = {started: null, sent: null, box: "", refused: null, elements: new Set()};
   // (an empty box holds no other sentence: nothing to say until something is typed; nor does the box that was
   // started when the model's limit cut it: `started` is what was read, `sent` the box's text at that Start)
@@ -37,7 +36,7 @@ const S = home.sentence || (home.sentence = (() => {
         : w(stale ? "sentence_started_stale" : "sentence_started", {s: cut(s.started)});
     }
   };
-  const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]
+  const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]
   document.addEventListener("lens-explain", () => s.show());  // in the language shown (assets/i18n.js)
   s.show = () => { for (const e of s.elements) if (e.isConnected) s.paint(e); else s.elements.delete(e); };
   s.setBox = (v) => { s.box = typeof v === "string" ? v : ""; s.show(); };

@@ -2,14 +2,13 @@
 // Plain DOM (no Plotly): cheap to redraw on every step. Pieces are set with textContent only.
 // Drawn from props.value (a server answer) and, on every local step, by the Translate view (assets/lens_labels.js
 // pushTopk calls #topk's .topk.render): the click sends the piece and the position the view shows.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
-const pct = (p) => (explainer() ? explainer().pct(p, 1) : `${(100 * p).toFixed(1)}%`);  // 33.5% / 33,5 %
+const pct = (p) => (find("explain_box", "explain")?.pct(p, 1) ?? `${(100 * p).toFixed(1)}%`);  // 33.5% / 33,5 %
 const list = element.querySelector(".topk-list"), note = element.querySelector(".topk-note");
 let shown = {};
-const w = (k, v) => (explainer() ? explainer().fill(`label.${k}`, v) : k);  // ui/texts [label]
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]
 function force(piece) {
   if (!shown.items || shown.done) return;
-  const view = document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+  const view = find("attention", "lens");  // the attention view (assets/lens.js), on its element
   const position = view && view.position ? view.position() : "";
   trigger("click", {piece, position});
 }
@@ -31,7 +30,6 @@ function render(v) {
   inst.renders++;
 }
 const inst = {render, renders: 0};
-const home = element.closest('[id]:not([id^="html-"])') || element;  // this view's own element (its elem_id)
 home.topk = inst;  // where the Translate view finds it (docs/design.md)
 render(props.value);
 watch("value", () => render(props.value));

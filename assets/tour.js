@@ -6,7 +6,6 @@
 // stays usable throughout: the highlight has no overlay that takes clicks, keys go to the page, and ✕ ends it.
 // Where the tour is (stop, stops done) is kept in localStorage; the Tour button resumes there. On the first visit
 // the button is offered once (never over a link to a view, assets/link.js), never opened by itself.
-const explainer = () => document.getElementById("explain_box")?.explain;  // the page's texts (assets/explain.js)
 const box = element.querySelector(".tour-box"), btn = element.querySelector("#tour"), dismiss = element.querySelector("[data-role=dismiss]");
 const KEY = "attention-lens.tour", LINK_KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "measure", "tab"];
 const read = () => { try { return JSON.parse(localStorage.getItem(KEY)) || {}; } catch (e) { return {}; } };
@@ -15,16 +14,16 @@ const save = () => { try { localStorage.setItem(KEY, JSON.stringify(S)); } catch
 
 // -- what the stops read from the page ---------------------------------------------------------------------------
 const $ = (s) => document.querySelector(s);
-const lens = () => document.getElementById("attention")?.lens;  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 const st = () => (lens() && lens().state) || {};
 const traj = () => st().traj || null;
 const seq = () => (traj() ? traj().seq : null);
-const ins = () => document.getElementById("inside")?.inside || {ui: {}};  // assets/inside.js, on its element
+const ins = () => find("inside", "inside") || {ui: {}};  // assets/inside.js, on its element
 const seen = (e) => !!(e && (e.offsetParent !== null || (e.getClientRects().length && getComputedStyle(e).position === "fixed")));
 const visible = (s) => [...document.querySelectorAll(s)].find(seen) || null;
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
 const TRANSLATE = {name: "translate", shown: () => seen($("#attention"))};
-const atlasOpened = () => !!document.getElementById("atlas")?.atlas?.opened;  // the head atlas (assets/atlas.js)
+const atlasOpened = () => !!find("atlas", "atlas")?.opened;  // the head atlas (assets/atlas.js)
 const STOPS = [
   {id: "start", el: "#sentence_row", begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
   {id: "step", el: "#step", shows: "#attention [data-role=big]", map: true,
@@ -47,7 +46,7 @@ const STOPS = [
    done: () => !!(traj() && traj().forced.some(Boolean))},
   {id: "ablation", el: "#ablate_cross", tab: {name: "ablation", shown: () => seen($("#tab_ablation"))},
    shows: "#ablate_run",
-   done: () => { const v = document.getElementById("attention_ablated")?.lens;
+   done: () => { const v = find("attention_ablated", "lens");
      return !!(v && v.state.doc && v.state.doc.off && v.state.doc.off.size); }},
   {id: "atlas", el: () => visible("#atlas"), tab: {name: "atlas", shown: () => !!visible("#atlas")},
    begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
@@ -59,7 +58,7 @@ const NARROW = matchMedia("(max-width: 599px)"), TOUCH = matchMedia("(pointer: c
 const PHONE = [[/<b>Inside this head<\/b>(, on the right,)?/g, "<b>Inside this head</b> (below the map)"],
   [/\(top right\)/g, "(at the top)"]], FINGER = [[/\bClick\b/g, "Tap"], [/\bclick\b/g, "tap"]];
 const said = (key) => {                   // on a phone the words say where things are there (issue 41 item 3)
-  let t = explainer() ? explainer().t(key) : key;
+  let t = find("explain_box", "explain")?.t(key) ?? key;
   for (const [a, b] of [...(NARROW.matches ? PHONE : []), ...(TOUCH.matches ? FINGER : [])]) t = t.replace(a, b);
   return t;
 };
@@ -79,7 +78,7 @@ function openCrossing() {                 // the stop "look for the crossing" op
   view.select("cross", c.layer, c.head);
   if (T.found) Object.assign(T.found, {kind: "cross", layer: c.layer, head: c.head});  // kept after the tour (issue 58)
   const said = {l: c.layer + 1, h: c.head + 1};  // ui/texts [label], in the page's language
-  T.note = explainer() ? explainer().fill(`label.${c.score > 0 ? "tour_opened" : "tour_opened_diagonal"}`, said) : "";
+  T.note = find("explain_box", "explain")?.fill(`label.${c.score > 0 ? "tour_opened" : "tour_opened_diagonal"}`, said) ?? "";
 }
 function found() {                        // the view's settings when the tour starts: given back when it ends
   const s = st(), m = document.querySelector("#attention .lens-measure input:checked");
@@ -130,7 +129,7 @@ function fit() {
 // -- a stop that shows the sentence's map, with no sentence started: the tour starts the box's sentence, or else the
 // first example, as Start does, says so in the stop, and highlights the Start row until the map is drawn (issue 41)
 function autoStart() {
-  const typed = $("#source textarea"), L = document.getElementById("link_box")?.link, model = L && L.model ? L.model() : "";
+  const typed = $("#source textarea"), L = find("link_box", "link"), model = L && L.model ? L.model() : "";
   let ex = "";
   try { ex = JSON.parse(element.querySelector(".tour-box").dataset.examples || "{}")[model] || ""; } catch (e) { ex = ""; }
   if (traj() || T.auto || !(STOPS[T.i] || {}).map || !typed) return;
@@ -141,9 +140,9 @@ function autoStart() {
   if (typed.value.trim()) setTimeout(() => $("#start").click(), 0);
 }
 function autoNote() {                     // "starting … for you", "started … for you", or "Start a sentence first"
-  const a = T.auto, k = traj() ? "started" : (document.getElementById("source_hint")?.sentence || {}).refused ? "first" : "starting";
-  if (T.i >= N || !STOPS[T.i].map || !a || (traj() && a.i !== T.i) || !explainer()) return "";
-  return explainer().fill(`tour.${k}.text`, {s: a.s});
+  const a = T.auto, k = traj() ? "started" : (find("source_hint", "sentence") || {}).refused ? "first" : "starting";
+  if (T.i >= N || !STOPS[T.i].map || !a || (traj() && a.i !== T.i) || !find("explain_box", "explain")) return "";
+  return find("explain_box", "explain").fill(`tour.${k}.text`, {s: a.s});
 }
 
 // -- the tour ----------------------------------------------------------------------------------------------------
@@ -281,7 +280,7 @@ async function start(i) {
   addEventListener("scroll", onScroll, true); T.timer = setInterval(tick, 250);
   go(i ?? (S.finished ? 0 : S.stop));
 }
-const w = (k) => (explainer() ? explainer().t(`label.${k}`) : "▶ Tour");  // ui/texts [label]; lens-explain
+const w = (k) => (find("explain_box", "explain")?.t(`label.${k}`) ?? "▶ Tour");  // ui/texts [label]; lens-explain
 function label() {
   btn.classList.remove("offer");
   btn.textContent = T.drv ? w("tour_end") : (S.stop > 0 && !S.finished ? `${w("tour")} (${S.stop + 1}/${N})` : w("tour"));
@@ -299,6 +298,6 @@ dismiss.addEventListener("click", () => offer(false));
 const tour = {start: (i) => start(i), go, close, stops: STOPS.map(s => s.id),
               state: () => ({active: !!T.drv, stop: T.i, ok: T.ok, done: {...S.done}, finished: S.finished,
                              loaded: !!(window.driver && window.driver.js)})};
-(element.closest('[id]:not([id^="html-"])') || element).tour = tour;  // on this view's own element (#tour_box)
+home.tour = tour;  // on this view's own element (#tour_box)
 const linked = LINK_KEYS.some(k => new URLSearchParams(location.search).has(k));
 if (!S.seen && !linked) { S.seen = true; save(); offer(true); } else label();

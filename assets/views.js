@@ -8,12 +8,12 @@
 // A part of the js_on_load of the gr.HTML #lesson (ui/shell/lesson.py `script`), in a scope of its own: assets/lesson.js
 // calls it first with `view` = {element: that box}; it gives the registry `tabs` and its helpers `kit` (lesson.js keeps
 // both on its instance, #lesson's .lesson: assets/link.js, compare.js and atlas.js find them there).
-const {element} = view;
+const {element, find} = view;
 {
   const views = {};
   for (const tab of ["compare", "atlas"]) {  // the views of Compare and the Head atlas, kept by their own scripts
     Object.defineProperty(views, tab, {enumerable: true,  // on their elements (assets/compare.js, atlas.js)
-      get: () => document.getElementById(tab)?.[tab]?.linkView});
+      get: () => find(tab, tab)?.linkView});
   }
   const sleep = (ms) => new Promise(r => setTimeout(r, ms));
   const until = async (test, ms) => {
@@ -64,7 +64,7 @@ const {element} = view;
   };
   const cfg = JSON.parse(element.querySelector(".lesson").dataset.views || "{}");
   const text = (sel) => { const e = $(sel); return e ? (e.value ?? e.textContent) : ""; };
-  const lensOf = (id) => document.getElementById(id)?.lens;  // a view of assets/lens.js, on its element
+  const lensOf = (id) => find(id, "lens");  // a view of assets/lens.js, on its element
   const sentenceOn = () => lensOf("attention")?.state?.traj;
   const drawn = (id) => { const v = lensOf(id); return v ? v.renders : 0; };
   async function press(button, id, done) { // the tab's own button; its answer is the next drawing of its view

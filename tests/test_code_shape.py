@@ -297,3 +297,33 @@ def test_no_test_module_imports_another():
         if names:
             found[f.name] = sorted(names)
     assert not found, f"test modules importing test modules: {found}"
+
+
+# -- how a view finds another, and its own element (docs/design.md "Where a script keeps what it keeps"): the bundle
+# (ui/shell/first_load.py) gives every view's js_on_load `find(id, name)` and `home`, and a view with parts hands
+# both to them in `view`; no file of assets/ writes its own lookup of another view's instance, nor of its own element.
+
+LOOKUP = re.compile(r"document\s*\.\s*getElementById\([^()]*\)\s*\?\.\s*(?:\[|(?!dataset\b)[A-Za-z_$])")  # #id's .name
+HOME = re.compile(r"\.closest\(\s*['\"]\[id\]")  # the element with an id of its own, by hand
+
+
+def own_lookups(js: str) -> list[str]:
+    """The lines of `js` (its code) that look another view's instance up, or this view's own element, by hand."""
+    code = code_of(js.replace("'[id]:not([id^=\"html-\"])'", "HOME_SELECTOR"))  # the selector is a string: keep a mark
+    return [line.strip() for line in code.splitlines() if LOOKUP.search(line) or "HOME_SELECTOR" in line]
+
+
+def test_the_check_sees_a_view_writing_its_own_lookup():
+    assert own_lookups('const explainer = () => document.getElementById("explain_box")?.explain;  // texts\n')
+    assert own_lookups('const I = MAIN && document.getElementById("inside")?.inside, r = 1;\n')
+    assert own_lookups('get: () => document.getElementById(tab)?.[tab]?.linkView});\n')
+    assert own_lookups("(element.closest('[id]:not([id^=\"html-\"])') || element).lesson = lesson;\n")
+    assert not own_lookups('const m = document.getElementById("model")?.dataset;  // the picker\'s data-*\n'
+                           'const e = find("explain_box", "explain"); home.lesson = lesson;\n'
+                           '// document.getElementById("explain_box")?.explain, in a comment\n')
+
+
+def test_no_view_writes_its_own_lookup():
+    found = {f.name: own_lookups(f.read_text("utf-8")) for f in sorted((ROOT / "assets").glob("*.js"))}
+    found = {n: lines for n, lines in found.items() if lines}
+    assert not found, f"use the find(id, name) and home each view is given (ui/shell/first_load.py): {found}"

@@ -32,7 +32,9 @@ def test_every_view_calls_the_one_script_and_it_compiles(demo):
     assert all(v.js_on_load.startswith("const a = [element, trigger, props, server, upload, watch]") for v in scripted)
     text = bundle_path(demo).read_text("utf-8")
     names = {v.js_on_load.split('L.run("')[1].split('"')[0] for v in scripted}
-    assert all(f'"{n}": function (element, trigger, props, server, upload, watch)' in text for n in names)
+    from ui.shell.first_load import ARGUMENTS  # Gradio's arguments, then the bundle's find and home
+    assert ARGUMENTS == ("element", "trigger", "props", "server", "upload", "watch", "find", "home")
+    assert all(f'"{n}": function ({", ".join(ARGUMENTS)})' in text for n in names)
     assert ".lens" in text and "#attention" in text  # the views' styles travel in it, scoped by their elem_id
     if shutil.which("node") is None:
         pytest.skip("no node to compile the script with")

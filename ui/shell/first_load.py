@@ -125,6 +125,15 @@ def head_css(html: list[gr.HTML]) -> list[str]:
     return out
 
 
+# What each view's js_on_load is given: Gradio's arguments, then two of the bundle's (docs/design.md "Where a script
+# keeps what it keeps"): `find(id, name)`, the instance a view keeps on element #id (its `name`), or null, and `home`,
+# this view's own element (the closest with an id of its own, its elem_id, not Gradio's "html-..."), where it keeps
+# its instance. Written once here instead of in every view's file; a part gets both from `view`.
+ARGUMENTS = ("element", "trigger", "props", "server", "upload", "watch", "find", "home")
+FIND_HOME = ("const __alFind = (id, name) => document.getElementById(id)?.[name] ?? null;\n"
+             "const __alHome = (element) => element.closest('[id]:not([id^=\"html-\"])') || element;\n")
+
+
 def bundle_text(html: list[gr.HTML]) -> tuple[str, list[gr.HTML]]:
     """The bundle's JavaScript, every gr.HTML's js_on_load and css handed to it (their props now call it), and the
     components whose js_on_load it now holds."""
@@ -138,7 +147,7 @@ def bundle_text(html: list[gr.HTML]) -> tuple[str, list[gr.HTML]]:
         views.setdefault(name, js)
         c.js_on_load = stub(name)
         bundled.append(c)
-    functions = ",\n".join(f"{json.dumps(n)}: function (element, trigger, props, server, upload, watch) {{\n{js}\n}}"
+    functions = ",\n".join(f"{json.dumps(n)}: function ({', '.join(ARGUMENTS)}) {{\n{js}\n}}"
                            for n, js in views.items())
     return ("// attention-lens: the page's views and their styles in one file (ui/shell/first_load.py); each function\n"
             "// is a gr.HTML's js_on_load, called by the one line left in its props.\n"
@@ -148,8 +157,9 @@ def bundle_text(html: list[gr.HTML]) -> tuple[str, list[gr.HTML]]:
             f"__alStyle.textContent = {json.dumps(css, ensure_ascii=False)};\n"
             "document.head.appendChild(__alStyle);\n"
             f"const __alViews = {{\n{functions}\n}};\n"
+            f"{FIND_HOME}"
             "const __alRun = (name, a) => {\n"
-            "  try { __alViews[name].apply(undefined, a); }\n"
+            "  try { __alViews[name].apply(undefined, [...a, __alFind, __alHome(a[0])]); }  // + find, home\n"
             "  catch (e) { console.error('Error executing js_on_load:', e); }  // as Gradio reports a view's error\n"
             "};\n"
             "// the page's one global of the views (Gradio's js_on_load sees no other name): the calls queued before\n"
