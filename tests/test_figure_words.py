@@ -82,10 +82,11 @@ def test_the_pages_heatmaps_speak_the_users_language(tiny_translator):
         words = attribution_views.word_alignment_at(tiny_translator, s, "alti", None)[0]
         return roll, matrix, words
 
-    for lang, (query, key, weight), seps in (("de", ("Zeile", "Schlüssel", "Gewicht"), ",."),
-                                              ("en", ("query", "key", "weight"), ".,")):
-        for fig in in_page(lang, page):
+    for lang, (query, key, weight, share), seps in (
+            ("de", ("Zeile", "Schlüssel", "Gewicht", "Anteil am Beitrag"), ",."),
+            ("en", ("query", "key", "weight", "contribution share"), ".,")):
+        for fig, measure in zip(in_page(lang, page), (weight, weight, share)):  # the word alignment's: ALTI+'s share
             (h,) = hovers(fig)
-            assert h.startswith(f"{query} %{{text}}<br>{key} %{{customdata}}<br>{weight} %{{z:.3f}}"), (lang, h)
+            assert h.startswith(f"{query} %{{text}}<br>{key} %{{customdata}}<br>{measure} %{{z:.3f}}"), (lang, h)
             assert fig.layout.separators == seps, lang
 

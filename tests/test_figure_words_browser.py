@@ -1,7 +1,8 @@
 """The Across layers tab's heatmaps (rollout, alignment matrix, word alignment) and the Learned tab's, hovered, in
 the page's language: 'Zeile … Schlüssel … Gewicht 0,123' on the German page, 'query … key … weight 0.123' on the
-English one (transformer/interpret/figures.py's words passed by the handler in the user's page's language; the number
-Plotly's %{z:.3f} with the layout's separators)."""
+English one (the word alignment's ALTI+ cells: 'Anteil am Beitrag' / 'contribution share'); transformer/interpret/
+figures.py's words passed by the handler in the user's page's language, the number Plotly's %{z:.3f} with the
+layout's separators."""
 from __future__ import annotations
 
 import os
@@ -27,8 +28,8 @@ def hovered(page, plot: str) -> str:
 
 
 @pytest.mark.parametrize("lang, words, number, seps", [
-    ("de", ("Zeile", "Schlüssel", "Gewicht"), r"Gewicht [01],\d{3}$", ",."),
-    ("en", ("query", "key", "weight"), r"weight [01]\.\d{3}$", ".,")])
+    ("de", ("Zeile", "Schlüssel"), r"(Gewicht|Anteil am Beitrag) [01],\d{3}$", ",."),
+    ("en", ("query", "key"), r"(weight|contribution share) [01]\.\d{3}$", ".,")])
 @pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
 def test_the_across_layers_heatmaps_hover_in_the_pages_language(served_browser, lang, words, number, seps, width,
                                                                   height):
@@ -41,6 +42,10 @@ def test_the_across_layers_heatmaps_hover_in_the_pages_language(served_browser, 
         page.click(tab_button(tab))
         text = hovered(page, plot)
         assert all(w in text for w in words) and re.search(number, text), (lang, plot, text)
+        # an attention map holds weights; the word alignment's ALTI+ (the tab's method at first) shares of the
+        # contribution
+        share = re.search(number, text).group(1) in ("Anteil am Beitrag", "contribution share")
+        assert share == (plot == "word_align_matrix"), (lang, plot, text)
         assert page.evaluate(f"document.querySelector('#{plot} .js-plotly-plot').layout.separators") == seps
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/{plot}_{lang}_{width}x{height}.png")

@@ -24,6 +24,9 @@ from ui.translate.handlers import at_position
 # detailed name, in the word alignment's summary; issue 39 item 5)
 LABELS = {**METHOD_TITLES, "saliency": "Saliency"}
 ALIGN_METHODS = [(LABELS[m], m) for m in METHODS]  # the Across layers tab's dropdown: (label, value)
+# what a cell of the word alignment's matrix holds, by method, for its hover: an attention weight, ALTI+'s share of
+# the contribution, a saliency (the catalogue's words; the hover said "weight" for all three)
+MEASURE_WORD = {"attention": "fig_weight", "alti": "fig_contribution_share", "saliency": "mname_saliency"}
 
 
 def check_method(method) -> str:
@@ -98,7 +101,8 @@ def word_alignment_at(tr: Translator, session, method, position=None):
         fail(e)
     fig = figures.heatmap(wa.scores[method], [figures.label(w) for w in wa.source_words],
                           [figures.label(w) for w in wa.target_words],
-                          said("word_align_title", method=said(f"mname_{method}")), words=figure_words())
+                          said("word_align_title", method=said(f"mname_{method}")),
+                          words=figure_words() | {"weight": said(MEASURE_WORD[method])})
     fig.update_xaxes(title={"text": said("source_words")})
     fig.update_yaxes(title={"text": said("target_words_axis")})
     return with_separators(fig), alignment_table(wa), alignment_summary(wa, method)  # 0,5 on the German page
