@@ -103,16 +103,25 @@ def for_width(fig, width, upright=None):
     (ui/layers/figures.py upright_alignment, ui/beam/figures.py upright_beam: their tokens down the screen), says
     whether it turned `d`; a figure it leaves is drawn as a heatmap."""
     import plotly.graph_objects as go
-    if not isinstance(width, (int, float)) or not 0 < width < NARROW or not hasattr(fig, "to_dict") and \
-            not isinstance(fig, dict):
+    d = _redrawn(fig, width, phone=True)
+    if d is None:
         return fig
-    d = fig.to_dict() if hasattr(fig, "to_dict") else copy.deepcopy(dict(fig))  # the caller's figure stays as it is
     lay, w = d.setdefault("layout", {}), float(width) - 42  # the plot's box inside Gradio's frame
     top = _narrow_title(lay, w)
     if upright is None or not upright(d, w, top):
         _narrow_heatmap(d, w, top)
     lay["font"] = {**lay.get("font", {}), "size": 12}
     return go.Figure(d)
+
+
+def _redrawn(fig, width, phone: bool) -> dict | None:
+    """A copy of `fig` (a plotly Figure or its dict) as a dict to draw for a page `width` px wide, when that page is a
+    phone's (`phone`) or a wide one's; None when it is not, the width is unknown or `fig` is no figure (the caller
+    then passes it on as it is). The caller's figure stays as it is."""
+    if not isinstance(width, (int, float)) or width <= 0 or (width < NARROW) != phone or \
+            not hasattr(fig, "to_dict") and not isinstance(fig, dict):
+        return None
+    return fig.to_dict() if hasattr(fig, "to_dict") else copy.deepcopy(dict(fig))
 
 
 PAGE_SIDES = 80  # px of a wide page beside its figures (Gradio's padding and the plots' frames)
@@ -123,10 +132,9 @@ def in_box(fig, width, share: float = 1.0):
     side): its title wrapped to the box in lines of its own, as on a phone, rather than cut at the box's right edge
     (a long German title was); the plot itself unchanged. A phone's figure (for_width) and an unknown width pass."""
     import plotly.graph_objects as go
-    if not isinstance(width, (int, float)) or width < NARROW or not hasattr(fig, "to_dict") and \
-            not isinstance(fig, dict):
+    d = _redrawn(fig, width, phone=False)
+    if d is None:
         return fig
-    d = fig.to_dict() if hasattr(fig, "to_dict") else copy.deepcopy(dict(fig))
     lay = d.setdefault("layout", {})
     top = _narrow_title(lay, (float(width) - PAGE_SIDES) * share - 42)
     lay["margin"] = {**lay.get("margin", {}), "t": top + 8}
