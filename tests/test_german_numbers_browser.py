@@ -55,12 +55,18 @@ def check_english(n: dict):
     assert re.fullmatch(r"\d\.\d{3}", n["zmax"]), n["zmax"]
 
 
-def test_the_german_page_writes_a_decimal_comma_and_a_switch_redraws(served_browser):
+def stepped_page(served_browser, lang: str):
+    """A page in `lang` at 1280x800, SENTENCE started and at step 2, Inside this head's table drawn."""
     url, b = served_browser
-    page = open_app(b, url + "?lang=de", 1280, 800)
+    page = open_app(b, url + f"?lang={lang}", 1280, 800)
     start(page, SENTENCE)
     go(page, 2)
     page.wait_for_function(READY, timeout=60000)
+    return page
+
+
+def test_the_german_page_writes_a_decimal_comma_and_a_switch_redraws(served_browser):
+    page = stepped_page(served_browser, "de")
     check_german(shown(page))
     switch(page, "en", "0.")  # the same numbers, redrawn at once in English
     page.wait_for_function("document.querySelector('#topk .topk-p').textContent.includes('.')", timeout=20000)
@@ -72,11 +78,7 @@ def test_the_german_page_writes_a_decimal_comma_and_a_switch_redraws(served_brow
 
 
 def test_the_english_page_keeps_its_decimal_point(served_browser):
-    url, b = served_browser
-    page = open_app(b, url + "?lang=en", 1280, 800)
-    start(page, SENTENCE)
-    go(page, 2)
-    page.wait_for_function(READY, timeout=60000)
+    page = stepped_page(served_browser, "en")
     check_english(shown(page))
     assert page.errors == []
 
