@@ -1,69 +1,10 @@
-"""attention-lens: watch our Transformer translate (German <-> English), one token at a time.
+"""attention-lens: watch a Transformer translate, one token at a time. The launcher of a checkout and a Space:
 
     python app.py [--host 127.0.0.1] [--port 7860] [--share] [--auth-file FILE]
                   [--checkpoint DIR ...] [--device auto|cpu|cuda]
 
-Logins (needed with --share): --auth-file FILE (one user:password per line), or the environment
-variable ATTENTION_LENS_AUTH ("user:password", several separated by commas, or one per line as in the file
-for a password with a comma). --auth user:password
-still works but shows the password to every user of this machine (`ps`).
-"""
-from __future__ import annotations
-
-import argparse
-import os
-import sys
-
-from ui.shell.logins import AUTH_ENV, open_warnings, parse_auth, read_auth_file, read_logins  # noqa: F401  (light: no gradio)
-
-
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    # a Hugging Face Space (or any host) sets GRADIO_SERVER_NAME / GRADIO_SERVER_PORT; the flags win
-    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
-    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
-    p.add_argument("--share", action="store_true", help="create a public Gradio share link (use with logins)")
-    p.add_argument("--auth-file", help="file with one user:password per line required to open the app")
-    p.add_argument("--auth", help="user:password (visible to other users of this machine: prefer --auth-file)")
-    p.add_argument("--checkpoint", action="append", default=None,
-                   help="a checkpoint directory, or a folder of them; may be given several times (default: every "
-                        "model in checkpoints/: German -> English and English -> German)")
-    p.add_argument("--device", default="auto", help="auto|cpu|cuda")
-    return p.parse_args(argv)
-
-
-def main(argv=None):
-    # First, before gradio, torch and the library are imported (this file imports nothing large, and `ui`
-    # loads its app lazily): freed payloads go back to the system (ui/shell/memory.py).
-    from ui.shell import memory
-    memory.tune_allocator()
-    a = parse_args(argv)
-    logins = read_logins(a)
-    for warning in open_warnings(a.host, a.share, logins):  # --share, or a --host others reach, without logins
-        print(f"WARNING: {warning}", file=sys.stderr)
-    import torch
-
-    from transformer.decode.decoding import Translator
-    from transformer.model.checkpoint import CheckpointError, find_checkpoints
-    from transformer.model.device import describe, is_accelerator
-    from ui import build_demo
-    from ui.live.page import QUEUE_PLACES, SESSION_PLACES
-    from ui.shell.components import SESSIONS_MAX, WORKER_THREADS
-    try:
-        translators = [Translator.load(path, a.device) for path in find_checkpoints(a.checkpoint)]
-    except (CheckpointError, ValueError) as e:
-        raise SystemExit(f"error: {e}")
-    if not is_accelerator(translators[0].device):
-        # A step is one position: tiny matrix products where thread start-up costs more than it saves.
-        # One thread per request keeps a step fastest and lets the queue's requests share the cores.
-        torch.set_num_threads(1)
-    from transformer.decode import language
-    language.warm()  # the language hint's and the caveats' detectors, before the first user's request
-    print(f"{len(translators)} model(s) loaded on {describe(translators[0].device)}", flush=True)
-    build_demo(translators).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,
-                                   footer_links=["api"], state_session_capacity=SESSIONS_MAX + SESSION_PLACES,
-                                   max_threads=WORKER_THREADS + QUEUE_PLACES)  # followers: ui/live/page.py
-
+Everything it runs is attention_lens.launch (the installed command `attention-lens` runs the same main)."""
+from attention_lens.launch import main
 
 if __name__ == "__main__":
     main()

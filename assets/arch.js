@@ -1,4 +1,4 @@
-// attention-lens: the architecture strip beside the Translate view (ui/translate/arch.py). Runs as the js_on_load of a
+// attention-lens: the architecture strip beside the Translate view (attention_lens/translate/arch.py). Runs as the js_on_load of a
 // gr.HTML (element, props, watch); props.value is {encoder_layers, decoder_layers, heads, d_model}, read from the
 // loaded model. It draws the encoder and decoder stacks with their sublayers as the model computes them (pre-LN:
 // x + sublayer(LayerNorm(x)), a last layer norm on each stack), highlights the kind and layer the Translate view
@@ -10,7 +10,7 @@ const inst = {renders: 0, shown: null};
 home.arch = inst;  // on this view's own element (#arch): docs/design.md
 const W = 240;                                  // viewBox width; the SVG scales to its column
 const COL = {enc: {x: 2, w: 100}, dec: {x: 122, w: 116}};
-const NAMES = {encoder_self: "arch_self", decoder_self: "arch_masked", cross: "arch_cross"};  // ui/texts [label]
+const NAMES = {encoder_self: "arch_self", decoder_self: "arch_masked", cross: "arch_cross"};  // attention_lens/texts [label]
 const T = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // in the page's language
 
 function el(tag, attrs, parent, text) {
@@ -113,7 +113,7 @@ function show(kind, layer, head) {
   if (g) g.classList.add("arch-on");
   q("qkv").textContent = where(kind, layer + 1, head);
 }
-function where(kind, l, head) {           // the block's text from the page's catalogue (ui/shell/texts/en.toml "arch.<kind>")
+function where(kind, l, head) {           // the block's text from the page's catalogue (attention_lens/shell/texts/en.toml "arch.<kind>")
   const a = props.value || {}, h = head === "mean" ? T("arch_mean") : T("arch_head_of", {h: head + 1, n: a.heads});
   const [stack, pieces] = kind === "encoder_self" ? ["encoder", "source"] : ["decoder", "target"];
   const from = l === 1 ? T(`arch_from_${pieces}`) : T(`arch_from_${stack}`, {n: l - 1});

@@ -2,10 +2,10 @@
 // off, labelled with its role; the pruning curve beside. Runs as the js_on_load of a gr.HTML (element, props).
 // Clicking a head opens it in the Translate tab's view (no request: the view already holds the maps).
 const KINDS = ["encoder_self", "decoder_self", "cross"];
-const T = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
+const T = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label], the page's language
 const TITLES = new Proxy({}, {get: (o, kind) => T(`kind_short_${kind}`)});  // "Encoder self", ... in the page's language
 const roleName = (r, short) => { const k = `role_${short ? "short_" : ""}${r}`, s = T(k); return s === k ? r : s; };
-// The cells' labels, the hover texts and the legend come from Python (ui/atlas_tab.atlas_view), generated from
+// The cells' labels, the hover texts and the legend come from Python (attention_lens/atlas_tab.atlas_view), generated from
 // the rule table in transformer/train/atlas.py. Never write a role such as self in quotes here: gr.HTML turns a quoted
 // word of js_on_load that names a missing attribute into an event trigger in the config, which Gradio then fails
 // to copy on every page load (tests/test_app.py).
@@ -14,7 +14,7 @@ const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replac
 const inst = {renders: 0};
 const mode = () => (find("explain_box", "explain")?.mode ?? "plain");
 const lang = () => (find("explain_box", "explain")?.lang ?? "en");  // the page's language (assets/i18n.js)
-const tx = (a) => (a.texts_by_lang && a.texts_by_lang[lang()]) || a.texts;  // ui/atlas/tab.py: in each language
+const tx = (a) => (a.texts_by_lang && a.texts_by_lang[lang()]) || a.texts;  // attention_lens/atlas/tab.py: in each language
 function both(el, said) {                 // {plain, detail} as two spans; the page's CSS shows the one asked for
   el.textContent = "";
   for (const m of ["plain", "detail"]) {
@@ -40,7 +40,7 @@ function gridFigure(a) {
     for (const h of mine) {
       z[h.layer][h.head] = h.bleu_drop; text[h.layer][h.head] = esc(roleName(h.role, true));
       custom[h.layer][h.head] = [kind, h.layer, h.head];
-      hover[h.layer][h.head] = lang() === "en" ? h.hover : h.hovers[lang()];  // ui/atlas/tab.py hover_text, per language
+      hover[h.layer][h.head] = lang() === "en" ? h.hover : h.hovers[lang()];  // attention_lens/atlas/tab.py hover_text, per language
     }
     const ax = i ? String(i + 1) : "", dom = [i * (w + gap), i * (w + gap) + w];
     data.push({type: "heatmap", z, text, texttemplate: "%{text}", hovertext: hover, hoverinfo: "text", customdata: custom,

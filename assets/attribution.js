@@ -5,14 +5,14 @@
 // rows are steps, columns the source pieces then the target pieces.
 // Runs as the js_on_load of a hidden gr.HTML (#attribution): `element`, `props`, `trigger`, `watch` are given.
 //
-// One payload (ui/translate/attribution_payload.py) holds one method's rows for every position of the trajectory, so
+// One payload (attention_lens/translate/attribution_payload.py) holds one method's rows for every position of the trajectory, so
 // stepping only redraws here (lens.js calls #attribution's .attribution.update after each draw): no request. The
-// first use of a method for a trajectory asks the server once (trigger("click") -> ui/translate/attribution.py
+// first use of a method for a trajectory asks the server once (trigger("click") -> attention_lens/translate/attribution.py
 // attribution_at); the answers are kept per trajectory and method, and all of them go with a new Start, a new
 // model (the view empties) or a page reload. Tokens are set with textContent only.
 const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
-const METHODS = {alti: "ALTI+", saliency: "saliency"};  // shown: M(method), ui/texts [label]
-const NOTE = () => (find("explain_box", "explain")?.t("attribution.note") ?? "");  // ui/shell/texts/en.toml, plain or not
+const METHODS = {alti: "ALTI+", saliency: "saliency"};  // shown: M(method), attention_lens/texts [label]
+const NOTE = () => (find("explain_box", "explain")?.t("attribution.note") ?? "");  // attention_lens/shell/texts/en.toml, plain or not
 const T = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k), M = (m) => T(`method_${m}`);
 const KEEP = 12;                          // payloads kept: trajectories × methods
 const RETRY_MS = 30000;                   // a request with no answer by then may be sent again

@@ -1,4 +1,4 @@
-// The note under input boxes (ui/shell/components.py box_note): why the last request of a button started nothing, drawn
+// The note under input boxes (attention_lens/shell/components.py box_note): why the last request of a button started nothing, drawn
 // by the page from the component's value ({n, texts: {box id: text sent}, said}) while every box named in
 // props.boxes still holds the text that was sent; hidden once one is edited, a sentence is started (lens-started)
 // or the next request is taken (a value with nothing said). Text is set with textContent only: it quotes user input.

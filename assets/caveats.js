@@ -13,7 +13,7 @@ function paint(items) {
   }));
   list.hidden = !items.length;
 }
-// In another language than English, the catalogue's words for the kind (ui/shell/texts/<lang>.toml [label] caveat_<kind>),
+// In another language than English, the catalogue's words for the kind (attention_lens/shell/texts/<lang>.toml [label] caveat_<kind>),
 // filled with the caveat's details; the library's English message otherwise (and for a kind the catalogue lacks)
 function said(c) {
   const x = find("explain_box", "explain"), key = `label.caveat_${c.kind}`;

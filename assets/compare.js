@@ -1,4 +1,4 @@
-// attention-lens: two sentences side by side (minimal pairs), the Compare tab (ui/compare/tab.py). Runs as the
+// attention-lens: two sentences side by side (minimal pairs), the Compare tab (attention_lens/compare/tab.py). Runs as the
 // js_on_load of the gr.HTML #compare: `element`, `props`, `watch` are given.
 // "Start both" brings the two whole trajectories at once ({a, b}: the Translate tab's trajectory payloads, decoded
 // by the attention view's own decoder, its element's lens.decode: assets/payload.js decodeView), so one player (Step /
@@ -120,8 +120,8 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
   st.geo[which] = {gutter, cw, ch, m};
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
-const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
-// an explanation in both versions (ui/shell/texts/en.toml, assets/explain.js), the key itself before the catalogue loads
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label], the page's language
+// an explanation in both versions (attention_lens/shell/texts/en.toml, assets/explain.js), the key itself before the catalogue loads
 function say(el, key, vars) { const x = find("explain_box", "explain"); if (x) x.put(el, key, vars); else setText(el, key); }
 function fill(sel, n, value, mean) {      // option values are the labels shown: 1..n (and "mean")
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(mean ? ["mean"] : []);
@@ -232,14 +232,14 @@ document.addEventListener("input", e => {
 });
 
 // -- the two trajectories from the server ---------------------------------------------------------------------------
-// the first pair of the model the page opened with (ui/compare/tab.py: the template's data-pair); on_model sends
+// the first pair of the model the page opened with (attention_lens/compare/tab.py: the template's data-pair); on_model sends
 // the next model's
 try { inst.pair = JSON.parse(decodeURIComponent(element.querySelector(".cmp").dataset.pair || "")); }
 catch (e) { inst.pair = null; }
 function received() {
   const v = props.value, decode = find("attention", "lens")?.decode;
   if (v && v.for) { inst.model = v.for; inst.pair = v.pair || inst.pair; }  // the tab redrawn for this model, with its
-  // first example pair (ui/compare/tab.py on_model): the pair a view without compare_a / compare_b shows
+  // first example pair (attention_lens/compare/tab.py on_model): the pair a view without compare_a / compare_b shows
   // a pair is drawn only under the model the tab was last reset for: an answer of the model before, still under
   // way when the picker changed, is one of the old state (it names its model: compare_tab.start_both)
   if (!v || !v.a || !v.b || (v.model && inst.model && v.model !== inst.model)) {

@@ -1,8 +1,8 @@
 // attention-lens: "Explain: simply | in detail" (issue 39 item 5). Runs as the js_on_load of the gr.HTML
-// #explain_box (ui/shell/texts.py explain_box), after `const TEXTS = {lang: {key: {plain, detail} or a label}}`
-// (ui/shell/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, its part, called last, sets the language.
+// #explain_box (attention_lens/shell/texts.py explain_box), after `const TEXTS = {lang: {key: {plain, detail} or a label}}`
+// (attention_lens/shell/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, its part, called last, sets the language.
 // The mode is a class on <body> ("explain-detail"): the page's CSS shows each Markdown text's plain or detailed
-// version by it (ui/shell/texts.py explained), so a switch needs no request. The views' own texts read
+// version by it (attention_lens/shell/texts.py explained), so a switch needs no request. The views' own texts read
 // document.getElementById("explain_box").explain.t(key) (this instance, kept on its element), write their numbers with
 // its num(x, digits) / pct(p, digits) (the language's decimal comma or point), and redraw on the "lens-explain" event.
 // A link's `explain=detail` opens in that mode (assets/link.js writes it); anything else is plain.

@@ -2,14 +2,14 @@
 // page; hovering or clicking one shows its one-line meaning. Only text that is rendered as HTML is touched (the
 // Markdown of the tabs, the views' help lines, notes and titles), never a component's own text, inputs, code,
 // canvases or plots; scanned again (at most every 300 ms) when the page changes.
-// The meanings live in the page's catalogue (ui/shell/texts/<lang>.toml, "glossary.<term>"), plain or detailed and in the
+// The meanings live in the page's catalogue (attention_lens/shell/texts/<lang>.toml, "glossary.<term>"), plain or detailed and in the
 // language the page shows (assets/explain.js, i18n.js); the terms are these, found in every language's words.
 const NAMES = ["teacher-forced", "rollout", "contribution", "mixed", "role", "ALTI+", "saliency", "cross-attention",
                "ablation"];
 const meaning = (term) => (find("explain_box", "explain")?.t(`glossary.${term}`) ?? term);
 const SKIP = "input, textarea, select, button, label, code, pre, canvas, svg, script, style, .gloss, .js-plotly-plot, " +
   ".lens-tok, .topk-list, [contenteditable]";
-// each term's word in every language of the page (ui/shell/texts/<lang>.toml [label] gloss_<term>: "Kreuz-Aufmerksamkeit")
+// each term's word in every language of the page (attention_lens/shell/texts/<lang>.toml [label] gloss_<term>: "Kreuz-Aufmerksamkeit")
 const slot = (t) => `label.gloss_${t.replace(/\W/g, "_")}`;
 const WORDS = () => new Map(NAMES.flatMap(t => [t, ...(find("explain_box", "explain")?.every(slot(t)) ?? [])]
   .map(w => [w.toLowerCase(), t])));

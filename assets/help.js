@@ -1,4 +1,4 @@
-// attention-lens: the help under the intro row ("How to use it", #howto opens #howto_body: ui/app.py HOWTO_JS)
+// attention-lens: the help under the intro row ("How to use it", #howto opens #howto_body: attention_lens/app.py HOWTO_JS)
 // closes as a reader leaves a help text: on Esc, on a click outside it and on a change of tab. Runs as the
 // js_on_load of an empty gr.HTML (#help_closer); closing is a click on the same gr.Button, so Gradio's own event
 // hides the column (no request).

@@ -2,16 +2,16 @@
 // row: q·k for every key → ÷√d_k → mask → softmax → weights → Σ wᵢvᵢ, with the numbers of the sentence shown, and
 // each key's contribution ‖w·v·W_O‖. Also the map's toggle between attention weight and contribution.
 // Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given, and `parts`, whose
-// payload (assets/payload.js, in a scope of its own) gives the decoders (ui/translate/inside_panel.py).
-// One payload (ui/translate/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
+// payload (assets/payload.js, in a scope of its own) gives the decoders (attention_lens/translate/inside_panel.py).
+// One payload (attention_lens/translate/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
 // so Step / Back / Play / the slider only redraw here (lens.js calls #inside's .inside.update after each draw):
 // no request. Choosing another head, or a new trajectory (Start, a forced piece), asks the server once
-// (trigger("click") -> ui/translate/handlers.py inside_at). The panel computes the numbers as the lesson's
+// (trigger("click") -> attention_lens/translate/handlers.py inside_at). The panel computes the numbers as the lesson's
 // scaled_dot_product_attention does; tokens are set with textContent only.
 const {decodeHead, headKey} = parts.payload();
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
-const wl = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]
+const wl = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label]
 const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectories); a request unanswered by then is sent again
 const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
 const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
@@ -104,7 +104,7 @@ function render(h, st, i, nk) {
               q: Array.from(h.q.subarray(i * h.dk, (i + 1) * h.dk)), top_weight: jw, top_contribution: jc};
   return n;
 }
-function titles(h, st, i) {                 // the words: ui/texts [label], in the page's language
+function titles(h, st, i) {                 // the words: attention_lens/texts [label], in the page's language
   const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);
   setText(q("title"), `${w(`inside_${h.kind}`)} · ${w("layer")} ${h.layer + 1} · ${w("head")} ${h.head + 1} · ${w("step_word")} ${st.t}` +
     (h.ablated ? ` · ${w("inside_off")}` : "") + (st.words ? ` · ${w("inside_pieces")}` : ""));
@@ -117,7 +117,7 @@ function titles(h, st, i) {                 // the words: ui/texts [label], in t
   const x = find("explain_box", "explain");
   if (x) x.put(q("scaledhead"), "inside.th_scaled", {dk: h.dk});  // "shrunk" / "÷√64"
   else setText(q("scaledhead"), `÷√${h.dk}`);
-  // the stage's note from the page's catalogue (ui/shell/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
+  // the stage's note from the page's catalogue (attention_lens/shell/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
   // "Explanations" box says (assets/explain.js)
   const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") : `inside.stage${ui.stage}`;
   const said = find("explain_box", "explain")?.t(key) ?? key;
@@ -138,7 +138,7 @@ function drawMask(h, i, nk) {              // nk: the keys the table shows (as f
   }
   g.strokeStyle = "#d62728"; g.lineWidth = 2; g.strokeRect(1, i * cell + 1, T * cell - 2, cell - 2);
   const m = Math.max(0, (nk || i + 1) - 1 - i);  // the table's keys after row i: −∞ there (a row picked before the step)
-  setText(q("masknote"), m ? wl("masknote_past", {T, i, m, last: nk - 1}) : wl("masknote", {T, i}));  // ui/texts [label]
+  setText(q("masknote"), m ? wl("masknote_past", {T, i, m, last: nk - 1}) : wl("masknote", {T, i}));  // attention_lens/texts [label]
 }
 
 // -- which row: the current step's, or one picked on the map (decided from the view's state alone, so the map
@@ -277,7 +277,7 @@ const sayToggle = () => {  // the toggle's note and title, and the panel's fixed
   toggleNote.textContent = x.t("inside.measure_note"); toggle.title = x.t("inside.toggle_tip"); x.apply(element); x.apply(toggle);
 };
 sayToggle();
-document.addEventListener("lens-explain", sayToggle);  // ui/shell/texts/en.toml "inside.measure_note", in the mode shown
+document.addEventListener("lens-explain", sayToggle);  // attention_lens/shell/texts/en.toml "inside.measure_note", in the mode shown
 function placeToggle() {
   if (toggle.isConnected) return true;
   const box = document.querySelector("#attention .lens-controls");

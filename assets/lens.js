@@ -1,5 +1,5 @@
 // attention-lens: the attention view, drawn in the browser from the compact payload in props.value
-// (ui/translate/payload.py writes it). Runs as the js_on_load of a gr.HTML component: `element`, `props`,
+// (attention_lens/translate/payload.py writes it). Runs as the js_on_load of a gr.HTML component: `element`, `props`,
 // `trigger`, `watch` are given.
 //
 // A trajectory payload (v2: Start, forcing a piece, a reference translation) holds every step of the sentence,
@@ -12,7 +12,7 @@
 // user text is never HTML.
 //
 // The view's script is this file and its parts, files of assets/ each in a function scope of its own
-// (ui/shell/components.py `script`, LENS_PARTS): payload.js (decoding the payload), lens_maps.js (the maps' numbers at
+// (attention_lens/shell/components.py `script`, LENS_PARTS): payload.js (decoding the payload), lens_maps.js (the maps' numbers at
 // a step), lens_draw.js (the canvases), lens_labels.js (the DOM around them), lens_player.js (stepping, Play),
 // lens_export.js (PNG / HTML). This file holds the view's state, draw(), what the view offers, the events, and
 // the start; it gives the parts `view` (below) and mounts them in that order, each adding what it returns to `view`.
@@ -24,7 +24,7 @@ const topk = () => find("topk", "topk");  // the top-k list (assets/topk.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
 const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
-const tl = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
+const tl = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label], the page's language
 
 // One instance per gr.HTML view, kept on the view's own element (its `lens`): another view reads it there
 // (document.getElementById("attention").lens), never from a page global. The main one (#attention) is also
@@ -109,7 +109,7 @@ inst.crossing = (d) => crossingHead(d || st.traj);  // the clearest crossing of 
 // For Gradio events: [translation so far] (js-only: sets #translation)
 inst.sync = () => [st.traj ? textAt(st.traj, st.t) : ""];
 // The position the view shows, for the server: the step and the pieces that lead to it. Sent with each request
-// that needs it (ui/shell/components.py live_position puts it in the request's inputs); no box holds it
+// that needs it (attention_lens/shell/components.py live_position puts it in the request's inputs); no box holds it
 inst.position = () => {
   const d = st.traj;
   return d ? JSON.stringify({step: st.t, ids: d.ids.slice(0, st.t + 1), forced: d.forced.slice(0, st.t + 1).map(Number)}) : "";

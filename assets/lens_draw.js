@@ -1,5 +1,5 @@
 // attention-lens, the attention view (assets/lens.js): drawing the maps on canvases, the big map and the
-// layers × heads grid. A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
+// layers × heads grid. A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`). The maps' numbers come from
 // lens_maps.js (mapsAt), the view's state and `q` from lens.js.
@@ -233,7 +233,7 @@ function drawGrid(kind, f, m) {
   for (const h of st.head === "mean" ? [...Array(H).keys()] : [st.head])
     ctx.strokeRect(left + h * (pw + gap) - 1, top + st.layer * (ph + gap) - 1, pw + 2, ph + 2);
   cv.grid = {L, H, left, top, gap, pw, ph, cell, res, panels, zmax, kind, off};
-  const gt = q("grid-title"), vars = {kind: tl(`kind_${kind}`), L, H};  // ui/shell/texts/en.toml lens.grid_title, both versions
+  const gt = q("grid-title"), vars = {kind: tl(`kind_${kind}`), L, H};  // attention_lens/shell/texts/en.toml lens.grid_title, both versions
   const x = find("explain_box", "explain");
   if (x) x.put(gt, "lens.grid_title", vars);
   else setText(gt, `${TITLES[kind]}: all ${L} layers × ${H} heads (click a panel)`);

@@ -1,7 +1,7 @@
 // attention-lens, the attention view (assets/lens.js): the plain DOM around the maps, updated only where a step
 // changes it: the target pieces (chips) and what their marks mean, the ▁ legend, the status line and the player's
 // slider, the top-k list (assets/topk.js), the layer and head selects. Every token is set with textContent: user
-// text is never HTML. A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
+// text is never HTML. A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`).
 const {st, inst, q, MAIN, setText, tl, props, draw, find} = view;

@@ -1,5 +1,5 @@
 // attention-lens, the attention view (assets/lens.js): the numbers of the maps at a step, no drawing.
-// A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
+// A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`). The view's state (`st`, `inst`) is lens.js's, the decoded
 // payload (st.doc) comes from payload.js decodeView.
@@ -28,7 +28,7 @@ function wordLabels(pieces, spans, specials) {
     : (pieces.slice(a, b).join("").replace(/\u2581/g, "") || "\u2581"));
 }
 // What the rows and the columns are, in the model's languages (the big map, the grid, Compare, the exports):
-// '↓ English being written · German it reads →' (ui/shell/figures.py axis_line says the same for the .html export)
+// '↓ English being written · German it reads →' (attention_lens/shell/figures.py axis_line says the same for the .html export)
 const LANG_NAMES = {de: "German", en: "English", fr: "French", es: "Spanish", it: "Italian", nl: "Dutch"};
 function languagesOf(d) {                 // [source, target] names: the payload's, else the main view's sentence's
   const main = find("attention", "lens")?.state?.traj;  // the main view, on its element

@@ -1,7 +1,7 @@
 // attention-lens, the attention view (assets/lens.js): moving through a trajectory with no request to the
 // server: Step / Back / Run / Reset, the slider, Play, leaving a reference, and telling the page where the view is.
-// `ctl` is the view's lens.ctl, on its element (ui/translate/tab.py's buttons call it).
-// A part of the view's script (ui/shell/components.py `script`, LENS_PARTS): the body of a function of
+// `ctl` is the view's lens.ctl, on its element (attention_lens/translate/tab.py's buttons call it).
+// A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`).
 const {st, q, MAIN, setText, tl, trigger, find, draw, frame, cv, pushTopk} = view;

@@ -1,5 +1,5 @@
 // attention-lens: a lesson, a teacher's views in order with a note each, in one link (issue 39 item 3). The js_on_load
-// of the gr.HTML #lesson (ui/shell/lesson.py), with assets/views.js as its one part. The teacher opens the tools with
+// of the gr.HTML #lesson (attention_lens/shell/lesson.py), with assets/views.js as its one part. The teacher opens the tools with
 // Lesson… (beside Copy link), writes a note (#lesson_note) and adds the view shown (#lesson_add: the query Copy
 // link would give, assets/link.js), 1 to 8 times; Copy lesson link (#copy_lesson) gives /?lesson=<base64url JSON of
 // [[query, note], ...]>. Nothing is stored on the server. A page opened with it shows the lesson bar (#lesson_bar:
@@ -14,7 +14,7 @@ const lesson = {made: [], views: null, at: -1, busy: false, last: null, want: nu
 home.lesson = lesson;  // on this view's own element (#lesson): docs/design.md
 const link = () => find("link_box", "link");  // assets/link.js, on its element
 const say = (text, u) => { if (link() && link().say) link().say(text, u); };
-const W = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label], the page's language
+const W = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label], the page's language
 
 // -- the lesson as one URL parameter --------------------------------------------------------------------------
 function encode(views) {                  // [[query, note], ...] -> base64url of its UTF-8 JSON
@@ -81,7 +81,7 @@ async function show(i, how = "push") {    // how: "push" (Back / Next), "replace
 }
 // The bar in sight (a view's restoring may scroll the page: a list opened), and Inside this head's sheet
 // (assets/inside.js, inside.css) ends below it: never over the bar, its note or Next. On a phone the bar stays at the
-// top of the screen (ui/shell/lesson.py CSS: sticky) and the page scrolls so that what the view is about (its map,
+// top of the screen (attention_lens/shell/lesson.py CSS: sticky) and the page scrolls so that what the view is about (its map,
 // tree, table: SUBJECT, the first one shown) starts right under it: the note and what it speaks of on one screen
 // (issue 58: the map sat ~1,000 px below the bar, under the tabs and the sentence box).
 const PHONE = window.matchMedia("(max-width: 599px)");
@@ -155,7 +155,7 @@ make.querySelector("#copy_lesson").addEventListener("click", async () => {
   say(W(key, {n: lesson.made.length}), u);
 });
 role(make, "close").addEventListener("click", () => { make.hidden = true; });
-function bindOpen() {                     // Lesson… beside Copy link (ui/shell/link.py LINK_HTML) opens the tools
+function bindOpen() {                     // Lesson… beside Copy link (attention_lens/shell/link.py LINK_HTML) opens the tools
   const b = document.getElementById("lesson_open");
   if (!b) { setTimeout(bindOpen, 200); return; }
   b.addEventListener("click", () => { make.hidden = !make.hidden; if (!make.hidden) make.querySelector("#lesson_note").focus(); });

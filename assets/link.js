@@ -1,4 +1,4 @@
-// attention-lens: a link to the view shown. Runs as the js_on_load of the gr.HTML #link_box (ui/shell/link.py): `element`,
+// attention-lens: a link to the view shown. Runs as the js_on_load of the gr.HTML #link_box (attention_lens/shell/link.py): `element`,
 // `props`, `trigger`, `watch` are given.
 // Copy link writes a URL whose query holds the model, the sentence, the step, the kind, layer and head (1-based, as
 // the page shows them), the inside panel's row, the colour measure and the tab. A page opened with such a query
@@ -11,9 +11,9 @@
 // Everything from the URL is shown with textContent only and checked before use: it is user input.
 const box = element.querySelector(".link-box"), btn = element.querySelector("#copy_link");
 const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
-// the model picked: the picker's (a gr.Dropdown's) value, told by its change event (ui/app.py PICKED_JS), else the
+// the model picked: the picker's (a gr.Dropdown's) value, told by its change event (attention_lens/app.py PICKED_JS), else the
 // page's default; a gr.Dropdown shows the choice's label, not its value, so the page reads it from here
-const picked = () => {                   // the picker's value, kept on its element (ui/app.py PICKED_JS)
+const picked = () => {                   // the picker's value, kept on its element (attention_lens/app.py PICKED_JS)
   const v = document.getElementById("model")?.dataset.picked;
   return MODELS.includes(v) ? v : box.dataset.model || MODELS[0];
 };
@@ -24,7 +24,7 @@ const TABS = {translate: "Translate", compare: "Compare", ablation: "Head ablati
 const KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "stage", "sheet", "measure", "tab"];
 const VIEW = ["step", "kind", "layer", "head", "row", "stage", "sheet", "measure"];  // need a started sentence
 const STAGES = 6, ALL = 6;                // Inside this head's stages ①..⑤ and "all" (assets/inside.js stage)
-const MAX_TEXT = 2000;                    // the source box's limit (ui/shell/link.py checks it again)
+const MAX_TEXT = 2000;                    // the source box's limit (attention_lens/shell/link.py checks it again)
 const VIEW_KEY = new RegExp(`^(${Object.keys(TABS).filter(k => k !== "translate").join("|")})_(.+)$`);
 const inst = {notes: [], applied: null, opening: false, last: null};
 home.link = inst;  // on this view's own element (#link_box): docs/design.md
@@ -34,7 +34,7 @@ const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
 const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
-const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]: the page's language
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label]: the page's language
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
 
 // -- reading a link --------------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ function tell(notes) {
 
 // -- opening it: the server starts the sentence; the view is then moved here -----------------------------------
 let answered = null;
-function ask(data) {                      // the link box's event (ui/shell/link.py wire) -> {id, ok, notes, input}
+function ask(data) {                      // the link box's event (attention_lens/shell/link.py wire) -> {id, ok, notes, input}
   const late = sleep(120000).then(() => ({ok: false, notes: ["its sentence (the server did not answer)"]}));
   return Promise.race([new Promise((ok) => { answered = {id: data.id, ok}; trigger("click", data); }), late]);
 }

@@ -1,4 +1,4 @@
-// attention-lens: a live class (issue 59). Runs as the js_on_load of the gr.HTML #class_box (ui/live/page.py):
+// attention-lens: a live class (issue 59). Runs as the js_on_load of the gr.HTML #class_box (attention_lens/live/page.py):
 // `element`, `props`, `trigger`, `watch` are given; its stream comes through the gr.HTML #class_feed
 // (its element's .feed: follow(data) starts the generator event, each snapshot becomes its value).
 // The class's view is the page state a link holds (assets/link.js url(): a query string). The teacher's page sends
@@ -18,7 +18,7 @@ const inst = {role: null, code: null, token: null, snap: null, following: true, 
 home.live = inst;  // on this view's own element (#class_box): docs/design.md
 const link = () => find("link_box", "link");  // assets/link.js, on its element
 // the bar's room at the screen's bottom, where "Link copied" (assets/link.js say) stands too: that line goes above the
-// bar (ui/shell/link.py LINK_CSS reads --class-bar-room), however tall the bar grows (a question, its chart)
+// bar (attention_lens/shell/link.py LINK_CSS reads --class-bar-room), however tall the bar grows (a question, its chart)
 new ResizeObserver(() => {
   const h = bar.hidden ? 0 : Math.ceil(bar.getBoundingClientRect().height);
   document.documentElement.style.setProperty("--class-bar-room", `${h ? h + 8 : 0}px`);
@@ -26,7 +26,7 @@ new ResizeObserver(() => {
 const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);
 const pct = (p) => (find("explain_box", "explain")?.pct(p, 0) ?? `${(100 * p).toFixed(0)}%`);  // 34% / 34 %
 
-// -- requests (the box's event: ui/live/page.py op) --------------------------------------------------------------
+// -- requests (the box's event: attention_lens/live/page.py op) --------------------------------------------------------------
 const pending = new Map();
 let ids = 0;
 function ask(data) {
@@ -113,7 +113,7 @@ function teach(code, token) {
     listening = true;
     for (const ev of ["click", "keyup", "change", "input"]) document.addEventListener(ev, soon, true);
   }
-  document.body.classList.add("class-teaching");  // the panel's own room beside the page (ui/live/page.py BOX_CSS)
+  document.body.classList.add("class-teaching");  // the panel's own room beside the page (attention_lens/live/page.py BOX_CSS)
   const base = `${location.origin}${location.pathname}`;
   $("#class_link").value = `${base}?class=${encodeURIComponent(code)}`;
   $("#class_teacher_link").value = `${base}?class=${encodeURIComponent(code)}&teach=${encodeURIComponent(token)}`;
@@ -176,7 +176,7 @@ function mapChoice(e) {                   // the question's choice under a click
   const L = find("attention", "lens"), v = L && L.view && L.view();
   if (!v || v.row === null || v.row === undefined || !v.z[v.row]) return null;
   const z = v.z[v.row], keep = v.x.map((_, j) => j).filter(j => !Number.isNaN(z[j]));  // as question() asks it
-  const keys = keep.map(j => v.x[j].slice(0, 40));  // ui/live/registry.py MAX_KEY_CHARS
+  const keys = keep.map(j => v.x[j].slice(0, 40));  // attention_lens/live/registry.py MAX_KEY_CHARS
   if (keys.length !== q.keys.length || keys.some((k, i) => k !== q.keys[i])) return null;  // not the question's view
   const choice = keep.indexOf(Math.floor(e.offsetX / v.cell.w));
   return choice >= 0 ? choice : null;

@@ -1,11 +1,11 @@
 // attention-lens: decoding the payloads the server sends, shared by the attention view (assets/lens.js) and the
-// "Inside this head" panel (assets/inside.js). A part of both views' scripts (ui/shell/components.py `script`): the
+// "Inside this head" panel (assets/inside.js). A part of both views' scripts (attention_lens/shell/components.py `script`): the
 // body of a function in their js_on_load, its own scope; it returns what the views use (no global, nothing to load
 // first). It needs nothing from the view.
 //
 // Two payloads, each with its Python writer, to be kept in step with it:
-// - decodeView: the attention view's maps and steps (ui/translate/payload.py)
-// - decodeHead: one head's q, k, v and norms for the inside panel (ui/translate/inside_payload.py)
+// - decodeView: the attention view's maps and steps (attention_lens/translate/payload.py)
+// - decodeHead: one head's q, k, v and norms for the inside panel (attention_lens/translate/inside_payload.py)
 // Arrays travel as base64 of little-endian numbers, so the three kinds of maps take ~38 kB instead of ~400 kB
 // of JSON floats.
 const KINDS = ["encoder_self", "decoder_self", "cross"];
@@ -16,12 +16,12 @@ function raw(b64) {                       // the bytes
   for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
   return u;
 }
-function u16(b64) {                       // little-endian uint16 (ui/translate/payload.py encode_ints: the top-k ids)
+function u16(b64) {                       // little-endian uint16 (attention_lens/translate/payload.py encode_ints: the top-k ids)
   const bin = atob(b64), n = bin.length >> 1, out = new Uint16Array(n);
   for (let i = 0; i < n; i++) out[i] = bin.charCodeAt(2 * i) | (bin.charCodeAt(2 * i + 1) << 8);
   return out;
 }
-// Weights in [0, 1]: {shape, b64[, packed: "tril"]} of uint16 w · 65535 (ui/translate/payload.py encode_array, encode_tril)
+// Weights in [0, 1]: {shape, b64[, packed: "tril"]} of uint16 w · 65535 (attention_lens/translate/payload.py encode_array, encode_tril)
 // -> {shape, data: Float32Array}
 function weights16(d) {
   const u = u16(d.b64), size = d.shape.reduce((a, b) => a * b, 1), out = new Float32Array(size);
@@ -61,7 +61,7 @@ function keyMask(d) {                     // {shape, from: first masked key per 
   return out;
 }
 
-// -- the attention view's payload (ui/translate/payload.py) -> what lens.js draws ------------------------------------------
+// -- the attention view's payload (attention_lens/translate/payload.py) -> what lens.js draws ------------------------------------------
 // A trajectory (v2: `steps`, every step of the sentence) or one step (v1: other tabs)
 function decodeView(p) {
   const doc = {p, seq: p.seq, maps: {}, source: p.source, S: p.source.length, mode: p.mode,
@@ -86,7 +86,7 @@ function decodeView(p) {
 // The translation shown at step t of a decoded trajectory: ends count UTF-16 code units, as String.slice does
 function textAt(d, t) { return d.texts ? d.texts[t] : d.text.slice(0, d.ends[t]); }
 
-// -- one head's payload (ui/translate/inside_payload.py) -> what inside.js computes and draws -------------------------------
+// -- one head's payload (attention_lens/translate/inside_payload.py) -> what inside.js computes and draws -------------------------------
 function headKey(p) { return `${p.ids.join(",")}|${p.kind}|${p.layer}|${p.head}`; }
 function decodeHead(p) {
   const h = {p, kind: p.kind, layer: p.layer, head: p.head, dk: p.d_k, ids: p.ids.join(","), queries: p.queries,

@@ -3,7 +3,7 @@
 // Translate tab's box reports its text on every change (a js-only Gradio event, translate_tab.py). Each tab names
 // the sentence (a .started-sentence element), and a hint under the box says so when the box holds another sentence
 // that was not started.
-// The hint's element also says why a Start started nothing (its value, set by the server: ui/shell/components.py
+// The hint's element also says why a Start started nothing (its value, set by the server: attention_lens/shell/components.py
 // box_note_value, box "source"), until the box is edited or a sentence is started: drawn here, so no later server
 // event of the page can wipe it (Gradio's own status of the box is replaced by every one of them).
 // Runs as the js_on_load of each of those gr.HTML elements (element is given); they share one state, kept on the
@@ -36,7 +36,7 @@ const S = keeper.sentence || (keeper.sentence = (() => {
         : w(stale ? "sentence_started_stale" : "sentence_started", {s: cut(s.started)});
     }
   };
-  const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]
+  const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label]
   document.addEventListener("lens-explain", () => s.show());  // in the language shown (assets/i18n.js)
   s.show = () => { for (const e of s.elements) if (e.isConnected) s.paint(e); else s.elements.delete(e); };
   s.setBox = (v) => { s.box = typeof v === "string" ? v : ""; s.show(); };

@@ -2,7 +2,7 @@
 // the neighbouring tab and Home / End to the ends, choosing it. A workaround of one Gradio behaviour: gr.Tabs (Gradio
 // 6.31) draws a role=tablist whose tabs answer clicks only (tests/test_gradio_behaviour_browser.py checks that a bare
 // gr.Tabs still ignores the keys: when it stops ignoring them, this file goes). Runs as the js_on_load of an empty
-// gr.HTML (#tab_keys, ui/app.py).
+// gr.HTML (#tab_keys, attention_lens/app.py).
 document.addEventListener("keydown", (e) => {
   const tab = e.target.closest && e.target.closest("#tabs [role=tablist] > button[role=tab]");
   if (!tab) return;

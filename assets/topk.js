@@ -5,7 +5,7 @@
 const pct = (p) => (find("explain_box", "explain")?.pct(p, 1) ?? `${(100 * p).toFixed(1)}%`);  // 33.5% / 33,5 %
 const list = element.querySelector(".topk-list"), note = element.querySelector(".topk-note");
 let shown = {};
-const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // ui/texts [label]
+const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label]
 function force(piece) {
   if (!shown.items || shown.done) return;
   const view = find("attention", "lens");  // the attention view (assets/lens.js), on its element

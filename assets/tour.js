@@ -1,5 +1,5 @@
 // attention-lens: the guided tour, ten stops over the real page, for a first-time student. Runs as the js_on_load of
-// the gr.HTML #tour_box (ui/shell/link.py): `element` is given. It makes no request and loads no file until the tour
+// the gr.HTML #tour_box (attention_lens/shell/link.py): `element` is given. It makes no request and loads no file until the tour
 // starts; then it loads the vendored driver.js (assets/vendor) for the highlight and the popover.
 // Each stop highlights an element, says what to do, and completes when the student does it (its state is polled,
 // and clicks are watched), moving on by itself; Next / Prev and the numbered dots move without doing it. The page
@@ -52,7 +52,7 @@ const STOPS = [
    begin: () => atlasOpened(), done: (b) => { const o = atlasOpened(); return !!o && o !== b; }},
 ];
 const N = STOPS.length, END = {id: "end"};
-// each stop's title and text from the page's catalogue (ui/shell/texts/<lang>.toml "tour.<id>.title" / ".text"), plain
+// each stop's title and text from the page's catalogue (attention_lens/shell/texts/<lang>.toml "tour.<id>.title" / ".text"), plain
 // or detailed, in the language and mode the page shows when the stop is shown (assets/explain.js, i18n.js)
 const NARROW = matchMedia("(max-width: 599px)"), TOUCH = matchMedia("(pointer: coarse)");
 const PHONE = [[/<b>Inside this head<\/b>(, on the right,)?/g, "<b>Inside this head</b> (below the map)"],
@@ -77,7 +77,7 @@ function openCrossing() {                 // the stop "look for the crossing" op
   if (!c) return;
   view.select("cross", c.layer, c.head);
   if (T.found) Object.assign(T.found, {kind: "cross", layer: c.layer, head: c.head});  // kept after the tour (issue 58)
-  const said = {l: c.layer + 1, h: c.head + 1};  // ui/texts [label], in the page's language
+  const said = {l: c.layer + 1, h: c.head + 1};  // attention_lens/texts [label], in the page's language
   T.note = find("explain_box", "explain")?.fill(`label.${c.score > 0 ? "tour_opened" : "tour_opened_diagonal"}`, said) ?? "";
 }
 function found() {                        // the view's settings when the tour starts: given back when it ends
@@ -280,7 +280,7 @@ async function start(i) {
   addEventListener("scroll", onScroll, true); T.timer = setInterval(tick, 250);
   go(i ?? (S.finished ? 0 : S.stop));
 }
-const w = (k) => (find("explain_box", "explain")?.t(`label.${k}`) ?? "▶ Tour");  // ui/texts [label]; lens-explain
+const w = (k) => (find("explain_box", "explain")?.t(`label.${k}`) ?? "▶ Tour");  // attention_lens/texts [label]; lens-explain
 function label() {
   btn.classList.remove("offer");
   btn.textContent = T.drv ? w("tour_end") : (S.stop > 0 && !S.finished ? `${w("tour")} (${S.stop + 1}/${N})` : w("tour"));

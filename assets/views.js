@@ -5,7 +5,7 @@
 // Head atlas register themselves (assets/compare.js, assets/atlas.js); the tabs built of Gradio components
 // (Head ablation, Beam search, Across layers, Attention being learned, Model) are registered below, where their
 // controls are set as a user sets them and their own button is pressed, so that a restored view is started.
-// A part of the js_on_load of the gr.HTML #lesson (ui/shell/lesson.py `script`), in a scope of its own: assets/lesson.js
+// A part of the js_on_load of the gr.HTML #lesson (attention_lens/shell/lesson.py `script`), in a scope of its own: assets/lesson.js
 // calls it first with `view` = {element: that box}; it gives the registry `tabs` and its helpers `kit` (lesson.js keeps
 // both on its instance, #lesson's .lesson: assets/link.js, compare.js and atlas.js find them there).
 const {element, find} = view;
@@ -132,7 +132,7 @@ const {element, find} = view;
   };
 
   // -- Across layers: the word alignment's method (the step is the Translate view's, in the link already) -------
-  const METHODS = cfg.methods || [];      // [[label, value], ...] (ui/translate/attribution.py ALIGN_METHODS)
+  const METHODS = cfg.methods || [];      // [[label, value], ...] (attention_lens/translate/attribution.py ALIGN_METHODS)
   views.layers = {
     ready: () => !!$("#word_align_method input[role=combobox]"),
     get() {

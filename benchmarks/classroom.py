@@ -12,8 +12,8 @@ them (issue 42 measured start,alti). `--flow api` asks ALTI+ through /attributio
 decodes again; the flow of docs/benchmarks.md's figures before 2026-12-03's fourth session). The app runs as a
 subprocess (`app.py`, its own GIL and allocator, as served), once per mode: "alone" serves every request by
 itself (ATTENTION_LENS_BATCH=0: today's serving, its queue settings), "batched" with cross-user batching
-(transformer/decode/batching.py, settings in ui/shell/components.py). Prints per endpoint p50/p95/max, throughput,
-errors,
+(transformer/decode/batching.py, settings in attention_lens/shell/components.py). Prints per endpoint p50/p95/max,
+throughput, errors,
 answers that differ from the same request made alone (translation, the maps and top-k of /start, ALTI+; beyond the
 batching tolerance: benchmarks.common.alike), the server's RSS (psutil) idle, at its peak while the students were
 connected (sampled every 0.25 s) and after, the CPU seconds it spent over the run, and the batched/alone ratio; with
@@ -78,10 +78,10 @@ def expected(work: list[tuple[str, str]], flow: str = "page") -> list[dict]:
     """Each student's answers computed alone in this process, one request at a time, by the same handlers."""
     import torch
 
+    from attention_lens.shell import api
+    from attention_lens.translate import handlers as decoding_views
+    from attention_lens.translate.attribution import attribution_at
     from transformer.decode.decoding import Translator
-    from ui.shell import api
-    from ui.translate import handlers as decoding_views
-    from ui.translate.attribution import attribution_at
     torch.set_num_threads(1)
     trs = {key: Translator.load(ROOT / "checkpoints" / key) for key in {k for k, _ in work}}
     out = []
@@ -266,9 +266,9 @@ def limits(work, values: list[int], rounds: int = 2) -> None:
     (a semaphore, as Gradio's concurrency limit), for each C with batching and at 4 without; rounds interleaved."""
     import torch
 
+    from attention_lens.shell import api
+    from attention_lens.translate import handlers as decoding_views
     from transformer.decode.decoding import Translator
-    from ui.shell import api
-    from ui.translate import handlers as decoding_views
     torch.set_num_threads(1)
     trs = {key: Translator.load(ROOT / "checkpoints" / key) for key in {k for k, _ in work}}
     for key, text in work[:2]:
@@ -307,8 +307,8 @@ def lone(rounds: int) -> None:
 
     import torch
 
+    from attention_lens.translate import handlers as decoding_views
     from transformer.decode.decoding import Translator
-    from ui.translate import handlers as decoding_views
 
     from .decode import SENTENCE
     torch.set_num_threads(1)

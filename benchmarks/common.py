@@ -52,14 +52,15 @@ def hooks_left(model) -> int:
 
 
 def alike(x, y, tol: float) -> bool:
-    """Two answers (payloads, as JSON gives them) alike: maps (16-bit, ui.translate.payload.encode_array) within `tol`
+    """Two answers (payloads, as JSON gives them) alike: maps (16-bit, attention_lens.translate.payload.encode_array)
+    within `tol`
     and one unit of their rounding, other numbers within `tol` (relative) and one unit of a 4-decimal rounding,
     everything else equal. `tol`: transformer.decode.step's tolerance of a batched row against the same row alone."""
     if isinstance(x, dict) and isinstance(y, dict):
         if "b64" in x and "b64" in y:
             import numpy as np
 
-            from ui.translate.payload import decode_array
+            from attention_lens.translate.payload import decode_array
             a, b = decode_array(x), decode_array(y)
             return a.shape == b.shape and float(np.abs(a - b).max(initial=0)) <= tol + 1.01 / 65535
         return x.keys() == y.keys() and all(alike(x[k], y[k], tol) for k in x)

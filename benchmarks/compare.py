@@ -38,7 +38,7 @@ def time_steps(tr: Translator, sentences: list[str]) -> list[float]:
 
 
 def time_starts(tr: Translator, sentences: list[str]) -> list[float]:
-    from ui.translate import handlers as decoding_views
+    from attention_lens.translate import handlers as decoding_views
     out = []
     for text in sentences:
         t0 = time.perf_counter()

@@ -102,9 +102,9 @@ def first_screen_counts(config: dict) -> dict:
 
 
 def app_counts() -> dict:
+    from attention_lens.app import build_demo
     from transformer.decode.decoding import Translator
     from transformer.model.checkpoint import find_checkpoints
-    from ui.app import build_demo
     demo = build_demo([Translator.load(path, "cpu") for path in find_checkpoints(None)])
     return first_screen_counts(json.loads(json.dumps(demo.get_config_file(), default=str)))
 

@@ -9,8 +9,8 @@ latency:
 - translate-only: the same page with every tab but Translate left empty (their builders skipped);
 - translate-only, no view scripts: that, with every gr.HTML's js_on_load removed (the views never start);
 - box and view alone: the sentence box, the user's State and one attention view with its real script, template and
-  style, made into the page's one script and stylesheet as the app's are (ui/shell/first_load.py): what a first screen
-  drawn by one script would hold at least, the floor of the redesign docs/benchmarks.md describes;
+  style, made into the page's one script and stylesheet as the app's are (attention_lens/shell/first_load.py): what a
+  first screen drawn by one script would hold at least, the floor of the redesign docs/benchmarks.md describes;
 - box, view and a Start button: the same with the app's Start button (a gr.Button) and one server event, the least
   a first screen that can start a sentence holds;
 - the first screen's views in one gr.HTML: the sentence box, a State and one gr.HTML that draws, in its script,
@@ -69,8 +69,8 @@ OTHER_TABS = ("compare_tab", "ablation_tab", "beam_tab", "layers_tab", "atlas_ta
 @contextmanager
 def cut_down(no_scripts: bool):
     """While building: every tab but Translate empty; with no_scripts, no gr.HTML keeps its js_on_load."""
-    import ui.shell.first_load as fl
-    from ui import app
+    import attention_lens.shell.first_load as fl
+    from attention_lens import app
     with ExitStack() as stack:
         for name in OTHER_TABS:
             # nothing built; the tabs that follow the model give no outputs and no content
@@ -88,15 +88,16 @@ def cut_down(no_scripts: bool):
 
 @contextmanager
 def box_and_view(tr, start: bool = False):
-    """The sentence box, a State and one attention view (its script, template, style: ui.shell.components.lens_view),
-    bundled as the app's page is (ui.shell.first_load.Page.finish), on a free loopback port; with start, a Start button
-    too (a gr.Button as the app's) and its one server event (box -> State, view). Yields its
+    """The sentence box, a State and one attention view (its script, template, style:
+    attention_lens.shell.components.lens_view),
+    bundled as the app's page is (attention_lens.shell.first_load.Page.finish), on a free loopback port; with start, a
+    Start button too (a gr.Button as the app's) and its one server event (box -> State, view). Yields its
     URL."""
     import gradio as gr
 
-    import ui.shell.first_load as fl
+    import attention_lens.shell.first_load as fl
+    from attention_lens.shell.components import Ctx, asset, lens_view
     from tests.serving import launched
-    from ui.shell.components import Ctx, asset, lens_view
     with gr.Blocks() as demo:
         box = gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
         ctx = Ctx(tr, gr.State(None), asset("lens.css"), "")
@@ -111,10 +112,11 @@ def box_and_view(tr, start: bool = False):
 
 
 def first_screen_parts(demo) -> list[dict]:
-    """Every gr.HTML the page `demo` (finished: ui/shell/first_load.py) mounts on its first screen, shown or hidden but
+    """Every gr.HTML the page `demo` (finished: attention_lens/shell/first_load.py) mounts on its first screen, shown or
+    hidden but
     kept, in page order: {id, template, props (its value too), view: its function's name in the bundle or None,
     shown: displayed (it and every block above it visible; else mounted but not displayed, visible="hidden")}."""
-    from ui.shell.first_load import gates
+    from attention_lens.shell.first_load import gates
     config = json.loads(json.dumps(demo.get_config_file(), default=str))
     byid, mounted = {c["id"]: c for c in config["components"]}, []
     later = {b._id for b, gate in gates(demo).items() if gate is not None}  # in a tab not shown first, a closed fold
@@ -143,9 +145,9 @@ def one_screen(served):
     """The first screen's views in one gr.HTML (the module's docstring), on a free loopback port. Yields its URL."""
     import gradio as gr
 
+    from attention_lens.app import build_demo
+    from attention_lens.shell import first_load
     from tests.serving import launched
-    from ui.app import build_demo
-    from ui.shell import first_load
     app = build_demo(served)
     with gr.Blocks() as demo:
         gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)

@@ -1,7 +1,7 @@
 """python -m benchmarks.inside [--checkpoint DIR] [--device auto|cpu|cuda] [--repeats 5]
 
-What opening one head costs ("Inside this head", ui/translate/inside_payload.py): the payload's size as JSON (one head,
-every position of the trajectory, plus ‖v W_O‖ of every head for the map's toggle) and the server's time to
+What opening one head costs ("Inside this head", attention_lens/translate/inside_payload.py): the payload's size as JSON
+(one head, every position of the trajectory, plus ‖v W_O‖ of every head for the map's toggle) and the server's time to
 make it (DecodingSession.inside with norms, one teacher-forced pass), for a 15-word and a 60-word sentence, every
 kind (the size depends on the kind, not on the layer or head). The panel's update on a step is timed in the
 browser by `python -m benchmarks.ui`. Prints figures; asserts nothing.
@@ -13,9 +13,9 @@ import json
 import statistics
 import time
 
+from attention_lens.translate.inside_payload import inside_payload
 from transformer.decode.decoding import Translator
 from transformer.interpret.capture import KINDS
-from ui.translate.inside_payload import inside_payload
 
 from .decode import SENTENCE as SENTENCE_15  # 15 words
 

@@ -14,9 +14,9 @@ shapes (and values) of Translator.attend(sentence, the session's target pieces).
 --mixed N: the app served in this process and one gradio_client user, in a child process, making N mixed
 requests (start, steps, force, run, export, attention on a 2,200-character input, ablation, beam); prints the
 server's RSS growth after the warm-up and the hooks left on the model (any module). Every mode sets up the
-allocator as app.py does (ui/shell/memory.py) unless --default-allocator keeps glibc's defaults.
+allocator as app.py does (attention_lens/shell/memory.py) unless --default-allocator keeps glibc's defaults.
 
---memory-steps N: no HTTP. Runs N+ steps over many sessions through ui.translate.handlers.start/step in this
+--memory-steps N: no HTTP. Runs N+ steps over many sessions through attention_lens.translate.handlers.start/step in this
 process, discarding sessions as a user would, and prints the RSS growth after a warm-up, plus the
 number of forward hooks left on the model's attention modules (should be 0).
 """
@@ -32,11 +32,11 @@ import time
 
 import numpy as np
 
+from attention_lens.shell.components import CONCURRENCY, QUEUE_MAX
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate.payload import decode_array
 from tests.serving import serving
 from transformer.train import data as D
-from ui.shell.components import CONCURRENCY, QUEUE_MAX
-from ui.translate import handlers as decoding_views
-from ui.translate.payload import decode_array
 
 from .common import hooks_left, pct, rss_mb, server_pid
 
@@ -341,7 +341,8 @@ def main(argv=None):
     p.add_argument("--mixed", type=int, default=0, help="N mixed requests against the app served in-process")
     p.add_argument("--warmup", type=int, default=200, help="warm-up requests before --mixed measures")
     p.add_argument("--default-allocator", action="store_true",
-                   help="keep glibc's malloc defaults instead of the settings app.py makes (ui/shell/memory.py)")
+                   help="keep glibc's malloc defaults instead of the settings the app makes "
+                        "(attention_lens/shell/memory.py)")
     p.add_argument("--mixed-client", metavar="URL", help=argparse.SUPPRESS)  # the user process of --mixed
     a = p.parse_args(argv)
     if a.mixed_client:
@@ -349,7 +350,7 @@ def main(argv=None):
         mixed_client(a.mixed_client, json.loads(sys.stdin.readline()), a.mixed, a.warmup)
         return 0
     if not a.default_allocator:
-        from ui.shell.memory import tune_allocator
+        from attention_lens.shell.memory import tune_allocator
         print(f"allocator: {tune_allocator() or 'defaults'} (as app.py sets it)", flush=True)
     if a.sessions < 1:
         p.error("--sessions must be at least 1")

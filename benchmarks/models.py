@@ -4,8 +4,8 @@
 
 Each count runs in a fresh process (so one does not inherit the other's freed memory): set the allocator up as app.py
 does, import the app, load the
-models, build the page (ui.build_demo, as app.py does), then read the resident set (psutil). The difference is
-set beside the second model's own weights (its parameters in float32, as they sit in memory once loaded) and its
+models, build the page (attention_lens.build_demo, as app.py does), then read the resident set (psutil). The difference
+is set beside the second model's own weights (its parameters in float32, as they sit in memory once loaded) and its
 tokenizer file. Prints, never asserts.
 """
 from __future__ import annotations
@@ -19,12 +19,12 @@ import sys
 from transformer.model.checkpoint import find_checkpoints
 
 CHILD = r"""
-from ui.shell import memory
+from attention_lens.shell import memory
 memory.tune_allocator()  # first, as app.py does
 import gc, json, sys, psutil, torch
 torch.set_num_threads(1)
 from transformer.decode.decoding import Translator
-from ui.app import build_demo
+from attention_lens.app import build_demo
 paths = json.loads(sys.argv[1])
 trs = [Translator.load(p, "cpu") for p in paths]
 build_demo(trs)

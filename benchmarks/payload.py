@@ -1,7 +1,7 @@
 """python -m benchmarks.payload [--checkpoint DIR] [--device auto|cpu|cuda]
 
-How large the Translate tab's Start answer is (the trajectory payload, ui/translate/payload.py, as JSON: every map of
-every step, the top-20 after every position, the translations), for a 15-word sentence, a 60-word one, the
+How large the Translate tab's Start answer is (the trajectory payload, attention_lens/translate/payload.py, as JSON:
+every map of every step, the top-20 after every position, the translations), for a 15-word sentence, a 60-word one, the
 longest input the app accepts (2,000 characters, cut to the model's max_len - 1 source pieces), and the worst
 case a user can reach: that input decoded to the last target position the session allows (a piece forced
 wherever the model would stop, as clicks in the top-k list do). Prints figures; asserts nothing.
@@ -12,8 +12,8 @@ import argparse
 import json
 import time
 
+from attention_lens.translate.handlers import trajectory_outputs
 from transformer.decode.decoding import MAX_INPUT_CHARS, Translator
-from ui.translate.handlers import trajectory_outputs
 
 from .decode import SENTENCE as SENTENCE_15
 from .inside import SENTENCE_60

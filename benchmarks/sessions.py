@@ -1,5 +1,5 @@
-"""What the server holds at its session cap (ui.shell.components.SESSIONS_MAX): the app's RSS with that many started
-sentences kept, as Gradio keeps each user's state.
+"""What the server holds at its session cap (attention_lens.shell.components.SESSIONS_MAX): the app's RSS with that many
+started sentences kept, as Gradio keeps each user's state.
 
     python -m benchmarks.sessions [--sessions N] [--words 15]
     python -m benchmarks.sessions --first-event [--rounds 20]
@@ -11,8 +11,8 @@ tensors and arrays in bytes, for a 15-word and a 60-word sentence. Prints, never
 --first-event: what Gradio does for a user's first event before any handler runs (issue 42): it builds the user's
 SessionState, the config of every block of the page (gradio/state_holder.py), on the server's event loop, where
 nothing else is served meanwhile; a class pressing Start together pays it once per student, one after another.
-Times Gradio's own SessionState and the app's (ui/shell/session_state.py: each block configured when first read) for
-the app's page (both shipped models), and Gradio's for a bare page of one textbox.
+Times Gradio's own SessionState and the app's (attention_lens/shell/session_state.py: each block configured when first
+read) for the app's page (both shipped models), and Gradio's for a bare page of one textbox.
 """
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ import numpy as np
 import psutil
 import torch
 
+from attention_lens.shell.components import SESSIONS_MAX
+from attention_lens.translate import handlers as decoding_views
 from transformer.decode.decoding import Translator
-from ui.shell.components import SESSIONS_MAX
-from ui.translate import handlers as decoding_views
 
 TEXT = ("Der alte Mann ging gestern Abend mit seinem kleinen Hund langsam durch den dunklen Park nach Hause und "
          "sah dort viele Kinder die auf der Wiese mit einem roten Ball spielten während ihre Eltern auf den Bänken "
@@ -47,7 +47,7 @@ def first_event(rounds: int) -> None:
     import gradio as gr
     from gradio.state_holder import SessionState
 
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     with gr.Blocks() as bare:
         gr.Textbox()
     demo = build_demo([Translator.load("de-en"), Translator.load("en-de")])

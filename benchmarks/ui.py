@@ -76,8 +76,8 @@ CLICK_SETTLED = f"""async ([sel, seqChange]) => {{
 }}"""
 
 NOOP = f"""async () => {{
-  const done = () => +(document.getElementById('noop').dataset.done || 0);  // ui/translate/tab.py counts there
-  const yieldNow = {YIELD}, n = done(), t0 = performance.now();
+  const done = () => +(document.getElementById('noop').dataset.done || 0);  // attention_lens/translate/tab.py counts
+  there const yieldNow = {YIELD}, n = done(), t0 = performance.now();
   document.querySelector('button#noop, #noop button').click();  // a gr.Button: #noop itself
   while (done() <= n) {{
     if (performance.now() - t0 > 30000) throw new Error('no-op did not return');

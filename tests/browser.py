@@ -14,7 +14,8 @@ def require_chromium():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
 
 
-# the tabs by their English names, as tests name them, and their gr.Tab ids (ui/app.py; the links' tab= keys)
+# the tabs by their English names, as tests name them, and their gr.Tab ids (attention_lens/app.py; the links' tab=
+# keys)
 TAB_KEYS = {"Translate": "translate", "Compare": "compare", "Head ablation": "ablation", "Beam search": "beam",
             "Across layers": "layers", "Head atlas": "atlas", "Attention being learned": "learned", "Model": "model"}
 # JS: the English name of the tab shown (Gradio's tab button carries its gr.Tab id, whatever the page's language)

@@ -152,6 +152,7 @@ if os.environ.get("ATTENTION_LENS_LANE") == "gpu":
         rep = outcome.get_result()
         if rep.failed and call.excinfo is not None and call.excinfo.errisinstance(ModuleNotFoundError):
             name = (call.excinfo.value.name or "").split(".")[0]
-            if name and name not in {"transformer", "ui", "benchmarks", "tests", "app"} and not _installed(name):
+            ours = {"transformer", "attention_lens", "benchmarks", "tests", "app"}
+            if name and name not in ours and not _installed(name):
                 rep.outcome = "skipped"
                 rep.longrepr = (str(item.path), item.location[1] or 0, f"needs {name}, not installed on this machine")

@@ -1,5 +1,7 @@
-"""Test-side readers of the page's payloads (ui/translate/payload.py, ui/translate/attribution_payload.py,
-ui/translate/inside_payload.py): each turns an encoding back into numpy, as assets/payload.js does in the browser. They
+"""Test-side readers of the page's payloads (attention_lens/translate/payload.py,
+attention_lens/translate/attribution_payload.py,
+attention_lens/translate/inside_payload.py): each turns an encoding back into numpy, as assets/payload.js does in the
+browser. They
 decode; they compute nothing, so a test compares what the page receives with the library (transformer.interpret.inside,
 transformer.interpret.attribution, the session)
 and never with a copy of the library's arithmetic."""
@@ -9,8 +11,8 @@ import base64
 
 import numpy as np
 
+from attention_lens.translate.payload import decode_array, decode_ints, step_text
 from transformer.interpret.capture import KINDS
-from ui.translate.payload import decode_array, decode_ints, step_text
 
 
 def decode_floats(d: dict) -> np.ndarray:

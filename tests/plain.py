@@ -164,7 +164,7 @@ def walk_page(page, sentence: str, also=None) -> tuple[set, list[str], list[str]
 def text_keys(said) -> list[str]:
     """The texts that show a key of the catalogues instead of its text: a label's or a text's key with _ or . in
     it (`lesson_count_0`, `glossary.rollout`), or any snake_case word."""
-    from ui.shell import texts
+    from attention_lens.shell import texts
     keys = {k for lang in texts.LANGS for k in texts.labels(lang)} | set(texts.flat("en"))
     keys = sorted((k for k in keys if re.search(r"[_.]", k)), key=len, reverse=True)
     key = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, keys)) + r")(?!\w)|\b[a-z]+(?:_[a-z0-9]+)+\b")

@@ -39,9 +39,9 @@ def launched(demo, **launch):
 @contextmanager
 def serving(translator, **launch):
     """The app on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
-    from ui.app import build_demo
-    from ui.live.page import QUEUE_PLACES, SESSION_PLACES
-    from ui.shell.components import SESSIONS_MAX, WORKER_THREADS
+    from attention_lens.app import build_demo
+    from attention_lens.live.page import QUEUE_PLACES, SESSION_PLACES
+    from attention_lens.shell.components import SESSIONS_MAX, WORKER_THREADS
     launch.setdefault("state_session_capacity", SESSIONS_MAX + SESSION_PLACES)  # as app.py launches it
     launch.setdefault("max_threads", WORKER_THREADS + QUEUE_PLACES)
     with launched(build_demo(translator), **launch) as url:

@@ -102,10 +102,10 @@ def test_hooks_removed_after_errors(tiny_translator):
 
 def test_the_ablation_handler_compares_the_sequence_with_the_forced_pieces(tiny_translator):
     """Head ablation compares the sequence the view shows, forced pieces included, on both sides (issue 43 A1).
-    Catches the mutation `plan = {}` in ui/<tab>/handlers.py ablate (the forced pieces ignored: both sides decoded
-    greedily), which only a browser test caught before."""
-    from ui.ablation import handlers as ablation_handlers
-    from ui.translate import handlers as decoding_views
+    Catches the mutation `plan = {}` in attention_lens/<tab>/handlers.py ablate (the forced pieces ignored: both sides
+    decoded greedily), which only a browser test caught before."""
+    from attention_lens.ablation import handlers as ablation_handlers
+    from attention_lens.translate import handlers as decoding_views
     tr, text, heads = tiny_translator, "Ein Hund rennt.", [("cross", 0, 0)]
     greedy = tr.start(text).run()
     alt = tr.start(text).topk(2)[1][0]  # the second choice for the first piece

@@ -3,9 +3,9 @@ import json
 import numpy as np
 import pytest
 
+from attention_lens.beam.figures import beam_tree_figure
+from attention_lens.layers.figures import alignment_figure
 from transformer.interpret.analysis import alignment, merge_words, rollout, word_labels, word_spans
-from ui.beam.figures import beam_tree_figure
-from ui.layers.figures import alignment_figure
 
 
 def random_stochastic(shape, seed=0):
@@ -156,9 +156,9 @@ def test_alignment_figure():
 
 
 def test_each_tab_turns_its_own_figure_upright_on_a_phone_and_leaves_the_others_to_the_heatmap_rule():
-    from ui.beam.figures import upright_beam
-    from ui.layers.figures import upright_alignment
-    from ui.shell.figures import for_width
+    from attention_lens.beam.figures import upright_beam
+    from attention_lens.layers.figures import upright_alignment
+    from attention_lens.shell.figures import for_width
     tree = beam_tree_figure(make_tree(), PIECES.get)
     lines = alignment_figure(np.eye(2), ["a", "b"], ["x", "y"])
     assert for_width(tree, 1280, upright_beam) is tree  # a wide page: as it is
@@ -178,9 +178,9 @@ def test_the_side_by_side_heatmaps_titles_are_wrapped_to_their_half_of_a_wide_pa
     is otherwise as it was, and a phone's figure (for_width's) or an unknown width passes."""
     import re
 
+    from attention_lens.shell.figures import NARROW, PAGE_SIDES, in_box
+    from attention_lens.shell.texts import said
     from transformer.interpret import figures as F
-    from ui.shell.figures import NARROW, PAGE_SIDES, in_box
-    from ui.shell.texts import said
     for title in (said("matrix_title", "de", which=said("all_layers", "de")), said("rollout_title", "de")):
         fig = F.heatmap(np.eye(3), ["a", "b", "c"], ["x", "y", "z"], f"{title}<br><sup>↓ Zeilen · Spalten →</sup>")
         fits = int(((1280 - PAGE_SIDES) * 0.5 - 42) / 8.4)  # characters of the 15 px title in half of 1280 px

@@ -3,12 +3,12 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from attention_lens.shell import api
+from attention_lens.shell.inputs import TOPK
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate.payload import decode_array
 from tests.conftest import DEVICE
 from tests.serving import serving
-from ui.shell import api
-from ui.shell.inputs import TOPK
-from ui.translate import handlers as decoding_views
-from ui.translate.payload import decode_array
 
 
 def test_start_step_run_equals_translate(tiny_translator, tiny_pairs):
@@ -237,7 +237,7 @@ def test_at_position_follows_the_view_or_decodes_it_again(tiny_translator, tiny_
 
 
 def test_tril_packing_round_trips():
-    from ui.translate.payload import decode_array, encode_tril
+    from attention_lens.translate.payload import decode_array, encode_tril
     rng = np.random.default_rng(0)
     a = np.tril(rng.random((2, 3, 5, 5), dtype=np.float32))
     d = encode_tril(a)
@@ -253,9 +253,9 @@ def test_the_config_copied_on_every_page_load_is_plain_data():
     import copy
     import functools
 
+    from attention_lens.app import build_demo
     from transformer.decode.decoding import Translator
     from transformer.model.checkpoint import DEFAULT_CHECKPOINT
-    from ui.app import build_demo
     demo = build_demo(Translator.load(DEFAULT_CHECKPOINT, device=DEVICE))  # the shipped one has a head atlas
     assert any(c["props"].get("elem_id") == "atlas" for c in demo.config["components"])
     bound = [(c["props"].get("elem_id"), k) for c in demo.config["components"] for k, v in c["props"].items()
@@ -268,11 +268,11 @@ def test_the_queue_tells_waiting_requests_their_place_at_a_rate_and_absent_matpl
         tiny_translator):
     """A class waiting in the queue is told its places once a second, not again at every start (Gradio's "auto":
     a message per waiting request per start, on the event loop); where matplotlib is not installed, the import Gradio
-    attempts around every event fails at once instead of searching sys.path (ui/app.py)."""
+    attempts around every event fails at once instead of searching sys.path (attention_lens/app.py)."""
     import importlib.util
     import sys
 
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     saved = sys.modules.pop("matplotlib", "absent")
     installed = importlib.util.find_spec("matplotlib") is not None
     try:
@@ -289,12 +289,13 @@ def test_the_queue_tells_waiting_requests_their_place_at_a_rate_and_absent_matpl
 
 
 def test_the_page_writes_the_top_k_box_from_no_answer_and_start_has_one_builder(tiny_translator):
-    """Issue 57 item 2: Start's answer is built in one place (ui/translate/handlers.py trajectory_outputs: the payload
+    """Issue 57 item 2: Start's answer is built in one place (attention_lens/translate/handlers.py trajectory_outputs:
+    the payload
     with the sentence started and its caveats, the top-k with its notes) and the top-k is sent to the page once, in
     the payload's steps.topk, which the view draws: no event of the page (Start, Enter, an example, a forced piece,
     a link, the language hint's switch, the picker) has the top-k box among its outputs; only the endpoints for
     programs do."""
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     config = build_demo(tiny_translator).config
     topk = next(c["id"] for c in config["components"] if c["props"].get("elem_id") == "topk")
     writers = [d for d in config["dependencies"] if topk in d["outputs"]]
@@ -311,7 +312,7 @@ def test_the_stepping_endpoints_read_the_trajectory_start_answered(tiny_translat
     """Issue 57 item 2: /step /back /run /goto /reset /topk move a cursor along the very history /start decoded and
     answer what its trajectory payload holds at that step (the pieces, the translation, the top-k, the maps' rows),
     decoding nothing again: a program may step through /start's answer alone (README, "From another program")."""
-    from ui.translate.payload import decode_ints, step_text
+    from attention_lens.translate.payload import decode_ints, step_text
     state, _, traj, _ = decoding_views.start(tiny_translator, "Ein Hund springt über den Zaun.")
     steps, n = traj["steps"], traj["steps"]["n"]
     vocab, top_ids, top_p = steps["vocab"], decode_ints(steps["topk"]["ids"]), decode_array(steps["topk"]["p"])

@@ -206,7 +206,7 @@ def test_pruning_curve_is_monotone_starts_intact_and_respects_the_stop_rule(tiny
 
 
 def test_atlas_tab_roles_follow_the_atlas_file():
-    from ui.atlas import tab as atlas_tab
+    from attention_lens.atlas import tab as atlas_tab
     atlas = {"heads": [{"kind": "cross", "layer": 1, "head": 2, "role": "alignment"},
                        {"kind": "cross", "layer": 0, "head": 0, "role": "diffuse"},
                        {"kind": "encoder_self", "layer": 0, "head": 1, "role": "previous-token"}]}

@@ -56,7 +56,7 @@ def test_atlas_hover_legend_and_curve_note_are_words(page):
     assert len(hovers) == len(ATLAS["heads"])
     for text in hovers:
         assert "_" not in text and "BLEU with this head switched off" in text and "largest weight of a row" in text
-    from ui.shell import texts
+    from attention_lens.shell import texts
     legend = A.legend()
     rows = page.eval_on_selector_all("#atlas [data-role=legend] .x-plain tr", "rs => rs.map(r => r.innerText)")
     assert len(rows) == len(legend)  # plainly (issue 39 item 5): each label and what it does in everyday words

@@ -1,4 +1,5 @@
-"""Attribution in the app, Python side: the Translate view's payload (ui/translate/attribution_payload.py) decodes back
+"""Attribution in the app, Python side: the Translate view's payload (attention_lens/translate/attribution_payload.py)
+decodes back
 to the library's arrays for the whole trajectory the view holds (a forced or an ablated one included), its rows sum
 to 1, a bad request is answered with the panel's message; the Across layers tab's word alignment is the library's;
 the /attribution API answer is bounded."""
@@ -8,17 +9,17 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from attention_lens.shell import api
+from attention_lens.shell import api as ui_api
+from attention_lens.translate import attribution as attribution_views
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate.attribution import alignment_table
+from attention_lens.translate.attribution_panel import answer
 from tests.conftest import DEVICE
 from tests.decoders import decode_attribution
 from transformer.decode.decoding import Translator
 from transformer.interpret.agreement import session_alignment
 from transformer.interpret.attribution import attribute_ids
-from ui.shell import api
-from ui.shell import api as ui_api
-from ui.translate import attribution as attribution_views
-from ui.translate import handlers as decoding_views
-from ui.translate.attribution import alignment_table
-from ui.translate.attribution_panel import answer
 
 TEXT = "Ein Hund rennt."
 Q = 1 / 65535  # the payload's resolution (uint16)
@@ -131,7 +132,7 @@ def test_the_api_answer_is_bounded(tr, monkeypatch):
 
 
 def test_the_app_offers_attribution_to_programs(tr):
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     demo = build_demo(tr)
     names = {d.get("api_name") for d in demo.config["dependencies"]}
     assert "attribution" in names

@@ -8,11 +8,11 @@ import gradio as gr
 import httpx
 import pytest
 
-import app
+from attention_lens import launch as app
+from attention_lens.shell import memory
 from tests.browser import serve
 from tests.conftest import DEVICE
 from transformer.decode.decoding import Translator
-from ui.shell import memory
 
 USER, PASSWORD = "user", "pw"
 SENTENCE = "Ein Hund rennt."

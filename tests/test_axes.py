@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from ui.ablation import handlers as ablation_handlers
-from ui.layers import handlers as layers_handlers
-from ui.shell import exports
-from ui.shell.figures import axis_line
-from ui.translate import handlers as decoding_views
+from attention_lens.ablation import handlers as ablation_handlers
+from attention_lens.layers import handlers as layers_handlers
+from attention_lens.shell import exports
+from attention_lens.shell.figures import axis_line
+from attention_lens.translate import handlers as decoding_views
 
 LINES = {("de", "en"): {"encoder_self": "↓ German reading · German it reads →",
                         "decoder_self": "↓ English being written · English written so far →",

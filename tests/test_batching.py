@@ -195,9 +195,10 @@ def test_a_huge_input_is_decoded_apart_and_a_broken_one_fails_alone(translator):
 
 
 def test_start_and_attribution_handlers_answer_as_alone(translator):
-    """The app's Start and /attribution with batching on (as ui/app.py sets it) give what they give alone."""
-    from ui.shell import api
-    from ui.translate import (
+    """The app's Start and /attribution with batching on (as attention_lens/app.py sets it) give what they give
+    alone."""
+    from attention_lens.shell import api
+    from attention_lens.translate import (
         handlers as decoding_views,  # here, not above: the library's tests of this file need no gradio (GPU lane)
     )
     texts = TEXTS[:4]
@@ -317,8 +318,8 @@ def test_scripted_sessions_in_a_batch_are_what_they_are_stepped_alone(translator
 def test_compare_and_force_handlers_answer_as_alone(translator):
     """The app's Compare (intact and ablated replays of a trajectory with a forced piece, viewed mid-way) and
     forcing a piece, with batching on, give what they give alone; each Compare's three decodings meet in a batch."""
-    from ui.ablation import handlers as ablation_handlers
-    from ui.translate import handlers as decoding_views
+    from attention_lens.ablation import handlers as ablation_handlers
+    from attention_lens.translate import handlers as decoding_views
     def shown(i):
         s = translator.start(TEXTS[i])
         s.step()

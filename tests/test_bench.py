@@ -51,9 +51,9 @@ def test_first_screens_one_gr_html_page_draws_every_first_screen_html_of_the_app
     import re
     import urllib.request
 
+    from attention_lens.app import build_demo
     from benchmarks.component_cost import first_screen_counts
     from benchmarks.first_screen import one_screen
-    from ui.app import build_demo
     with one_screen(tiny_translator) as url:
         with urllib.request.urlopen(url + "config", timeout=60) as r:
             config = json.loads(r.read())
@@ -105,9 +105,9 @@ def test_classroom_asks_alti_as_the_page_does(translator):
     """benchmarks.classroom's page_alti speaks Gradio's queue as the Translate view does when ALTI+ is chosen: on the
     client's own started sentence, the answer is the view's payload for it (what attribution_at computes from that
     session), with no error."""
+    from attention_lens.translate.attribution import attribution_at
     from benchmarks import classroom as C
     from tests.serving import serving
-    from ui.translate.attribution import attribution_at
     text = "Ein Hund rennt durch den Schnee."
     with serving(translator) as url:
         me = C.client(url)

@@ -69,7 +69,7 @@ def test_a_long_sentence_and_french_get_theirs(en_de):
 
 
 def test_the_api_and_the_page_payload_carry_them(en_de):
-    from ui.translate import handlers as decoding_views
+    from attention_lens.translate import handlers as decoding_views
     _, _, payload, topk = decoding_views.start(en_de, LONG)
     messages = [c["message"] for c in payload["caveats"]]
     assert messages and all(m in topk["notes"] for m in messages)

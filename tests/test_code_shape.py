@@ -28,17 +28,18 @@ def test_the_check_sees_a_long_function():
 
 
 def test_no_function_is_over_80_lines():
-    files = [ROOT / "app.py", *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "transformer").rglob("*.py")),
+    files = [ROOT / "app.py", *sorted((ROOT / "attention_lens").rglob("*.py")),
+             *sorted((ROOT / "transformer").rglob("*.py")),
              *sorted((ROOT / "benchmarks").rglob("*.py"))]
     assert len(files) > 20
     found = {f"{f.relative_to(ROOT)}:{name}": n for f in files for name, n in long_functions(f.read_text("utf-8"))}
     assert not found, f"functions over {LIMIT} lines (split them): {found}"
 
 
-# -- no import circles: the import graph of transformer/ and ui/ (every import statement, those inside functions
-# too: a function-level import only delays a circle to the first call) has no cycle
+# -- no import circles: the import graph of transformer/ and attention_lens/ (every import statement, those inside
+# functions too: a function-level import only delays a circle to the first call) has no cycle
 
-PACKAGES = ("transformer", "ui")
+PACKAGES = ("transformer", "attention_lens")
 # circles tolerated for now, each a pair of modules (the test fails once one is gone: then drop it from here)
 KNOWN_CIRCLES: set[frozenset[str]] = set()
 
@@ -136,16 +137,16 @@ def test_no_import_circles():
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
-# -- a view's script made of several files of assets/ (ui/shell/components.py script): the main file is the
+# -- a view's script made of several files of assets/ (attention_lens/shell/components.py script): the main file is the
 # js_on_load; each part is compiled on its own (new Function("view", body), strict), so it sees no name of another
 # file: what it uses of the view and of the parts before it, it takes from `view`; what it gives, it returns.
 
 def scripts() -> dict:
     """{view: (main file, part files)} of every view whose script has parts."""
-    from ui.shell.components import LENS_PARTS
-    from ui.shell.lesson import LESSON_PARTS
-    from ui.shell.texts import TEXTS_PARTS
-    from ui.translate.inside_panel import INSIDE_PARTS
+    from attention_lens.shell.components import LENS_PARTS
+    from attention_lens.shell.lesson import LESSON_PARTS
+    from attention_lens.shell.texts import TEXTS_PARTS
+    from attention_lens.translate.inside_panel import INSIDE_PARTS
     return {"lens": ("lens.js", LENS_PARTS), "inside": ("inside.js", INSIDE_PARTS),
             "lesson": ("lesson.js", LESSON_PARTS), "texts": ("explain.js", TEXTS_PARTS)}
 
@@ -197,7 +198,7 @@ def test_each_part_takes_what_it_uses_from_view_and_compiles_alone(view):
         assert borrowed(text[p], [t for n, t in text.items() if n != p]) == [], p
     if shutil.which("node") is None:
         pytest.skip("no node to compile the script with")
-    from ui.shell.components import script
+    from attention_lens.shell.components import script
     check = ('const code = require("fs").readFileSync(0, "utf8");  // as Gradio runs a js_on_load\n'
              'new Function("element", "trigger", "props", "server", "upload", "watch", code);\n'
              'for (const [, body] of code.matchAll(/new Function\\("view", ("(?:[^"\\\\]|\\\\.)*")\\)/g))\n'
@@ -218,7 +219,7 @@ def gives(js: str) -> list[str]:
 def test_the_lens_parts_give_distinct_names_to_the_view():
     """assets/lens.js puts what each part returns into `view` (Object.assign): a name given twice would replace
     the first part's (what one concatenated scope did with a second function of the same name)."""
-    from ui.shell.components import LENS_PARTS
+    from attention_lens.shell.components import LENS_PARTS
     lens = (ROOT / "assets" / "lens.js").read_text("utf-8")
     own = re.findall(r"[\w$]+", re.search(r"^const view = \{([^}]*)\};", lens, re.MULTILINE).group(1))
     given = own + [n for p in LENS_PARTS if p != "payload.js" for n in gives((ROOT / "assets" / p).read_text("utf-8"))]
@@ -236,7 +237,8 @@ PAGE_GLOBALS = {
     # the tests' and benchmarks' handle on the Translate view (= document.getElementById("attention").lens), written
     # by assets/lens.js only and read by no script of the page
     "__lens": {"lens.js"},
-    # the bundle's entry (ui/shell/first_load.py): Gradio compiles a js_on_load with new Function(...), which sees
+    # the bundle's entry (attention_lens/shell/first_load.py): Gradio compiles a js_on_load with new Function(...),
+    # which sees
     # no name but the page's globals, so the one-line js_on_load of each view reaches the functions the bundle's
     # <script> loaded (and queues its call while that has not loaded yet) only through a page global; the
     # first-load flags (the gates opened) are part of it
@@ -245,8 +247,8 @@ PAGE_GLOBALS = {
 
 
 def page_globals_used(path: Path) -> set[str]:
-    """The page globals (window.__*, globalThis.__*, self.__*, window["__*"]) a script of assets/ or a file of ui/
-    (its js= and js_on_load strings, its comments too) reads or writes."""
+    """The page globals (window.__*, globalThis.__*, self.__*, window["__*"]) a script of assets/ or a file of
+    attention_lens/ (its js= and js_on_load strings, its comments too) reads or writes."""
     text = path.read_text("utf-8")
     code = code_of(text) if path.suffix == ".js" else text  # (a string is no code: a name in brackets is a string)
     return set(re.findall(r"(?:window|globalThis|self)\s*\.\s*(__[\w$]+)", code)
@@ -254,7 +256,7 @@ def page_globals_used(path: Path) -> set[str]:
 
 
 def page_scripts() -> list[Path]:
-    return [*sorted((ROOT / "assets").glob("*.js")), *sorted((ROOT / "ui").rglob("*.py"))]
+    return [*sorted((ROOT / "assets").glob("*.js")), *sorted((ROOT / "attention_lens").rglob("*.py"))]
 
 
 def test_the_check_sees_every_way_of_naming_a_page_global(tmp_path):
@@ -300,7 +302,8 @@ def test_no_test_module_imports_another():
 
 
 # -- how a view finds another, and its own element (docs/design.md "Where a script keeps what it keeps"): the bundle
-# (ui/shell/first_load.py) gives every view's js_on_load `find(id, name)` and `home`, and a view with parts hands
+# (attention_lens/shell/first_load.py) gives every view's js_on_load `find(id, name)` and `home`, and a view with parts
+# hands
 # both to them in `view`; no file of assets/ writes its own lookup of another view's instance, nor of its own element.
 
 LOOKUP = re.compile(r"document\s*\.\s*getElementById\([^()]*\)\s*\?\.\s*(?:\[|(?!dataset\b)[A-Za-z_$])")  # #id's .name
@@ -326,4 +329,5 @@ def test_the_check_sees_a_view_writing_its_own_lookup():
 def test_no_view_writes_its_own_lookup():
     found = {f.name: own_lookups(f.read_text("utf-8")) for f in sorted((ROOT / "assets").glob("*.js"))}
     found = {n: lines for n, lines in found.items() if lines}
-    assert not found, f"use the find(id, name) and home each view is given (ui/shell/first_load.py): {found}"
+    assert not found, f"use the find(id, name) and home each view is given (attention_lens/shell/first_load.py): " \
+                      f"{found}"

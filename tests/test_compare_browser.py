@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
+from attention_lens.compare.tab import PAIRS
 from tests.browser import choose_model, open_app, serve
-from ui.compare.tab import PAIRS
 
 pytestmark = pytest.mark.browser
 KINDS = ["encoder_self", "decoder_self", "cross"]

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from attention_lens.compare.tab import PAIRS
 from tests.browser import choose_model, open_app, serve, start
-from ui.compare.tab import PAIRS
 
 pytestmark = pytest.mark.browser
 

@@ -163,7 +163,7 @@ def test_the_emulated_device_refuses_what_cuda_refuses():
 
 def test_decoding_state_lives_on_the_emulated_device(on_device, emulated):
     tr, _, _ = on_device
-    from ui.translate import handlers as decoding_views
+    from attention_lens.translate import handlers as decoding_views
     state, _text, _payload, topk = decoding_views.start(tr, "Ein Hund rennt.")
     assert isinstance(state.cross_k, OnDevice) and isinstance(state.cross_v, OnDevice)
     for p in state.positions:
@@ -181,7 +181,7 @@ def test_start_copies_to_the_host_once_per_decoding_step(on_device, tiny_pairs):
     """Start decodes the whole sentence: one host copy per position (its attention rows and greedy choice),
     plus the encoder's self-attention and the top-k rows of every position (one projection)."""
     tr, t, feeds = on_device
-    from ui.translate import handlers as decoding_views
+    from attention_lens.translate import handlers as decoding_views
     for de in ("Ein Hund rennt.", tiny_pairs[3][0], "Ein Mann. " * 6):
         t.clear()
         feeds[0] = 0
@@ -248,11 +248,11 @@ HANDLER_MODULES = ("shell.api", "translate.attribution", "translate.handlers", "
 
 
 def handlers() -> SimpleNamespace:
-    """Every public function of the modules of ui/ that hold the page's and the API's handlers, by name."""
+    """Every public function of the modules of attention_lens/ that hold the page's and the API's handlers, by name."""
     import importlib
     out = {}
     for name in HANDLER_MODULES:
-        m = importlib.import_module(f"ui.{name}")
+        m = importlib.import_module(f"attention_lens.{name}")
         out.update({n: f for n, f in vars(m).items()
                     if callable(f) and not n.startswith("_") and getattr(f, "__module__", None) == m.__name__})
     return SimpleNamespace(**out)
@@ -268,7 +268,7 @@ def test_every_handler_is_run_on_the_emulated_device():
 
 def test_every_handler_runs_on_the_device_with_one_host_copy_per_step(on_device):
     tr, t, feeds = on_device
-    from ui.translate import handlers as decoding_views
+    from attention_lens.translate import handlers as decoding_views
     s0 = decoding_views.start(tr, "Ein Hund rennt.")[0]
     assert len(s0.positions) >= 3, "the tiny model should translate this into a few pieces"
     fresh = tr.start_ids(s0.source_ids)
@@ -287,10 +287,10 @@ def test_greedy_decoding_and_beam_search_read_the_device_once_per_step(on_device
     asks whether every sentence has ended, plus three fixed reads (padding present, lengths, the ids).
     Beam search: one copy of the candidates per step, and the best hypothesis's maps once."""
     tr, t, _ = on_device
+    from attention_lens.beam import handlers as beam_handlers
+    from attention_lens.shell import api
+    from attention_lens.translate import handlers as decoding_views
     from transformer.train import atlas
-    from ui.beam import handlers as beam_handlers
-    from ui.shell import api
-    from ui.translate import handlers as decoding_views
     texts = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt."]
     ids = [tr.translate_ids([tr.source_ids(x)])[0] for x in texts]
     for name, call, steps in [
@@ -320,10 +320,10 @@ def test_history_and_inside_on_the_device(on_device, tmp_path):
     """Training's attention snapshot (it runs on the training device) and the Learned tab reading it back,
     and the inside-one-head pass."""
     tr, t, _ = on_device
+    from attention_lens.learned import handlers as learned_handlers
+    from attention_lens.translate import handlers as decoding_views
     from transformer.interpret.history import AttentionHistory, save_history
     from transformer.train.train import snapshot_attention
-    from ui.learned import handlers as learned_handlers
-    from ui.translate import handlers as decoding_views
     texts = ["Ein Hund rennt.", "Eine Katze schläft."]
     snap = snapshot_attention(tr.model, tr.tokenizer, texts, tr.config.max_len)
     save_history(tmp_path / "h.npz", texts, tr.tokenizer, [{"epoch": 1, "snap": snap}])
@@ -382,10 +382,10 @@ def test_training_on_an_accelerator_pauses_and_resumes_exactly(tmp_path):
 
 def test_the_app_leaves_an_accelerators_threads_alone(monkeypatch, emulated, capsys):
     """app.py keeps a CPU model to one thread per request; on an accelerator it leaves torch's threads be."""
-    import app
-    import ui
+    import attention_lens as ui
+    from attention_lens import launch as app
+    from attention_lens.shell import memory
     from transformer.decode.decoding import Translator
-    from ui.shell import memory
     threads = []
     monkeypatch.setattr(Translator, "load", lambda *a, **k: emulated[0])
     monkeypatch.setattr(memory, "tune_allocator", dict)

@@ -4,8 +4,8 @@ import json
 import re
 from pathlib import Path
 
+from attention_lens.model.handlers import validation_rows
 from transformer.model.checkpoint import DEFAULT_CHECKPOINT
-from ui.model.handlers import validation_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,8 +3,8 @@ tests/test_explain_browser.py."""
 import gradio as gr
 import pytest
 
+from attention_lens.learned import help as learned_help
 from transformer.interpret.figures import row_labels
-from ui.learned import help as learned_help
 
 # -- 10: the row of </s> once the sentence has finished ----------------------------------------------------
 
@@ -19,9 +19,9 @@ def test_row_labels_name_the_finished_row():
 # -- 13: the beam tree counts ranks from 1, like the hypotheses ---------------------------------------------
 
 def test_beam_tree_ranks_count_from_one():
+    from attention_lens.beam.figures import beam_tree_figure
     from tests.conftest import small_model
     from transformer.decode.beam import beam_search
-    from ui.beam.figures import beam_tree_figure
     result = beam_search(small_model(vocab=30), [5, 6, 7, 3], 3, max_new=5)
     fig = beam_tree_figure(result, lambda i: f"p{i}", highlight_path=result.best.path)
     nodes = [t for t in fig["data"] if t["mode"] == "markers+text"]
@@ -69,7 +69,7 @@ def learned_tab(checkpoint_dir):
 
     import gradio as gr
 
-    from ui.learned import tab
+    from attention_lens.learned import tab
     config = SimpleNamespace(n_heads=3, n_encoder_layers=2, n_decoder_layers=2)
     tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None], config=config),
                          config=config)
@@ -87,8 +87,8 @@ def learned_tab(checkpoint_dir):
 def test_learned_tab_steps_over_the_recorded_points(tmp_path, tiny_tok):
     import numpy as np
 
+    from attention_lens.learned import handlers as learned_handlers
     from transformer.interpret.history import HISTORY, AttentionHistory
-    from ui.learned import handlers as learned_handlers
     write_history(tmp_path / HISTORY, tiny_tok, EARLY)
     history = AttentionHistory.load(tmp_path / HISTORY)
     assert history.epochs == EARLY
@@ -117,9 +117,9 @@ def test_the_learned_line_is_said_in_each_pages_language(tmp_path, tiny_tok):
     page)."""
     import re
 
+    from attention_lens.learned import handlers as learned_handlers
     from transformer.decode import language
     from transformer.interpret.history import HISTORY, AttentionHistory
-    from ui.learned import handlers as learned_handlers
     write_history(tmp_path / HISTORY, tiny_tok, EARLY, say=lambda e: "")
     history = AttentionHistory.load(tmp_path / HISTORY)
     for i, (de, en) in enumerate([("vor dem ersten Trainingsschritt", "before any training step"),
@@ -143,9 +143,9 @@ def test_the_learned_tabs_heatmap_speaks_the_users_language(tmp_path, tiny_tok):
 
     from gradio.context import LocalContext
 
+    from attention_lens.learned import handlers as learned_handlers
+    from attention_lens.shell.texts import LANG_COOKIE
     from transformer.interpret.history import HISTORY, AttentionHistory
-    from ui.learned import handlers as learned_handlers
-    from ui.shell.texts import LANG_COOKIE
     write_history(tmp_path / HISTORY, tiny_tok, EARLY)
     history = AttentionHistory.load(tmp_path / HISTORY)
     for lang, start, seps in (("de", "Zeile %{text}<br>Schlüssel %{customdata}<br>Gewicht %{z:.3f}", ",."),
@@ -165,8 +165,8 @@ def test_the_learned_tabs_heatmap_speaks_the_users_language(tmp_path, tiny_tok):
 def test_learned_tab_with_whole_epochs_only(tmp_path, tiny_tok):
     """A history of whole epochs (the shipped one has 1..19) still works: the slider's first point is epoch 1,
     and the intro says that the untrained model is not in it."""
+    from attention_lens.learned import handlers as learned_handlers
     from transformer.interpret.history import HISTORY, AttentionHistory
-    from ui.learned import handlers as learned_handlers
     write_history(tmp_path / HISTORY, tiny_tok, [1, 2, 3, 4])
     _, c = learned_tab(tmp_path)
     assert (c["learned_epoch"].minimum, c["learned_epoch"].maximum) == (1, 4)
@@ -186,9 +186,9 @@ def test_learned_tab_with_one_point(tmp_path, tiny_tok):
 # -- 11: the payload names the heads switched off, for the view to grey them ----------------------------------
 
 def test_ablated_payload_names_the_heads(tiny_translator):
-    from ui.ablation import handlers as ablation_handlers
-    from ui.translate import handlers as decoding_views
-    from ui.translate.payload import session_payload
+    from attention_lens.ablation import handlers as ablation_handlers
+    from attention_lens.translate import handlers as decoding_views
+    from attention_lens.translate.payload import session_payload
     tr = tiny_translator
     session = decoding_views.start(tr, "ein hund", 4)[0]
     labels = ["L1 H2", "L2 H1"]
@@ -198,8 +198,8 @@ def test_ablated_payload_names_the_heads(tiny_translator):
 
 
 def test_beam_hypotheses_say_what_normalised_means(tiny_translator):
+    from attention_lens.beam import handlers as beam_handlers
     from transformer.decode.beam import beam_search
-    from ui.beam import handlers as beam_handlers
     tr, text = tiny_translator, "ein hund"
     out = beam_handlers.beam(tr, text, 3)
     labels = out[2]["choices"]
@@ -214,7 +214,7 @@ def test_beam_hypotheses_say_what_normalised_means(tiny_translator):
 # -- 14: why training loss is above validation loss --------------------------------------------------------
 
 def test_curves_note_says_why_training_loss_is_higher():
-    from ui.model.tab import curves_note
+    from attention_lens.model.tab import curves_note
     log = {"args": {"dropout": 0.15, "label_smoothing": 0.1}, "epochs": [{"epoch": 1}]}
     note = curves_note(log)
     assert "dropout" in note and "0.15" in note and "label smoothing" in note and "0.1" in note

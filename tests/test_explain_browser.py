@@ -149,7 +149,8 @@ TAB_IDS = {"Head ablation": "tab_ablation", "Beam search": "tab_beam", "Across l
 
 
 def open_tab(page, name):
-    """Select a tab; a tab whose Markdown is loaded when first opened (ui/shell/first_load.py): until its text shows."""
+    """Select a tab; a tab whose Markdown is loaded when first opened (attention_lens/shell/first_load.py): until its
+    text shows."""
     page.get_by_role("tab", name=name).click()
     if name in TAB_IDS:  # every Markdown of the tab drawn (each is shown by the tab's first-open event)
         page.wait_for_selector(f"#{TAB_IDS[name]} .prose", state="visible", timeout=30000)

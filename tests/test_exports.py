@@ -1,5 +1,5 @@
-"""Exports of the maps (ui/shell/exports.py): kept per user session while it lives, bounded for all users together,
-served by Gradio where they were written (no copy escapes the pruning), and an export's own files are never
+"""Exports of the maps (attention_lens/shell/exports.py): kept per user session while it lives, bounded for all users
+together, served by Gradio where they were written (no copy escapes the pruning), and an export's own files are never
 pruned by the request that hands them out."""
 import os
 import time
@@ -11,11 +11,11 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import httpx
 import pytest
 
+from attention_lens.shell import exports
+from attention_lens.shell.components import SESSION_TTL_S
 from tests.conftest import DEVICE
 from tests.serving import serving
 from transformer.decode.decoding import Translator
-from ui.shell import exports
-from ui.shell.components import SESSION_TTL_S
 
 SENTENCES = ["Ein Hund rennt.", "Eine Katze schläft.", "Ein Mann sitzt.", "Ein Kind springt."]
 
@@ -128,7 +128,7 @@ def test_calls_without_a_request_share_the_local_session(tr, cache):
 
 
 def test_the_app_passes_the_users_session_and_ends_it_on_unload(tr):
-    from ui import build_demo
+    from attention_lens import build_demo
     demo = build_demo(tr)
     fns = list(demo.fns.values())
     (unload,) = [f for f in fns if (None, "unload") in f.targets]

@@ -5,15 +5,15 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from attention_lens.ablation import handlers as ablation_handlers
+from attention_lens.beam import handlers as beam_handlers
+from attention_lens.layers import handlers as layers_handlers
+from attention_lens.learned import handlers as learned_handlers
+from attention_lens.shell import exports
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate.payload import decode_array
 from transformer.interpret import analysis
 from transformer.interpret.capture import attention_modules
-from ui.ablation import handlers as ablation_handlers
-from ui.beam import handlers as beam_handlers
-from ui.layers import handlers as layers_handlers
-from ui.learned import handlers as learned_handlers
-from ui.shell import exports
-from ui.translate import handlers as decoding_views
-from ui.translate.payload import decode_array
 
 
 @pytest.fixture()

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from attention_lens.shell import texts
 from transformer.interpret import figures
-from ui.shell import texts
 
 
 def as_user(lang):
@@ -43,7 +43,7 @@ def test_the_librarys_heatmap_speaks_english_by_default_and_plotly_writes_its_nu
 
 
 def test_the_catalogues_english_is_the_librarys_and_german_has_every_word():
-    from ui.shell.figures import figure_words
+    from attention_lens.shell.figures import figure_words
     assert figure_words("en") == figures.WORDS
     de = figure_words("de")
     assert set(de) == set(figures.WORDS)
@@ -51,13 +51,13 @@ def test_the_catalogues_english_is_the_librarys_and_german_has_every_word():
 
 
 def test_the_notebooks_grid_and_inside_figures_take_the_words(tiny_translator):
-    from ui.translate import handlers as decoding_views
+    from attention_lens.translate import handlers as decoding_views
     s = decoding_views.run(tiny_translator, decoding_views.start(tiny_translator, "Ein Hund rennt.")[0])[0]
     maps = s.attention
     en = maps.figure("cross")
     assert all(h.startswith("layer 1 · head 1<br>query ") or "<br>query " in h for h in hovers(en))
     assert "layers" in en.layout.title.text
-    from ui.shell.figures import figure_words
+    from attention_lens.shell.figures import figure_words
     de = maps.figure("cross", words=figure_words("de"))
     assert all("Zeile %{text}<br>Schlüssel %{customdata}<br>Gewicht %{z:.3f}" in h for h in hovers(de))
     assert de.layout.title.text.startswith("Kreuz-Aufmerksamkeit") and "Schichten" in de.layout.title.text
@@ -71,9 +71,9 @@ def test_the_notebooks_grid_and_inside_figures_take_the_words(tiny_translator):
 def test_the_pages_heatmaps_speak_the_users_language(tiny_translator):
     """Across layers' rollout and alignment matrix, the word alignment: German words and ',.' on the German page,
     English and '.,' on the English one."""
-    from ui.layers import handlers as layers_handlers
-    from ui.translate import attribution as attribution_views
-    from ui.translate import handlers as decoding_views
+    from attention_lens.layers import handlers as layers_handlers
+    from attention_lens.translate import attribution as attribution_views
+    from attention_lens.translate import handlers as decoding_views
     state = decoding_views.start(tiny_translator, "Ein Hund rennt.")[0]
     s = decoding_views.run(tiny_translator, state)[0]
 

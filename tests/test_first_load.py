@@ -1,4 +1,5 @@
-"""ui/shell/first_load.py without a browser: the page's one script compiles, every view calls it, and what the first
+"""attention_lens/shell/first_load.py without a browser: the page's one script compiles, every view calls it, and what
+the first
 screen does not show is hidden until its tab or accordion is opened (tests/test_first_load_browser.py loads the
 page)."""
 from __future__ import annotations
@@ -15,13 +16,13 @@ import pytest
 
 @pytest.fixture(scope="module")
 def demo(tiny_trained):
+    from attention_lens.app import build_demo
     from transformer.decode.decoding import Translator
-    from ui.app import build_demo
     return build_demo(Translator.load(tiny_trained, device="cpu"))
 
 
 def bundle_path(demo):
-    from ui.shell.first_load import bundle_dir, head_tag
+    from attention_lens.shell.first_load import bundle_dir, head_tag
     return bundle_dir() / re.search(r"attention-lens-[0-9a-f]{12}\.js", head_tag(demo)).group(0)
 
 
@@ -32,7 +33,7 @@ def test_every_view_calls_the_one_script_and_it_compiles(demo):
     assert all(v.js_on_load.startswith("const a = [element, trigger, props, server, upload, watch]") for v in scripted)
     text = bundle_path(demo).read_text("utf-8")
     names = {v.js_on_load.split('L.run("')[1].split('"')[0] for v in scripted}
-    from ui.shell.first_load import ARGUMENTS  # Gradio's arguments, then the bundle's find and home
+    from attention_lens.shell.first_load import ARGUMENTS  # Gradio's arguments, then the bundle's find and home
     assert ARGUMENTS == ("element", "trigger", "props", "server", "upload", "watch", "find", "home")
     assert all(f'"{n}": function ({", ".join(ARGUMENTS)})' in text for n in names)
     assert ".lens" in text and "#attention" in text  # the views' styles travel in it, scoped by their elem_id
@@ -44,7 +45,7 @@ def test_every_view_calls_the_one_script_and_it_compiles(demo):
 
 
 def test_what_the_first_screen_lacks_waits_for_its_tab_or_accordion(demo):
-    from ui.shell.first_load import first_screen_types, gates
+    from attention_lens.shell.first_load import first_screen_types, gates
     config = demo.config
     by_id = {c["id"]: c for c in config["components"]}
     where = gates(demo)
@@ -84,12 +85,12 @@ def test_the_boxes_are_written_by_the_server_directly(demo):
 
 
 def test_the_page_writes_no_private_gradio_attribute(demo):
-    """The bundle reaches the page's head by launch(head=...) (ui/app.py with_labels), Gradio's public way, not by
-    writing Blocks' private _deprecated_head; no module of the app assigns to a private attribute of a Gradio
+    """The bundle reaches the page's head by launch(head=...) (attention_lens/app.py with_labels), Gradio's public way,
+    not by writing Blocks' private _deprecated_head; no module of the app assigns to a private attribute of a Gradio
     object."""
-    from ui.shell.first_load import head_tag
+    from attention_lens.shell.first_load import head_tag
     assert head_tag(demo).startswith('<script src="gradio_api/file=') and not getattr(demo, "_deprecated_head", None)
     root = Path(__file__).resolve().parent.parent
-    for path in [root / "app.py", *sorted((root / "ui").rglob("*.py"))]:
+    for path in [root / "app.py", *sorted((root / "attention_lens").rglob("*.py"))]:
         found = re.findall(r"\b(?:demo|blocks|app|gr\.\w+)\._\w+\s*=(?!=)", path.read_text("utf-8"))
         assert not found, (path.name, found)

@@ -1,4 +1,5 @@
-"""The first page load (issue #29 item 1, ui/shell/first_load.py): what the page's HTML holds and what the browser
+"""The first page load (issue #29 item 1, attention_lens/shell/first_load.py): what the page's HTML holds and what the
+browser
 fetches before the first screen is drawn, and that what is left for later arrives when its tab or accordion is opened,
 looking as it did. Counts and sizes, never times (benchmarks.ui --first-load-only times it)."""
 from __future__ import annotations
@@ -18,7 +19,8 @@ READY = "window.__lens !== undefined && window.__lens.ready === true"
 # Gradio's heartbeat, and since issue 57 item 3 Gradio's own Tabs, Accordion, Button, Dropdown and Row (19 files: a
 # gr.Button brings Gradio's image code for its icon, a gr.Dropdown its example view). Issue 57's guard is 60 (its
 # own count of those types was 17, without Row): not met, and said so in docs/benchmarks.md; this guards the 63.
-# Counted again 2026-12-05 once the views' scripts kept each file in a scope of its own (ui/shell/components.py script:
+# Counted again 2026-12-05 once the views' scripts kept each file in a scope of its own
+# (attention_lens/shell/components.py script:
 # still one bundle, no request more), `python -m benchmarks.ui --first-load-only --loads 9`: 63, of which one is ours
 # (the bundle); the other 62 are Gradio's: the page, its heartbeat, theme.css, its theme's two fonts (Source Sans
 # Pro regular and semibold, served by Gradio itself), iframeResizer and 56 chunks of its code and styles
@@ -49,7 +51,7 @@ def fresh_page(b, url):
 def test_the_config_holds_no_page_sized_prop(served):
     """Every view's script is one line calling the bundle, no view carries a stylesheet, and no value over
     first_load.BIG_VALUE is in the config (the head atlas waits for its tab)."""
-    from ui.shell.first_load import BIG_VALUE
+    from attention_lens.shell.first_load import BIG_VALUE
     url, _ = served
     with urllib.request.urlopen(url, timeout=60) as r:
         html = r.read()

@@ -15,15 +15,15 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from attention_lens.ablation import handlers as ablation_handlers
+from attention_lens.beam import handlers as beam_handlers
+from attention_lens.layers import handlers as layers_handlers
+from attention_lens.learned import handlers as learned_handlers
+from attention_lens.shell import api, exports
+from attention_lens.translate import handlers as decoding_views
 from tests.conftest import DEVICE
 from transformer.decode.decoding import Translator
 from transformer.interpret.history import AttentionHistory
-from ui.ablation import handlers as ablation_handlers
-from ui.beam import handlers as beam_handlers
-from ui.layers import handlers as layers_handlers
-from ui.learned import handlers as learned_handlers
-from ui.shell import api, exports
-from ui.translate import handlers as decoding_views
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,

@@ -15,6 +15,7 @@ from collections import Counter
 
 import pytest
 
+from attention_lens.shell import texts
 from tests.browser import open_app
 from tests.plain import (
     MAX_RARE,
@@ -30,7 +31,6 @@ from tests.plain import (
     words,
 )
 from tests.short_texts import GRADIO_ENGLISH, english_words
-from ui.shell import texts
 
 pytestmark = pytest.mark.browser
 LANG = "de"

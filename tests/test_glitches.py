@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 import torch
 
+from attention_lens.ablation import handlers as ablation_handlers
+from attention_lens.beam import handlers as beam_handlers
+from attention_lens.shell.inputs import reference_problem, source_problem
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate import payload as P
 from tests.decoders import decode_trajectory
 from transformer.decode.beam import beam_search
 from transformer.decode.trajectory import differs
-from ui.ablation import handlers as ablation_handlers
-from ui.beam import handlers as beam_handlers
-from ui.shell.inputs import reference_problem, source_problem
-from ui.translate import handlers as decoding_views
-from ui.translate import payload as P
 
 SOURCE = "Ein Hund rennt."
 OTHER = "Ein Kind springt."
@@ -123,7 +123,7 @@ def test_the_compare_tabs_start_says_which_sentence_it_cannot_read_under_the_box
     sentence and why, and the view is left as it was; two good ones: both decoded and nothing said."""
     import json
 
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     demo = build_demo(tiny_translator)
     go = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "compare_start")
     [click] = [f for f in demo.fns.values() if (go._id, "click") in [(t[0], t[1]) for t in f.targets]]
@@ -152,11 +152,11 @@ def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothin
     """The page's Start (the button, Enter) answers a sentence the model cannot read with the note under the box
     (#source_hint's value, drawn by assets/sentence.js), and the sentence before ends (issue 58 item 10): the
     Translate view emptied and a new mark of what is started, so no tab keeps the old sentence's results drawn
-    (ui/shell/page_state.py: drawn for the mark they were computed for); a sentence it can read is started and the
-    mark moves on too."""
+    (attention_lens/shell/page_state.py: drawn for the mark they were computed for); a sentence it can read is started
+    and the mark moves on too."""
     import json
 
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     demo = build_demo(tiny_translator)
     by_id = {b._id: b for b in demo.blocks.values()}
     start_id = next(i for i, b in by_id.items() if getattr(b, "elem_id", None) == "start")

@@ -1,7 +1,9 @@
 """The Gradio 6.31 behaviours the page works around, in Chromium on a page of a few components (no model): each test
-passes while Gradio behaves so and fails the day it stops, when its workaround can go: G1 in ui/shell/page_state.py
+passes while Gradio behaves so and fails the day it stops, when its workaround can go: G1 in
+attention_lens/shell/page_state.py
 (docs/design.md, "The page's state"); gr.Tabs' keys in assets/tab_keys.js; a gr.Dropdown showing its label, not its
-value (ui/app.py PICKED_JS); a stream closed under a new event (ui/translate/tab.py wire_hint)."""
+value (attention_lens/app.py PICKED_JS); a stream closed under a new event (attention_lens/translate/tab.py
+wire_hint)."""
 from __future__ import annotations
 
 import gradio as gr
@@ -63,7 +65,8 @@ def test_gradios_tabs_ignore_the_arrow_keys(page):
 
 
 def test_a_dropdown_shows_its_choices_label_not_its_value(page):
-    """ui/app.py PICKED_JS: the page's scripts learn the model picked from the picker's change event, since nothing in
+    """attention_lens/app.py PICKED_JS: the page's scripts learn the model picked from the picker's change event, since
+    nothing in
     a gr.Dropdown's page says its value (its box shows the label; no option is in the page until it is opened)."""
     assert page.input_value("#pick input") == "German → English"
     assert page.locator("#pick [data-value], #pick option, #pick select").count() == 0
@@ -86,7 +89,8 @@ def test_a_locale_change_leaves_a_tab_not_shown_in_the_old_language(page):
 
 
 def test_an_event_joined_before_the_page_reads_the_close_of_its_stream_is_never_answered(page):
-    """G-stream (ui/translate/tab.py wire_hint): when the server ends a page's stream of answers (close_stream: no
+    """G-stream (attention_lens/translate/tab.py wire_hint): when the server ends a page's stream of answers
+    (close_stream: no
     event of the page left) and the page reads that only after a new event's join was answered, Gradio's client opens
     no new stream and the new event's answer never reaches the page. The app keeps events that precede a Start by
     milliseconds off the queue. When this test fails, Gradio reopens the stream: the workaround can go."""

@@ -17,11 +17,11 @@ import gradio as gr
 import httpx
 import pytest
 
+from attention_lens.shell import api
+from attention_lens.shell.inputs import TOPK
+from attention_lens.translate import handlers as decoding_views
 from tests.conftest import DEVICE
 from transformer.decode.decoding import MAX_INPUT_CHARS, Translator, clean_text
-from ui.shell import api
-from ui.shell.inputs import TOPK
-from ui.translate import handlers as decoding_views
 
 TEXT, EMPTY, TYPE, ANY = "text", "empty", "type", "any"
 MESSAGES = {EMPTY: "input is empty", TYPE: "input must be text"}
@@ -429,8 +429,8 @@ def test_goto_non_integer_via_gradio_client_is_rejected(client, tr):
 @pytest.mark.parametrize("api,args", [("/goto", ("abc", TOPK)), ("/step", ("3",)), ("/step", (None,))],
                          ids=repr)
 def test_non_numbers_via_gradio_client_get_a_clear_error(client, tr, api, args):
-    """Regression (ui.shell.components.checked): a non-number sent for the step index or k used to fail inside
-    Gradio's own preprocessing (TypeError), reported without a message. The app survives (checked below)
+    """Regression (attention_lens.shell.components.checked): a non-number sent for the step index or k used to fail
+    inside Gradio's own preprocessing (TypeError), reported without a message. The app survives (checked below)
     and the message names the value."""
     client_running(client, tr)
     with pytest.raises(Exception) as e:

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from attention_lens.shell import texts
 from transformer.decode import language
-from ui.shell import texts
 
 UI = Path(texts.__file__).parents[1]
 
@@ -99,8 +99,8 @@ def test_a_missing_german_label_falls_back_to_english_and_is_listed(monkeypatch)
 
 
 def test_the_short_words_of_pickers_tables_and_languages_are_in_both_catalogues():
+    from attention_lens.compare.tab import PAIRS
     from transformer.decode.language import OTHER_NAMES
-    from ui.compare.tab import PAIRS
     en, de = texts.labels("en"), texts.catalogue("de")["label"]
     assert {f"lang_{c}": n for c, n in OTHER_NAMES.items()}.items() <= en.items()  # the library's names, in English
     assert all(f"lang_{c}" in de for c in OTHER_NAMES)  # ... and German: the caveat's "looks like {name}"
@@ -113,8 +113,8 @@ def test_the_short_words_of_pickers_tables_and_languages_are_in_both_catalogues(
 def test_the_model_pickers_options_are_one_label_each():
     """'German → English' is one [label] text, said in the page's language by Gradio's own gr.Dropdown: Gradio
     translates a gr.I18n marker only at the start of a string (the second of two markers joined stays raw)."""
-    from ui.app import shown_choices
-    from ui.shell.models import Models
+    from attention_lens.app import shown_choices
+    from attention_lens.shell.models import Models
     fake = SimpleNamespace(config=SimpleNamespace(src_lang="de", tgt_lang="en", direction="de-en"))
     models = Models.__new__(Models)
     models.by_key, models.default = {"de-en": fake}, "de-en"
@@ -133,12 +133,12 @@ def test_the_servers_words_stay_on_the_server():
 
 def test_the_librarys_notes_and_errors_reach_a_german_page_in_german(tiny_translator, monkeypatch):
     """What was cut from an input (a toast) and why an input cannot be read (a gr.Error) are the library's English
-    for programs, said in the page's language to a page's user (ui/shell/inputs.py told: NOTES and SAID)."""
+    for programs, said in the page's language to a page's user (attention_lens/shell/inputs.py told: NOTES and SAID)."""
     import gradio as gr
     from gradio.context import LocalContext
 
+    from attention_lens.translate import handlers as decoding_views
     from transformer.decode import decoding, language
-    from ui.translate import handlers as decoding_views
     warned = []
     monkeypatch.setattr(gr, "Warning", lambda text, *a, **k: warned.append(text))
     long_text = "ein Hund " * (decoding.MAX_INPUT_CHARS // 9 + 20)

@@ -149,7 +149,7 @@ def test_a_refused_head_is_said_in_the_panel_and_can_be_asked_again(page, transl
     again; before, the panel said "Loading…" until a retry 15 s later."""
     import gradio as gr
 
-    from ui.translate import handlers as decoding_views
+    from attention_lens.translate import handlers as decoding_views
     sentence = "Ich habe heute keine Zeit."  # a trajectory whose heads the panel holds none of yet
     start(page, sentence)
     settled(page)

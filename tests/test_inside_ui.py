@@ -1,4 +1,5 @@
-"""The inside panel's Python side: its payload (ui/translate/inside_payload.py) decodes to DecodingSession.inside for
+"""The inside panel's Python side: its payload (attention_lens/translate/inside_payload.py) decodes to
+DecodingSession.inside for
 the whole trajectory the view holds, the handler takes the view's position and answers bad input with gr.Error, and
 the /inside API endpoint is bounded."""
 import json
@@ -7,15 +8,21 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from attention_lens.shell import api
+from attention_lens.shell import api as ui_api
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate.inside_payload import (
+    INSIDE_VERSION,
+    encode_mask,
+    encode_rows16,
+    encode_unit16,
+    encode_visible,
+)
 from tests.conftest import DEVICE
 from tests.decoders import decode_inside, decode_mask, decode_rows16, decode_unit16, decode_visible
 from tests.serving import serving
 from transformer.decode.decoding import Translator
 from transformer.interpret.capture import KINDS
-from ui.shell import api
-from ui.shell import api as ui_api
-from ui.translate import handlers as decoding_views
-from ui.translate.inside_payload import INSIDE_VERSION, encode_mask, encode_rows16, encode_unit16, encode_visible
 
 TEXT = "Ein Hund rennt durch den Schnee."
 ATOL = 1e-4

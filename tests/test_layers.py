@@ -29,8 +29,9 @@ def test_the_library_keeps_its_layers():
     ("model/tokenizer.py", "from ..decode import step", "model <- interpret <- decode"),
     ("interpret/capture.py", "from ..decode import session", "model <- interpret <- decode"),
     ("decode/beam.py", "from ..train import data", "training apart"),
-    ("interpret/figures.py", "import gradio", "transformer imports neither gradio nor ui"),
-    ("decode/trajectory.py", "    from ui import payload", "transformer imports neither gradio nor ui"),
+    ("interpret/figures.py", "import gradio", "transformer imports neither gradio nor attention_lens"),
+    ("decode/trajectory.py", "    from attention_lens import payload",
+     "transformer imports neither gradio nor attention_lens"),
 ])
 def test_a_broken_layer_is_seen(tmp_path, module, line, broken):
     """An import against a contract, at the top of a module or inside a function, fails the lint."""

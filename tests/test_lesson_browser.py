@@ -1,7 +1,7 @@
 """A lesson in Chromium (issue 39 item 3): a teacher collects three views with a note each into one link; a student
 opening it in a fresh browser, on this app or on another copy of it (nothing is stored on the server), sees the
 lesson bar ("View 1 of 3", the note, Back / Next) and each view restored exactly; hostile lesson links are ignored
-with a message naming the bounds (assets/lesson.js, ui/shell/lesson.py)."""
+with a message naming the bounds (assets/lesson.js, attention_lens/shell/lesson.py)."""
 from __future__ import annotations
 
 import base64

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
+from attention_lens.shell.texts import labels
 from tests.browser import open_app, start, tab_button
-from ui.shell.texts import labels
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Ich weiß, dass er morgen nach Berlin fährt."
@@ -161,7 +161,8 @@ def test_a_long_input_is_named_as_the_same_sentence_cut_and_its_counts_agree(ser
 
 def test_an_empty_start_leaves_no_old_decoding_and_says_why(served_browser):
     """Item 10: an empty Start said "input is empty" and left the old decoding underneath. Now it ends the sentence
-    started before, as picking a model does (a new mark of the page's state: ui/shell/page_state.py): no map, no
+    started before, as picking a model does (a new mark of the page's state: attention_lens/shell/page_state.py): no
+    map, no
     translation and no other tab's results of the old sentence stay on screen, and the note under the box says why."""
     url, b = served_browser
     page = open_app(b, url, 1280, 800)
@@ -373,7 +374,8 @@ def test_the_german_page_says_its_dropdowns_and_compares_last_rows_in_german(ser
     page.wait_for_selector("#beam_tree .js-plotly-plot", timeout=60000)
     names = page.eval_on_selector_all("#beam_tree .legendtext", "es => es.map(e => e.textContent)")  # as drawn
     assert "fertig (</s>)" in names and not any("EOS" in n for n in names), names
-    # the hypotheses' box: its choices said "(log-prob -2.70 / 11 pieces = -0.246 per piece)" (ui/beam/handlers.py),
+    # the hypotheses' box: its choices said "(log-prob -2.70 / 11 pieces = -0.246 per piece)"
+    # (attention_lens/beam/handlers.py),
     # now in German with the decimal comma: "(log-prob -2,70 / 11 Wortstücke = -0,246 pro Wortstück)" (issue 58)
     hypothesis = page.input_value("#beam_choice input")
     assert re.match(r"1\. .+\(log-prob -?\d+,\d+ / \d+ Wortstücke? = -?\d,\d+ pro Wortstück", hypothesis), hypothesis

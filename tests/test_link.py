@@ -1,14 +1,14 @@
-"""A link's model and sentence on the server (ui/shell/link.py opened), without a browser: the browser test
+"""A link's model and sentence on the server (attention_lens/shell/link.py opened), without a browser: the browser test
 (tests/test_link_browser.py) cannot reach the server's own limits, since the page refuses a long text first."""
 from __future__ import annotations
 
-from ui.shell.link import opened
-from ui.shell.models import Models
+from attention_lens.shell.link import opened
+from attention_lens.shell.models import Models
 
 
 def source_box_limit(tr) -> int:
     """The max_length of the Translate tab's source box, as the page is built."""
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     demo = build_demo(tr)
     return next(b.max_length for b in demo.blocks.values() if getattr(b, "elem_id", None) == "source")
 
@@ -44,7 +44,7 @@ def test_a_links_answer_names_the_sentence_started_the_part_translated_when_cut(
     limit but longer than the model reads is cut to its first pieces; one that fits is named as typed."""
     from types import SimpleNamespace
 
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     demo = build_demo(tiny_translator)
     on_link = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", None) == "on_link")
     tr, limit = tiny_translator, tiny_translator.config.max_len - 1

@@ -1,4 +1,5 @@
-"""Live classes' registry (issue 59, ui/live/registry.py): unguessable codes, only the teacher's token changes a
+"""Live classes' registry (issue 59, attention_lens/live/registry.py): unguessable codes, only the teacher's token
+changes a
 class, a wrong or ended code is refused with one message, answers counted once per student and question, bounds,
 and followers woken by a change (no polling)."""
 from __future__ import annotations
@@ -9,8 +10,8 @@ import time
 
 import pytest
 
-from ui.live import registry
-from ui.live.registry import LiveError, Registry
+from attention_lens.live import registry
+from attention_lens.live.registry import LiveError, Registry
 
 
 def bits(code: str) -> int:
@@ -145,7 +146,7 @@ def test_students_following_at_once_are_bounded_over_all_classes():
 
 
 def test_gradio_counts_running_events_of_an_unlimited_group_against_max_threads():
-    """Why the app launches with ui/live/page.py QUEUE_PLACES more places: Gradio's queue runs at most
+    """Why the app launches with attention_lens/live/page.py QUEUE_PLACES more places: Gradio's queue runs at most
     launch(max_threads) events at once, in any concurrency group, one with no limit too; two followers on a queue of
     two places keep a third event waiting. This fails once Gradio stops counting them (QUEUE_PLACES then goes)."""
     import gradio as gr
@@ -179,7 +180,7 @@ def test_gradio_counts_running_events_of_an_unlimited_group_against_max_threads(
         for f in followers:
             f.cancel()
         assert echo.result(timeout=30) == "b"
-    from ui.live.page import QUEUE_PLACES
+    from attention_lens.live.page import QUEUE_PLACES
     assert QUEUE_PLACES >= registry.MAX_FOLLOWING + registry.MAX_CLASSES
 
 
@@ -256,8 +257,8 @@ def test_a_program_follows_a_class_through_the_api(translator):
             Client(url, verbose=False).submit("A" * 16, api_name="/follow").result()
         # more followers than the model's events may run at once: they hold no place of the model's (their own
         # concurrency group, no limit), and /translate is answered while they follow
-        from ui.live.page import REGISTRY
-        from ui.shell.components import CONCURRENCY
+        from attention_lens.live.page import REGISTRY
+        from attention_lens.shell.components import CONCURRENCY
         more = [teacher.submit(code, api_name="/follow") for _ in range(2 * CONCURRENCY)]
         t0 = time.monotonic()
         while len(REGISTRY.classes[code].students) < 1 + len(more) and time.monotonic() - t0 < 60:
@@ -288,8 +289,8 @@ def _wait(what, timeout=60):
 
 
 def test_gradio_rebuilds_a_dropped_sessions_state_at_each_output(monkeypatch):
-    """Why the app keeps ui/live/page.py SESSION_PLACES sessions more: Gradio looks up an event's session at each
-    of its outputs and builds a new SessionState for one it dropped (launch(state_session_capacity), least recently
+    """Why the app keeps attention_lens/live/page.py SESSION_PLACES sessions more: Gradio looks up an event's session at
+    each of its outputs and builds a new SessionState for one it dropped (launch(state_session_capacity), least recently
     used first), so three followers, each its own session, in two places rebuild their state at every change; in
     three places none. This fails once Gradio stops rebuilding (SESSION_PLACES then goes)."""
     import gradio as gr
@@ -335,9 +336,9 @@ def test_the_apps_followers_drop_no_session(tiny_translator, monkeypatch):
     every change rebuilt their state (3 s per change for 200 followers) and dropped the user's sentence."""
     from gradio_client import Client
 
+    from attention_lens.live import page
+    from attention_lens.shell import components
     from tests.serving import serving
-    from ui.live import page
-    from ui.shell import components
     monkeypatch.setattr(components, "SESSIONS_MAX", 1)
     monkeypatch.setattr(page, "SESSION_PLACES", 3)  # two followers and a teacher
     with serving(tiny_translator) as url:

@@ -48,7 +48,7 @@ def test_six_concurrent_sessions_each_see_only_their_own(tiny_served, tiny_pairs
 def test_verify_notices_a_session_that_is_not_its_own(tiny_served, tiny_pairs):
     """The check used by the benchmark must fail when a payload belongs to another sentence."""
     tr, _ = tiny_served
-    from ui.translate import handlers as decoding_views
+    from attention_lens.translate import handlers as decoding_views
     (a, _), (b, _) = tiny_pairs[0], tiny_pairs[7]
     _state, text, payload, _ = decoding_views.run(tr, decoding_views.start(tr, b)[0])
     problems = bench_load.verify({"sentence": a, "translation": text, "payload": payload}, tr)

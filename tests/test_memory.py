@@ -1,4 +1,5 @@
-"""The server's allocator settings (ui/shell/memory.py): freed blocks of a few MB go back to the system, the operator's
+"""The server's allocator settings (attention_lens/shell/memory.py): freed blocks of a few MB go back to the system, the
+operator's
 own settings win, and app.py sets them up before anything large is imported. Every check that calls mallopt runs
 in a fresh process: the allocator of this pytest process is never changed."""
 import json
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.shell import memory
+from attention_lens.shell import memory
 
 ROOT = Path(__file__).resolve().parents[1]
 glibc_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator (Linux)")
@@ -21,7 +22,7 @@ FOUR_MB = 4 * 1024 * 1024
 # freed, in MB.
 SCRIPT = textwrap.dedent("""
     import json, sys, numpy as np, psutil
-    from ui.shell.memory import tune_allocator
+    from attention_lens.shell.memory import tune_allocator
     print(json.dumps(tune_allocator() if sys.argv[1] == "tuned" else {}))
     rss = lambda: psutil.Process().memory_info().rss / 2**20
     big = np.ones(2**20); del big
@@ -97,7 +98,7 @@ def test_off_linux_only_mkls_pools_are_turned_off(monkeypatch):
 # and stay alive, as Gradio's handler threads do; prints what tune_allocator set (JSON) and the RSS they added, MB.
 THREADS = textwrap.dedent("""
     import json, sys, threading
-    from ui.shell.memory import tune_allocator
+    from attention_lens.shell.memory import tune_allocator
     print(json.dumps(tune_allocator() if sys.argv[1] == "tuned" else {}))
     import psutil, torch
     torch.set_num_threads(1)
@@ -140,8 +141,8 @@ def test_handler_threads_keep_no_mkl_buffer_pools():
 START = textwrap.dedent("""
     import sys
     import app
-    from ui.shell import memory
-    HEAVY = ("gradio", "torch", "numpy", "transformer", "ui.app", "plotly")
+    from attention_lens.shell import memory
+    HEAVY = ("gradio", "torch", "numpy", "transformer", "attention_lens.app", "plotly")
     imported_by_app = [m for m in HEAVY if m in sys.modules]
     def spy(*args, **kwargs):
         print("app.py imported", imported_by_app, "; loaded when the allocator was tuned",
@@ -164,7 +165,7 @@ def test_app_tunes_the_allocator_before_anything_large_is_imported():
 # then B, a copy of A in another folder: print B's weights (float32, as loaded) and the RSS that loading B added.
 LOAD_TWICE = textwrap.dedent("""
     import gc, json, sys, psutil
-    from ui.shell.memory import tune_allocator
+    from attention_lens.shell.memory import tune_allocator
     tune_allocator()
     import torch
     torch.set_num_threads(1)

@@ -7,8 +7,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import torch
 
+from attention_lens.model import handlers as model_handlers
 from transformer.model.device import describe
-from ui.model import handlers as model_handlers
 
 
 def test_describe_says_thread_in_the_singular_for_one(monkeypatch):
@@ -51,7 +51,7 @@ def test_model_card_names_the_training_data_and_tatoebas_attribution(tiny_transl
 
 def test_the_german_card_says_where_it_runs_and_trained_in_german(tiny_translator, monkeypatch):
     """The device rows are the library's English ('CPU (2 threads; fine-tuned on 1)'); the German card says them
-    in German (ui/<tab>/handlers.py device_words), a GPU's name as it is."""
+    in German (attention_lens/<tab>/handlers.py device_words), a GPU's name as it is."""
     monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
     metrics = {"train_seconds": 600, "epochs": 3, "device": "CPU (2 threads; fine-tuned on 1)", "val_bleu": 1.5}
     for mode in ("plain", "detail"):
@@ -60,7 +60,7 @@ def test_the_german_card_says_where_it_runs_and_trained_in_german(tiny_translato
         assert "threads" not in de and "fine-tuned" not in de
         en = model_handlers.model_card(tiny_translator, metrics, mode, "en")
         assert "CPU (2 threads; fine-tuned on 1)" in en
-    from ui.model.handlers import device_words
+    from attention_lens.model.handlers import device_words
     assert device_words("CPU (1 threads)", "de") == "CPU (1 Thread)" and device_words("CUDA: NVIDIA H200", "de") == \
         "CUDA: NVIDIA H200"
 
@@ -72,12 +72,12 @@ def test_the_german_card_holds_no_english_word_in_either_version(name):
     'Multi30k val' and 'test_2016_flickr', and the attribution's web address, are names)."""
     import re
 
+    from attention_lens.atlas import tab as atlas_tab
+    from attention_lens.model import eval_sets
     from tests.short_texts import english_words
     from transformer.decode.decoding import Translator
     from transformer.model.checkpoint import DEFAULT_CHECKPOINT
     from transformer.model.metrics import read_metrics
-    from ui.atlas import tab as atlas_tab
-    from ui.model import eval_sets
     tr = Translator.load(DEFAULT_CHECKPOINT.parent / name, "cpu")
     # quoted: examples
     names = r"\((?:Multi30k|Tatoeba) \w+\)|test_2016_flickr|www\.\S+|tatoeba\.org|d_model|pre-LN|'[^']*'"

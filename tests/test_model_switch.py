@@ -1,15 +1,16 @@
 """The model switch is a new start (issue 39, item 1), without a browser (tests/test_model_switch_browser.py drives
 the page): the page's buttons that need a started sentence answer without one in a note of their own and change
 nothing else (no gr.Error into their outputs), the endpoints for programs still answer gr.Error, and a switch
-writes a new mark of what is started, so no tab draws its results of the sentence before (ui/shell/page_state.py)."""
+writes a new mark of what is started, so no tab draws its results of the sentence before
+(attention_lens/shell/page_state.py)."""
 import json
 
 import gradio as gr
 import pytest
 
+from attention_lens.app import build_demo
+from attention_lens.shell import page_state
 from transformer.decode.decoding import Translator
-from ui.app import build_demo
-from ui.shell import page_state
 
 SOURCE = "Ein Hund rennt."
 
@@ -71,7 +72,8 @@ def test_the_endpoints_for_programs_still_answer_gr_error_without_a_session(demo
 
 def test_every_event_that_changes_what_is_started_writes_a_new_mark(demo, tiny_trained):
     """One page state (issue 57 item 1): each tab's results are drawn only for the mark they were computed for
-    (ui/shell/page_state.py), so every event of the page that writes the started sentence (ctx.state: Start, Enter,
+    (attention_lens/shell/page_state.py), so every event of the page that writes the started sentence (ctx.state: Start,
+    Enter,
     an example, the picker, the hint's switch, a link) writes the mark in the same answer, a new one when it starts
     or ends a sentence; no tab registers a clear."""
     mark = next(b for b in demo.blocks.values() if getattr(b, "label", None) == "sentences started")

@@ -7,18 +7,18 @@ import threading
 import gradio as gr
 import pytest
 
+from attention_lens.ablation import handlers as ablation_handlers
+from attention_lens.beam import handlers as beam_handlers
+from attention_lens.layers import handlers as layers_handlers
+from attention_lens.shell import exports
+from attention_lens.shell.models import Models, direction_label, of_session
+from attention_lens.shell.texts import shown
+from attention_lens.translate import attribution as attribution_views
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate.attribution import alignment_headers
+from attention_lens.translate.tab import hint_for, language_words
 from transformer.decode.decoding import Translator
 from transformer.model.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
-from ui.ablation import handlers as ablation_handlers
-from ui.beam import handlers as beam_handlers
-from ui.layers import handlers as layers_handlers
-from ui.shell import exports
-from ui.shell.models import Models, direction_label, of_session
-from ui.shell.texts import shown
-from ui.translate import attribution as attribution_views
-from ui.translate import handlers as decoding_views
-from ui.translate.attribution import alignment_headers
-from ui.translate.tab import hint_for, language_words
 
 DE, EN = "Ein Hund rennt.", "A dog runs."
 
@@ -163,8 +163,8 @@ def test_ship_writes_the_last_completed_epoch_and_says_it_is_in_training(tmp_pat
     import json
     import shutil
 
+    from attention_lens.model.handlers import model_card
     from transformer.train import ship
-    from ui.model.handlers import model_card
     run = tmp_path / "run"
     shutil.copytree(tiny_trained, run)
     entry = {"step": 10, "train_loss": 1.0, "grad_norm": 1.0, "val_loss": 1.0, "val_bleu": 20.0, "val_bleu_lc": 21.0,
@@ -188,8 +188,8 @@ def test_the_tabs_of_a_models_own_content_are_one_set_filled_for_the_model_picke
     atlas, history and card."""
     import json
 
+    from attention_lens.app import build_demo
     from transformer.interpret.history import HISTORY, AttentionHistory
-    from ui.app import build_demo
     de, en = Translator.load("de-en", "cpu"), Translator.load("en-de", "cpu")
     demo = build_demo([de, en])
     ids = [getattr(b, "elem_id", None) for b in demo.blocks.values()]
@@ -279,13 +279,14 @@ def fingerprint(x):
 
 def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
     """Two users, one on each shipped model, take turns; before each event the other user picks and starts on their own
-    model. Every event of the page that reads the translator (ui/shell/models.py of_session and the handlers that read
+    model. Every event of the page that reads the translator (attention_lens/shell/models.py of_session and the handlers
+    that read
     session.translator themselves) answers with the user's own model: the same answer as the handler called with that
     model, never the one with the other. Catches the mutation "hand every handler the model picked most recently by
     anyone" (the two-users test above goes only through decoding_views.run, which never reads it)."""
     from types import SimpleNamespace
 
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     shipped = {key: Translator.load(key, "cpu") for key in ("de-en", "en-de")}
     demo = build_demo(list(shipped.values()))
 
@@ -320,7 +321,7 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
              lambda tr: attribution_views.attribution_at(tr, s, pos, "alti", "k")),  # noqa: B023 (called in the loop)
             ("ablate_at", (s, ["L1 H1"], [], ["L2 H2"], 8, pos), slice(None),
              lambda tr: ablation_handlers.ablate_at(tr, s, ["L1 H1"], [], ["L2 H2"], 8, pos)),  # noqa: B023 (called in the loop)
-            # a tab's event reads the page's mark first (ui/shell/page_state.py)
+            # a tab's event reads the page's mark first (attention_lens/shell/page_state.py)
             ("run", ("", s, 3), slice(0, 4), lambda tr: beam_handlers.beam_started(tr, s, 3)),  # noqa: B023 (called in the loop)
             ("across_layers_at", (s, "all layers", 0.15, pos), slice(None),
              lambda tr: layers_handlers.across_layers_at(tr, s, "all layers", 0.15, pos)),  # noqa: B023 (called in the loop)

@@ -76,7 +76,7 @@ def table(page, elem) -> list[list[str]]:
 
 def replay(tr, text, shown, heads=None):
     """Decode `text` with `heads` off, the pieces `shown` forced at their positions, greedy elsewhere: worked out
-    here apart from the code under test (ui/ablation_help.replay, the sessions' key/value cache): one whole
+    here apart from the code under test (attention_lens/ablation_help.replay, the sessions' key/value cache): one whole
     teacher-forced pass of the model over the prefix for each position, the heads zeroed by HeadAblation."""
     import torch
 
@@ -95,7 +95,7 @@ def replay(tr, text, shown, heads=None):
 # -- 1. what a tab shows belongs to the sentence it names ----------------------------------------------
 
 # the matrix's columns as drawn; null when none is drawn or what is drawn is undrawn: results computed for an
-# earlier sentence or model are kept out of sight (ui/shell/page_state.py FOLLOW), not emptied
+# earlier sentence or model are kept out of sight (attention_lens/shell/page_state.py FOLLOW), not emptied
 MATRIX_X = "(() => { const d = document.querySelector('#align_matrix .js-plotly-plot'); " \
            "return d && d.layout && d.checkVisibility({visibilityProperty: true}) ? d.layout.xaxis.ticktext : null; " \
            "})()"
@@ -130,7 +130,7 @@ def test_a_new_sentence_clears_what_the_old_one_left_in_every_tab(page, translat
     start(page, STATION)
     tab(page, "Head ablation")
     assert STATION in page.inner_text("#ablate_sentence")
-    # the dog's results are out of sight (drawn for the page's earlier mark: ui/shell/page_state.py)
+    # the dog's results are out of sight (drawn for the page's earlier mark: attention_lens/shell/page_state.py)
     page.wait_for_selector("#intact_translation textarea", state="hidden", timeout=20000)
     for elem in ("#ablated_translation textarea", "#ablate_probs", "#ablate_topk", "#attention_ablated"):
         assert not page.is_visible(elem), elem  # no map or table of the dog under the station's name
@@ -323,7 +323,7 @@ def test_training_curves_draw_one_point_per_epoch_and_mark_pauses(page, translat
 # -- 6. the untrained snapshot teaches something -------------------------------------------------------
 
 def test_the_untrained_snapshot_says_what_an_untrained_model_does(page, translator):
-    from ui.learned.tab import load_history
+    from attention_lens.learned.tab import load_history
     history = load_history(translator)
     assert history.epochs[0] == 0
     tab(page, "Attention being learned")

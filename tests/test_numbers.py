@@ -1,4 +1,5 @@
-"""The server's numbers in the page's language (issue 58): ui/shell/texts.py `number` writes a decimal number as the
+"""The server's numbers in the page's language (issue 58): attention_lens/shell/texts.py `number` writes a decimal
+number as the
 user's page writes it (0,741 on the German page, 0.741 on the English one, as the browser's Intl.NumberFormat in
 assets/explain.js), `separators` gives Plotly's layout the same; and the handlers' texts use them."""
 from __future__ import annotations
@@ -7,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ui.shell import texts
+from attention_lens.shell import texts
 
 
 def as_user(lang):
@@ -36,9 +37,9 @@ def test_number_and_separators_follow_the_users_page():
 def test_the_handlers_texts_write_the_german_decimal_comma(tiny_translator):
     """The Head atlas's hover, the Model card's scores, the learning history's 12,5 % and the ablation tables'
     shown numbers (their data stay numbers)."""
-    from ui.atlas import tab as atlas_tab
-    from ui.learned.handlers import epoch_words
-    from ui.model import handlers as model_handlers
+    from attention_lens.atlas import tab as atlas_tab
+    from attention_lens.learned.handlers import epoch_words
+    from attention_lens.model import handlers as model_handlers
     h = {"kind": "encoder_self", "layer": 0, "head": 0, "role": "mixed", "bleu_ablated": 28.5, "bleu_drop": -0.25,
          "rank": 3, "entropy": 1.234}
     de, en = (atlas_tab.hover_text(h, None, 3, lang=lang).replace("<br>  ", " ") for lang in ("de", "en"))
@@ -58,7 +59,7 @@ def test_the_handlers_texts_write_the_german_decimal_comma(tiny_translator):
 def test_the_servers_figures_write_numbers_as_the_page(tiny_translator):
     from gradio.context import LocalContext
 
-    from ui.shell.figures import figure, with_separators
+    from attention_lens.shell.figures import figure, with_separators
     token = as_user("de")
     try:
         assert figure({"data": [], "layout": {}}).layout.separators == ",."

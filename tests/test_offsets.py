@@ -1,15 +1,16 @@
-"""The translation after each step travels as one text and the end of each step's prefix (ui/payload.step_texts);
+"""The translation after each step travels as one text and the end of each step's prefix
+(attention_lens/payload.step_texts);
 lens.js slices it with JavaScript's String.slice, which counts UTF-16 code units. So the ends count UTF-16 code
 units: a character outside the Basic Multilingual Plane (an emoji) is one Python character but two units."""
 import json
 
 import pytest
 
+from attention_lens.translate import payload as P
 from tests.conftest import DEVICE
 from tests.decoders import decode_trajectory
 from transformer.decode.decoding import Translator
 from transformer.model.tokenizer import Tokenizer
-from ui.translate import payload as P
 
 EMOJI = "\U0001F436"  # 🐶, outside the BMP: 2 UTF-16 code units
 

@@ -1,5 +1,6 @@
 """`pip install .`: a wheel of the checkout's own layout, its files copied as they are (nothing rewritten): the
-packages transformer and ui, the module app (the `attention-lens` command), and assets/ and checkpoints/ as data
+packages transformer and attention_lens (its launch.main the `attention-lens` command; app.py, the checkout's
+launcher, is not installed), and assets/ and checkpoints/ as data
 (share/attention-lens/). Installed into a fresh virtual environment and run from a folder away from the checkout,
 it translates with the shipped model, builds the app from the installed assets and runs its command. And
 `pip install -e .` (the README's test install) still gives a working command on the checkout's own files."""
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("app.py", "pyproject.toml", "README.md", "transformer", "ui", "benchmarks", "tests", "assets",
+SOURCES = ("app.py", "pyproject.toml", "README.md", "transformer", "attention_lens", "benchmarks", "tests", "assets",
            "checkpoints")
 SENTENCE = "Ein Hund rennt durch den Schnee."
 PIP = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
@@ -83,9 +84,10 @@ def test_wheel_holds_the_checkouts_packages_and_its_data_without_benchmarks_or_t
     z = zipfile.ZipFile(wheel)
     names = z.namelist()
     dist = wheel.name.split("-py3")[0]
-    assert {n.split("/")[0] for n in names} == {"app.py", "transformer", "ui", f"{dist}.dist-info", f"{dist}.data"}
-    want_py = {p.relative_to(ROOT).as_posix() for d in ("transformer", "ui") for p in (ROOT / d).rglob("*.py")}
-    assert {n for n in names if n.endswith(".py")} == want_py | {"app.py"}
+    assert {n.split("/")[0] for n in names} == {"transformer", "attention_lens", f"{dist}.dist-info", f"{dist}.data"}
+    want_py = {p.relative_to(ROOT).as_posix() for d in ("transformer", "attention_lens")
+               for p in (ROOT / d).rglob("*.py")}
+    assert {n for n in names if n.endswith(".py")} == want_py
     assert not [n for n in names if re.search(r"benchmarks|tests/|conftest|serving|setup\.py|\.png$", n)]
     tracked = subprocess.run(["git", "ls-files", "assets", "checkpoints"], cwd=ROOT, check=True, capture_output=True,
                              text=True).stdout.split()
@@ -94,7 +96,7 @@ def test_wheel_holds_the_checkouts_packages_and_its_data_without_benchmarks_or_t
     for must in ("assets/lens.js", "assets/vendor/plotly-cartesian.min.js", "checkpoints/de-en/model.pt",
                  "checkpoints/en-de/tokenizer.model"):
         assert must in data
-    assert "attention-lens = app:main" in z.read(f"{dist}.dist-info/entry_points.txt").decode()
+    assert "attention-lens = attention_lens.launch:main" in z.read(f"{dist}.dist-info/entry_points.txt").decode()
 
 
 def test_no_file_in_the_wheel_differs_from_its_source(wheel, source):
@@ -111,16 +113,16 @@ def test_installed_copy_translates_and_builds_the_app_from_its_installed_data(ve
     want = Translator.load(device="cpu").translate(SENTENCE)  # the checkout's own answer
     out = run_away(venv / "bin" / "python", f"""
 import sys
-import app
+from attention_lens import launch
 print([m for m in ("gradio", "torch", "numpy") if m in sys.modules])  # the allocator is tuned before these load
-import transformer, ui
+import transformer, attention_lens
 from transformer import Translator
 from transformer.model.checkpoint import SHIPPED
 from transformer.train.data import read_examples
-from ui import build_demo
-from ui.shell.components import ASSETS
+from attention_lens import build_demo
+from attention_lens.shell.components import ASSETS
 tr = Translator.load(device="cpu")
-print(app.__file__, transformer.__file__, ui.__file__)
+print(launch.__file__, transformer.__file__, attention_lens.__file__)
 print(SHIPPED, ASSETS)
 print(tr.translate({SENTENCE!r}))
 print(len(read_examples()))
@@ -144,7 +146,7 @@ def test_a_target_install_finds_its_own_data(wheel, tmp_path_factory, tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONNOUSERSITE": "1",
                                                                          "PYTHONPATH": str(target)}
-    code = ("from transformer.model.checkpoint import SHIPPED; from ui.shell.components import ASSETS;"
+    code = ("from transformer.model.checkpoint import SHIPPED; from attention_lens.shell.components import ASSETS;"
             " from transformer import Translator; print(SHIPPED, ASSETS);"
             f" print(Translator.load(device='cpu').translate({SENTENCE!r}))")
     r = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=tmp_path,
@@ -174,15 +176,16 @@ def test_editable_install_gives_a_working_command_on_the_checkouts_files(source,
     out = run_away(Path(sys.executable), f"""
 import site, sys
 site.addsitedir({str(packages)!r})  # where pip put the editable install's .pth
-from app import main, parse_args
-import ui.shell.memory
+from attention_lens.launch import main, parse_args
+import attention_lens.shell.memory
 from transformer.model.shipped import shipped
-print(parse_args(["--port", "7999"]).port, sys.modules["app"].__file__, ui.shell.memory.__file__)
+print(parse_args(["--port", "7999"]).port, sys.modules["attention_lens.launch"].__file__,
+      attention_lens.shell.memory.__file__)
 print(shipped("assets"), shipped("checkpoints"))
 """, tmp_path)
-    port, app_file, memory_file, assets, checkpoints = out.split()
-    assert port == "7999" and Path(app_file) == source / "app.py"
-    assert Path(memory_file) == source / "ui" / "shell" / "memory.py"
+    port, launch_file, memory_file, assets, checkpoints = out.split()
+    assert port == "7999" and Path(launch_file) == source / "attention_lens" / "launch.py"
+    assert Path(memory_file) == source / "attention_lens" / "shell" / "memory.py"
     assert (Path(assets), Path(checkpoints)) == (source / "assets", source / "checkpoints")
     assert (prefix / "bin" / "attention-lens").exists()
 

@@ -15,7 +15,8 @@ from tests.browser import TAB_KEYS, open_app, start, tab_button
 
 pytestmark = pytest.mark.browser
 
-# the tests' and benchmarks' handle (assets/lens.js), and the first-load bundle's entry (ui/shell/first_load.py)
+# the tests' and benchmarks' handle (assets/lens.js), and the first-load bundle's entry
+# (attention_lens/shell/first_load.py)
 OURS = {"__lens", "__attentionLens"}
 GLOBALS = "Object.keys(window).filter(k => k.startsWith('__'))"
 FRONTEND = Path(gradio.__file__).parent / "templates" / "frontend"  # Gradio's own page code (Plotly in it)

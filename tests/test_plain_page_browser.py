@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from attention_lens.shell import texts
 from tests.browser import open_app
 from tests.plain import (
     FORMULA,
@@ -27,7 +28,6 @@ from tests.plain import (
     words,
 )
 from transformer.decode.beam import beam_search
-from ui.shell import texts
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Das Wetter war gestern sehr schlecht."

@@ -1,5 +1,5 @@
-"""The position the view shows (ui.translate.handlers.at_position): one it accepts is the one it returns, and one
-it cannot reach (a step after </s> or past the length limit) is a clear gr.Error, never another step."""
+"""The position the view shows (attention_lens.translate.handlers.at_position): one it accepts is the one it returns,
+and one it cannot reach (a step after </s> or past the length limit) is a clear gr.Error, never another step."""
 import json
 import os
 
@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from attention_lens.ablation import handlers as ablation_handlers
+from attention_lens.layers import handlers as layers_handlers
+from attention_lens.shell import exports
+from attention_lens.translate import handlers as decoding_views
 from tests.conftest import DEVICE
 from transformer.decode.decoding import Translator
-from ui.ablation import handlers as ablation_handlers
-from ui.layers import handlers as layers_handlers
-from ui.shell import exports
-from ui.translate import handlers as decoding_views
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
@@ -140,7 +140,7 @@ def test_the_browser_sends_the_step_with_each_request_and_no_box_relays_it(tr):
     /ablate, Across layers and /layers, the word alignment, Export and /export) takes the view as an input whose
     value its js replaces with the view's position at the moment of the request (components.live_position); no
     component is written with the position on a step (the hidden #view_pos box the view once kept up to date)."""
-    from ui.app import build_demo
+    from attention_lens.app import build_demo
     config = build_demo(tr).config
     comps = {c["id"]: c["props"].get("elem_id") for c in config["components"]}
     assert "view_pos" not in comps.values()

@@ -9,13 +9,13 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from attention_lens.shell import api, inputs
+from attention_lens.shell import api as ui_api
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate.payload import decode_array
 from tests.conftest import DEVICE
 from tests.serving import serving
 from transformer.decode.decoding import Translator
-from ui.shell import api, inputs
-from ui.shell import api as ui_api
-from ui.translate import handlers as decoding_views
-from ui.translate.payload import decode_array
 
 
 @pytest.fixture(scope="module")

@@ -64,7 +64,7 @@ def test_the_values_the_notebook_example_shows_are_what_the_shipped_model_gives(
 
 def test_the_translation_the_api_example_shows_is_what_the_app_gives():
     pytest.importorskip("gradio_client")
-    from ui.shell.api import api_translate
+    from attention_lens.shell.api import api_translate
     code = block("from gradio_client import Client")
     text, shown = re.search(r'^c\.predict\("([^"]+)", api_name="/translate"\)\s+# -> (".*")$', code,
                             re.MULTILINE).groups()

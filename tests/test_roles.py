@@ -182,7 +182,7 @@ MY_RULES = (A.Rule("looks-back", "back", ("encoder_self",), "argmax_previous", "
 
 
 def test_the_legend_and_the_roles_come_from_the_one_table(monkeypatch):
-    from ui.atlas import tab as atlas_tab
+    from attention_lens.atlas import tab as atlas_tab
     atlas = {"heads": [{"kind": "encoder_self", "layer": 0, "head": 0, "role": "previous-token",
                         "argmax_previous": 0.95}], "bleu": 30.0}
     before = atlas_tab.atlas_view(atlas)
@@ -208,7 +208,7 @@ def test_the_checkpoints_atlas_is_read_again_when_its_file_changes(tmp_path):
     import json
     import os
 
-    from ui.atlas import tab as atlas_tab
+    from attention_lens.atlas import tab as atlas_tab
     path = tmp_path / R.ATLAS
     assert R.load_atlas(tmp_path) is None and R.load_atlas(None) is None
     head = {"kind": "cross", "layer": 1, "head": 0, "role": "alignment"}
@@ -231,7 +231,7 @@ def test_the_checkpoints_atlas_is_read_again_when_its_file_changes(tmp_path):
 
 
 def test_an_atlas_from_another_rule_table_says_so_and_gives_no_reason():
-    from ui.atlas import tab as atlas_tab
+    from attention_lens.atlas import tab as atlas_tab
     head = {"kind": "encoder_self", "layer": 0, "head": 0, "role": "previous-token", "argmax_previous": 0.95,
             "bleu_ablated": 29.0, "bleu_drop": 1.0, "rank": 1}
     now = atlas_tab.atlas_view({"heads": [head], "role_rules": A.role_rules_json(), "bleu": 30.0})
@@ -243,7 +243,7 @@ def test_an_atlas_from_another_rule_table_says_so_and_gives_no_reason():
 
 
 def test_hover_uses_words_not_field_names():
-    from ui.atlas import tab as atlas_tab
+    from attention_lens.atlas import tab as atlas_tab
     _, stats = roles_of(enc=[onehot(np.maximum(I - 1, 0))])
     for key, st in stats.items():
         h = {"kind": key[0], "layer": 0, "head": 0, "role": A.assign_role(key[0], st), "bleu_ablated": 28.5,
@@ -270,8 +270,8 @@ def test_the_hover_in_german_holds_no_english_word():
     tooltip."""
     import re
 
+    from attention_lens.atlas import tab as atlas_tab
     from tests.short_texts import english_words
-    from ui.atlas import tab as atlas_tab
     for name in ("de-en", "en-de"):
         atlas = R.load_atlas(DEFAULT_CHECKPOINT.parent / name)
         view = atlas_tab.atlas_view(atlas)
@@ -317,9 +317,9 @@ def test_pruning_stop_names_the_reason():
 
 
 def test_the_pages_stop_and_rule_words_are_the_librarys_in_english_and_its_own_in_german():
-    """The Head atlas tab says why the curve ends and each role's rule from the catalogue (ui/texts, [said]
+    """The Head atlas tab says why the curve ends and each role's rule from the catalogue (attention_lens/texts, [said]
     atlas_stop_*, stat_*): in English the library's sentences word for word, in German with no English left."""
-    from ui.atlas import tab as atlas_tab
+    from attention_lens.atlas import tab as atlas_tab
     cases = [_atlas([39.0, 19.0], [("encoder_self", 0, 0), ("cross", 0, 1)]),
              _atlas([39.0, 35.0], [("encoder_self", 0, 0), ("encoder_self", 0, 1)]),
              _atlas([39.0], [("cross", 0, 0)]), {"heads": [], "bleu": 1.0}]
@@ -338,8 +338,8 @@ def test_the_pages_stop_and_rule_words_are_the_librarys_in_english_and_its_own_i
 
 def test_the_shipped_atlas_still_reads():
     """The app reads head_atlas.json files written before the rule table (and any written since)."""
+    from attention_lens.atlas import tab as atlas_tab
     from transformer.model.checkpoint import DEFAULT_CHECKPOINT
-    from ui.atlas import tab as atlas_tab
     atlas = atlas_tab.load_atlas_file(DEFAULT_CHECKPOINT)
     if atlas is None:
         pytest.skip("the shipped checkpoint has no head atlas")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ui.live import page
-from ui.shell import components
+from attention_lens.live import page
+from attention_lens.shell import components
 
 
 def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
@@ -13,14 +13,16 @@ def test_the_app_caps_the_sessions_it_keeps(tiny_translator, monkeypatch):
     import gradio as gr
 
     import app
+    from attention_lens.shell import memory
     from transformer.decode.decoding import Translator
-    from ui.shell import memory
     calls = []
     monkeypatch.setattr(Translator, "load", lambda *a, **k: tiny_translator)
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, *a, **k: calls.append(k))
     monkeypatch.setattr(memory, "tune_allocator", dict)
     app.main([])
-    from ui.live.page import SESSION_PLACES  # and a session per live follower (ui/live/page.py, tests/test_live.py)
+    from attention_lens.live.page import (
+        SESSION_PLACES,  # and a session per live follower (attention_lens/live/page.py, tests/test_live.py)
+    )
     assert calls[0]["state_session_capacity"] == components.SESSIONS_MAX + SESSION_PLACES
 
 

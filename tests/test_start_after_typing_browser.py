@@ -2,7 +2,8 @@
 
 CI once waited 60 s for a Start that was never drawn (tests/test_phone_german_browser.py, a fresh page at 1280x800:
 fill the box, click Start). One way a Start is lost, seen here with Gradio 6.31: typing fires an event (the language
-hint, ui/translate/tab.py wire_hint); when it went through the queue, the server answered it and, no other event of
+hint, attention_lens/translate/tab.py wire_hint); when it went through the queue, the server answered it and, no other
+event of
 the page being queued, closed the page's stream of answers (close_stream). If the Start joined the queue just after
 that, and the page read the close only after the Start's join was answered (a loaded machine: two connections, no
 order between them), Gradio's client saw its stream still open, opened no new one, then closed it: the Start's answer

@@ -1,4 +1,5 @@
-"""The page's explanations (issue 39 item 5): one catalogue (ui/shell/texts/en.toml) with a plain version of every text,
+"""The page's explanations (issue 39 item 5): one catalogue (attention_lens/shell/texts/en.toml) with a plain version of
+every text,
 shown by default, and a detailed one. The plain versions hold no formula, symbol or paper, no sentence over 25 words
 and at most 3 % rare words (wordfreq) besides at most 10 taught terms, each explained where it first appears; the
 detailed versions keep the formulas and papers."""
@@ -6,8 +7,8 @@ from __future__ import annotations
 
 import re
 
+from attention_lens.shell import texts
 from tests.plain import FORMULA, MAX_RARE, MAX_TAUGHT, long_sentences, rare, words
-from ui.shell import texts
 
 
 def plain_texts() -> dict[str, str]:

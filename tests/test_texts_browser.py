@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from attention_lens.shell import texts
 from tests.browser import open_app, open_link, start
 from transformer.decode.decoding import Translator
-from ui.shell import texts
 
 pytestmark = pytest.mark.browser
 # an intro per tab: its key, words only its plain version has, words only its detailed one has

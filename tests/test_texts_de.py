@@ -1,5 +1,5 @@
-"""The German catalogue of the page's explanations (issue 44): ui/shell/texts/de.toml holds the keys of
-ui/shell/texts/en.toml and no others (a key it lacks falls back to English, and
+"""The German catalogue of the page's explanations (issue 44): attention_lens/shell/texts/de.toml holds the keys of
+attention_lens/shell/texts/en.toml and no others (a key it lacks falls back to English, and
 test_no_english_key_is_missing_from_german lists it), every text with the English one's placeholders and markup, every
 formula, symbol, paper and number of the English detail version, every text of 4+ words detected as German
 (transformer.decode.language.detect), and plain sentences of at most 25 words."""
@@ -12,9 +12,9 @@ import unicodedata
 import pytest
 from wordfreq import tokenize
 
+from attention_lens.shell import texts
 from tests.plain import FORMULA, MAX_WORDS, sentences, strip_markup
 from transformer.decode import language
-from ui.shell import texts
 
 PLACEHOLDER = re.compile(r"\{\w+\}")
 TAG = re.compile(r"<[^>]+>")

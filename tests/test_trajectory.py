@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate import payload as P
 from tests.decoders import decode_trajectory
 from transformer.decode.trajectory import Trajectory, top_rows
-from ui.translate import handlers as decoding_views
-from ui.translate import payload as P
 
 SOURCE = "Ein Hund rennt."
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,10 +87,10 @@ def test_the_payload_encodes_the_trajectory_as_it_is(tiny_translator):
 
 
 def test_start_goes_down_into_the_library_once(tiny_translator):
-    """Following the Start handler: every call from ui/ code into transformer/ code is listed; there is one
-    (Translator.trajectory) and nothing of the model is computed in ui/ after it comes back."""
+    """Following the Start handler: every call from attention_lens/ code into transformer/ code is listed; there is one
+    (Translator.trajectory) and nothing of the model is computed in attention_lens/ after it comes back."""
     tr = tiny_translator
-    ui_dir, lib_dir = str(ROOT / "ui") + os.sep, str(ROOT / "transformer") + os.sep
+    ui_dir, lib_dir = str(ROOT / "attention_lens") + os.sep, str(ROOT / "transformer") + os.sep
     calls = []
 
     def prof(frame, event, arg):
@@ -109,9 +109,9 @@ def test_start_goes_down_into_the_library_once(tiny_translator):
 
 
 def test_the_payload_module_reads_nothing_of_the_model():
-    """ui/translate/payload.py encodes: it names no tokenizer, translator, model or torch (it computed pieces and
-    top-k rows itself before the trajectory)."""
-    tree = ast.parse((ROOT / "ui" / "translate" / "payload.py").read_text())
+    """attention_lens/translate/payload.py encodes: it names no tokenizer, translator, model or torch (it computed
+    pieces and top-k rows itself before the trajectory)."""
+    tree = ast.parse((ROOT / "attention_lens" / "translate" / "payload.py").read_text())
     names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {
         n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     assert not names & {"tokenizer", "translator", "model", "torch", "history_probs", "topk", "partition"}, \

@@ -2,7 +2,8 @@
 says its help, notes and errors in German when the locale's language is German (LC_ALL, LC_MESSAGES or LANG starting
 with `de`), else in English. One small catalogue per language, transformer/decode/cli_texts/<lang>.toml, read with
 tomllib
-(the library imports nothing of the app: the page's texts are ui/shell/texts/). A key German lacks is said in English
+(the library imports nothing of the app: the page's texts are attention_lens/shell/texts/). A key German lacks is said
+in English
 (`missing` lists them). The library's messages keep their English `message`; `said_note` says a hint's or a caveat's
 from its details (its kind and fields) in the language asked for."""
 from __future__ import annotations

@@ -93,7 +93,7 @@ class Translator:
         self.source_lengths = read_source_lengths(checkpoint_dir)  # what it learned from (None: not recorded)
         # decodes sessions of concurrent callers together, each as alone (within step.TOLERANCE, the same pieces); off
         # until turned on (the app
-        # does: ui/shell/components.py BATCHING), so a library user's decoding is the session's own
+        # does: attention_lens/shell/components.py BATCHING), so a library user's decoding is the session's own
         self.batcher = Batcher()
 
     @classmethod

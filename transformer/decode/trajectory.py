@@ -3,7 +3,8 @@
 `DecodingSession.trajectory()` returns a `Trajectory`: the maps over all T positions, and per position the
 piece fed, whether a user forced it, whether the model would have chosen it, the model's greedy choice, its
 top-k after that position, the translation so far and the word spans; the roles of the checkpoint's head
-atlas; the languages. A view (ui/translate/payload.py) only encodes it: it computes nothing of the model itself.
+atlas; the languages. A view (attention_lens/translate/payload.py) only encodes it: it computes nothing of the model
+itself.
 
 Rows are positions: row t is the decoder query at the piece fed at t (<s> at 0), which predicts piece t+1.
 """

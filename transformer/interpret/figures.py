@@ -5,7 +5,8 @@ merges into one category; every label is HTML-escaped first (Plotly renders tick
 plotly is imported when a figure is built, so the model and the command-line tools never need it.
 
 The words a figure shows (hovers, axis and subplot titles) are `words`, a mapping over WORDS' keys: English unless a
-caller passes its own (the app passes its page's language, ui/shell/figures.py figure_words); a hover's number is
+caller passes its own (the app passes its page's language, attention_lens/shell/figures.py figure_words); a hover's
+number is
 Plotly's own `%{z:.3f}`, written with the layout's `separators` the caller sets. The library reads no catalogue.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Where the files shipped beside the code are: checkpoints/ (the models) and assets/ (the page's views and the
 example sentences), found by one function, `shipped`, for the library and the app alike.
 
-A checkout keeps them at its top, beside transformer/ and ui/ (`python app.py`, a Hugging Face Space, an editable
-install). A wheel cannot put a top-level folder into site-packages without a package around it, so
+A checkout keeps them at its top, beside transformer/ and attention_lens/ (`python app.py`, a Hugging Face Space, an
+editable install). A wheel cannot put a top-level folder into site-packages without a package around it, so
 pyproject.toml's data-files install them as data, under <prefix>/share/attention-lens/ (docs/design.md,
 "Installed")."""
 from __future__ import annotations
