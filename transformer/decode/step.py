@@ -68,13 +68,13 @@ def decoder_position(model, tokens: Tensor, cache: list, memory_mask: Tensor | N
 
 def cross_cache(model, memory: Tensor) -> list:
     """A decoding cache holding each decoder layer's cross-attention keys and values of `memory` (B, S, D)."""
-    return [{"cross": block.cross_attn.project_kv(memory)} for block in model.decoder]  # (B, H, S, d) each
+    return [{"cross": kv} for kv in model.cross_kv(memory)]  # (B, H, S, d) each
 
 
 def next_probs(model, hidden) -> np.ndarray:
     """(D,) final decoder state, or (T, D) states (a tensor, ideally on the model's device, or an array) -> (V,) or
     (T, V) next-token probabilities, float32 numpy: one copy to the host."""
-    weight = model.embed.weight
+    weight = model.output_embedding  # (V, D)
     with torch.inference_mode():
         h = torch.as_tensor(hidden, dtype=weight.dtype, device=weight.device)  # (D,) or (T, D)
         return torch.softmax(model.project(h[None]).float(), -1)[0].cpu().numpy()  # (V,) or (T, V)
@@ -84,7 +84,7 @@ def near_tie(model, hidden: Tensor, logits: Tensor) -> Tensor:
     """(B,) bool: rows whose two best logits lie within twice the error bound of a batched row: err = (r + 2γ_D)·‖h‖·
     max_j‖E_j‖, r the relative error of a batched state (TOLERANCE, or TF32's 2⁻¹¹ when float32 products may use it)
     and γ_D = D·2⁻²⁴ the rounding of one logit's sum. Such a row's argmax could differ from the one computed alone."""
-    emb = model.embed.weight  # (V, D), tied: project(h) = h @ embᵀ
+    emb = model.output_embedding  # (V, D): project(h) = h @ embᵀ (+ a bias, which adds no rounding of h's)
     tf32 = torch.get_float32_matmul_precision() != "highest" or (
         emb.device.type == "cuda" and torch.backends.cuda.matmul.allow_tf32)
     r = max(tolerance(emb.device), 2.0 ** -11 if tf32 else 0.0)
