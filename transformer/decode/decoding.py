@@ -85,6 +85,14 @@ def clean_text(text, notes: list | None = None) -> str:
 class Translator:
     """A loaded model + tokenizer on one device. Thread-safe for inference (no shared mutable state)."""
 
+    origin: str | None = None  # where a model not ours came from (transformer/hf: its folder or hf:owner/name)
+    name: str | None = None  # its name (the folder's or the hub's), the picker's key with "hf-" before it
+
+    @property
+    def key(self) -> str:
+        """The model's key in the app's picker and links: 'de-en' for ours, 'hf-<name>' for another's."""
+        return self.config.direction if self.name is None else f"hf-{self.name}"
+
     def __init__(self, model: Transformer, tokenizer: Tokenizer, device="auto", checkpoint_dir: Path | None = None):
         self.device = resolve_device(device)
         self.model = model.to(self.device).eval()

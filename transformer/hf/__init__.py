@@ -6,8 +6,7 @@ steps, hooks and ablates it as it does our own Transformer. Needs the optional e
     tr = load_hf("hf:Helsinki-NLP/opus-mt-de-en")   # or a folder written by save_pretrained
     tr.start("Der Hund schläft.").step()
 
-Nothing outside this package imports `transformers`.
+Nothing outside this package imports `transformers`, and importing this package does not either (`load_hf` does):
+the app asks `is_hf_checkpoint` without it. The adapter is transformer.hf.model.HFEncoderDecoder.
 """
 from .load import HF_PREFIX, is_hf_checkpoint, load_hf  # noqa: F401
-from .model import HFEncoderDecoder  # noqa: F401
-from .tokenizer import HFTokenizer  # noqa: F401

@@ -72,6 +72,7 @@ def load_hf(source, device="auto") -> Translator:
     model = HFEncoderDecoder(hf, config, suppressed_ids(hf.generation_config))
     tr = Translator(model, HFTokenizer(tok, config.bos_id), device, None if hub else Path(name))
     tr.origin = source if hub else str(Path(name).resolve())
+    tr.name = re.sub(r"[^a-z0-9._-]+", "-", Path(name).name.lower()).strip("-") or "model"
     tr.architecture = hf.config.model_type
     return tr
 
