@@ -34,8 +34,9 @@ def spm_model(vocab_size: int = 120) -> bytes:
 
 
 def marian_folder(folder, d_model: int = 32, heads: int = 4, layers: tuple[int, int] = (2, 2), ffn: int = 64,
-                  seed: int = 0, vocab_size: int = 120) -> Path:
-    """A MarianMT (German -> English) with random weights saved into `folder`; returns the folder."""
+                  seed: int = 0, vocab_size: int = 120, entries: int = 0, max_len: int = 128) -> Path:
+    """A MarianMT (German -> English) with random weights saved into `folder`; returns the folder. `entries`: a
+    vocabulary of that many entries (unused ones after the SentencePiece model's), e.g. OPUS-MT's 58101."""
     import sentencepiece as spm
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel, MarianTokenizer
@@ -48,6 +49,7 @@ def marian_folder(folder, d_model: int = 32, heads: int = 4, layers: tuple[int, 
     sp = spm.SentencePieceProcessor(model_proto=proto)
     pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]  # </s>, <unk>, then the pieces
     vocab = {p: i for i, p in enumerate(pieces)}
+    vocab.update({f"<unused{i}>": len(vocab) + i for i in range(max(0, entries - len(vocab) - 1))})
     pad = vocab["<pad>"] = len(vocab)
     (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False))
     tok = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"),
@@ -56,7 +58,7 @@ def marian_folder(folder, d_model: int = 32, heads: int = 4, layers: tuple[int, 
     config = MarianConfig(vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=d_model,
                           encoder_layers=layers[0], decoder_layers=layers[1], encoder_attention_heads=heads,
                           decoder_attention_heads=heads, encoder_ffn_dim=ffn, decoder_ffn_dim=ffn,
-                          max_position_embeddings=128, pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0,
+                          max_position_embeddings=max_len, pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0,
                           forced_eos_token_id=None, scale_embedding=True, dropout=0.0, attention_dropout=0.0,
                           activation_dropout=0.0)
     torch.manual_seed(seed)
@@ -67,6 +69,6 @@ def marian_folder(folder, d_model: int = 32, heads: int = 4, layers: tuple[int, 
                 p.normal_(0.0, 0.3)
         model.final_logits_bias.normal_(0.0, 0.5)
     model.generation_config = GenerationConfig(decoder_start_token_id=pad, eos_token_id=0, pad_token_id=pad,
-                                               bad_words_ids=[[pad]], max_length=128, num_beams=1)
+                                               bad_words_ids=[[pad]], max_length=max_len, num_beams=1)
     model.save_pretrained(folder)
     return folder

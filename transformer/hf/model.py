@@ -34,7 +34,11 @@ class HFEncoderDecoder(nn.Module):
         self.hf = hf.eval()
         self.config = config
         self.encoder_stack, self.decoder_stack = hf.get_encoder(), hf.get_decoder()
-        self.modules_ = list(self._attention_modules())
+        try:
+            self.modules_ = list(self._attention_modules())
+        except AttributeError:  # e.g. T5: blocks of another shape, relative position biases
+            raise ValueError(f"{type(hf).__name__}: its layers are not MarianMT's or BART's shape (self_attn, "
+                             "encoder_attn): this app cannot step it") from None
         for kind, layer, module in self.modules_:
             if not all(isinstance(getattr(module, p, None), nn.Linear) for p in PROJECTIONS) or \
                     getattr(module, "num_heads", None) != config.n_heads:
