@@ -113,3 +113,48 @@ def test_beam_is_generates_beam(tr, text):
         theirs.append(seq[:seq.index(tr.config.eos_id) + 1] if tr.config.eos_id in seq[1:] else seq)
     assert [[tr.config.bos_id] + h.ids for h in ours.hypotheses] == theirs
     np.testing.assert_allclose([h.normalized for h in ours.hypotheses], out.sequences_scores.numpy(), atol=1e-4)
+
+
+def test_ablation_is_the_head_zeroed_in_the_model_itself(tr):
+    """Heads switched off by the pre-hooks on out_proj decode as a copy of the model whose out_proj ignores them
+    (their columns of W_O zeroed): the same pieces and maps from generate."""
+    import copy
+
+    from transformer.hf.model import HFEncoderDecoder
+    heads = [("cross", 1, 2), ("decoder_self", 0, 1), ("encoder_self", 1, 3)]
+    s = tr.decode(TEXTS[1], ablate=heads)
+    intact = tr.decode(TEXTS[1])
+    cut = HFEncoderDecoder(copy.deepcopy(tr.model.hf), tr.config)
+    modules = {(k, l): m for k, l, m in cut.attention_modules()}
+    with torch.no_grad():
+        for kind, layer, head in heads:
+            m = modules[(kind, layer)]
+            m.out_proj.weight[:, head * m.head_dim:(head + 1) * m.head_dim] = 0
+    ids = s.target_ids
+    n = len(ids) - 1 if ids[-1] == tr.config.eos_id else s.limit
+    with torch.inference_mode():
+        out = cut.hf.generate(torch.tensor([s.source_ids]), return_dict_in_generate=True, num_beams=1,
+                              do_sample=False, max_new_tokens=n, output_attentions=True)
+    assert out.sequences[0].tolist() == ids[:n + 1]
+    for t in range(n):
+        cross = np.stack([a[0, :, 0].numpy() for a in out.cross_attentions[t]])  # (L, H, S)
+        np.testing.assert_allclose(s.positions[t].cross_row, cross, atol=TOL, rtol=0)
+    assert not np.allclose(s.positions[1].cross_row, intact.positions[1].cross_row, atol=1e-3)  # it changed them
+
+
+def test_inside_a_head_is_its_own_projections_and_scaling(tr):
+    """Inside this head: q, k from the module's own projections, scaled by the module's own factor (MarianMT's
+    head_dim ** -0.5), give the weights the hooks read, and those are the session's maps."""
+    s = tr.decode(TEXTS[0])
+    s.goto(3)
+    modules = {(k, l): m for k, l, m in tr.model.attention_modules()}
+    for kind, layer, head in (("cross", 1, 2), ("decoder_self", 0, 3), ("encoder_self", 1, 0)):
+        ins = s.inside(kind, layer, head)
+        scaling = modules[(kind, layer)].scaling
+        assert scaling == pytest.approx(8 ** -0.5)  # d 32 over 4 heads
+        np.testing.assert_allclose(ins.scores, ins.raw * scaling, atol=1e-5, rtol=1e-5)
+        scores = np.where(ins.mask, -np.inf, ins.scores)
+        ref = np.exp(scores - scores.max(1, keepdims=True))
+        np.testing.assert_allclose(ins.weights, ref / ref.sum(1, keepdims=True), atol=1e-5)
+        maps = s.attention[kind][layer, head]  # the hooks' maps of the session
+        np.testing.assert_allclose(ins.weights, maps[:ins.weights.shape[0], :ins.weights.shape[1]], atol=TOL)

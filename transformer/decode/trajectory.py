@@ -42,6 +42,7 @@ class Trajectory:
     ablated: list[tuple[str, int, int]] = field(default_factory=list)  # (kind, layer, head) switched off
     roles: dict = field(default_factory=dict)  # {kind: [[role per head] per layer]} of the head atlas
     languages: tuple[str, str] = ("de", "en")  # (source, target) codes
+    model_key: str = "de-en"  # the model's key (Translator.key): its name in the picker and in links
     notes: list[str] = field(default_factory=list)  # what was cut from the input
     # transformer.decode.caveats of a whole decoding (Translator.trajectory)
     caveats: list[dict] = field(default_factory=list)
@@ -138,4 +139,4 @@ def build(session, k: int = TOPK_SENT) -> Trajectory:
         source_spans=analysis.word_spans(list(maps.source_tokens)), target_spans=analysis.word_spans(pieces),
         cursor=session.cursor, limit=session.limit, ablated=sorted(session.ablated),
         roles=head_roles(load_atlas(tr.checkpoint_dir)), languages=(c.src_lang, c.tgt_lang),
-        notes=list(session.notes), session=session)
+        model_key=tr.key, notes=list(session.notes), session=session)
