@@ -158,3 +158,10 @@ def test_inside_a_head_is_its_own_projections_and_scaling(tr):
         np.testing.assert_allclose(ins.weights, ref / ref.sum(1, keepdims=True), atol=1e-5)
         maps = s.attention[kind][layer, head]  # the hooks' maps of the session
         np.testing.assert_allclose(ins.weights, maps[:ins.weights.shape[0], :ins.weights.shape[1]], atol=TOL)
+
+
+def test_the_model_card_says_where_it_came_from_and_claims_no_training_data(tr):
+    from attention_lens.model.handlers import model_card
+    card = model_card(tr, {}, "detail", "en")
+    assert tr.origin in card and "marian encoder-decoder from transformers" in card
+    assert "Multi30k" not in card and "pre-LN" not in card  # our model's words are not said of another's

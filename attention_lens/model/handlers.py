@@ -133,7 +133,8 @@ def model_card(tr: Translator, metrics: dict, mode: str = "detail", lang: str = 
             if metrics.get("in_training") else ""
         rows.append(_row("training", mode, lang, epochs=epochs, s="" if epochs == 1 else "s", minutes=minutes,
                          device=device, still=still))
-    rows += data_rows(metrics, mode, lang)
+    if tr.origin is None:  # ours; a Hugging Face model's training data is its model card's to say, not ours
+        rows += data_rows(metrics, mode, lang)
     return f"| {w['card_property']} | {w['card_value']} |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
 
