@@ -24,7 +24,7 @@ from transformer.train.data import examples_path, read_glossed_examples
 
 MAX_TEXT = 2000  # the source box's max_length: a link's sentence obeys the same limit
 LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
-            # the line floats over the screen's bottom, as a note that goes by itself does (issue 58: in the flow,
+            # the line floats over the screen's bottom, as a note that goes by itself does (in the flow,
             # "View 1 added" pushed the page down 84 px; over the top, it lay on the tabs once the page was scrolled)
             # a live class's bar (attention_lens/live/page.py) at the same bottom: the line stands above it
             # (assets/live.js --class-bar-room: its height and a gap; 0 without a bar), never over it

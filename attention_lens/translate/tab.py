@@ -91,8 +91,8 @@ def controls(ctx: Ctx) -> SimpleNamespace:
                              css_template=ctx.css, js_on_load=asset("topk.js"), elem_id="topk")
             c.attention = lens_view(ctx, "attention")
         with gr.Column(scale=1, min_width=440):
-            # the translation being written, beside the map that writes it, on the first screen (issue 58 item 10:
-            # it sat ~1,390 px down the page); on a phone right under the box (assets/layout.css)
+            # the translation being written, beside the map that writes it, on the first screen; on a phone right
+            # under the box (assets/layout.css)
             c.translation = gr.Textbox(label=label("translation_so_far"), elem_id="translation", interactive=False,
                                        lines=1, max_lines=3)
             c.inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
@@ -111,7 +111,7 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
     with gr.Row(equal_height=True, elem_id="sentence_row"):
         source = gr.Textbox(label=words["label"], show_label=False, container=False, elem_id="source", lines=1,
                             max_lines=4, max_length=2000, scale=6, min_width=280, placeholder=words["placeholder"])
-        # from the box, Tab then Enter reaches the map or the inside panel (issue 41 item 4; shown when focused)
+        # from the box, Tab then Enter reaches the map or the inside panel (shown when focused)
         skip = gr.HTML(SKIP, elem_id="skip", js_on_load=SKIP_JS, padding=False, apply_default_css=False)
         examples = gr.Dropdown(words["examples"], value="", elem_id="examples", label=label("examples"),
                                show_label=False, container=False, scale=2, min_width=160)
