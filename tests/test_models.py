@@ -197,10 +197,9 @@ def test_the_tabs_of_a_models_own_content_are_one_set_filled_for_the_model_picke
     for one in ("atlas", "model_card", "curves", "curves_note", "learned_intro", "learned_example", "learned_plot"):
         assert ids.count(one) == 1, one
     picker = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "model")
-    pick = next(f for f in demo.fns.values() if f.inputs == [picker]
-                and any(getattr(o, "elem_id", None) == "model_card" for o in f.outputs))
+    pick = next(f for f in demo.fns.values() if (picker._id, "input") in [(t[0], t[1]) for t in f.targets])
     for tr, name in ((en, "English → German"), (de, "German → English")):
-        out = dict(zip([o.elem_id for o in pick.outputs], pick.fn(tr.config.direction)))
+        out = dict(zip([o.elem_id for o in pick.outputs], in_order(pick, pick.fn(tr.config.direction)), strict=True))
         assert name in out["model_card"]
         atlas = json.loads((tr.checkpoint_dir / "head_atlas.json").read_text(encoding="utf-8"))
         assert [h["bleu_drop"] for h in out["atlas"]["heads"]] == [h["bleu_drop"] for h in atlas["heads"]]

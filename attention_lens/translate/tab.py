@@ -248,7 +248,7 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     """The picker: the user's choice of model (its value lives in their page). Picking one clears the views,
     says which model is now in use, and puts the tabs' words, examples and model-specific content in its
     languages; the hint's button switches to the model of the sentence's language and starts it. `followers`:
-    (outputs, content(translator) -> their values) of the tabs whose content is the model's own."""
+    (outputs, content(translator) -> {output: value}) of the tabs whose content is the model's own."""
     c, models, page = ctx.translate, ctx.models, ctx.page
     cleared = [ctx.state, c.translation, c.attention, c.started]  # the top-k follows the view (assets/lens.js)
     words_out = [c.source, c.ref, c.examples]
@@ -261,8 +261,8 @@ def wire_model(ctx: Ctx, followers: list) -> None:
         source = {"label": w["label"], "placeholder": w["placeholder"]} | ({} if text is None else {"value": text})
         out = {c.source: gr.update(**source), c.ref: gr.update(label=w["reference"]),
                c.examples: gr.update(choices=w["examples"], value="")}
-        for outputs, content in followers:
-            out.update(zip(outputs, content(tr), strict=True))
+        for _, content in followers:
+            out.update(content(tr))
         return out
     # a link's model sets these too (attention_lens/shell/link.py)
     ctx.model_outputs = (words_out + groups, model_parts)
