@@ -17,6 +17,7 @@ from attention_lens.translate import attribution as attribution_views
 from attention_lens.translate import handlers as decoding_views
 from attention_lens.translate.attribution import alignment_headers
 from attention_lens.translate.tab import hint_for, language_words
+from tests.answered import in_order
 from transformer.decode.decoding import Translator
 from transformer.model.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
 
@@ -196,10 +197,9 @@ def test_the_tabs_of_a_models_own_content_are_one_set_filled_for_the_model_picke
     for one in ("atlas", "model_card", "curves", "curves_note", "learned_intro", "learned_example", "learned_plot"):
         assert ids.count(one) == 1, one
     picker = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "model")
-    pick = next(f for f in demo.fns.values() if f.inputs == [picker]
-                and any(getattr(o, "elem_id", None) == "model_card" for o in f.outputs))
+    pick = next(f for f in demo.fns.values() if (picker._id, "input") in [(t[0], t[1]) for t in f.targets])
     for tr, name in ((en, "English → German"), (de, "German → English")):
-        out = dict(zip([o.elem_id for o in pick.outputs], pick.fn(tr.config.direction)))
+        out = dict(zip([o.elem_id for o in pick.outputs], in_order(pick, pick.fn(tr.config.direction)), strict=True))
         assert name in out["model_card"]
         atlas = json.loads((tr.checkpoint_dir / "head_atlas.json").read_text(encoding="utf-8"))
         assert [h["bleu_drop"] for h in out["atlas"]["heads"]] == [h["bleu_drop"] for h in atlas["heads"]]
@@ -290,11 +290,12 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
     shipped = {key: Translator.load(key, "cpu") for key in ("de-en", "en-de")}
     demo = build_demo(list(shipped.values()))
 
-    def fn(name, elem_id=None):  # the page's event function `name` (one whose inputs or outputs hold `elem_id`)
-        found = [f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", None) == name
+    def fn(name, elem_id=None):  # the page's event function `name` (one whose inputs or outputs hold `elem_id`),
+        # answering a list in the order of its outputs (tests/answered.py)
+        found = [f for f in demo.fns.values() if getattr(f.fn, "__name__", None) == name
                  and (elem_id is None or elem_id in [getattr(b, "elem_id", None) for b in f.inputs + f.outputs])]
         assert len(found) >= 1, name
-        return found[0]
+        return lambda *a: in_order(found[0], found[0].fn(*a))
 
     evt = lambda data: SimpleNamespace(_data=data)
 
@@ -340,7 +341,7 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
             fn("start")(users[other_key][0], 8, False, other_key)
             elem = {"run": "beam_size", "on_open": "inside"}.get(name)
             out = fn(name, elem)(*args)
-            answer = fingerprint(list(out)[part] if isinstance(out, (list, tuple)) else out)
+            answer = fingerprint(out[part] if len(out) > 1 else out[0])
             mine, theirs = fingerprint(handler(own)), fingerprint(handler(other))
             assert mine != theirs, f"{name}: the two models answer alike, so this check could not fail"
             assert answer == mine, f"{key}'s {name} answered with another model"

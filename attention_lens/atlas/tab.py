@@ -188,24 +188,27 @@ MISSING = (f"This checkpoint has no head atlas (`{ATLAS}`): make one with "
            "`python -m transformer.atlas --checkpoint DIR --split val`.")
 
 
-def content(tr) -> list:
-    """The tab's content for one model: the note (shown only when the checkpoint has no atlas) and the view's
-    value (None: no atlas)."""
+def content(tr) -> tuple[dict, str]:
+    """The tab's content for one model: (the view's value, None when the checkpoint has no atlas; the note shown
+    only then)."""
     atlas = load_atlas(tr)
     if atlas is None:
-        return [gr.update(value=MISSING, visible=True), None]
-    words = eval_sets.atlas_words(atlas, tr)  # the sentences its BLEU is of, named (issue 26, item 5)
-    return [gr.update(value="", visible=False), {**atlas_view(atlas), "eval_set": words,
-                                                 "eval_short": words.split(":")[0],
-                                                 "texts": atlas_texts(atlas, words, tr),
-                                                 "texts_by_lang": {lang: atlas_texts(atlas, words, tr, lang)
-                                                                   for lang in LANGS[1:]}}]
+        return None, MISSING
+    words = eval_sets.atlas_words(atlas, tr)  # the sentences its BLEU is of, named
+    return {**atlas_view(atlas), "eval_set": words, "eval_short": words.split(":")[0],
+            "texts": atlas_texts(atlas, words, tr),
+            "texts_by_lang": {lang: atlas_texts(atlas, words, tr, lang) for lang in LANGS[1:]}}, ""
 
 
 def build(ctx: Ctx) -> tuple[list, object]:
     """One view for every model (filled with the user's model when the tab is opened or the model picked: no copy
-    per model is kept in the page or the process). Returns (outputs, content) for the picker (app.py)."""
+    per model is kept in the page or the process). Returns (outputs, content: a model's {component: value}) for the
+    picker (app.py)."""
     note = gr.Markdown("", visible=False, elem_id="atlas_missing")
     view = gr.HTML(None, html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas.js"),
                    head=f'<script src="{ctx.plotly_src}"></script>', elem_id="atlas")
-    return [note, view], content
+
+    def filled(tr) -> dict:
+        shown, missing = content(tr)
+        return {note: gr.update(value=missing, visible=bool(missing)), view: shown}
+    return [note, view], filled

@@ -46,35 +46,10 @@ def intro(epochs: list) -> str:
 MISSING = f"This checkpoint has no attention history (`{HISTORY}`)."
 
 
-def content(tr) -> list:
-    """The tab's content for one model: its intro, the controls for its history (sentences, snapshots, layers,
-    heads) and the plot, translation and words at its last snapshot; only the intro when it has no history."""
-    history = load_history(tr)
-    if history is None or not history.epochs:
-        return [MISSING] + [gr.update(visible=False)] * 7
-    L, H, n = layers_of(tr.model, "cross"), tr.config.n_heads, len(history.epochs)
-    fig, text, where = learned_handlers.learned_at(history, 0, n)
-    fig = localized_axes(fig)  # "keys", "queries" in the user's page's language
-    lang = page_lang()  # the dropdowns' words: the user's page's language when the tab was filled
-    w = labels(lang)
-    return [intro(history.epochs),
-            gr.update(choices=[(t, i) for i, t in enumerate(history.sentences)], value=0, visible=True),
-            # the points' count and ends are said in the intro, whose every language is in the page (a slider's
-            # info written here would stay in the language of the fill after a switch)
-            gr.update(minimum=1, maximum=max(2, n), value=n, visible=n > 1),
-            gr.update(choices=[(w["all_layers"], "all layers")] + [(f"{w['layer']} {i + 1}", f"layer {i + 1}")
-                                                                  for i in range(L)], value="all layers", visible=True),
-            gr.update(choices=[(w["mean_heads"], "mean of heads")] + [(f"{w['head']} {i + 1}", f"head {i + 1}")
-                                                                     for i in range(H)], value="mean of heads",
-                      visible=True),
-            gr.update(value=fig, visible=True), gr.update(value=text, visible=True),
-            gr.update(value=where, visible=True)]
-
-
 def build(ctx: Ctx) -> tuple[list, object]:
     """One set of controls for every model, filled with the user's model (app.py: when the tab is opened or the
     model picked; the history is read from the checkpoint at each request, 8 ms, so no copy per model stays in
-    memory). Returns (outputs, content)."""
+    memory). Returns (outputs, content: a model's {component: value})."""
     intro_md = gr.Markdown("", elem_id="learned_intro")
     with gr.Row():
         example = gr.Dropdown([], value=None, label=label("sentence"), elem_id="learned_example")
@@ -85,6 +60,32 @@ def build(ctx: Ctx) -> tuple[list, object]:
     text = gr.Textbox(label=label("greedy_now"), interactive=False, elem_id="learned_translation")
     plot = gr.Plot(label=label("cross_attention"), elem_id="learned_plot")
     models = ctx.models
+
+    def content(tr) -> dict:
+        """The tab's content for one model: its intro, the controls for its history (sentences, snapshots, layers,
+        heads) and the plot, translation and words at its last snapshot; only the intro when it has no history."""
+        history = load_history(tr)
+        if history is None or not history.epochs:
+            return {intro_md: MISSING} | {c: gr.update(visible=False) for c in (example, point, layer, head, plot, text,
+                                                                                where)}
+        L, H, n = layers_of(tr.model, "cross"), tr.config.n_heads, len(history.epochs)
+        fig, said, at = learned_handlers.learned_at(history, 0, n)
+        lang = page_lang()  # the dropdowns' words: the user's page's language when the tab was filled
+        w = labels(lang)
+        return {intro_md: intro(history.epochs),
+                example: gr.update(choices=[(t, i) for i, t in enumerate(history.sentences)], value=0, visible=True),
+                # the points' count and ends are said in the intro, whose every language is in the page (a slider's
+                # info written here would stay in the language of the fill after a switch)
+                point: gr.update(minimum=1, maximum=max(2, n), value=n, visible=n > 1),
+                layer: gr.update(choices=[(w["all_layers"], "all layers")]
+                                 + [(f"{w['layer']} {i + 1}", f"layer {i + 1}") for i in range(L)],
+                                 value="all layers", visible=True),
+                head: gr.update(choices=[(w["mean_heads"], "mean of heads")]
+                                + [(f"{w['head']} {i + 1}", f"head {i + 1}") for i in range(H)],
+                                value="mean of heads", visible=True),
+                # "keys", "queries" in the user's page's language
+                plot: gr.update(value=localized_axes(fig), visible=True), text: gr.update(value=said, visible=True),
+                where: gr.update(value=at, visible=True)}
 
     def show(key, *args):
         fig, *rest = learned_handlers.learned_at(load_history(models.get(key)), *args)

@@ -44,19 +44,18 @@ def note(log: dict) -> str:
     return each(lambda mode, lang: curves_note(log, mode, lang) + pauses_note(log, mode, lang))
 
 
-def content(tr) -> list:
-    """The tab's content for one model: its card, its training curves and the note under them (both hidden when
-    the checkpoint has no training log)."""
-    log = read_json(tr.checkpoint_dir / LOG, None) if tr.checkpoint_dir else None
-    has = bool(log and log.get("epochs"))
-    return [card(tr), gr.update(value=figure(training_curves(log)) if has else None, visible=has),
-            gr.update(value=note(log) if has else "", visible=has)]
-
-
 def build(ctx: Ctx) -> tuple[list, object]:
     """One card for every model, filled with the user's model (app.py: when the tab is opened or the model
-    picked). Returns (outputs, content)."""
+    picked). Returns (outputs, content: a model's {component: value})."""
     shown = gr.Markdown(card(ctx.tr), elem_id="model_card")  # small: in the page; the curves come when opened
     curves = gr.Plot(label=label("training_curves"), elem_id="curves")
-    note = gr.Markdown("", elem_id="curves_note")
-    return [shown, curves, note], content
+    under = gr.Markdown("", elem_id="curves_note")
+
+    def content(tr) -> dict:
+        """The tab's content for one model: its card, its training curves and the note under them (both hidden
+        when the checkpoint has no training log)."""
+        log = read_json(tr.checkpoint_dir / LOG, None) if tr.checkpoint_dir else None
+        has = bool(log and log.get("epochs"))
+        return {shown: card(tr), curves: gr.update(value=figure(training_curves(log)) if has else None, visible=has),
+                under: gr.update(value=note(log) if has else "", visible=has)}
+    return [shown, curves, under], content
