@@ -334,9 +334,53 @@ function draw() {
   drawStudentQuestion(bar.querySelector("[data-role=question]"), s.question);
   if (open === "where" && inst.following && inst.shownFor !== q.id) { inst.shownFor = q.id; bringRow(); }
 }
-$("#class_leave").addEventListener("click", () => { inst.following = false; draw(); });
-$("#class_rejoin").addEventListener("click", () => { inst.following = true; draw(); applyView(); });
-document.addEventListener("lens-explain", draw);  // a language or mode switch: every text again
+$("#class_leave").addEventListener("click", () => { inst.following = false; held = null; draw(); drawAsking(); });
+
+// -- a student's tap that would leave the teacher's view while following: asked first (the head grid switched the
+// head while the bar still said "following"); held, and done only once the student chose to explore on their own
+const LEAVES = ["#attention [data-role=grid-canvas]", "#attention [data-role=canvas]", "#attention [data-kind]",
+  "#attention select", "#attention [data-role=scrub]", "#attention [data-role=play]", "#attention [data-role=leave]",
+  "#attention .lens-measure input", "#inside .inside-stages button", "#back", "#step", "#run", "#reset", "#start",
+  "#tabs button[role=tab]"].join(", ");
+const asking = document.createElement("div");
+asking.className = "class-leave-ask"; asking.hidden = true; asking.setAttribute("aria-live", "polite");
+bar.querySelector(".class-row").after(asking);
+let held = null;                          // the tap held: {target, x, y}
+function guard(e) {
+  if (!e.isTrusted || inst.role !== "student" || !inst.following || inst.ended || !inst.snap) return;
+  const t = e.target instanceof Element ? e.target.closest(LEAVES) : null;
+  if (!t || (e.type === "click" && mapChoice(e) !== null)) return;  // a tap that answers "where" stays
+  if (e.type === "mousedown" && t.tagName !== "SELECT") return;     // a select opens its list on mousedown
+  e.preventDefault(); e.stopImmediatePropagation();
+  held = {target: t, x: e.clientX, y: e.clientY};
+  drawAsking();
+}
+for (const ev of ["mousedown", "click", "change", "input"]) document.addEventListener(ev, guard, true);
+function drawAsking() {
+  asking.textContent = "";
+  asking.hidden = !held;
+  if (!held) return;
+  const say = document.createElement("span"); say.textContent = w("class_leave_ask");
+  const go = document.createElement("button"); go.type = "button"; go.textContent = w("class_leave");
+  const stay = document.createElement("button"); stay.type = "button"; stay.textContent = w("class_stay");
+  go.addEventListener("click", () => {
+    const h = held; held = null; inst.following = false; draw();
+    const t = h.target;                   // the tap, done now (on a canvas where it was)
+    if (t.tagName === "CANVAS") {
+      t.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, clientX: h.x, clientY: h.y}));
+    } else if (t.tagName === "SELECT") { t.focus(); try { t.showPicker(); } catch (err) { /* focused: the keys */ } }
+    else if (t.tagName === "INPUT" && t.type === "range") t.focus();
+    else t.click();
+  });
+  stay.addEventListener("click", () => {  // a select or the slider moved before it was held: shown as it is again
+    held = null; drawAsking(); find("attention", "lens")?.redraw?.();
+  });
+  asking.append(say, go, stay);
+}
+$("#class_rejoin").addEventListener("click", () => {  // the teacher's view again, even one opened before
+  inst.following = true; inst.applied = null; draw(); applyView();
+});
+document.addEventListener("lens-explain", () => { draw(); drawAsking(); });  // a language or mode switch: every text
 
 // -- a page opened with ?class=<code> (a student) or ?class=<code>&teach=<token> (the teacher again) ------------
 const q0 = new URLSearchParams(location.search);

@@ -191,3 +191,38 @@ def test_a_where_question_hides_the_rows_weights_until_the_reveal(lesson):
     pick(teacher, head=1 if view(teacher)["head"] != 1 else 2)  # the teacher moves on: the line goes
     for p in (phone, desk):
         p.wait_for_function("!document.querySelector('#class_bar .class-q')", timeout=20000)
+
+
+def test_a_tap_that_leaves_the_teachers_view_asks_first(lesson):
+    """The phone's head grid switched the head at a tap while the bar still said "following"; now the tap is held
+    and the bar asks: Stay keeps the teacher's view, Explore on my own does the tap and stops following."""
+    teacher, phone, _desk = lesson
+    want = phone.evaluate("[window.__lens.state.layer, window.__lens.state.head]")
+    assert want == [teacher.evaluate("window.__lens.state.layer"), teacher.evaluate("window.__lens.state.head")]
+    other = [1, 3 if want[1] != 3 else 2]
+
+    def tap_grid():
+        phone.locator("#attention [data-role=grid-canvas]").scroll_into_view_if_needed()
+        pt = phone.evaluate(f"window.__lens.panelPoint({other[0]}, {other[1]})")
+        phone.touchscreen.tap(pt["x"], pt["y"])
+        phone.wait_for_selector("#class_bar .class-leave-ask", state="visible", timeout=5000)
+
+    tap_grid()
+    said = phone.inner_text("#class_bar .class-leave-ask")
+    assert said.startswith("Damit verl\u00e4sst du die Ansicht deiner Lehrkraft."), said
+    assert phone.evaluate("[window.__lens.state.layer, window.__lens.state.head]") == want  # held, not done
+    assert phone.evaluate("document.getElementById('class_box').live.following") is True
+    phone.tap("#class_bar .class-leave-ask button:nth-of-type(2)")  # Stay with the teacher
+    phone.wait_for_selector("#class_bar .class-leave-ask", state="hidden", timeout=5000)
+    assert phone.evaluate("[window.__lens.state.layer, window.__lens.state.head]") == want
+    assert phone.inner_text("#class_bar [data-role=state]") == "Du folgst der Lehrkraft"
+
+    tap_grid()
+    phone.tap("#class_bar .class-leave-ask button:nth-of-type(1)")  # Explore on my own: the tap is done now
+    phone.wait_for_function(f"window.__lens.state.layer === {other[0]} && window.__lens.state.head === {other[1]}",
+                            timeout=5000)
+    assert phone.evaluate("document.getElementById('class_box').live.following") is False
+    assert phone.inner_text("#class_bar [data-role=state]").startswith("Die Klasse ist bei Schritt")
+    phone.tap("#class_rejoin")  # and back with the class
+    phone.wait_for_function(f"window.__lens.state.layer === {want[0]} && window.__lens.state.head === {want[1]}",
+                            timeout=20000)

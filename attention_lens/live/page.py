@@ -84,6 +84,9 @@ BOX_CSS = (
     ".class-panel input { font: inherit; font-size: 12px; padding: 2px 4px; width: 100%; box-sizing: border-box; }"
     ".class-panel label { font-size: 11px; color: #166534; }"
     ".class-bar .class-row [data-role=state] { flex: 1; font-weight: 600; }"
+    # a tap that would leave the teacher's view, held: asked first (assets/live.js)
+    ".class-leave-ask { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; font-weight: 600; }"
+    ".class-leave-ask[hidden] { display: none; }"
     ".class-q { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; }"
     ".class-q button[aria-pressed=true] { background: #dcfce7; border-color: #16a34a; font-weight: 600; }"
     ".class-chart { display: grid; grid-template-columns: max-content 1fr max-content; gap: 2px 6px;"
