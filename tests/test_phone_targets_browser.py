@@ -1,6 +1,6 @@
 """A German phone's targets and tables (390x844), with touch and as a narrow window without it: every radio and check
 box of the Translate view (Gewicht / Beitrag / ALTI+ / Empfindlichkeit, the <s>/</s> columns) is 44 px tall, and
-every glossary word is at least 24 px tall to tap."""
+every glossary word is at least 24 px tall to tap, and Inside this head's headings are read whole."""
 from __future__ import annotations
 
 import pytest
@@ -42,3 +42,14 @@ def test_glossary_words_are_24_px_tall_to_tap(phone):
     phone.wait_for_function("document.querySelectorAll('.gloss').length > 0", timeout=20000)
     seen = phone.evaluate(WORDS)
     assert seen and all(h >= 24 for _, h in seen), seen
+
+
+CUT = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.checkVisibility())
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => [e.textContent.trim(), e.scrollWidth, e.clientWidth])"""
+
+
+def test_inside_this_heads_headings_are_read_whole(phone):
+    """The table's columns had fixed widths that cut their German headings ("Ähnlichk", "Mask"): each heading's words
+    now wrap whole in a column wide enough for its longest word (the table scrolls sideways in its frame)."""
+    phone.wait_for_selector("#inside .inside-table th", state="visible", timeout=30000)
+    assert phone.evaluate(CUT, "#inside .inside-table th") == []
