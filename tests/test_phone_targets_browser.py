@@ -12,8 +12,15 @@ SENTENCE = "Meine kleine Schwester sah gestern einen Hund."
 TARGETS = """() => [...document.querySelectorAll('#tab_translate input:is([type=radio], [type=checkbox])')]
   .filter(e => e.checkVisibility()).map(e => { const l = e.closest('label') || e, r = l.getBoundingClientRect();
     return [l.textContent.trim(), Math.round(r.height)]; })"""
-WORDS = """() => [...document.querySelectorAll('.gloss')].filter(e => e.checkVisibility())
-  .map(e => [e.textContent, e.getBoundingClientRect().height])"""
+# how tall each glossary word is to a tap: the run of points through its middle, 1 px apart, where a tap lands on it
+WORDS = """() => [...document.querySelectorAll('.gloss')].filter(e => e.checkVisibility()).map(e => {
+  e.scrollIntoView({block: 'center'});
+  const r = e.getBoundingClientRect(), x = r.left + Math.min(r.width / 2, 4), y = r.top + r.height / 2;
+  const on = (dy) => { const t = document.elementFromPoint(x, y + dy); return !!t && t.closest('.gloss') === e; };
+  let up = 0, down = 0;
+  while (up < 40 && on(-(up + 1))) up++;
+  while (down < 40 && on(down + 1)) down++;
+  return [e.textContent, on(0) ? up + down + 1 : 0]; })"""
 
 
 @pytest.fixture(scope="module", params=[True, False], ids=["touch", "narrow-window"])
