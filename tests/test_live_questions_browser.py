@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.browser import go, open_app, pick, start, tap_key, view
+from tests.browser import go, pick, tap_key, teach_class, view
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Meine kleine Schwester sah gestern einen Hund."  # My little sister saw a dog yesterday.
@@ -53,23 +53,10 @@ def lesson(served_browser):
     """A class at step 3 of SENTENCE: (the teacher at 1280x800, a German phone at 390x844 with touch, an English
     laptop at 1280x800), both students following."""
     url, b = served_browser
-    teacher = open_app(b, url, 1280, 800)
-    start(teacher, SENTENCE)
-    go(teacher, 3)
-    teacher.click("#class_start")
-    teacher.wait_for_function("document.getElementById('class_box')?.live.sends >= 1", timeout=30000)
-    link = teacher.input_value("#class_link")
-    pages = []
-    for (w, h), lang in (((390, 844), "de"), ((1280, 800), "en")):
-        p = b.new_context(viewport={"width": w, "height": h}, is_mobile=w < 600, has_touch=w < 600,
-                          locale="de-DE" if lang == "de" else "en-US").new_page()
-        p.errors = []
-        p.on("pageerror", lambda e, p=p: p.errors.append(str(e)))
-        p.goto(f"{link}&lang={lang}", timeout=90000)
-        p.wait_for_function("document.getElementById('class_box')?.live?.snap && window.__lens.state.traj && "
-                            "window.__lens.state.t === 3 && !document.getElementById('link_box')?.link.opening",
-                            timeout=90000)
-        pages.append(p)
+    teacher, pages = teach_class(b, url, SENTENCE, 3)
+    for p in pages:
+        p.wait_for_function("window.__lens.state.traj && window.__lens.state.t === 3 && "
+                            "!document.getElementById('link_box')?.link.opening", timeout=90000)
     teacher.wait_for_function("document.querySelector('#class_count').textContent === '2 following'",
                               timeout=20000)
     yield teacher, *pages
