@@ -181,3 +181,25 @@ def tap_key(page, j):
     canvas = page.locator("#attention [data-role=canvas]")
     canvas.scroll_into_view_if_needed()
     canvas.click(position={"x": (j + 0.5) * v["cell"]["w"], "y": (v["row"] + 0.5) * v["cell"]["h"]})
+
+
+def teach_class(b, url, text, step, students=(((390, 844), "de"), ((1280, 800), "en"))):
+    """A teacher's page at 1280x800 at `step` of `text`, teaching a live class, and a student's page per
+    ((width, height), language) in a browser context of its own (touch below 600 px), each once it has the class's
+    first snapshot: (teacher, [students]). Each page collects its page errors in .errors."""
+    teacher = open_app(b, url, 1280, 800)
+    start(teacher, text)
+    go(teacher, step)
+    teacher.click("#class_start")
+    teacher.wait_for_function("document.getElementById('class_box')?.live.sends >= 1", timeout=30000)
+    link = teacher.input_value("#class_link")
+    pages = []
+    for (w, h), lang in students:
+        p = b.new_context(viewport={"width": w, "height": h}, is_mobile=w < 600, has_touch=w < 600,
+                          locale="de-DE" if lang == "de" else "en-US").new_page()
+        p.errors = []
+        p.on("pageerror", lambda e, p=p: p.errors.append(str(e)))
+        p.goto(f"{link}&lang={lang}", timeout=90000)
+        p.wait_for_function("document.getElementById('class_box')?.live?.snap", timeout=60000)
+        pages.append(p)
+    return teacher, pages
