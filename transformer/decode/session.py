@@ -58,7 +58,7 @@ class Script:
     position the piece `pieces` gives there ({position: (token id, forced)}), else the greedy choice; on to `stop`
     (the last position computed; None: to the end, </s> or the limit). A value handed to a decoding
     (DecodingSession.finish, `decode`, Batcher.run): a session holds none of it, only its limit grown to reach the
-    last piece given (DecodingSession.reaching)."""
+    last piece given (DecodingSession._reaching)."""
 
     pieces: Mapping[int, tuple[int, bool]] = dataclasses.field(default_factory=dict)
     stop: int | None = None
@@ -299,7 +299,7 @@ class DecodingSession:
             token = int(piece)
         else:
             raise ValueError(f"not a piece or a piece id: {piece!r}")
-        self.check_feed(token, "force")
+        self._check_feed(token, "force")
         self.advance(token, forced=True)
 
     def follow(self, tokens) -> DecodingSession:
@@ -315,7 +315,7 @@ class DecodingSession:
         advance([self], [token], [forced])
         return self
 
-    def check_feed(self, token: int, verb: str = "feed") -> None:
+    def _check_feed(self, token: int, verb: str = "feed") -> None:
         """ValueError unless `token` can be fed after the cursor: <s> first, then a piece of the vocabulary other than
         <pad> and <s>, while the decoding is not done at the cursor."""
         tok = self.translator.tokenizer
@@ -330,16 +330,16 @@ class DecodingSession:
         if token in (tok.pad_id, tok.bos_id):
             raise ValueError(f"cannot {verb} the special piece {tok.piece(token)!r}")
 
-    def cut(self) -> None:
+    def _cut(self) -> None:
         """Drop the positions after the cursor, and with them the reach of the pieces given there."""
         if len(self.positions) > self.cursor + 1:
             del self.positions[self.cursor + 1:]
             self.reach = min(self.reach, max(self.cursor, 0))
 
-    def reaching(self, script: Script) -> None:
+    def _reaching(self, script: Script) -> None:
         """What a decoding by `script` from the cursor starts with: the positions after the cursor dropped, the limit
         grown to reach the last piece the script gives (up to the model's max_len - 1 pieces)."""
-        self.cut()
+        self._cut()
         self.reach = max(self.reach, min(self.translator.config.max_len - 1, script.reach))
 
 
@@ -348,11 +348,11 @@ def advance(sessions, tokens, forced, rows: Rows | None = None) -> None:
     cursor dropped, the position computed on the piece appended, the cursor on it. The one way a session moves on:
     step, run, finish, force, follow and a batch all come here. Sessions at one position of one translator are
     computed in one pass of the decoder (step.feed_rows; `rows`: their cache kept from the pass before). ValueError,
-    before any work, for a piece a session cannot be fed (DecodingSession.check_feed)."""
+    before any work, for a piece a session cannot be fed (DecodingSession._check_feed)."""
     for s, token in zip(sessions, tokens):
-        s.check_feed(token)
+        s._check_feed(token)
     for s, p in zip(sessions, feed_rows(sessions, list(tokens), list(forced), rows)):
-        s.cut()
+        s._cut()
         s.positions.append(p)
         s.cursor += 1
 
@@ -369,7 +369,7 @@ def decode(sessions, scripts=None, done=None, more=None) -> None:
     def admit(pairs) -> None:
         for s, script in pairs:
             script = script or GREEDY
-            s.reaching(script)
+            s._reaching(script)
             if (fed := script.next(s)) is None:
                 if done:
                     done(s)
