@@ -1,10 +1,12 @@
 """Batching across users (transformer/decode/batching.py): every session decoded in a batch is the session decoded
-alone, within transformer.decode.step's stated tolerance and with the same pieces, ablated heads and forced pieces
-included; the batch runs through the model's own modules (a global forward hook sees them); a long or broken request in
-a batch harms no other. With ATTENTION_LENS_TEST_DEVICE=cuda these run on a GPU (the GPU lane, .ci/gpu), with
-step.CUDA_TOLERANCE."""
+alone, within the bound measured (TOL) and with the same pieces, ablated heads and forced pieces included; a batch
+batches (each position one pass of the decoder for all its rows, counted by a hook; callers meet in it and none stays
+counted as arriving); the batch runs through the model's own modules (a global forward hook sees them); a long or
+broken request in a batch harms no other. With ATTENTION_LENS_TEST_DEVICE=cuda these run on a GPU (the GPU lane,
+.ci/gpu)."""
 from __future__ import annotations
 
+import contextlib
 import pickle
 import threading
 
@@ -15,10 +17,15 @@ import torch
 from benchmarks.common import alike
 from tests.conftest import DEVICE
 from transformer.decode import step
-from transformer.decode.batching import Batcher, run_rows
+from transformer.decode.batching import Batcher
+from transformer.decode.session import Script, decode
 from transformer.decode.step import feed_rows
 
-TOL = step.tolerance(DEVICE)  # what the library states for this device (transformer/decode/step.py)
+# The largest relative difference of a batched row from the same row alone that these tests accept: the bound measured
+# on the CPU (python -m benchmarks.batching: 1.85e-06 over 300 test sentences in batches of 32), and on CUDA the GPU
+# lane's bound; pinned here, never read from the library's constants (step.TOLERANCE states it with a margin).
+CPU_BOUND = 2e-6
+TOL = 1e-4 if DEVICE == "cuda" else CPU_BOUND
 
 TEXTS = ["Ein Boston Terrier läuft über saftig-grünes Gras vor einem weißen Zaun.",
          "Ein Mädchen in einem Karateanzug bricht ein Brett mit einem Tritt.",
@@ -40,7 +47,7 @@ def gap(x, y) -> float:
 
 def differences(a, b, tol: float | None = None) -> list[str]:
     """Where two sessions differ: pieces, choices, flags exactly; attention rows, keys, values and states by more
-    than `tol` (relative, default the device's stated tolerance; 0: within the tolerance). Empty: the same."""
+    than `tol` (relative, default TOL). Empty: the same."""
     tol = TOL if tol is None else tol
     if [p.token for p in a.positions] != [p.token for p in b.positions]:
         return [f"tokens {[p.token for p in a.positions]} != {[p.token for p in b.positions]}"]
@@ -74,11 +81,22 @@ def started(tr, i):
     return s
 
 
+@contextlib.contextmanager
+def passes(model):
+    """The rows of every pass of the decoder while in the block (a forward pre-hook on its first layer), in order."""
+    rows: list[int] = []
+    handle = model.decoder[0].register_forward_pre_hook(lambda module, args: rows.append(args[0].size(0)))
+    try:
+        yield rows
+    finally:
+        handle.remove()
+
+
 @pytest.mark.parametrize("n", [1, 2, 6, 13])
 def test_a_batch_gives_each_session_what_it_gets_alone(translator, n):
     alone = [started(translator, i).run() for i in range(n)]
     batched = [started(translator, i) for i in range(n)]
-    run_rows(batched)
+    decode(batched)
     for i, (a, b) in enumerate(zip(alone, batched)):
         assert differences(a, b) == [], (i, differences(a, b))
         assert a.translation == b.translation and a.done and b.done
@@ -88,7 +106,7 @@ def test_en_de_too(tiny_en_de):
     texts = ["A dog runs.", "Two children play on the beach with a big ball.", "Hello."]
     alone = [tiny_en_de.start(t).run() for t in texts]
     batched = [tiny_en_de.start(t) for t in texts]
-    run_rows(batched)
+    decode(batched)
     assert all(differences(a, b) == [] for a, b in zip(alone, batched))
 
 
@@ -102,11 +120,36 @@ def test_a_batch_computes_the_first_position_as_alone(translator):
     assert fresh[0].positions == [] and not fresh[0].done and fresh[0].target_ids == []
     ahead = translator.start(TEXTS[5])
     ahead.step()
-    run_rows(fresh[:3] + [ahead])
+    decode(fresh[:3] + [ahead])
     for a, b in zip(alone, fresh[:3]):
         assert differences(a, b) == [] and b.positions[0].token == translator.config.bos_id
     assert differences(translator.start(TEXTS[5]).run(), ahead) == []
     assert differences(alone[3], fresh[3].run()) == []
+
+
+def test_a_batch_computes_each_position_in_one_pass_for_all_its_rows(translator, monkeypatch):
+    """Rows at different positions: the furthest behind go first, alone, until they reach the others' position; from
+    there every position is one pass of the decoder for every row still decoding, no position is computed twice, and
+    the batch's cache (step.Rows) moves on with it from pass to pass: stacked from the sessions' positions only when
+    rows join (the three fresh ones, then all four), never again as rows leave."""
+    stacked = []
+    init = step.Rows.__init__
+
+    def counted(self, sessions, cache=None, memory_mask=None):
+        stacked.append(cache is None)
+        init(self, sessions, cache, memory_mask)
+    monkeypatch.setattr(step.Rows, "__init__", counted)
+    fresh = [translator.start_ids(translator.source_ids(t), h, first=False) for t, h in zip(TEXTS[:3], ABLATED)]
+    ahead = translator.start(TEXTS[4])
+    ahead.step()  # at position 1: the fresh ones catch up in two passes, then all four go on together
+    stacked.clear()
+    with passes(translator.model) as rows:
+        decode(fresh + [ahead])
+    held = [len(s.positions) for s in fresh + [ahead]]
+    assert rows[:3] == [3, 3, 4], rows
+    assert len(rows) == max(held) and sum(rows) == sum(held) - 2, (rows, held)  # ahead's first two were there
+    assert rows[2:] == sorted(rows[2:], reverse=True)  # together, rows only ever leave as they end
+    assert stacked.count(True) == 2 and len(stacked) > 2, stacked
 
 
 def test_feed_rows_needs_one_position_and_one_translator(translator):
@@ -133,15 +176,19 @@ def concurrently(translator, texts, batcher, go=None):
         t.start()
     for t in threads:
         t.join(timeout=300)
+    assert batcher.arriving == 0, f"{batcher.arriving} callers still counted as arriving"  # or every batch waits
     return out
 
 
 def test_concurrent_callers_are_batched_and_get_their_own_sessions(translator):
     batcher = Batcher(window_s=0.2, max_rows=8, enabled=True)  # a wide window: the threads surely meet in it
     texts = TEXTS * 2
-    got = concurrently(translator, texts, batcher)
+    with passes(translator.model) as rows:
+        got = concurrently(translator, texts, batcher)
     translator.batcher = Batcher()
     assert max(batcher.batches) > 1 and sum(batcher.batches) == len(texts) and max(batcher.batches) <= 8
+    # the rows went through the decoder together (alone, the passes would be one a position): each position once
+    assert sum(rows) == sum(len(s.positions) for s in got) and sum(rows) >= 3 * len(rows), rows
     for text, s in zip(texts, got):
         assert differences(translator.start(text).run(), s) == []
 
@@ -154,19 +201,17 @@ def test_a_caller_arriving_while_a_batch_runs_joins_it(translator, join_steps):
     late, got = [], {}
     first = translator.start_ids(translator.source_ids(TEXTS[0]), first=False)
     second = translator.start_ids(translator.source_ids(TEXTS[1]), ABLATED[1], first=False)
-    feed = first.next_feed
 
-    def arriving():  # the batch has begun (it asks its rows what they are fed): the second caller arrives now
-        if not late:
-            thread = threading.Thread(target=lambda: got.update(late=batcher.run(second, 9)))
-            thread.start()
-            late.append(thread)
-            while not batcher._pending:
-                thread.join(0.001)
-        return feed()
-    first.next_feed = arriving
-    got["first"] = batcher.run(first, 9)
-    del first.next_feed
+    class Arriving(Script):
+        def next(self, session):  # the batch has begun (it asks its row what to feed): the second caller arrives now
+            if not late:
+                thread = threading.Thread(target=lambda: got.update(late=batcher.run(second, 9)))
+                thread.start()
+                late.append(thread)
+                while not batcher._pending:
+                    thread.join(0.001)
+            return super().next(session)
+    got["first"] = batcher.run(first, 9, Arriving())
     late[0].join(60)
     assert batcher.batches == ([2] if join_steps else [1, 1])
     assert differences(translator.start(TEXTS[0]).run(), got["first"]) == []
@@ -222,26 +267,10 @@ def test_batching_is_off_unless_turned_on(translator):
     assert translator.batcher.batches == [] and np.isfinite(translator.start("Hallo.").run().history_probs()).all()
 
 
-def test_rows_near_a_tie_are_computed_alone(translator, monkeypatch):
-    """Every row taken as a near tie: each position computed again alone, so every row is what it is alone to the
-    bit (the alone recomputation is what a near-tie row keeps)."""
-    monkeypatch.setattr(step, "near_tie", lambda model, hidden, logits: torch.ones_like(logits[:, 0], dtype=torch.bool))
-    alone = [started(translator, i).run() for i in range(4)]
-    batched = [started(translator, i) for i in range(4)]
-    run_rows(batched)
-    assert all(differences(a, b, tol=0.0) == [] for a, b in zip(alone, batched))
-
-
-def test_a_near_tie_is_within_the_error_bound():
-    """near_tie flags a row whose two best logits lie within twice its bound and no other."""
-    class M:
-        embed = torch.nn.Embedding(4, 2)
-    with torch.no_grad():
-        M.embed.weight.copy_(torch.eye(4, 2))  # ‖E_j‖ <= 1
-    hidden = torch.tensor([[3.0, 4.0], [3.0, 4.0]])  # ‖h‖ = 5
-    bound = (step.TOLERANCE + 2 * 2 * 2.0 ** -24) * 5
-    logits = torch.tensor([[1.0, 1.0 + 1.9 * bound, 0, 0], [1.0, 1.0 + 2.1 * bound, 0, 0]])
-    assert step.near_tie(M, hidden, logits).tolist() == [True, False]
+def test_the_stated_tolerance_is_the_measured_bound_with_a_margin():
+    """step.TOLERANCE, what the library tells its users (and benchmarks.common.alike compares by), covers the bound
+    measured on the CPU and is no looser than ten times it."""
+    assert CPU_BOUND <= step.TOLERANCE <= 10 * CPU_BOUND and step.tolerance("cpu") == step.TOLERANCE
 
 
 def test_a_global_forward_hook_sees_a_batch_run_the_attention_modules(translator):
@@ -273,14 +302,14 @@ def test_a_batched_session_owns_its_tensors(translator):
     same session decoded alone."""
     alone = [started(translator, i).run() for i in range(8)]
     batched = [started(translator, i) for i in range(8)]
-    run_rows(batched)
+    decode(batched)
     for a, b in zip(alone, batched):
         assert len(pickle.dumps(b)) <= 1.2 * len(pickle.dumps(a)), (len(pickle.dumps(b)), len(pickle.dumps(a)))
 
 
 def replayed_alone(tr, text, heads, script, stop):
     """What a scripted session is, stepped alone by the session's own methods: <s>, then at each position the
-    script's piece (forced with force(), a given one with _append) or the greedy step, to `stop` or the end."""
+    script's piece (forced with force(), a given one with advance) or the greedy step, to `stop` or the end."""
     s = tr.start(text, heads)
     while not s.done and (stop is None or s.cursor < stop):
         token, forced = script.get(s.cursor + 1, (None, False))
@@ -289,7 +318,7 @@ def replayed_alone(tr, text, heads, script, stop):
         elif forced:
             s.force(token)
         else:
-            s._append(token, forced=False)
+            s.advance(token)
     return s
 
 
@@ -302,12 +331,8 @@ def test_scripted_sessions_in_a_batch_are_what_they_are_stepped_alone(translator
             (TEXTS[0], ABLATED[1], {2: (piece, True), 5: (piece, True)}, None),
             (TEXTS[3], ABLATED[3], {i: (t, i == 4) for i, t in enumerate(given) if i}, 6),
             (TEXTS[1], None, {}, None), (TEXTS[2], ABLATED[5], {1: (piece, True)}, 0)]
-    batched = []
-    for text, heads, script, stop in jobs:
-        s = translator.start_ids(translator.source_ids(text), heads, first=False)
-        s.script, s.stop = script, stop
-        batched.append(s)
-    run_rows(batched)
+    batched = [translator.start_ids(translator.source_ids(text), heads, first=False) for text, heads, _, _ in jobs]
+    decode(batched, [Script(script, stop) for _, _, script, stop in jobs])
     for (text, heads, script, stop), b in zip(jobs, batched):
         a = replayed_alone(translator, text, heads, script, stop)
         assert differences(a, b) == [], (text, differences(a, b))
@@ -385,8 +410,8 @@ def test_a_batch_on_the_emulated_accelerator_is_each_row_alone(tiny_trained):
     with EmulatedDevice(), Transfers() as t:
         batched = [tr.start(x, hd) for x, hd in zip(texts, heads)]
         t.clear()
-        run_rows(batched)
+        decode(batched)
         assert len(t.to_host) == max(len(s.positions) for s in batched) - 1  # one copy per step of the batch
         for a, b in zip(alone, batched):
             assert all(isinstance(x, OnDevice) for p in b.positions for x in (p.k, p.v, p.hidden))
-            assert differences(a, b, step.TOLERANCE) == []
+            assert differences(a, b, CPU_BOUND) == []

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.decode.session import DecodingSession
+from transformer.decode import session as session_module
 from transformer.interpret.capture import AttentionRecorder, attention_modules
 
 
@@ -56,8 +56,8 @@ def test_back_goto_and_redo_do_not_recompute(tiny_translator, monkeypatch):
     s = tiny_translator.start("Ein Kind schläft.").run()
     full, n = s.target_ids, len(s.target_ids)
     calls = []
-    orig = DecodingSession.feed
-    monkeypatch.setattr(DecodingSession, "feed", lambda *a: calls.append(1) or orig(*a))
+    orig = session_module.advance
+    monkeypatch.setattr(session_module, "advance", lambda *a: calls.append(1) or orig(*a))
     assert s.back() and s.target_ids == full[:-1] and not s.done
     s.goto(1)
     assert s.target_ids == full[:2] and s.attention.cross.shape[2] == 2

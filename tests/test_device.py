@@ -125,15 +125,16 @@ def emulated(tiny_trained):
 @pytest.fixture()
 def on_device(emulated, monkeypatch):
     """(translator on the emulated device, Transfers being counted, feeds): feeds[0] counts the decoding
-    positions computed (DecodingSession steps), so a test can pin the host transfers per step."""
-    from transformer.decode.session import DecodingSession
-    feeds, feed = [0], DecodingSession.feed
+    passes computed (session.advance: one a position of one or several sessions), so a test can pin the host
+    transfers per step."""
+    from transformer.decode import session
+    feeds, advance = [0], session.advance
 
     def counted(*a, **k):
         feeds[0] += 1
-        return feed(*a, **k)
+        return advance(*a, **k)
 
-    monkeypatch.setattr(DecodingSession, "feed", counted)
+    monkeypatch.setattr(session, "advance", counted)
     with EmulatedDevice(), Transfers() as transfers:
         yield emulated[0], transfers, feeds
 

@@ -101,7 +101,25 @@ def test_a_position_it_accepts_is_the_one_it_returns(tr, sessions, data):
         return
     assert r.cursor == pos["step"] == len(pos["ids"]) - 1
     assert r.target_ids == pos["ids"]
+    assert [p.forced for p in r.positions[1:r.cursor + 1]] == [bool(f) for f in pos["forced"][1:]]
     assert (sessions[name].cursor, len(sessions[name].positions)) == before  # the user's session is untouched
+
+
+def test_a_forced_piece_is_never_taken_for_the_greedy_one(tr, sessions):
+    """A view whose piece at a position is the greedy one but forced there (the user forced the model's own choice)
+    is that position forced, also from a session that holds the same pieces unforced; and a piece the view says was
+    not forced is not, also where the session holds it forced: what Compare keeps forced (forced_plan) is what the
+    view shows forced."""
+    from attention_lens.ablation.help import forced_plan
+    greedy, forced = sessions["greedy"], sessions["forced"]
+    ids = trajectory(greedy)
+    r = decoding_views.at_position(tr, greedy, {"step": 2, "ids": ids[:3], "forced": [0, 0, 1]})
+    assert r.target_ids == ids[:3] and [p.forced for p in r.positions] == [False, False, True]
+    assert forced_plan(r) == {2: ids[2]}
+    fids = trajectory(forced)
+    assert forced.positions[2].forced
+    r = decoding_views.at_position(tr, forced, {"step": 2, "ids": fids[:3], "forced": [0, 0, 0]})
+    assert r.target_ids == fids[:3] and not any(p.forced for p in r.positions) and forced_plan(r) == {}
 
 
 @FUZZ
@@ -117,7 +135,7 @@ def test_every_step_of_a_trajectory_is_reachable(tr, sessions, data):
 
 
 def test_a_step_of_a_reference_past_the_greedy_limit_is_reachable(tr):
-    """A reference is followed with a longer limit than greedy decoding's (DecodingSession.followable): its steps past
+    """A reference is followed with a longer limit than greedy decoding's (Script.reach): its steps past
     the greedy limit are positions the view shows, and Head ablation, Across layers and Export there work (issue 56
     item 7: they failed with "position must be ..." at any step past the greedy limit)."""
     greedy = decoding_views.start(tr, "Hallo.")[0]

@@ -149,9 +149,10 @@ def at_position(tr: Translator, session, position=None) -> DecodingSession:
     """A copy of the session at the position the browser shows. `position`: None or "" (the session's own
     cursor), or {"step": t, "ids": [token ids 0..t], "forced": [0/1 per position]} (a dict, or its JSON as
     the page's js puts it into the request: components.live_position). When the session's history does not hold
-    those pieces (e.g. the view went back to the greedy trajectory after a forced one), the position is decoded
-    again from the source. A position may lie past greedy decoding's limit (a reference is followed with a longer one,
-    DecodingSession.followable): up to the model's max_len, its limit grown as following those pieces grows it."""
+    pieces, each forced or not as the view says (e.g. the view went back to the greedy trajectory after a forced one),
+    the position is decoded again from the source, by a Script of those pieces (Translator.replays). A position may lie
+    past greedy decoding's limit (a reference is followed with a longer one): up to the model's max_len, its limit
+    grown to reach those pieces."""
     s = need_session(session)
     if position is None or position == "":
         return s
@@ -169,24 +170,16 @@ def at_position(tr: Translator, session, position=None) -> DecodingSession:
           and position.get("step", len(ids) - 1) == len(ids) - 1)
     if not ok:
         fail(ValueError("position must be {\"step\": t, \"ids\": [the t+1 token ids from <s>], \"forced\": [...]}"))
-    if [p.token for p in s.positions[:len(ids)]] == ids:
-        s.cursor = len(ids) - 1
+    if [(p.token, p.forced) for p in s.positions[1:len(ids)]] == [(i, bool(f)) for i, f in zip(ids[1:], forced[1:])]:
+        s.cursor = len(ids) - 1  # the session holds these pieces, each forced or not as the view says
         return s
-    r = tr.start_ids(s.source_ids, ablate=s.ablated or None)
+    pieces = {t: (i, bool(f)) for t, (i, f) in enumerate(zip(ids, forced)) if t}
     try:
-        r.followable(ids[1:])  # the limit grown as following these pieces grows it (a reference's)
+        r = tr.replays(s.source_ids, [(s.ablated or None, pieces, len(ids) - 1)])[0]  # its limit grown to reach them
     except ValueError as e:
         fail(e)
-    for token, f in zip(ids[1:], forced[1:]):
-        if r.done:  # nothing follows </s> or the length limit: never show another step than the one asked for
-            unreachable(r, len(ids) - 1)
-        try:
-            if not f and token == r.positions[r.cursor].greedy:
-                r.step()
-            else:
-                r.force(token)
-        except ValueError as e:
-            fail(e)
+    if len(r.positions) < len(ids):  # nothing follows </s> or the length limit: never another step than the one asked
+        unreachable(r, len(ids) - 1)
     return r
 
 

@@ -1,9 +1,7 @@
-"""The command line's words for people in the user's language (issue 44 item 4): `python -m transformer.translate`
-says its help, notes and errors in German when the locale's language is German (LC_ALL, LC_MESSAGES or LANG starting
-with `de`), else in English. One small catalogue per language, transformer/decode/cli_texts/<lang>.toml, read with
-tomllib
-(the library imports nothing of the app: the page's texts are attention_lens/shell/texts/). A key German lacks is said
-in English
+"""The command line's words for people in the user's language: `python -m transformer.translate` says its help,
+notes and errors in German when the locale's language is German (LC_ALL, LC_MESSAGES or LANG starting with `de`), else
+in English. One small catalogue per language, transformer/decode/cli_texts/<lang>.toml, read with tomllib (the library
+imports nothing of the app: the page's texts are attention_lens/shell/texts/). A key German lacks is said in English
 (`missing` lists them). The library's messages keep their English `message`; `said_note` says a hint's or a caveat's
 from its details (its kind and fields) in the language asked for."""
 from __future__ import annotations
@@ -54,9 +52,9 @@ def language(code: str, lang: str = "en") -> str:
 
 
 def said_note(item: dict, src_lang: str, lang: str = "en", of: str = "caveat") -> str:
-    """A hint (of="hint": transformer.decode.language.hint) or a caveat (of="caveat": transformer.decode.caveats)
-    in `lang`: its
-    own English message, or the catalogue's words for its kind (hint_<kind>, caveat_<kind>) filled with its details."""
+    """A hint (of="hint": transformer.decode.language.hint) or a caveat (of="caveat": transformer.decode.caveats) in
+    `lang`: its own English message, or the catalogue's words for its kind (hint_<kind>, caveat_<kind>) filled with its
+    details."""
     key = f"{of}_{item.get('kind')}"
     if lang == LANGS[0] or key not in catalogue(LANGS[0]):
         return item["message"]

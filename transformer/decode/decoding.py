@@ -19,7 +19,7 @@ from ..model.model import Transformer, padding_mask
 from ..model.protocol import model_device
 from ..model.tokenizer import Tokenizer
 from .batching import Batcher
-from .session import TOPK_MAX, DecodingSession, follow_ids, max_new_tokens  # noqa: F401 (re-exported)
+from .session import TOPK_MAX, DecodingSession, Script, done_at, follow_ids, max_new_tokens  # noqa: F401
 from .step import Position, cross_cache, decoder_position, next_probs  # noqa: F401 (Position re-exported)
 
 MAX_INPUT_CHARS = 2000  # bounded before tokenising; the model's own limit is max_len pieces
@@ -33,33 +33,28 @@ def pad_batch(seqs: list[list[int]], pad_id: int, device="cpu") -> Tensor:
 
 @torch.inference_mode()
 def greedy_decode(model: Transformer, src: Tensor, max_new: int | None = None) -> list[list[int]]:
-    """src (B, S) padded ids, on any device -> generated ids per sentence (without BOS, with EOS when reached)."""
+    """src (B, S) padded ids, on any device -> generated ids per sentence (without BOS, with EOS when reached): each
+    row ends where `done_at` says, at </s> or its limit (max_new_tokens of its source's length, at most `max_new`)."""
     c = model.config
     src = src.to(model_device(model))  # (B, S): where the model is
     src_mask = padding_mask(src, c.pad_id) if bool((src == c.pad_id).any()) else None  # (B, 1, 1, S)
     memory = model.encode(src, src_mask)  # (B, S, D)
-    lengths = (src != c.pad_id).sum(1).tolist()
-    limits = [max_new_tokens(n, c.max_len) for n in lengths]
-    steps = min(max(limits) if max_new is None else max_new, c.max_len - 1)
+    limits = [max_new_tokens(n, c.max_len) for n in (src != c.pad_id).sum(1).tolist()]
+    limits = limits if max_new is None else [min(n, max_new) for n in limits]
     cache = cross_cache(model, memory)
     tok = torch.full((src.size(0), 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
-    done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+    limit = torch.tensor(limits, device=src.device)  # (B,)
+    ends = torch.zeros_like(limit)  # (B,) the position each row ends at (0: not yet)
     out = []
-    for _ in range(steps):
+    for t in range(1, max(limits) + 1):
         h = decoder_position(model, tok, cache, src_mask)  # (B, D)
-        nxt = model.project(h).argmax(-1)  # (B,) greedy choices
-        nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)
-        out.append(nxt)
-        done |= nxt == c.eos_id
-        if bool(done.all()):
+        tok = model.project(h).argmax(-1, keepdim=True)  # (B, 1) the greedy choices, at position t
+        out.append(tok)
+        ends = torch.where((ends == 0) & done_at(t, tok[:, 0], limit, c.eos_id), t, ends)
+        if bool((ends > 0).all()):
             break
-        tok = nxt[:, None]  # (B, 1)
-    ids = torch.stack(out, 1).tolist() if out else [[] for _ in lengths]  # (B, steps)
-    result = []
-    for row, limit in zip(ids, limits):
-        row = row[:limit]
-        result.append(row[:row.index(c.eos_id) + 1] if c.eos_id in row else row)
-    return result
+    rows = torch.cat(out + [ends[:, None]], 1).tolist()  # (B, t + 1): the ids, then where each row ends; one copy
+    return [row[:row[-1]] for row in rows]
 
 
 def clean_text(text, notes: list | None = None) -> str:
@@ -101,8 +96,8 @@ class Translator:
         self.checkpoint_dir = checkpoint_dir
         self.source_lengths = read_source_lengths(checkpoint_dir)  # what it learned from (None: not recorded)
         # decodes sessions of concurrent callers together, each as alone (within step.TOLERANCE, the same pieces); off
-        # until turned on (the app
-        # does: attention_lens/shell/components.py BATCHING), so a library user's decoding is the session's own
+        # until turned on (the app does: attention_lens/shell/components.py BATCHING), so that a library user's
+        # decoding is the session's own
         self.batcher = Batcher()
 
     @classmethod
@@ -168,20 +163,18 @@ class Translator:
         return self.batcher.run(session, len(session.source_ids), arrived=True)
 
     def replays(self, source_ids: list[int], jobs: list[tuple]) -> list[DecodingSession]:
-        """One session on `source_ids` per job (heads switched off, script, stop), each computed from <s> to its end
-        as DecodingSession.finish says (`script` {position: (token id, forced)}: fed there instead of the greedy
-        choice, the limit grown to reach its last one; `stop`: the last position, None: to </s> or the limit); all in
-        one batch, with other threads' sessions, when `self.batcher` is on: as start_ids(...) stepped alone (within
+        """One session on `source_ids` per job (heads switched off, pieces, stop), each computed from <s> to its end as
+        its Script(pieces, stop) says (`pieces` {position: (token id, forced)}: fed there instead of the greedy choice,
+        the limit grown to reach its last one; `stop`: the last position, None: to </s> or the limit); all in one
+        batch, with other threads' sessions, when `self.batcher` is on: as start_ids(...) stepped alone (within
         step.TOLERANCE, the same pieces)."""
         heads = [parse_heads(self.model, h) for h, _, _ in jobs]  # bad input fails here, before any work
-        sessions = []
-        for off, (_, script, stop) in zip(heads, jobs):
-            session = self.start_ids(source_ids, off, first=False)
-            session.script, session.stop = script, stop
-            if script:  # its limit grown to reach the pieces it is given, as follow grows it
-                session.limit = max(session.limit, min(self.config.max_len - 1, max(script)))
-            sessions.append(session)
-        return self.batcher.run_all(sessions, [len(source_ids)] * len(jobs))
+        scripts = [Script({int(i): (int(t), bool(f)) for i, (t, f) in (pieces or {}).items()}, stop)
+                   for _, pieces, stop in jobs]
+        for script in scripts:
+            follow_ids(self, [t for t, _ in script.pieces.values()])
+        sessions = [self.start_ids(source_ids, off, first=False) for off in heads]
+        return self.batcher.run_all(sessions, [len(source_ids)] * len(jobs), scripts)
 
     def follow(self, source_ids: list[int], tokens, ablate=None) -> DecodingSession:
         """`start_ids(source_ids, ablate).follow(tokens)` (teacher forcing, e.g. a reference translation, step by
@@ -189,13 +182,11 @@ class Translator:
         heads = parse_heads(self.model, ablate)  # bad input fails here, before any work
         tokens = follow_ids(self, tokens)
         session = self.start_ids(source_ids, heads, first=False)
-        session.followable(tokens)  # its limit grown as follow grows it
-        session.script, session.stop = {i + 1: (t, False) for i, t in enumerate(tokens)}, len(tokens)
-        return self.batcher.run(session, len(source_ids))
+        return self.batcher.run(session, len(source_ids), Script.given(session, tokens))
 
     def finish(self, session: DecodingSession) -> DecodingSession:
-        """`session.finish()` (greedily from its last position to its end), in one batch with other threads'
-        sessions when `self.batcher` is on. Returns the session."""
+        """`session.finish()` (greedily from its cursor to its end, the positions after it dropped), in one batch with
+        other threads' sessions when `self.batcher` is on. Returns the session."""
         return self.batcher.run(session, len(session.source_ids))
 
     def caveats(self, text: str, source_ids: list[int], output_ids: list[int]) -> list[dict]:
@@ -223,7 +214,7 @@ class Translator:
         session = DecodingSession(self, src_ids, encoder_self, cross_k, cross_v)
         session.ablated = heads
         if first:
-            session._append(self.config.bos_id, forced=False)
+            session.advance(self.config.bos_id)
         return session
 
     def next_probs(self, hidden) -> np.ndarray:

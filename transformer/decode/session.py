@@ -2,24 +2,29 @@
 capturing attention as it goes (`Translator.start` in transformer/decode/decoding.py makes one).
 
 A session holds the positions computed so far (`Position`: a step's attention rows, keys, values and final
-state) and a cursor that moves along them: step, back, goto, force (a what-if piece), follow (teacher forcing).
-What a view or an analysis needs of a session is computed elsewhere, from the session: `trajectory`
-(transformer/decode/trajectory.py), `inside` (transformer/interpret/inside.py), `attribution`
-(transformer/interpret/attribution.py).
-This module imports them only when such a method is called, and never transformer/decode/decoding.py: the session's
-Translator is handed to it (`Translator.start_ids`).
+state) and a cursor that moves along them: step, back, goto, force (a what-if piece), follow (teacher forcing), run
+and finish (to the end). Every position a session gains is fed through one function, `advance` (one session or
+several at one position, in one pass of the decoder), and every decoding to the end is one loop, `decode`, that feeds
+each session what its `Script` says (a replay's pieces: a value handed to the decoding, never kept by the session).
+`done_at` is the one rule for where a decoding ends. What a view or an analysis needs of a session is computed
+elsewhere, from the session: `trajectory` (transformer/decode/trajectory.py), `inside`
+(transformer/interpret/inside.py), `attribution` (transformer/interpret/attribution.py). This module imports them only
+when such a method is called, and never transformer/decode/decoding.py: the session's Translator is handed to it
+(`Translator.start_ids`).
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
+from collections import defaultdict
+from collections.abc import Mapping
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from ..interpret.capture import AttentionMaps
-from .step import Position, feed_rows, next_probs
+from .step import Position, Rows, feed_rows, next_probs
 
 # "Translator" in the annotations below is transformer.decode.decoding.Translator, named but not imported (decoding
 # imports this module: no import circle, not even one for type checkers)
@@ -32,6 +37,12 @@ def max_new_tokens(src_len: int, max_len: int) -> int:
     return max(1, min(max_len - 1, 2 * src_len + 10))
 
 
+def done_at(t, token, limit, eos_id):
+    """Whether a decoding ends at position t (<s> at 0), fed `token` there: </s>, or `limit` pieces after <s>. The one
+    rule for where every decoding ends (a session, its trajectory, greedy_decode); ints, or tensors of them."""
+    return (token == eos_id) | (t >= limit)
+
+
 def follow_ids(translator, tokens) -> list[int]:
     """`tokens` as piece ids a session can follow: ValueError for <pad>, <s> or an id outside the vocabulary."""
     tokens = [int(t) for t in tokens]
@@ -39,6 +50,41 @@ def follow_ids(translator, tokens) -> list[int]:
     if any(t in (tok.pad_id, tok.bos_id) or not 0 <= t < len(tok) for t in tokens):
         raise ValueError("follow needs piece ids of the vocabulary other than <pad> and <s>")
     return tokens
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Script:
+    """What a decoding feeds a session after its cursor: <s> first (a session begun without it), then at each
+    position the piece `pieces` gives there ({position: (token id, forced)}), else the greedy choice; on to `stop`
+    (the last position computed; None: to the end, </s> or the limit). A value handed to a decoding
+    (DecodingSession.finish, `decode`, Batcher.run): a session holds none of it, only its limit grown to reach the
+    last piece given (DecodingSession._reaching)."""
+
+    pieces: Mapping[int, tuple[int, bool]] = dataclasses.field(default_factory=dict)
+    stop: int | None = None
+
+    @classmethod
+    def given(cls, session, tokens: list[int]) -> Script:
+        """`tokens` given after the session's cursor (after <s> for a session begun without it), as they are, up to
+        the last of them: what `follow` feeds."""
+        at = max(session.cursor, 0)
+        return cls({at + 1 + i: (t, False) for i, t in enumerate(tokens)}, at + len(tokens))
+
+    @property
+    def reach(self) -> int:
+        """The last position a piece is given at (0: none)."""
+        return max(self.pieces, default=0)
+
+    def next(self, session) -> tuple[int, bool] | None:
+        """(token, forced) to feed `session` after its cursor, None once it is done or at `stop`."""
+        if not session.positions:
+            return session.translator.config.bos_id, False
+        if session.done or (self.stop is not None and session.cursor >= self.stop):
+            return None
+        return self.pieces.get(session.cursor + 1, (session.positions[session.cursor].greedy, False))
+
+
+GREEDY = Script()  # greedily to the end
 
 
 class DecodingSession:
@@ -62,7 +108,8 @@ class DecodingSession:
         self.positions: list[Position] = []
         self.cursor = -1
         self.ablated: frozenset = frozenset()  # (kind, layer, head) switched off for this session
-        self.limit = max_new_tokens(len(source_ids), translator.config.max_len)
+        self.base_limit = max_new_tokens(len(source_ids), translator.config.max_len)  # greedy decoding's
+        self.reach = 0  # the last position of the pieces given to it (a reference followed, a script's)
         self.notes: list[str] = []  # human-readable: what was cut from the input (Translator.start)
 
     # -- copying: the translator is shared, never copied or pickled
@@ -128,9 +175,19 @@ class DecodingSession:
         return self.cursor
 
     @property
+    def limit(self) -> int:
+        """The most pieces this decoding may hold after <s>: greedy decoding's (max_new_tokens), or as many as the
+        pieces given to it need (`reach`, at most the model's max_len - 1)."""
+        return max(self.base_limit, self.reach)
+
+    def done_at(self, t: int) -> bool:
+        """Nothing follows position t of the history (`done_at`: </s> fed there, or the limit)."""
+        return bool(done_at(t, self.positions[t].token, self.limit, self.translator.config.eos_id))
+
+    @property
     def done(self) -> bool:
-        ids = self.target_ids
-        return bool(ids) and (ids[-1] == self.translator.config.eos_id or len(ids) - 1 >= self.limit)
+        """Nothing follows the cursor's position."""
+        return bool(self.positions) and self.done_at(self.cursor)
 
     @property
     def attention(self) -> AttentionMaps:
@@ -198,41 +255,25 @@ class DecodingSession:
 
     # -- moving
     def step(self) -> bool:
-        """Advance one token (along the history if there is one, else greedily). False when done."""
-        if not self.positions:  # started without its first position (Translator.start_ids(first=False))
-            self._append(self.translator.config.bos_id, forced=False)
-            return True
-        if self.done:
+        """Move on one position: along the history if there is one, else computed greedily (<s> first for a
+        session begun without it). False when done."""
+        if self.positions and self.done:
             return False
         if self.cursor + 1 < len(self.positions):
             self.cursor += 1
         else:
-            self._append(self.positions[self.cursor].greedy, forced=False)
+            self.advance(*GREEDY.next(self))
         return True
 
     def run(self) -> DecodingSession:
-        while self.step():
-            pass
-        return self
+        """On to the end: along the history, then greedily."""
+        self.cursor = len(self.positions) - 1
+        return self.finish()
 
-    # -- a replay: what `finish` (and a batch, transformer/decode/batching.py) feeds after the last position
-    script: dict | None = None  # {position: (token id, forced)}: fed there instead of the greedy choice
-    stop: int | None = None  # the last position computed (None: to the end: </s> or the limit)
-
-    def next_feed(self) -> tuple[int, bool] | None:
-        """(token, forced) that running this session on from its last position feeds next: <s> first, then at each
-        position the piece `script` gives there, else the greedy choice; None once it is done or at `stop`."""
-        if not self.positions:
-            return self.translator.config.bos_id, False
-        if self.done or (self.stop is not None and self.cursor >= self.stop):
-            return None
-        return (self.script or {}).get(self.cursor + 1, (self.positions[self.cursor].greedy, False))
-
-    def finish(self) -> DecodingSession:
-        """Computed on from the cursor (the last position) as `next_feed` says, to its end: for a session without a
-        script, `run()` from its last position."""
-        while (fed := self.next_feed()) is not None:
-            self._append(*fed)
+    def finish(self, script: Script | None = None) -> DecodingSession:
+        """Computed on from the cursor to its end as `script` says (None: greedily), the positions after the cursor
+        dropped: `decode` for this one session."""
+        decode([self], [script])
         return self
 
     def back(self) -> bool:
@@ -249,54 +290,114 @@ class DecodingSession:
 
     def force(self, piece) -> None:
         """Append `piece` (a piece string or an id) instead of the greedy choice; the old future is dropped."""
+        tok = self.translator.tokenizer
         if self.done:
             raise ValueError("decoding has finished at this step; step back before forcing a piece")
-        tok = self.translator.tokenizer
         if isinstance(piece, str):
             token = tok.piece_id(piece)
         elif isinstance(piece, (int, np.integer)) and not isinstance(piece, bool) and 0 <= piece < len(tok):
             token = int(piece)
         else:
             raise ValueError(f"not a piece or a piece id: {piece!r}")
-        if token in (tok.pad_id, tok.bos_id):
-            raise ValueError(f"cannot force the special piece {tok.piece(token)!r}")
-        self._append(token, forced=True)
+        self._check_feed(token, "force")
+        self.advance(token, forced=True)
 
     def follow(self, tokens) -> DecodingSession:
         """Teacher forcing: append these token ids after the cursor as they are given, whatever the model would
         choose (each position's `greedy` still says what it would have chosen; `forced` stays False: the pieces
         were given, not chosen by a user). The old future is dropped; the limit grows to fit them, up to the
         model's max_len - 1 positions; following stops at EOS. Returns self, its cursor on the last one."""
-        tokens = self.followable(tokens)
-        for t in tokens:
-            if self.done:
-                break
-            self._append(t, forced=False)
+        return self.finish(Script.given(self, follow_ids(self.translator, tokens)))
+
+    def advance(self, token: int, forced: bool = False) -> DecodingSession:
+        """Feed one piece after the cursor (`advance` for this one session): the positions after the cursor dropped,
+        the position computed on `token` appended, the cursor on it. `forced`: a user chose the piece."""
+        advance([self], [token], [forced])
         return self
 
-    def followable(self, tokens) -> list[int]:
-        """`tokens` as ids that `follow` can append after the cursor (ValueError for <pad>, <s> or an id outside the
-        vocabulary), the limit grown to fit them (from <s> for a session without it), up to max_len - 1 positions."""
-        tokens = follow_ids(self.translator, tokens)
-        self.limit = max(self.limit, min(self.translator.config.max_len - 1, max(self.cursor, 0) + len(tokens)))
-        return tokens
+    def _check_feed(self, token: int, verb: str = "feed") -> None:
+        """ValueError unless `token` can be fed after the cursor: <s> first, then a piece of the vocabulary other than
+        <pad> and <s>, while the decoding is not done at the cursor."""
+        tok = self.translator.tokenizer
+        if not self.positions:
+            if token != tok.bos_id:
+                raise ValueError(f"a session is fed <s> first, not {token!r}")
+            return
+        if self.done:
+            raise ValueError("decoding has finished at this step: nothing follows it")
+        if not isinstance(token, (int, np.integer)) or not 0 <= token < len(tok):
+            raise ValueError(f"not a piece id: {token!r}")
+        if token in (tok.pad_id, tok.bos_id):
+            raise ValueError(f"cannot {verb} the special piece {tok.piece(token)!r}")
 
-    def _append(self, token: int, forced: bool) -> None:
-        self._put(self.feed(token, forced))
+    def _cut(self) -> None:
+        """Drop the positions after the cursor, and with them the reach of the pieces given there."""
+        if len(self.positions) > self.cursor + 1:
+            del self.positions[self.cursor + 1:]
+            self.reach = min(self.reach, max(self.cursor, 0))
 
-    def _put(self, position: Position) -> None:
-        """Append a position computed for this session (by `feed`, or by transformer.decode.step.feed_rows for several
-        sessions at once, transformer/decode/batching.py) after the cursor; the old future is dropped."""
-        del self.positions[self.cursor + 1:]
-        self.positions.append(position)
-        self.cursor += 1
+    def _reaching(self, script: Script) -> None:
+        """What a decoding by `script` from the cursor starts with: the positions after the cursor dropped, the limit
+        grown to reach the last piece the script gives (up to the model's max_len - 1 pieces)."""
+        self._cut()
+        self.reach = max(self.reach, min(self.translator.config.max_len - 1, script.reach))
 
-    def feed(self, token: int, forced: bool) -> Position:
-        """The Position this session computes next on `token`, after the positions up to the cursor: transformer/
-        step.py's feed_rows for this one row (the decoder's modules on this session's cache, its attention read by
-        hooks, its heads switched off by pre-hooks; one upload of the token, one copy to the host). Does not change
-        the session (`_append` does)."""
-        return feed_rows([self], [token], [forced])[0]
+
+def advance(sessions, tokens, forced, rows: Rows | None = None) -> None:
+    """Feed each session one piece (`tokens[b]` an id, `forced[b]` whether a user chose it): the positions after its
+    cursor dropped, the position computed on the piece appended, the cursor on it. The one way a session moves on:
+    step, run, finish, force, follow and a batch all come here. Sessions at one position of one translator are
+    computed in one pass of the decoder (step.feed_rows; `rows`: their cache kept from the pass before). ValueError,
+    before any work, for a piece a session cannot be fed (DecodingSession._check_feed)."""
+    for s, token in zip(sessions, tokens):
+        s._check_feed(token)
+    for s, p in zip(sessions, feed_rows(sessions, list(tokens), list(forced), rows)):
+        s._cut()
+        s.positions.append(p)
+        s.cursor += 1
+
+
+def decode(sessions, scripts=None, done=None, more=None) -> None:
+    """Each session computed on from its cursor to its end as its script says (`scripts[b]`, a Script; None:
+    greedily), the positions after its cursor dropped: one pass of the decoder per position for the sessions at that
+    position (`advance`), the furthest behind first, so that positions meet and go on together. `done(session)` is
+    called as each one ends; `more(active)`, when given, is asked before each pass for (session, script) pairs to add
+    (`active`: the sessions not done, never none)."""
+    active: list = []
+    plan: dict[int, tuple[Script, tuple[int, bool]]] = {}  # id(session) -> (its script, what it is fed next)
+
+    def admit(pairs) -> None:
+        for s, script in pairs:
+            script = script or GREEDY
+            s._reaching(script)
+            if (fed := script.next(s)) is None:
+                if done:
+                    done(s)
+                continue
+            plan[id(s)] = script, fed
+            active.append(s)
+
+    admit(zip(sessions, scripts or [None] * len(sessions)))
+    rows = None
+    while active:
+        if more is not None:
+            admit(more(active))
+        by_pos = defaultdict(list)
+        for s in active:
+            by_pos[s.cursor].append(s)
+        group = by_pos[min(by_pos)]  # the furthest behind first, so that the positions meet
+        rows = rows.keep(group) if rows is not None and rows.holds(group) else Rows(group)
+        fed = [plan[id(s)][1] for s in group]
+        advance(group, [t for t, _ in fed], [f for _, f in fed], rows)
+        for s in group:
+            script = plan[id(s)][0]
+            if (nxt := script.next(s)) is not None:
+                plan[id(s)] = script, nxt
+                continue
+            del plan[id(s)]
+            if done:
+                done(s)
+        active[:] = [s for s in active if id(s) in plan]
 
 
 def _on(t: Tensor, device: torch.device) -> bool:

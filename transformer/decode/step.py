@@ -2,19 +2,15 @@
 
 `decoder_position(model, tokens, cache, memory_mask)` runs the model's own decoder modules over one new position of
 B rows with their key/value cache (`model.decode`) and returns the rows' final states. Every decoding calls it:
-`greedy_decode` and beam search (transformer/decode/decoding.py, transformer/decode/beam.py) directly, and a session's
-step
-(`DecodingSession.feed`, one row) and a batch of sessions (transformer/decode/batching.py's `run_rows`, several rows)
-through
-`feed_rows`, which reads each row's attention with `AttentionRecorder`'s forward hooks and switches its heads off with
-`HeadAblation`'s pre-hooks, as every other pass of the model does.
+`greedy_decode` and beam search (transformer/decode/decoding.py, beam.py) directly, and sessions, one or several
+(transformer/decode/session.py's `advance`), through `feed_rows`, which reads each row's attention with
+`AttentionRecorder`'s forward hooks and switches its heads off with `HeadAblation`'s pre-hooks, as every other pass of
+the model does.
 
-Rows of a batch are at one position (so their self-attention keys have one length); their sources may differ in
+Rows of a pass are at one position (so their self-attention keys have one length); their sources may differ in
 length: the cross-attention keys and values are padded to the longest with zeros, and a memory mask keeps the padding
-out of the softmax. A row computed in a batch therefore equals the row computed alone up to the rounding of a batched
-matrix product and of a padded softmax: within `TOLERANCE` (relative, per map, probability and state), checked by
-tests/test_batching.py on the CPU and on the emulated accelerator. The pieces are the same: a row whose two best logits
-lie closer than the batch's error bound (`near_tie`) is computed again alone, and that is the position it keeps.
+out of the softmax. A row computed with others therefore equals the row computed alone up to the rounding of a batched
+matrix product and of a padded softmax: within `TOLERANCE` (relative, per map, probability and state).
 """
 from __future__ import annotations
 
@@ -28,12 +24,11 @@ from torch import Tensor
 from ..interpret.capture import AttentionRecorder, HeadAblation, host_arrays
 from ..model.attention import KVCache
 
-# How far a row computed in a batch may lie from the same row computed alone, relative to the largest magnitude
-# of what is compared (a map, a probability row, a state), for float32 without TF32: the rounding of B rows in one
-# matrix product (another summation order than one row's) and of a padded softmax, carried through the steps.
-# Measured on the CPU at <= 2e-6 (tests/test_batching.py: 13 sentences to their end); CUDA's cuBLAS picks other
-# kernels for B rows than for one, with other summation orders: CUDA_TOLERANCE, the same bound with a margin, is
-# what the GPU lane checks (tests/test_batching.py with ATTENTION_LENS_TEST_DEVICE=cuda).
+# How far a row computed with others may lie from the same row computed alone, relative to the largest magnitude of
+# what is compared (a map, a probability row, a state), for float32 without TF32: the rounding of B rows in one matrix
+# product (another summation order than one row's) and of a padded softmax, carried through the steps. Measured on the
+# CPU at <= 2e-6 (python -m benchmarks.batching: 300 test sentences in batches of 32); this is that bound with a
+# margin. CUDA's cuBLAS picks other kernels for B rows than for one, with other summation orders: CUDA_TOLERANCE.
 TOLERANCE = 1e-5
 CUDA_TOLERANCE = 1e-4
 
@@ -80,19 +75,6 @@ def next_probs(model, hidden) -> np.ndarray:
         return torch.softmax(model.project(h[None]).float(), -1)[0].cpu().numpy()  # (V,) or (T, V)
 
 
-def near_tie(model, hidden: Tensor, logits: Tensor) -> Tensor:
-    """(B,) bool: rows whose two best logits lie within twice the error bound of a batched row: err = (r + 2γ_D)·‖h‖·
-    max_j‖E_j‖, r the relative error of a batched state (TOLERANCE, or TF32's 2⁻¹¹ when float32 products may use it)
-    and γ_D = D·2⁻²⁴ the rounding of one logit's sum. Such a row's argmax could differ from the one computed alone."""
-    emb = model.output_embedding  # (V, D): project(h) = h @ embᵀ (+ a bias, which adds no rounding of h's)
-    tf32 = torch.get_float32_matmul_precision() != "highest" or (
-        emb.device.type == "cuda" and torch.backends.cuda.matmul.allow_tf32)
-    r = max(tolerance(emb.device), 2.0 ** -11 if tf32 else 0.0)
-    err = (r + 2 * emb.size(1) * 2.0 ** -24) * torch.linalg.vector_norm(hidden, dim=-1) * emb.norm(dim=1).max()  # (B,)
-    top = logits.topk(2, dim=-1).values  # (B, 2)
-    return top[:, 0] - top[:, 1] <= 2 * err  # (B,)
-
-
 def _padded(tensors: list[Tensor], S: int) -> Tensor:
     """Tensors (L, H, S_b, d) -> (B, L, H, S, d), zero-padded on the key axis."""
     return torch.stack([t if t.size(2) == S else F.pad(t, (0, 0, 0, S - t.size(2))) for t in tensors])
@@ -100,15 +82,14 @@ def _padded(tensors: list[Tensor], S: int) -> Tensor:
 
 class Rows:
     """The cache of some sessions of one translator at one position, as `decoder_position` reads and extends it:
-    kept by `run_rows` from one step to the next, so that a step stacks nothing again; `keep(sessions)` narrows it to
-    some of its rows (those not done)."""
+    kept by `session.decode` from one pass to the next, so that a pass stacks nothing again; `keep(sessions)` narrows
+    it to some of its rows (those not done)."""
 
     def __init__(self, sessions, cache: list | None = None, memory_mask: Tensor | None = None):
         tr = sessions[0].translator
         self.sessions, self.t = list(sessions), sessions[0].cursor + 1
         if any(s.translator is not tr or s.cursor + 1 != self.t for s in sessions):
             raise ValueError("feed_rows needs sessions of one translator at the same position")
-        self.stale = False  # a row was computed again alone (a near tie): its keys are the session's, not these
         if cache is not None:
             self.cache, self.memory_mask = cache, memory_mask
             return
@@ -128,7 +109,7 @@ class Rows:
     def holds(self, sessions) -> bool:
         """These sessions are some of this one's rows, still at its position."""
         mine = {id(s) for s in self.sessions}
-        return not self.stale and all(id(s) in mine for s in sessions) and sessions[0].cursor + 1 == self.t
+        return all(id(s) in mine for s in sessions) and sessions[0].cursor + 1 == self.t
 
     def keep(self, sessions) -> Rows:
         """These rows only (some of this one's, in the same order), their cache taken from here."""
@@ -148,8 +129,8 @@ def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None,
     """The Position each session computes next on `tokens` (the one it is fed), for sessions of one translator
     whose cursors are at one position: one pass of the decoder's modules over their rows (`decoder_position`), each
     row's attention read by AttentionRecorder's hooks and its own heads switched off by HeadAblation's pre-hooks; one
-    upload of the tokens and one copy to the host for all rows. Changes no session; `rows`, when given, is for these
-    very sessions and is advanced to the new position. With one session this is `DecodingSession.feed`."""
+    upload of the tokens and one copy to the host for all rows. Changes no session (session.advance does); `rows`,
+    when given, is for these very sessions and is moved on to the new position."""
     rows = Rows(sessions) if rows is None else rows
     if [id(s) for s in rows.sessions] != [id(s) for s in sessions] or rows.t != sessions[0].cursor + 1:
         raise ValueError("feed_rows was given the rows of other sessions")
@@ -159,26 +140,16 @@ def feed_rows(sessions, tokens: list[int], forced: list[bool] | None = None,
     tgt = torch.tensor([[int(tok)] for tok in tokens], dtype=torch.long, device=tr.device)  # (B, 1)
     with AttentionRecorder(model, to_host=False) as rec, HeadAblation(model, rows=[s.ablated for s in sessions]):
         h = decoder_position(model, tgt, rows.cache, rows.memory_mask)  # (B, D)
-    logits = model.project(h)  # (B, V)
-    greedy = logits.argmax(-1)  # (B,)
-    near = near_tie(model, h, logits) if B > 1 else torch.zeros_like(greedy, dtype=torch.bool)  # (B,)
+    greedy = model.project(h).argmax(-1)  # (B,)
     self_w = torch.stack([calls[0][:, :, 0] for calls in rec.calls["decoder_self"]], 1)  # (B, L, H, t+1)
     cross_w = torch.stack([calls[0][:, :, 0] for calls in rec.calls["cross"]], 1)  # (B, L, H, S)
     # the one copy to the host: the greedy ids (their int64 bits as float32 pairs, first, so that the buffer's
-    # 8-byte aligned start views back as int64), the near ties, every row's attention rows
-    choice, near_h, selfs, crosses = host_arrays(greedy.view(torch.float32), near.float(), self_w, cross_w)
+    # 8-byte aligned start views back as int64) and every row's attention rows
+    choice, selfs, crosses = host_arrays(greedy.view(torch.float32), self_w, cross_w)
     ids = choice.view(np.int64)
     ks = torch.stack([c["self"].k[:, :, -1] for c in rows.cache], 1)  # (B, L, H, d): this position's keys
     vs = torch.stack([c["self"].v[:, :, -1] for c in rows.cache], 1)
     rows.t = t + 1
-    out = []
-    for b, s in enumerate(sessions):
-        if near_h[b]:  # a near tie: this row computed again alone, as it is alone
-            out.append(feed_rows([s], [tokens[b]], [forced[b]])[0])
-            rows.stale = True
-            continue
-        S = s.cross_k.size(2)
-        own = (lambda x: x) if B == 1 else Tensor.clone  # a row's tensors its own storage, never the batch's
-        out.append(Position(int(tokens[b]), bool(forced[b]), selfs[b].copy(), crosses[b, :, :, :S].copy(),
-                            own(ks[b]), own(vs[b]), own(h[b]), int(ids[b])))
-    return out
+    own = (lambda x: x) if B == 1 else Tensor.clone  # a row's tensors its own storage, never the batch's
+    return [Position(int(tokens[b]), bool(forced[b]), selfs[b].copy(), crosses[b, :, :, :s.cross_k.size(2)].copy(),
+                     own(ks[b]), own(vs[b]), own(h[b]), int(ids[b])) for b, s in enumerate(sessions)]

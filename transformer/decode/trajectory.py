@@ -132,7 +132,7 @@ def build(session, k: int = TOPK_SENT) -> Trajectory:
     return Trajectory(
         source_ids=list(session.source_ids), source=list(maps.source_tokens), ids=ids, pieces=pieces,
         forced=[bool(p.forced) for p in positions], differs=differs(positions),
-        done=[ids[t] == c.eos_id or t >= session.limit for t in range(len(ids))],
+        done=[session.done_at(t) for t in range(len(ids))],
         greedy=[int(p.greedy) for p in positions], topk_ids=top_ids, topk_p=top_p,
         texts=[tok.decode(ids[:t + 1]) for t in range(len(ids))], maps=maps,
         piece_names={i: tok.piece(i) for i in sorted(named)},

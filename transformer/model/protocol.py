@@ -60,8 +60,8 @@ class EncoderDecoder(Protocol):
 
     @property
     def output_embedding(self) -> Tensor:
-        """(V, D) the matrix `project` multiplies a state with (on the model's device): its rows' norms bound a
-        logit's rounding (transformer/decode/step.py near_tie)."""
+        """(V, D) the matrix `project` multiplies a state with, on the model's device and in its dtype (where
+        transformer/decode/step.py next_probs puts a state)."""
 
     def attention_modules(self) -> Iterator[tuple[str, int, nn.Module]]:
         """(kind, layer, module) for every attention module, kind one of encoder_self, decoder_self, cross: the
