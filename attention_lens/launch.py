@@ -1,7 +1,8 @@
 """attention-lens: watch our Transformer translate (German <-> English), one token at a time.
 
     attention-lens [--host 127.0.0.1] [--port 7860] [--share] [--auth-file FILE]
-                   [--checkpoint DIR ...] [--device auto|cpu|cuda]     (in a checkout: python app.py ...)
+                   [--checkpoint DIR ...] [--device auto|cpu|cuda] [--session-memory MB]
+                                                                (in a checkout: python app.py ...)
 
 Logins (needed with --share): --auth-file FILE (one user:password per line), or the environment
 variable ATTENTION_LENS_AUTH ("user:password", several separated by commas, or one per line as in the file
@@ -30,6 +31,10 @@ def parse_args(argv=None):
                    help="a checkpoint directory, or a folder of them; may be given several times (default: every "
                         "model in checkpoints/: German -> English and English -> German)")
     p.add_argument("--device", default="auto", help="auto|cpu|cuda")
+    p.add_argument("--session-memory", type=float, default=None, metavar="MB",
+                   help="memory for all users' sessions together, in MB: their started sentences (least recently "
+                        "used first out, built again when asked for) and Gradio's state of each visitor (default: a "
+                        "sixteenth of the machine's memory, 64 to 384 MB)")
     return p.parse_args(argv)
 
 
@@ -55,7 +60,8 @@ def main(argv=None):
 
     from attention_lens import build_demo
     from attention_lens.live.page import QUEUE_PLACES, SESSION_PLACES
-    from attention_lens.shell.components import SESSIONS_MAX, WORKER_THREADS
+    from attention_lens.shell import held
+    from attention_lens.shell.components import WORKER_THREADS
     from transformer.decode.decoding import Translator
     from transformer.model.checkpoint import CheckpointError, find_checkpoints
     from transformer.model.device import describe, is_accelerator
@@ -70,8 +76,9 @@ def main(argv=None):
     from transformer.decode import language
     language.warm()  # the language hint's and the caveats' detectors, before the first user's request
     print(f"{len(translators)} model(s) loaded on {describe(translators[0].device)}", flush=True)
+    sessions = held.configure(a.session_memory)  # the sentences' budget; Gradio's sessions within the rest
     build_demo(translators).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,
-                                   footer_links=["api"], state_session_capacity=SESSIONS_MAX + SESSION_PLACES,
+                                   footer_links=["api"], state_session_capacity=sessions + SESSION_PLACES,
                                    max_threads=WORKER_THREADS + QUEUE_PLACES)  # followers: attention_lens/live/page.py
 
 

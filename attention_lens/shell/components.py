@@ -8,6 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from attention_lens.shell.held import default_memory, gradio_sessions
 from attention_lens.shell.page_state import PageState, new_value
 from transformer.decode.decoding import Translator
 from transformer.model.shipped import shipped
@@ -15,10 +16,11 @@ from transformer.model.shipped import shipped
 ASSETS = shipped("assets")  # the checkout's assets/, or those a wheel installed (transformer/model/shipped.py)
 VENDOR = ASSETS / "vendor"  # plotly.js cartesian bundle (1.5 MB instead of 4.8 MB: faster first load)
 SESSION_TTL_S = 3600
-# Users whose state (a started sentence: its keys/values on the model's device) is kept at once; past this Gradio drops
-# the least recently used session's state (its StateHolder), and that user's next server event says "Press Start
-# first" (stepping in their browser goes on: it needs no server). Memory at the cap: benchmarks.sessions.
-SESSIONS_MAX = 200
+# Sessions whose state Gradio keeps at once (besides the live class's followers' places): past this it drops the least
+# recently used one's state (its SessionState), and that user's next server event says "Press Start first" (stepping
+# in their browser goes on: it needs no server). Set from --session-memory (attention_lens/shell/held.py, which also
+# keeps the started sentences themselves within the same memory); this is the number for the default.
+SESSIONS_MAX = gradio_sessions(default_memory())
 QUEUE_MAX = 256
 # How often Gradio's queue tells each waiting request its place ("queue: 5/28", seconds). Gradio's default, "auto",
 # tells every waiting request of a concurrency group again each time one of them starts: with a class waiting, that

@@ -22,6 +22,7 @@ A session's own state (gr.State) never comes from the request and is not checked
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -225,7 +226,7 @@ def guard(demo: gr.Blocks) -> None:
     for the check too)."""
     from gradio.context import LocalContext
     inner = demo.process_api
-    signature = inspect.signature(inner)
+    signature = inspect.signature(functools.partial(gr.Blocks.process_api, demo))  # its parameters, by name
 
     async def process_api(*args, **kw):
         call = signature.bind(*args, **kw)
