@@ -259,8 +259,12 @@ def main(argv=None):
         for n in soak.notes:
             print("  " + n)
     finally:
-        server.terminate()
-        server.wait(timeout=60)
+        server.terminate()  # SIGTERM: the app closes as on Ctrl-C (attention_lens/launch.py)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # requests still queued: ended at once
+            server.kill()
+            server.wait()
 
 
 if __name__ == "__main__":

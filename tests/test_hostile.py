@@ -333,7 +333,7 @@ CLIENT_CASES = [
     ("/step", (21,), "top-k|maximum"),
     ("/step", (10**9,), "top-k|maximum"),
     ("/step", (-5,), "top-k|minimum"),
-    ("/step", (2.5,), "top-k must be an integer"),
+    ("/step", (2.5,), "top-k"),
     ("/run", (0,), "top-k|minimum"),
     ("/back", (21,), "top-k|maximum"),
     ("/reset", (-1,), "top-k|minimum"),

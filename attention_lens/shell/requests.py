@@ -161,7 +161,7 @@ def api_value(annotation, value, what: str):
         return value
     kind = kinds[0]
     if kind is str:
-        if not isinstance(value, str):
+        if value is not None and not isinstance(value, str):  # None: the function says what it needs
             refuse("err_request_text", what, value)
     elif kind is int:
         return int(number(value, what, whole=True))
