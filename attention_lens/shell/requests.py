@@ -180,7 +180,8 @@ def parameters(fn) -> list[tuple[str, object]]:
     `from __future__ import annotations` are strings)."""
     try:
         hints = typing.get_type_hints(fn)
-        return [(p.name, hints.get(p.name, inspect.Parameter.empty)) for p in inspect.signature(fn).parameters.values()]
+        return [(p.name, hints.get(p.name, inspect.Parameter.empty)) for p in inspect.signature(fn).parameters.values()
+                if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]  # (*rest: no name for one value)
     except (TypeError, ValueError, NameError):
         return []
 
