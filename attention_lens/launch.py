@@ -1,7 +1,8 @@
 """attention-lens: watch our Transformer translate (German <-> English), one token at a time.
 
     attention-lens [--host 127.0.0.1] [--port 7860] [--share] [--auth-file FILE]
-                   [--checkpoint DIR ...] [--device auto|cpu|cuda]     (in a checkout: python app.py ...)
+                   [--checkpoint DIR ...] [--device auto|cpu|cuda] [--session-memory MB]
+                                                                (in a checkout: python app.py ...)
 
 Logins (needed with --share): --auth-file FILE (one user:password per line), or the environment
 variable ATTENTION_LENS_AUTH ("user:password", several separated by commas, or one per line as in the file
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from attention_lens.shell.logins import AUTH_ENV, open_warnings, parse_auth, read_auth_file, read_logins  # noqa: F401  (no gradio)
@@ -31,10 +33,23 @@ def parse_args(argv=None):
                         "several times (default: every model in checkpoints/: German -> English and English -> "
                         "German, beside any Hugging Face model named)")
     p.add_argument("--device", default="auto", help="auto|cpu|cuda")
+    p.add_argument("--session-memory", type=float, default=None, metavar="MB",
+                   help="memory for all users' sessions together, in MB: their started sentences (least recently "
+                        "used first out, built again when asked for) and Gradio's state of each visitor (default: a "
+                        "sixteenth of the machine's memory, 64 to 384 MB)")
     return p.parse_args(argv)
 
 
+def stop_as_on_ctrl_c(signum, frame):
+    """SIGTERM (a service manager's, a container's stop) ends the server as Ctrl-C does: Gradio closes its server on
+    KeyboardInterrupt, and the process then exits normally, running its atexit handlers (the page's bundle folder,
+    attention_lens/shell/first_load.py, is removed). Python's default for SIGTERM ends the process at once and
+    leaves it behind."""
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
+    signal.signal(signal.SIGTERM, stop_as_on_ctrl_c)
     # First, before gradio, torch and the library are imported (this module imports nothing large, and
     # `attention_lens` loads its app lazily): freed payloads go back to the system (attention_lens/shell/memory.py).
     from attention_lens.shell import memory
@@ -47,7 +62,8 @@ def main(argv=None):
 
     from attention_lens import build_demo
     from attention_lens.live.page import QUEUE_PLACES, SESSION_PLACES
-    from attention_lens.shell.components import SESSIONS_MAX, WORKER_THREADS
+    from attention_lens.shell import held
+    from attention_lens.shell.components import WORKER_THREADS
     from transformer.decode.decoding import Translator
     from transformer.hf import is_hf_checkpoint, load_hf
     from transformer.model.checkpoint import CheckpointError, find_checkpoints
@@ -65,8 +81,9 @@ def main(argv=None):
     from transformer.decode import language
     language.warm()  # the language hint's and the caveats' detectors, before the first user's request
     print(f"{len(translators)} model(s) loaded on {describe(translators[0].device)}", flush=True)
+    sessions = held.configure(a.session_memory)  # the sentences' budget; Gradio's sessions within the rest
     build_demo(translators).launch(server_name=a.host, server_port=a.port, share=a.share, auth=logins or None,
-                                   footer_links=["api"], state_session_capacity=SESSIONS_MAX + SESSION_PLACES,
+                                   footer_links=["api"], state_session_capacity=sessions + SESSION_PLACES,
                                    max_threads=WORKER_THREADS + QUEUE_PLACES)  # followers: attention_lens/live/page.py
 
 

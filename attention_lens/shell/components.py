@@ -1,4 +1,4 @@
-"""What every tab shares: asset paths, queue settings, the attention view component, number checks."""
+"""What every tab shares: asset paths, queue settings, the attention view component."""
 from __future__ import annotations
 
 import json
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from attention_lens.shell.held import default_memory, gradio_sessions
 from attention_lens.shell.page_state import PageState, new_value
 from transformer.decode.decoding import Translator
 from transformer.model.shipped import shipped
@@ -15,10 +16,11 @@ from transformer.model.shipped import shipped
 ASSETS = shipped("assets")  # the checkout's assets/, or those a wheel installed (transformer/model/shipped.py)
 VENDOR = ASSETS / "vendor"  # plotly.js cartesian bundle (1.5 MB instead of 4.8 MB: faster first load)
 SESSION_TTL_S = 3600
-# Users whose state (a started sentence: its keys/values on the model's device) is kept at once; past this Gradio drops
-# the least recently used session's state (its StateHolder), and that user's next server event says "Press Start
-# first" (stepping in their browser goes on: it needs no server). Memory at the cap: benchmarks.sessions.
-SESSIONS_MAX = 200
+# Sessions whose state Gradio keeps at once (besides the live class's followers' places): past this it drops the least
+# recently used one's state (its SessionState), and that user's next server event says "Press Start first" (stepping
+# in their browser goes on: it needs no server). Set from --session-memory (attention_lens/shell/held.py, which also
+# keeps the started sentences themselves within the same memory); this is the number for the default.
+SESSIONS_MAX = gradio_sessions(default_memory())
 QUEUE_MAX = 256
 # How often Gradio's queue tells each waiting request its place ("queue: 5/28", seconds). Gradio's default, "auto",
 # tells every waiting request of a concurrency group again each time one of them starts: with a class waiting, that
@@ -148,23 +150,6 @@ def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | Non
                 else '<div class="started-sentence"></div>')
     return gr.HTML(None, html_template=template, css_template=ctx.css, js_on_load=asset("sentence.js"),
                    elem_id=elem_id, head=head)
-
-
-def checked(component, what: str):
-    """Gradio's own number parsing raises TypeError on text: answer with a clear gr.Error instead.
-    (Wraps the instance's preprocess; subclassing a component would make Gradio write a .pyi stub.)"""
-    inner = component.preprocess
-
-    def preprocess(payload):
-        try:
-            return inner(payload)
-        except gr.Error:
-            raise
-        except (TypeError, ValueError) as e:
-            raise gr.Error(f"{what} must be a number, got {str(payload)[:40]!r}", print_exception=False) from e
-
-    component.preprocess = preprocess
-    return component
 
 
 def box_note(ctx: Ctx, elem_id: str, boxes: list[str]) -> gr.HTML:
