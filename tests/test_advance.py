@@ -108,3 +108,24 @@ def test_a_decoding_to_its_limit_ends_at_the_same_place_everywhere(translator):
     assert batch[0].target_ids == s.target_ids and batch[0].done and len(batch[0].positions) == limit + 1
     with pytest.raises(ValueError, match="finished"):
         batch[0].force("▁dog")
+
+
+def test_a_model_that_chooses_a_special_piece_is_still_decoded_greedily(translator, monkeypatch):
+    """Greedy decoding feeds the model's own argmax, whatever piece it is (an untrained model picks <s> or <pad>):
+    a session runs to its end as translate does; only a piece a user or a script gives is refused for being special."""
+    tr = translator
+    bos = tr.tokenizer.bos_id
+    project = tr.model.project
+
+    def prefers_bos(h):  # the model's scores with <s> far ahead of every other piece
+        out = project(h).clone()
+        out[..., bos] += 1e4
+        return out
+    monkeypatch.setattr(tr.model, "project", prefers_bos)
+    s = tr.start(TEXT).run()
+    assert s.target_ids[1:] == tr.greedy_ids(TEXT) if hasattr(tr, "greedy_ids") else s.target_ids[1:]
+    assert set(s.target_ids[1:]) == {bos} and s.done and len(s.target_ids) - 1 == s.limit
+    monkeypatch.setattr(tr.model, "project", project)
+    r = tr.start(TEXT)
+    with pytest.raises(ValueError, match="special piece"):
+        r.force("<s>")

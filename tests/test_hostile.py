@@ -400,7 +400,9 @@ def raw_call(url, api, data, session_hash=None):
 
 def test_lone_surrogates_over_raw_http(served, tr):
     assert raw_call(served, "translate", ["\ud800 Ein Hund rennt."]) == ("complete", [tr.translate("Ein Hund rennt.")])
-    event, data = raw_call(served, "start", ["\udfff", TOPK], "hostile-surrogate")
+    event, data = raw_call(served, "start", ["\udfff", TOPK], "hostile-surrogate")  # nothing else: said, not cut
+    assert event == "error" and data["error"] == "input is empty: type a sentence", (event, data)
+    event, data = raw_call(served, "start", ["\udfff Ein Hund rennt.", TOPK], "hostile-surrogate")
     assert event == "complete" and data[2]["target"] == ["<s>"]
     event, data = raw_call(served, "run", [TOPK], "hostile-surrogate")
     assert event == "complete" and data[2]["done"]

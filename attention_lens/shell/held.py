@@ -93,19 +93,19 @@ class Recipe:
     forced: tuple  # per token: chosen by the user
     ablated: frozenset
     cursor: int
-    limit: int
+    reach: int  # the session's own: its limit follows from it (DecodingSession.limit)
     notes: tuple
 
     @classmethod
     def of(cls, s: DecodingSession) -> Recipe:
         return cls(s.translator, tuple(s.source_ids), tuple(p.token for p in s.positions[1:]),
-                   tuple(p.forced for p in s.positions[1:]), frozenset(s.ablated), s.cursor, s.limit, tuple(s.notes))
+                   tuple(p.forced for p in s.positions[1:]), frozenset(s.ablated), s.cursor, s.reach, tuple(s.notes))
 
     def build(self) -> DecodingSession:
         """The session again: its positions computed as they were (greedy steps, forced pieces, followed ones)."""
         tr = self.translator
         r = tr.start_ids(list(self.source_ids), ablate=self.ablated or None)
-        r.limit = self.limit
+        r.reach = self.reach  # the same limit while its positions are computed again
         for token, forced in zip(self.tokens, self.forced):
             if forced:
                 r.force(token)
@@ -113,7 +113,7 @@ class Recipe:
                 r.step()
             else:
                 r.follow([token])
-        r.cursor = self.cursor
+        r.cursor, r.reach = self.cursor, self.reach
         r.notes = list(self.notes)
         return r
 

@@ -317,7 +317,8 @@ class DecodingSession:
 
     def _check_feed(self, token: int, verb: str = "feed") -> None:
         """ValueError unless `token` can be fed after the cursor: <s> first, then a piece of the vocabulary other than
-        <pad> and <s>, while the decoding is not done at the cursor."""
+        <pad> and <s> (unless the model itself chose it: greedy decoding feeds its argmax, whatever it is), while the
+        decoding is not done at the cursor."""
         tok = self.translator.tokenizer
         if not self.positions:
             if token != tok.bos_id:
@@ -327,8 +328,8 @@ class DecodingSession:
             raise ValueError("decoding has finished at this step: nothing follows it")
         if not isinstance(token, (int, np.integer)) or not 0 <= token < len(tok):
             raise ValueError(f"not a piece id: {token!r}")
-        if token in (tok.pad_id, tok.bos_id):
-            raise ValueError(f"cannot {verb} the special piece {tok.piece(token)!r}")
+        if token in (tok.pad_id, tok.bos_id) and token != self.positions[self.cursor].greedy:  # the model's own
+            raise ValueError(f"cannot {verb} the special piece {tok.piece(token)!r}")  # choice is always fed
 
     def _cut(self) -> None:
         """Drop the positions after the cursor, and with them the reach of the pieces given there."""
