@@ -224,7 +224,7 @@ function url() {                          // the view shown now as a link
   const q = new URLSearchParams(), L = lens(), st = L && L.state, d = st && st.traj;
   const text = sentence() ? sentence().started : null, extra = [];
   if (d && typeof text === "string") {
-    if (d.p.languages) q.set("model", d.p.languages.join("-"));
+    if (d.p.model || d.p.languages) q.set("model", d.p.model || d.p.languages.join("-"));  // its model's key
     q.set("text", text); q.set("step", String(st.t)); q.set("kind", st.kind);
     q.set("layer", String(st.layer + 1)); q.set("head", st.head === "mean" ? "mean" : String(st.head + 1));
     const I = find("inside", "inside"), p = I && I.ui.pick, enc = st.kind === "encoder_self";

@@ -30,7 +30,7 @@ from attention_lens.shell.components import (
     Ctx,
     asset,
 )
-from attention_lens.shell.models import Models
+from attention_lens.shell.models import Models, name_suffix
 from attention_lens.translate import tab as translate_tab
 from transformer.decode.decoding import Translator
 
@@ -124,7 +124,7 @@ def shown_choices(models: Models) -> list[tuple[str, str]]:
     """The model picker's options, 'German → English' in the page's language (one gr.I18n marker each: Gradio
     translates a marker only where the string starts with it); a pair the catalogue does not name keeps its label."""
     w = texts.labels()
-    return [(texts.label(f"direction_{tr.config.src_lang}_{tr.config.tgt_lang}")
+    return [(texts.label(f"direction_{tr.config.src_lang}_{tr.config.tgt_lang}") + name_suffix(tr)
              if f"direction_{tr.config.src_lang}_{tr.config.tgt_lang}" in w else label, key)
             for (key, tr), (label, _) in zip(models, models.choices())]
 

@@ -26,8 +26,10 @@ def parse_args(argv=None):
     p.add_argument("--auth-file", help="file with one user:password per line required to open the app")
     p.add_argument("--auth", help="user:password (visible to other users of this machine: prefer --auth-file)")
     p.add_argument("--checkpoint", action="append", default=None,
-                   help="a checkpoint directory, or a folder of them; may be given several times (default: every "
-                        "model in checkpoints/: German -> English and English -> German)")
+                   help="a checkpoint directory, or a folder of them; a Hugging Face encoder-decoder: a folder written "
+                        "by save_pretrained, or hf:owner/name from the hub (needs pip install '.[hf]'); may be given "
+                        "several times (default: every model in checkpoints/: German -> English and English -> "
+                        "German, beside any Hugging Face model named)")
     p.add_argument("--device", default="auto", help="auto|cpu|cuda")
     return p.parse_args(argv)
 
@@ -47,11 +49,14 @@ def main(argv=None):
     from attention_lens.live.page import QUEUE_PLACES, SESSION_PLACES
     from attention_lens.shell.components import SESSIONS_MAX, WORKER_THREADS
     from transformer.decode.decoding import Translator
+    from transformer.hf import is_hf_checkpoint, load_hf
     from transformer.model.checkpoint import CheckpointError, find_checkpoints
     from transformer.model.device import describe, is_accelerator
-    try:
-        translators = [Translator.load(path, a.device) for path in find_checkpoints(a.checkpoint)]
-    except (CheckpointError, ValueError) as e:
+    ours = [p for p in a.checkpoint or [] if not is_hf_checkpoint(p)]
+    try:  # ours (model.pt) first, in the order named; then the Hugging Face ones
+        translators = [Translator.load(path, a.device) for path in find_checkpoints(ours or None)]
+        translators += [load_hf(p, a.device) for p in a.checkpoint or [] if is_hf_checkpoint(p)]
+    except (CheckpointError, ValueError, ImportError, OSError) as e:
         raise SystemExit(f"error: {e}")
     if not is_accelerator(translators[0].device):
         # A step is one position: tiny matrix products where thread start-up costs more than it saves.

@@ -1,8 +1,12 @@
 """python -m benchmarks.decode [--device auto|cpu|cuda] [--threads 1] [--split test_2016_flickr]
+python -m benchmarks.decode --checkpoint DIR|hf:owner/name     (a Hugging Face encoder-decoder: needs '.[hf]')
+python -m benchmarks.decode --opus-shape DIR                   (builds a random OPUS-MT-shaped MarianMT into DIR)
 
 Step latency of decoding as the app runs it (a captured session step), each kind of step timed inside its
 own token-by-token loop (KV cache captured / uncaptured, recomputing the prefix), and greedy test-set
-throughput. Prints figures; asserts nothing.
+throughput. For a Hugging Face model (transformer/hf): a Start of the 15-word sentence (the app's whole greedy
+trajectory, every map captured) on it against the same on our shipped model, in the same run, as a ratio; the
+Hugging Face model decodes as many positions as ours did. Prints figures; asserts nothing.
 """
 from __future__ import annotations
 
@@ -99,6 +103,37 @@ def bench_decode(a):
               f"(batch {a.batch_size}, {cores} threads)")
 
 
+def bench_start(a):
+    """A Start (Translator.trajectory's decoding, every map captured) of the sentence on a Hugging Face model and on
+    our shipped model, alternating, repeats times; the medians and their ratio."""
+    from transformer.hf import load_hf
+    torch.set_num_threads(a.threads)  # as the app runs a CPU's steps
+    hf, ours = load_hf(a.checkpoint, a.device), Translator.load(None, a.device)
+    n = len(ours.decode(a.sentence).positions)  # the positions our model decodes: the other decodes as many
+
+    def start(tr):
+        t0 = time.perf_counter()
+        s = tr.start_ids(tr.source_ids(a.sentence))
+        s.limit = n - 1
+        s.run().trajectory(20)
+        return time.perf_counter() - t0, len(s.positions)
+
+    times = {"ours": [], "hf": []}
+    for r in range(a.repeats + 1):
+        for name, tr in (("ours", ours), ("hf", hf)):
+            secs, positions = start(tr)
+            if r:  # the first round warms up
+                times[name].append(secs)
+    c = hf.config
+    print(f"sentence: {a.sentence!r} ({len(a.sentence.split())} words); {a.threads} thread(s), device {hf.device}")
+    print(f"  ours ({ours.key}, {ours.model.num_parameters() / 1e6:.1f}M parameters): Start {ms(times['ours'])}, "
+          f"{n} positions")
+    print(f"  {hf.key} ({c.n_encoder_layers}+{c.n_decoder_layers} layers, d {c.d_model}, {c.n_heads} heads, "
+          f"{c.vocab_size} pieces, {hf.model.num_parameters() / 1e6:.1f}M parameters): Start {ms(times['hf'])}, "
+          f"{positions} positions")
+    print(f"  ratio (median): {statistics.median(times['hf']) / statistics.median(times['ours']):.2f}x ours")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=None)
@@ -110,7 +145,19 @@ def main(argv=None):
     p.add_argument("--split", default="test_2016_flickr", help="'' to skip the throughput run")
     p.add_argument("--data-dir", default=str(D.DEFAULT_DATA_DIR))
     p.add_argument("--batch-size", type=int, default=128)
-    bench_decode(p.parse_args(argv))
+    p.add_argument("--opus-shape", metavar="DIR", default=None,
+                   help="build a MarianMT of OPUS-MT's shape (6+6 layers, d 512, 8 heads, FFN 2048, 58101 pieces, "
+                        "random weights) into DIR and time a Start on it against ours")
+    a = p.parse_args(argv)
+    if a.opus_shape:
+        from tests.hf_models import marian_folder
+        a.checkpoint = str(marian_folder(a.opus_shape, d_model=512, heads=8, layers=(6, 6), ffn=2048, entries=58101,
+                                         max_len=512))
+    from transformer.hf import is_hf_checkpoint
+    if a.checkpoint is not None and is_hf_checkpoint(a.checkpoint):
+        bench_start(a)
+    else:
+        bench_decode(a)
 
 
 if __name__ == "__main__":

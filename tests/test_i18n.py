@@ -115,12 +115,16 @@ def test_the_model_pickers_options_are_one_label_each():
     translates a gr.I18n marker only at the start of a string (the second of two markers joined stays raw)."""
     from attention_lens.app import shown_choices
     from attention_lens.shell.models import Models
-    fake = SimpleNamespace(config=SimpleNamespace(src_lang="de", tgt_lang="en", direction="de-en"))
+    fake = SimpleNamespace(config=SimpleNamespace(src_lang="de", tgt_lang="en", direction="de-en"), name=None)
+    hf = SimpleNamespace(config=fake.config, name="opus-mt-de-en",  # a Hugging Face model (transformer/hf)
+                         model=SimpleNamespace(num_parameters=lambda: 74_410_496))
     models = Models.__new__(Models)
-    models.by_key, models.default = {"de-en": fake}, "de-en"
-    (shown, key), = shown_choices(models)
+    models.by_key, models.default = {"de-en": fake, "hf-opus-mt-de-en": hf}, "de-en"
+    (shown, key), (shown_hf, key_hf) = shown_choices(models)
     assert key == "de-en" and shown.startswith("__i18n__") and shown.count("__i18n__") == 1
     assert texts.shown(shown, "de") == "Deutsch → Englisch" and texts.shown(shown, "en") == "German → English"
+    assert key_hf == "hf-opus-mt-de-en" and shown_hf.startswith("__i18n__") and shown_hf.count("__i18n__") == 1
+    assert texts.shown(shown_hf, "de") == "Deutsch → Englisch · opus-mt-de-en, 74M"  # its name and size after it
 
 
 def test_the_servers_words_stay_on_the_server():

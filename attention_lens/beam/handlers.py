@@ -45,7 +45,7 @@ def beam_ids(tr: Translator, source_ids: list[int], size):
                     unfinished="" if h.finished else said("beam_unfinished", lang))
                for i, h in enumerate(result.hypotheses)]
     state = {"source_ids": result.source_ids, "hyps": [h.ids for h in result.hypotheses],
-             "paths": [h.path for h in result.hypotheses], "tree": result.tree, "model": tr.config.direction}
+             "paths": [h.path for h in result.hypotheses], "tree": result.tree, "model": tr.key}
     fig = beam_tree_figure(result.tree, tr.tokenizer.piece, highlight_path=result.hypotheses[0].path)
     return state, figure(fig), gr.update(choices=choices, value=choices[0]), beam_payload(tr, state, 0)
 

@@ -83,7 +83,7 @@ def start_both(models, a, b, k, key):
     """Both sentences decoded as Start decodes one: {a, b} trajectory payloads, and the model's key and label."""
     tr = models.get(key)
     pa, pb = decoding_views.start(tr, a, k, False)[2], decoding_views.start(tr, b, k, False)[2]
-    return {"a": pa, "b": pb, "model": tr.config.direction, "model_label": models.label(key)}
+    return {"a": pa, "b": pb, "model": tr.key, "model_label": models.label(key)}
 
 
 def build(ctx: Ctx) -> None:

@@ -110,9 +110,11 @@ def model_card(tr: Translator, metrics: dict, mode: str = "detail", lang: str = 
     look = ([(text("card.look_for", mode, lang), text(f"look_for.{c.direction}", mode, lang))]
             if c.direction in LOOK_FOR else [])
     direction = direction_label(tr) if lang == "en" else f"{w['lang_' + c.src_lang]} → {w['lang_' + c.tgt_lang]}"
+    built = "built" if tr.origin is None else "built_hf"  # ours, or a Hugging Face model's (transformer/hf)
     rows = [(w["card_translates"], direction), *look,
-            _row("built", mode, lang, enc=c.n_encoder_layers, dec=c.n_decoder_layers, heads=c.n_heads,
-                 d_model=c.d_model, d_ff=c.d_ff),
+            _row(built, mode, lang, enc=c.n_encoder_layers, dec=c.n_decoder_layers, heads=c.n_heads,
+                 d_model=c.d_model, d_ff=c.d_ff, arch=getattr(tr, "architecture", "")),
+            *([_row("origin", mode, lang, origin=tr.origin)] if tr.origin is not None else []),
             _row("size", mode, lang, n=E.count(tr.model.num_parameters(), lang)),
             _row("vocabulary", mode, lang, n=c.vocab_size),
             (text("card.device", mode, lang), device_words(describe(tr.device), lang))]

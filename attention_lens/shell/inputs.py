@@ -6,11 +6,13 @@ import re
 import gradio as gr
 
 from transformer.decode.decoding import DecodingSession
+from transformer.interpret.attribution import NOT_APPLICABLE
 
 TOPK = 8  # the top-k list's default length
 # the library's messages a page user meets, by the [label] key that says them in the page's language
 # (attention_lens/shell/texts.py said: English for programs, which send no page language)
-SAID = {"input is empty: type a sentence": "err_empty", "target is empty": "err_target_empty"}
+SAID = {"input is empty: type a sentence": "err_empty", "target is empty": "err_target_empty",
+        NOT_APPLICABLE: "err_attribution_not_here"}
 # the library's notes with numbers in them (transformer/decode/decoding.py: what was cut from an input), by their key
 NOTES = ((re.compile(r"^The input was cut from (?P<n>\d+) to (?P<limit>\d+) characters\.$"), "note_cut_chars"),
          (re.compile(r"^The input has (?P<n>\d+) pieces; only the first (?P<limit>\d+) are translated"),

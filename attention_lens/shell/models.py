@@ -17,19 +17,29 @@ LOOK_FOR = {d: text(f"look_for.{d}", "detail") for d in ("de-en", "en-de")}  # t
 
 
 def direction_label(tr: Translator) -> str:
-    """'German → English', from the languages the checkpoint records."""
-    return f"{name(tr.config.src_lang)} → {name(tr.config.tgt_lang)}"
+    """'German → English', from the languages the checkpoint records; a model not ours adds its name and size
+    ('German → English · opus-mt-de-en, 74M')."""
+    return f"{name(tr.config.src_lang)} → {name(tr.config.tgt_lang)}{name_suffix(tr)}"
+
+
+def name_suffix(tr: Translator) -> str:
+    """' · <name>, <size>' for a model not ours (transformer/hf), '' for ours: names and numbers, no words."""
+    if tr.name is None:
+        return ""
+    n = tr.model.num_parameters()
+    return f" · {tr.name}, {n / 1e6:.0f}M" if n >= 1e6 else f" · {tr.name}, {n / 1e3:.0f}k"
 
 
 class Models:
-    """Translators by key ('de-en', the checkpoint's direction); the first is the default."""
+    """Translators by key (Translator.key: 'de-en', the checkpoint's direction; 'hf-<name>' for a model of
+    transformer/hf); the first is the default."""
 
     def __init__(self, translators: list[Translator]):
         if not translators:
             raise ValueError("no model to serve")
         self.by_key: dict[str, Translator] = {}
         for tr in translators:
-            key = tr.config.direction
+            key = tr.key
             if self.by_key.get(key) is tr:  # the same model named twice: served once
                 continue
             if key in self.by_key:

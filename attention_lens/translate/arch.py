@@ -17,7 +17,7 @@ TEMPLATE = ('<div class="arch"><svg class="arch-svg" data-role="svg" role="group
 def architecture(tr: Translator) -> dict:
     """What the strip draws, read from the model (the checkpoint decides the sizes)."""
     c = tr.config
-    return {"encoder_layers": len(tr.model.encoder), "decoder_layers": len(tr.model.decoder), "heads": c.n_heads,
+    return {"encoder_layers": c.n_encoder_layers, "decoder_layers": c.n_decoder_layers, "heads": c.n_heads,
             "d_model": c.d_model}
 
 

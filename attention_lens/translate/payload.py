@@ -150,6 +150,7 @@ def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "gr
                                "target": [list(s) for s in traj.target_spans]},
                      **step_texts(traj.texts)},
            "roles": traj.roles, "languages": list(traj.languages),
+           **({"model": traj.session.translator.key} if traj.session is not None else {}),  # the picker's key
            "ui": {"k": int(k), "words": bool(words)},
            **({"ms": round(float(elapsed_ms), 1)} if elapsed_ms is not None else {})}
     if traj.ablated:

@@ -98,7 +98,7 @@ def _search(model: Transformer, src_ids: list[int], K: int, limit: int, lp: floa
     c, device = model.config, next(model.parameters()).device
     src = torch.tensor([src_ids], dtype=torch.long, device=device)  # (1, S)
     memory = model.encode(src)  # (1, S, D)
-    cross = [block.cross_attn.project_kv(memory) for block in model.decoder]  # (1, H, S, d) each
+    cross = model.cross_kv(memory)  # (1, H, S, d) each
     cache = model.new_cache()
     tree = [[BeamNode(0, c.bos_id, -1, 0.0, 0, True)]]
     live = [([], [], 0.0, 0)]  # (ids, token log-probs, score, node index in tree[-1]) per batch row

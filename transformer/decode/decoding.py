@@ -16,6 +16,7 @@ from ..model.checkpoint import load_checkpoint
 from ..model.device import resolve_device
 from ..model.metrics import read_source_lengths
 from ..model.model import Transformer, padding_mask
+from ..model.protocol import model_device
 from ..model.tokenizer import Tokenizer
 from .batching import Batcher
 from .session import TOPK_MAX, DecodingSession, Script, done_at, follow_ids, max_new_tokens  # noqa: F401
@@ -35,7 +36,7 @@ def greedy_decode(model: Transformer, src: Tensor, max_new: int | None = None) -
     """src (B, S) padded ids, on any device -> generated ids per sentence (without BOS, with EOS when reached): each
     row ends where `done_at` says, at </s> or its limit (max_new_tokens of its source's length, at most `max_new`)."""
     c = model.config
-    src = src.to(model.embed.weight.device)  # (B, S): where the model is
+    src = src.to(model_device(model))  # (B, S): where the model is
     src_mask = padding_mask(src, c.pad_id) if bool((src == c.pad_id).any()) else None  # (B, 1, 1, S)
     memory = model.encode(src, src_mask)  # (B, S, D)
     limits = [max_new_tokens(n, c.max_len) for n in (src != c.pad_id).sum(1).tolist()]
@@ -78,6 +79,14 @@ def clean_text(text, notes: list | None = None) -> str:
 
 class Translator:
     """A loaded model + tokenizer on one device. Thread-safe for inference (no shared mutable state)."""
+
+    origin: str | None = None  # where a model not ours came from (transformer/hf: its folder or hf:owner/name)
+    name: str | None = None  # its name (the folder's or the hub's), the picker's key with "hf-" before it
+
+    @property
+    def key(self) -> str:
+        """The model's key in the app's picker and links: 'de-en' for ours, 'hf-<name>' for another's."""
+        return self.config.direction if self.name is None else f"hf-{self.name}"
 
     def __init__(self, model: Transformer, tokenizer: Tokenizer, device="auto", checkpoint_dir: Path | None = None):
         self.device = resolve_device(device)
@@ -199,7 +208,7 @@ class Translator:
             with AttentionRecorder(self.model, to_host=False) as rec, HeadAblation(self.model, heads):
                 memory = self.model.encode(src)  # (1, S, D)
             encoder_self = rec.stacked("encoder_self")  # (L_enc, H, S, S): one copy to the host
-            kv = [block.cross_attn.project_kv(memory) for block in self.model.decoder]
+            kv = self.model.cross_kv(memory)  # (1, H, S, d) per decoder layer
             cross_k = torch.stack([c.k[0] for c in kv])  # (L, H, S, d), on the device
             cross_v = torch.stack([c.v[0] for c in kv])  # (L, H, S, d)
         session = DecodingSession(self, src_ids, encoder_self, cross_k, cross_v)
@@ -268,7 +277,7 @@ class Translator:
 @torch.inference_mode()
 def attend_ids(model: Transformer, src_ids: list[int], tgt_ids: list[int]):
     """One teacher-forced pass under an AttentionRecorder. tgt_ids start with BOS. -> AttentionMaps."""
-    device = model.embed.weight.device
+    device = model_device(model)
     src = torch.tensor([src_ids], dtype=torch.long, device=device)  # (1, S)
     tgt = torch.tensor([tgt_ids], dtype=torch.long, device=device)  # (1, T)
     with AttentionRecorder(model, to_host=False) as rec:

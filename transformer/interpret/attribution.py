@@ -297,12 +297,19 @@ def _upload(model: Transformer, src_ids: list[int], tgt_ids: list[int]) -> tuple
     return ids[:len(src_ids)], ids[len(src_ids):]  # (S,), (T,)
 
 
+# ALTI+ and saliency follow our pre-LN Transformer's sublayers step by step (its norms, its residuals); a model of
+# another build (transformer/hf: post-LN MarianMT, BART) is not decomposed, so they are refused for it, plainly.
+NOT_APPLICABLE = "ALTI+ and saliency are computed for this app's own Transformer only: they do not apply to this model"
+
+
 def attribute_ids(model: Transformer, src_ids: list[int], tgt_ids: list[int], method: str = "alti",
                   ablate=()) -> tuple[np.ndarray, np.ndarray]:
     """src_ids with EOS, tgt_ids [BOS, ...] -> (source (T, S), target (T, T)) float32 numpy; rows sum to 1.
     `ablate`: (kind, layer, head) triples switched off, as in Translator.start."""
     if method not in METHODS + EXTRA_METHODS:
         raise ValueError(f"unknown attribution method {method!r}; one of {METHODS + EXTRA_METHODS}")
+    if not isinstance(model, Transformer):
+        raise ValueError(NOT_APPLICABLE)  # noqa: TRY004 (the app tells this ValueError to the user)
     src_ids, tgt_ids = _check_ids(model, src_ids, "source"), _check_ids(model, tgt_ids, "target")
     heads = parse_heads(model, ablate)
     if method == "saliency":

@@ -68,12 +68,9 @@ def layers_of(model_or_config, kind: str) -> int:
 
 
 def attention_modules(model: Transformer):
-    """(kind, layer, module) for every attention module of the model."""
-    for i, block in enumerate(model.encoder):
-        yield "encoder_self", i, block.self_attn
-    for i, block in enumerate(model.decoder):
-        yield "decoder_self", i, block.self_attn
-        yield "cross", i, block.cross_attn
+    """(kind, layer, module) for every attention module of the model (any model of the protocol,
+    transformer/model/protocol.py)."""
+    return model.attention_modules()
 
 
 class ContextHooks:
@@ -149,9 +146,10 @@ class AttentionRecorder(ContextHooks):
         def hook(module, args, output):
             if not self.active():
                 return  # another request's forward pass
-            if output.weights is None:
+            weights = self.model.attention_weights(output)  # (B, H, T, S)
+            if weights is None:
                 raise RuntimeError("attention weights were not computed (need_weights=False)")
-            w = output.weights.detach().float()  # (B, H, T, S)
+            w = weights.detach().float()  # (B, H, T, S)
             self.calls[kind][layer].append(w.cpu().numpy() if self.to_host else w)
         return hook
 
@@ -266,7 +264,8 @@ class HeadAblation(ContextHooks):
                 off = [(b, h) for b, heads in enumerate(self.rows) for k, l, h in sorted(heads)
                        if k == kind and l == layer]
             if off:
-                yield module.out_proj.register_forward_pre_hook(self._pre_hook(module.n_heads, off))
+                parts = self.model.attention_parts(module)
+                yield parts.out_proj.register_forward_pre_hook(self._pre_hook(parts.n_heads, off))
 
     def _pre_hook(self, n_heads: int, off: list[tuple]):
         def pre(module, args):

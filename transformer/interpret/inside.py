@@ -19,7 +19,6 @@ Where weight and contribution disagree, from the command line: transformer/decod
 """
 from __future__ import annotations
 
-import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Self
@@ -29,6 +28,7 @@ import torch
 from torch import Tensor
 
 from ..model.model import Transformer
+from ..model.protocol import model_device
 from .capture import KINDS, ContextHooks, HeadAblation, attention_modules, host_arrays, layers_of, parse_heads
 
 _head_capture: ContextVar[HeadCapture | None] = ContextVar("head_capture", default=None)
@@ -109,6 +109,7 @@ class HeadCapture(ContextHooks):
         if (kind, layer) not in modules:
             raise ValueError(f"no {kind} attention module at layer {layer}")
         self.module = modules[(kind, layer)]
+        self.parts = model.attention_parts(self.module)
         self.norms = norms
         self.seen: dict = {name: [] for name in ("q", "k", "v", "mask", "weights", "out")}
         self.value_norms: dict = {}  # (kind, layer) -> (H, Tk) tensor
@@ -119,15 +120,16 @@ class HeadCapture(ContextHooks):
         return super().__enter__()
 
     def register(self):
-        m = self.module
+        m, parts = self.module, self.parts
         for name in ("q", "k", "v"):
-            yield getattr(m, f"{name}_proj").register_forward_hook(self._linear(name))
+            yield getattr(parts, f"{name}_proj").register_forward_hook(self._linear(name))
         yield m.register_forward_hook(self._attention, with_kwargs=True)
         # first of the out_proj pre-hooks: the head's own output, before HeadAblation zeroes it
-        yield m.out_proj.register_forward_pre_hook(self._out, prepend=True)
+        yield parts.out_proj.register_forward_pre_hook(self._out, prepend=True)
         if self.norms:
             for kind, layer, module in attention_modules(self.model):
-                yield module.v_proj.register_forward_hook(self._norms(kind, layer, module))
+                other = self.model.attention_parts(module)
+                yield other.v_proj.register_forward_hook(self._norms(kind, layer, other))
 
     def _linear(self, name: str):
         def hook(module, args, output):
@@ -142,11 +144,11 @@ class HeadCapture(ContextHooks):
         if not self.active() or len(rest) != 2:
             return
         kwargs, output = rest
-        if output.weights is None:
+        weights = self.model.attention_weights(output)  # (B, H, T, S)
+        if weights is None:
             raise RuntimeError("attention weights were not computed (need_weights=False)")
-        mask = kwargs["mask"] if "mask" in kwargs else (args[2] if len(args) > 2 else None)
-        self.seen["mask"].append(mask)  # broadcastable to (B, H, T, S), True = may attend; or None
-        self.seen["weights"].append(output.weights.detach())  # (B, H, T, S)
+        self.seen["mask"].append(self.model.attention_mask(args, kwargs))  # to (B, H, T, S), True = may attend; None
+        self.seen["weights"].append(weights.detach())  # (B, H, T, S)
 
     def _out(self, module, args):
         if self.active():
@@ -160,7 +162,8 @@ class HeadCapture(ContextHooks):
 
 
 def value_norms(v: Tensor, attn) -> Tensor:
-    """v (Tk, D): one sentence's values, all heads concatenated -> (H, Tk) norms ‖v_j W_Oʰ‖ per head."""
+    """v (Tk, D): one sentence's values, all heads concatenated; attn: the module's AttentionParts -> (H, Tk) norms
+    ‖v_j W_Oʰ‖ per head."""
     H, d = attn.n_heads, attn.d_head
     w = attn.out_proj.weight.detach().float().view(-1, H, d)  # (D_out, H, d): head h's slice of W_O
     vh = v.float().view(v.shape[0], H, d)  # (Tk, H, d)
@@ -181,7 +184,7 @@ def capture_inside(model: Transformer, src_ids: list[int], tgt_ids: list[int], k
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind {kind!r}; one of {KINDS}")
     parse_heads(model, [(kind, layer, head)])  # a clear error for a layer or head the model lacks
-    dev = model.embed.weight.device
+    dev = model_device(model)
     src = torch.tensor([src_ids], dtype=torch.long, device=dev)  # (1, S)
     tgt = torch.tensor([tgt_ids], dtype=torch.long, device=dev)  # (1, T)
     with HeadCapture(model, kind, layer, norms) as cap, HeadAblation(model, ablate):
@@ -205,7 +208,7 @@ def capture_inside(model: Transformer, src_ids: list[int], tgt_ids: list[int], k
 
 def head_tensors(cap: HeadCapture, head: int) -> dict:
     """The head's slice of what the capture saw, and what follows from it, as float32 tensors on the device."""
-    d = cap.module.d_head
+    d = cap.parts.d_head
     cols = slice(head * d, (head + 1) * d)
     q = one_call(cap.seen["q"], "queries")[0, :, cols].float()  # (Tq, d)
     k = one_call(cap.seen["k"], "keys")[0, :, cols].float()  # (Tk, d)
@@ -216,8 +219,8 @@ def head_tensors(cap: HeadCapture, head: int) -> dict:
     mask = torch.zeros_like(weights) if allowed is None else \
         (~allowed).float().expand(1, 1, *weights.shape)[0, 0]  # (Tq, Tk), 1 where masked
     raw = q @ k.T  # (Tq, Tk) q·kᵀ
-    scores = raw / math.sqrt(d)  # (Tq, Tk), before masking
-    w_o = cap.module.out_proj.weight.detach()[:, cols].float()  # (D, d): this head's slice of W_O
+    scores = raw * cap.parts.scaling  # (Tq, Tk), before masking: q·kᵀ/√d, or the model's own scaling
+    w_o = cap.parts.out_proj.weight.detach()[:, cols].float()  # (D, d): this head's slice of W_O
     norms = (v @ w_o.T).norm(dim=-1)  # (Tk,) ‖v_j W_Oʰ‖
     contribution = weights * norms[None, :]  # (Tq, Tk) ‖α_ij v_j W_Oʰ‖, as α_ij ≥ 0
     out_norms = (out @ w_o.T).norm(dim=-1)  # (Tq,) ‖out_i W_Oʰ‖: the head's output in the model's space

@@ -6,8 +6,10 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .attention import KVCache
 from .config import ModelConfig
 from .layers import DecoderBlock, EncoderBlock, SinusoidalPositions
+from .protocol import AttentionParts
 
 
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
@@ -77,6 +79,34 @@ class Transformer(nn.Module):
 
     def new_cache(self) -> list:
         return [{} for _ in self.decoder]
+
+    # -- the rest of the model protocol (transformer/model/protocol.py): what hooks and decoding read
+    def cross_kv(self, memory: Tensor) -> list[KVCache]:
+        return [block.cross_attn.project_kv(memory) for block in self.decoder]  # (B, H, S, d) each
+
+    @property
+    def output_embedding(self) -> Tensor:
+        return self.embed.weight  # (V, D), tied
+
+    def attention_modules(self):
+        for i, block in enumerate(self.encoder):
+            yield "encoder_self", i, block.self_attn
+        for i, block in enumerate(self.decoder):
+            yield "decoder_self", i, block.self_attn
+            yield "cross", i, block.cross_attn
+
+    @staticmethod
+    def attention_parts(module) -> AttentionParts:
+        return AttentionParts(module.q_proj, module.k_proj, module.v_proj, module.out_proj, module.n_heads,
+                              module.d_head, module.d_head ** -0.5)
+
+    @staticmethod
+    def attention_weights(output) -> Tensor | None:
+        return output.weights  # AttentionOutput: (B, H, T, S), None on the fused path
+
+    @staticmethod
+    def attention_mask(args: tuple, kwargs: dict) -> Tensor | None:
+        return kwargs["mask"] if "mask" in kwargs else (args[2] if len(args) > 2 else None)  # True = may attend
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
         """Teacher forcing: src (B, S), tgt (B, T) input ids -> logits (B, T, V)."""

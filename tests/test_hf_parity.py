@@ -1,0 +1,115 @@
+"""A Hugging Face MarianMT through the model protocol (transformer/hf/), with `transformers` itself as the oracle:
+the app's greedy pieces are generate(num_beams=1)'s, every captured attention map of every layer, head and kind is
+the attention generate(output_attentions=True) (and a teacher-forced forward pass) returns within 1e-5, a forced
+piece continues as generate from that prefix, and beam search finds generate(num_beams=4)'s best. The tiny model is
+built here (tests/hf_models.py), no hub. Skipped where `transformers` is not installed, except in CI (CI=true),
+which installs the hf extra: there a missing transformers fails."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+try:
+    import transformers  # noqa: F401
+except ImportError:
+    if os.environ.get("CI"):
+        raise
+    pytest.skip("transformers is not installed (pip install '.[hf]'): the parity tests need it as their oracle",
+                allow_module_level=True)
+
+from tests.hf_models import marian_folder
+from transformer.decode.beam import beam_search
+from transformer.hf import load_hf
+
+TEXTS = ["Der Hund schläft im Garten.", "Kannst du mir bitte das Salz geben?",
+         "Wir fahren mit dem Zug nach Berlin."]
+TOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def tr(tmp_path_factory):
+    return load_hf(marian_folder(tmp_path_factory.mktemp("marian")), "cpu")
+
+
+def generate(tr, src_ids, **kw):
+    with torch.inference_mode():
+        return tr.model.hf.generate(torch.tensor([src_ids]), return_dict_in_generate=True, **kw)
+
+
+def test_the_adapter_is_a_model_of_the_protocol(tr):
+    from transformer.model.protocol import EncoderDecoder
+    assert isinstance(tr.model, EncoderDecoder)
+    c = tr.config
+    assert (c.n_encoder_layers, c.n_decoder_layers, c.n_heads, c.src_lang, c.tgt_lang) == (2, 2, 4, "de", "en")
+    assert c.bos_id == tr.model.hf.config.decoder_start_token_id  # MarianMT starts from <pad>
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_greedy_pieces_and_every_map_are_generates(tr, text):
+    s = tr.decode(text)
+    ids = s.target_ids  # <s>=<pad>, the pieces, </s> when reached
+    n = len(ids) - 1 if ids[-1] == tr.config.eos_id else s.limit
+    out = generate(tr, s.source_ids, num_beams=1, do_sample=False, max_new_tokens=n, output_attentions=True)
+    assert out.sequences[0].tolist() == ids[:n + 1]
+    L, H = tr.config.n_decoder_layers, tr.config.n_heads
+    enc = np.stack([a[0].numpy() for a in out.encoder_attentions])  # (L, H, S, S)
+    assert enc.shape == s.encoder_self.shape
+    np.testing.assert_allclose(s.encoder_self, enc, atol=TOL, rtol=0)
+    for t in range(n):  # generate's step t: the query at position t
+        self_row = np.stack([a[0, :, 0].numpy() for a in out.decoder_attentions[t]])  # (L, H, t+1)
+        cross_row = np.stack([a[0, :, 0].numpy() for a in out.cross_attentions[t]])  # (L, H, S)
+        assert self_row.shape == (L, H, t + 1)
+        np.testing.assert_allclose(s.positions[t].self_row, self_row, atol=TOL, rtol=0)
+        np.testing.assert_allclose(s.positions[t].cross_row, cross_row, atol=TOL, rtol=0)
+
+
+def test_teacher_forced_maps_are_a_forward_passes(tr):
+    src, tgt = tr.source_ids(TEXTS[0]), tr.target_ids_of("The dog sleeps in the garden.")
+    maps = tr.attend(TEXTS[0], "The dog sleeps in the garden.")
+    with torch.inference_mode():
+        out = tr.model.hf(input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([tgt]),
+                          output_attentions=True)
+    for kind, theirs in (("encoder_self", out.encoder_attentions), ("decoder_self", out.decoder_attentions),
+                         ("cross", out.cross_attentions)):
+        np.testing.assert_allclose(maps[kind], np.stack([a[0].numpy() for a in theirs]), atol=TOL, rtol=0)
+    probs = tr.token_probs(src, tgt)  # the scores generate would see, teacher-forced
+    ref = torch.softmax(out.logits[0].masked_fill(torch.arange(out.logits.size(-1)) == tr.config.pad_id,
+                                                  float("-inf")), -1)
+    np.testing.assert_allclose(probs, ref[torch.arange(len(tgt) - 1), torch.tensor(tgt[1:])].numpy(), atol=TOL)
+
+
+def test_a_forced_piece_continues_as_generate_from_that_prefix(tr):
+    s = tr.start(TEXTS[1])
+    s.step()
+    greedy = s.positions[s.cursor].greedy
+    forced = next(i for i in range(3, len(tr.tokenizer)) if i not in (greedy, tr.config.eos_id, tr.config.pad_id))
+    s.force(forced)
+    s.run()
+    ids = s.target_ids
+    n = len(ids) - 1 if ids[-1] == tr.config.eos_id else s.limit
+    prefix = ids[:3]
+    assert prefix[2] == forced
+    out = generate(tr, s.source_ids, num_beams=1, do_sample=False, max_new_tokens=n - 2,
+                   decoder_input_ids=torch.tensor([prefix]), output_attentions=True)
+    assert out.sequences[0].tolist() == ids[:n + 1]
+    for t in range(3):  # generate's first pass: the prefix's three queries, the forced piece's last
+        cross = np.stack([a[0, :, t].numpy() for a in out.cross_attentions[0]])  # (L, H, S)
+        np.testing.assert_allclose(s.positions[t].cross_row, cross, atol=TOL, rtol=0)
+
+
+@pytest.mark.parametrize("text", TEXTS[:2])
+def test_beam_is_generates_beam(tr, text):
+    src = tr.source_ids(text)
+    n = 12
+    ours = beam_search(tr.model, src, 4, max_new=n)
+    out = generate(tr, src, num_beams=4, num_return_sequences=4, do_sample=False, max_new_tokens=n,
+                   early_stopping=False, length_penalty=1.0, renormalize_logits=True,
+                   output_scores=True)
+    theirs = []
+    for seq in out.sequences.tolist():  # best first, padded after </s>
+        theirs.append(seq[:seq.index(tr.config.eos_id) + 1] if tr.config.eos_id in seq[1:] else seq)
+    assert [[tr.config.bos_id] + h.ids for h in ours.hypotheses] == theirs
+    np.testing.assert_allclose([h.normalized for h in ours.hypotheses], out.sequences_scores.numpy(), atol=1e-4)
