@@ -193,6 +193,7 @@ function update() {
   if (!L || !L.state) return;
   const st = L.state, d = st.doc;
   if (!d || !d.traj || st.doc !== st.traj) {
+    if (!d) { q("rows").textContent = ""; inst.shown = null; }  // no sentence: no rows of one gone (hidden or not)
     message(d ? "This map is not a decoding step (a reference, a beam hypothesis or an ablation): the panel follows the steps of Start."
               : (find("explain_box", "explain")?.t("inside.msg") ?? "Press Start."));
     return done(t0);

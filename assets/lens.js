@@ -69,6 +69,7 @@ function empty(msg) {
   q("player").hidden = true; q("ylabels").textContent = ""; q("xlabels").textContent = "";
   for (const c of [q("canvas"), q("grid-canvas")]) { c.width = c.height = 0; c.style.height = "0px"; }
   q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("axes"), ""); setText(q("grid-axes"), ""); setText(q("zmax"), ""); setText(q("note"), "");
+  setText(q("said"), ""); q("canvas").setAttribute("aria-label", tl("map_aria"));  // no line of a map gone
   if (MAIN && topk()) topk().render({items: [], done: true});
   if (MAIN && inside()) inside().update();  // no rows of a sentence gone (assets/inside.js)
   if (MAIN && attribution()) attribution().update();

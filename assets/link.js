@@ -161,7 +161,7 @@ function apply(want, notes) {             // the step, head, row and colours of 
 function shownAlready(want) {             // the link's model and sentence are those of the view shown now
   const L = lens(), st = L && L.state, d = st && st.traj;
   const model = want.model === undefined || picked() === want.model;
-  if (want.text === undefined) return want.model !== undefined && model;
+  if (want.text === undefined) return want.model !== undefined && model && !d;  // no sentence: none drawn
   const started = sentence() ? sentence().started : null;
   return model && !!d && st.doc === d && !d.forced.some(Boolean) && started === want.text && d.p.input === want.text;
 }

@@ -75,7 +75,7 @@ def build_demo(translators) -> gr.Blocks:
         # under the intro row, pushing the page down: never over; a help text that closes as a reader leaves it
         # (Esc, a click outside it, a change of tab: assets/help.js)
         with gr.Column(visible=False, elem_id="howto_body") as howto_body:
-            gr.Markdown(INTRO)  # Start (issue 39 item 3)
+            gr.Markdown(INTRO)  # how to use it, and what to look for
         picker.change(None, [picker], None, js=PICKED_JS, show_progress="hidden", queue=False)
         howto.click(None, None, [howto_body], js=HOWTO_JS, show_progress="hidden", queue=False)
         # its first opening loads what it shows (attention_lens/shell/first_load.py gates)

@@ -12,6 +12,7 @@ from attention_lens.beam import handlers as beam_handlers
 from attention_lens.shell.inputs import reference_problem, source_problem
 from attention_lens.translate import handlers as decoding_views
 from attention_lens.translate import payload as P
+from tests.answered import in_order
 from tests.decoders import decode_trajectory
 from transformer.decode.beam import beam_search
 from transformer.decode.trajectory import differs
@@ -128,11 +129,11 @@ def test_the_compare_tabs_start_says_which_sentence_it_cannot_read_under_the_box
     go = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "compare_start")
     [click] = [f for f in demo.fns.values() if (go._id, "click") in [(t[0], t[1]) for t in f.targets]]
     assert [o.elem_id for o in click.outputs] == ["compare", "compare_note"]
-    view, note = click.fn(SOURCE, "   ", 8, "")
+    view, note = in_order(click, click.fn(SOURCE, "   ", 8, ""))
     said = json.loads(note)
     assert view == gr.skip() and said["said"] == "Sentence B: " + source_problem(tiny_translator, "   ")
     assert said["texts"] == {"compare_a": SOURCE, "compare_b": "   "}
-    view, note = click.fn(SOURCE, SOURCE, 8, "")
+    view, note = in_order(click, click.fn(SOURCE, SOURCE, 8, ""))
     assert set(view) >= {"a", "b"} and json.loads(note)["said"] == ""
 
 
@@ -168,13 +169,13 @@ def test_a_start_the_model_cannot_read_says_why_under_the_box_and_changes_nothin
     assert follow.fn is None and not follow.outputs  # the results drawn for the mark: in the browser, on it alone
     marks = set()
     for bad, why in (("   ", "input is empty"), ("", "input is empty")):
-        out = click.fn(bad, 8, False, "")
+        out = in_order(click, click.fn(bad, 8, False, ""))
         value = json.loads(out[note])
         assert why in value["said"] and value["texts"] == {"source": bad}
         assert all(o in (None, "") for i, o in enumerate(out) if i not in (note, count))  # the old decoding: gone
         assert out[count] != gr.skip() and out[count] not in marks  # a new mark: the old results undrawn
         marks.add(out[count])
-    out, again = click.fn(SOURCE, 8, False, ""), click.fn(SOURCE, 8, False, "")
+    out, again = (in_order(click, click.fn(SOURCE, 8, False, "")) for _ in range(2))
     assert json.loads(out[note]) == {"n": json.loads(out[note])["n"], "texts": {"source": SOURCE}, "said": ""}
     assert out[0] != gr.skip() and out[count] != again[count]  # started, and the mark changed: old results undrawn
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from attention_lens.shell.link import opened
 from attention_lens.shell.models import Models
+from tests.answered import by_name
 
 
 def source_box_limit(tr) -> int:
@@ -46,11 +47,11 @@ def test_a_links_answer_names_the_sentence_started_the_part_translated_when_cut(
 
     from attention_lens.app import build_demo
     demo = build_demo(tiny_translator)
-    on_link = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", None) == "on_link")
+    f = next(f for f in demo.fns.values() if getattr(f.fn, "__name__", None) == "on_link")
     tr, limit = tiny_translator, tiny_translator.config.max_len - 1
     for text, cut in (("Ein Hund rennt. " * 40, True), ("Ein  Hund rennt. ", False)):
-        out = on_link("de-en", 4, False, SimpleNamespace(_data={"id": "x", "model": None, "text": text}))
-        answer, started = out[-1], out[3]  # the link box's answer; the payload of the view
+        out = by_name(f, f.fn("de-en", 4, False, SimpleNamespace(_data={"id": "x", "model": None, "text": text})))
+        answer, started = out["link_box"], out["attention"]  # the link box's answer; the payload of the view
         assert answer["ok"] and answer["id"] == "x" and answer["input"] == started["input"]
         if cut:
             assert len(tr.source_ids(text)) == limit + 1 and len(tr.tokenizer.encode(text)) > limit

@@ -99,6 +99,34 @@ def page_back(page):
     return page
 
 
+def test_a_view_with_a_forced_piece_links_to_its_greedy_decoding_and_says_so(served_browser):
+    """A link holds no forced piece: Copy link on a view with one says the link opens the model's own decoding
+    ([label] link_forced), and that link, opened on this very page (as a lesson's next view or a class's view is),
+    shows the greedy decoding at the link's step, nothing forced. Seen failing when url() (assets/link.js) ignored
+    forced pieces: the line then said the link opened exactly this view."""
+    url, b = served_browser
+    page = open_app(b, url, 1280, 800)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    start(page, SENTENCE)
+    go(page, 1)
+    seq = page.evaluate("window.__lens.state.traj.seq")
+    page.click("#topk .topk-list button:nth-child(2)")  # the model's second choice, forced at step 1
+    page.wait_for_function(f"window.__lens.state.traj.seq !== {seq}", timeout=30000)
+    assert page.evaluate("window.__lens.state.traj.forced.some(Boolean)")
+    page.click("#copy_link")
+    page.wait_for_function("document.getElementById('link_box')?.link.last !== null", timeout=10000)
+    link = page.evaluate("document.getElementById('link_box')?.link.last")
+    assert "forced pieces and references are not in it" in note(page), note(page)
+    t = page.evaluate("window.__lens.state.t")  # the view at the forced piece
+    assert "text=Ich+liebe+dich." in link and f"step={t}&" in link, link
+    page.evaluate(f"document.getElementById('link_box').link.open({link[link.index('?'):]!r})")
+    page.wait_for_function("document.getElementById('link_box').link.opened === true", timeout=60000)
+    page.wait_for_function("!window.__lens.state.traj.forced.some(Boolean)", timeout=30000)
+    assert page.evaluate("window.__lens.state.t") == t
+    assert page.errors == []
+    page.close()
+
+
 IMG = '<img src=x onerror="alert(1)">'
 HOSTILE = [  # (query string, fragments of the line said, the sentence started or None)
     ("step=-1&layer=99&kind=%3Cscript%3E&text=" + quote(SENTENCE),

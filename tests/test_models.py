@@ -17,6 +17,7 @@ from attention_lens.translate import attribution as attribution_views
 from attention_lens.translate import handlers as decoding_views
 from attention_lens.translate.attribution import alignment_headers
 from attention_lens.translate.tab import hint_for, language_words
+from tests.answered import in_order
 from transformer.decode.decoding import Translator
 from transformer.model.checkpoint import SHIPPED, CheckpointError, find_checkpoints, resolve_checkpoint
 
@@ -290,11 +291,12 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
     shipped = {key: Translator.load(key, "cpu") for key in ("de-en", "en-de")}
     demo = build_demo(list(shipped.values()))
 
-    def fn(name, elem_id=None):  # the page's event function `name` (one whose inputs or outputs hold `elem_id`)
-        found = [f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", None) == name
+    def fn(name, elem_id=None):  # the page's event function `name` (one whose inputs or outputs hold `elem_id`),
+        # answering a list in the order of its outputs (tests/answered.py)
+        found = [f for f in demo.fns.values() if getattr(f.fn, "__name__", None) == name
                  and (elem_id is None or elem_id in [getattr(b, "elem_id", None) for b in f.inputs + f.outputs])]
         assert len(found) >= 1, name
-        return found[0]
+        return lambda *a: in_order(found[0], found[0].fn(*a))
 
     evt = lambda data: SimpleNamespace(_data=data)
 
@@ -340,7 +342,7 @@ def test_two_users_on_two_models_each_get_their_own_model_in_every_handler():
             fn("start")(users[other_key][0], 8, False, other_key)
             elem = {"run": "beam_size", "on_open": "inside"}.get(name)
             out = fn(name, elem)(*args)
-            answer = fingerprint(list(out)[part] if isinstance(out, (list, tuple)) else out)
+            answer = fingerprint(out[part] if len(out) > 1 else out[0])
             mine, theirs = fingerprint(handler(own)), fingerprint(handler(other))
             assert mine != theirs, f"{name}: the two models answer alike, so this check could not fail"
             assert answer == mine, f"{key}'s {name} answered with another model"

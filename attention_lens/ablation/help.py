@@ -1,4 +1,4 @@
-"""What helps a newcomer see something in Head ablation (issue 26, item 4): whole layers and kinds at a click, the
+"""What helps a newcomer see something in Head ablation: whole layers and kinds at a click, the
 head atlas's most important heads as one-click suggestions, and why a single head rarely changes a short sentence."""
 from __future__ import annotations
 

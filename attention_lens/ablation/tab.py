@@ -62,12 +62,12 @@ def build(ctx: Ctx) -> None:
 
     def compare(mark, session, *rest):  # without a started sentence (a model picked, a reload): said in the note
         if not page_state.started(session):
-            return [gr.skip()] * 5 + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
-                                      page_state.drawn_for(mark)]
-        out = list(ablate(session, *rest))  # the tables' heads in the user's page's language (not gr.I18n's)
-        out[2:4] = [{"headers": [said(k) for k in keys], "data": rows, "metadata": shown_table(rows)}  # 0,1234
-                    for keys, rows in zip(HEADS, out[2:4])]
-        return (*out, page_state.drawn_for(mark))
+            return {note: page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
+                    box: page_state.drawn_for(mark)}
+        out = dict(zip(outs, ablate(session, *rest), strict=True))  # /ablate's answer, by name
+        for table, keys in zip((probs, topk), HEADS):  # the tables' heads in the user's page's language (not gr.I18n's)
+            out[table] = {"headers": [said(k) for k in keys], "data": out[table], "metadata": shown_table(out[table])}
+        return out | {box: page_state.drawn_for(mark)}
 
     b_ablate.click(compare, page_inputs, outs + [box], js=live_position(7, 6), api_visibility="private", **CONC)
     api_only(ctx).click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
@@ -76,7 +76,8 @@ def build(ctx: Ctx) -> None:
 
     def suggest(i):
         def ticks(session, key=""):  # the started sentence's model, else the picker's
-            return A.ticks(session.translator if hasattr(session, "translator") else models.get(key), i)
+            tr_ = session.translator if hasattr(session, "translator") else models.get(key)
+            return dict(zip((enc, dec, cross), A.ticks(tr_, i), strict=True))
         return ticks
 
     for i, b in enumerate(b_suggest):  # one click: tick the atlas's pick and compare
@@ -86,8 +87,8 @@ def build(ctx: Ctx) -> None:
     def model_picks(key=""):  # the picks are the model's: they follow the picker (a link's model too)
         m = models.get(key) if models is not None else tr
         ps = A.suggestions(m)
-        return ([gr.update(value=ps[i]["label"] if i < len(ps) else "", visible=i < len(ps))
-                 for i in range(A.N_SUGGESTIONS)] + [A.suggestions_note(m)])
+        return {b: gr.update(value=ps[i]["label"] if i < len(ps) else "", visible=i < len(ps))
+                for i, b in enumerate(b_suggest)} | {suggest_note: A.suggestions_note(m)}
 
     if ctx.model is not None:
         ctx.model.change(model_picks, [ctx.model], b_suggest + [suggest_note], **page_state.QUIET)

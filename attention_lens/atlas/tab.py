@@ -194,7 +194,7 @@ def content(tr) -> list:
     atlas = load_atlas(tr)
     if atlas is None:
         return [gr.update(value=MISSING, visible=True), None]
-    words = eval_sets.atlas_words(atlas, tr)  # the sentences its BLEU is of, named (issue 26, item 5)
+    words = eval_sets.atlas_words(atlas, tr)  # the sentences its BLEU is of, named
     return [gr.update(value="", visible=False), {**atlas_view(atlas), "eval_set": words,
                                                  "eval_short": words.split(":")[0],
                                                  "texts": atlas_texts(atlas, words, tr),

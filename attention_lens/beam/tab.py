@@ -38,10 +38,11 @@ def build(ctx: Ctx) -> None:
     # the tree, and the box drawn for the page's mark in the same answer (a hidden view draws no map)
     def run(mark, session, n, page_width=0):
         if not page_state.started(session):  # a model picked, a page reloaded: said in the note, nothing turns red
-            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
-                                              page_state.drawn_for(mark)]
-        beams, fig, *rest = started(session, n)
-        return (beams, for_width(fig, page_width, upright_beam), *rest, "", page_state.drawn_for(mark))
+            return {note: page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
+                    box: page_state.drawn_for(mark)}
+        beams, fig, hypotheses, payload = started(session, n)
+        return {state: beams, tree: for_width(fig, page_width, upright_beam), choice: hypotheses, view: payload,
+                note: "", box: page_state.drawn_for(mark)}
 
     b_beam.click(run, [ctx.page.started, ctx.state, size, width], outs + [note, box], js=with_width(None, 4),
                  api_visibility="private", **CONC)
@@ -54,7 +55,7 @@ def build(ctx: Ctx) -> None:
 
     def pick_here(beams, picked, page_width):  # the page's: the tree drawn for its width
         fig, shown = pick(beams, picked)
-        return for_width(fig, page_width, upright_beam), shown
+        return {tree: for_width(fig, page_width, upright_beam), view: shown}
 
     api_only(ctx).click(beam, [ctx.source, size, ctx.model], outs, api_name="beam", **CONC)
     api_only(ctx).click(pick, [state, choice], [tree, view], api_name="beam_pick", **CONC)

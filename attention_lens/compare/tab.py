@@ -109,14 +109,14 @@ def build(ctx: Ctx) -> None:
         tr_, sent = models.get(key), {"compare_a": ta, "compare_b": tb}
         for which, given in (("Sentence A", ta), ("Sentence B", tb)):
             if problem := source_problem(tr_, given):
-                return [gr.skip(), box_note_value(sent, f"{which}: {problem}")]
-        return [start_both(models, ta, tb, kk, key), box_note_value(sent)]
+                return {note: box_note_value(sent, f"{which}: {problem}")}
+        return {view: start_both(models, ta, tb, kk, key), note: box_note_value(sent)}
 
     go.click(on_start, [a, b, ctx.k, ctx.model], [view, note], show_progress_on=[view], api_visibility="private",
              **CONC)
 
     def on_pick(v, ta, tb, kk, key=""):  # an example pair starts at once, as Translate's examples do
-        return on_start(ta, tb, kk, key) if v else [gr.skip(), gr.skip()]
+        return on_start(ta, tb, kk, key) if v else gr.skip()
 
     pairs.input(None, [pairs, a, b], [a, b, note],
                 js="(v, a, b) => { try { const p = JSON.parse(v); return [p[0], p[1], '']; } "
@@ -127,9 +127,10 @@ def build(ctx: Ctx) -> None:
     def on_model(key):  # another model: its example pairs, the first in the boxes, the view cleared and marked as
         m = models.get(key)  # drawn for `key`: a link's pair is typed only after this (assets/compare.js ready)
         a1, b1 = first_pair(m)
-        return gr.update(value=a1, placeholder=label(f"sentence_a_{m.config.src_lang}")), gr.update(
-            value=b1, placeholder=label(f"sentence_b_{m.config.src_lang}")), gr.update(
-            choices=pair_choices(m), value=""), {"for": key, "pair": [a1, b1]}, intro(m)  # pair: a link's default
+        return {a: gr.update(value=a1, placeholder=label(f"sentence_a_{m.config.src_lang}")),
+                b: gr.update(value=b1, placeholder=label(f"sentence_b_{m.config.src_lang}")),
+                pairs: gr.update(choices=pair_choices(m), value=""),
+                view: {"for": key, "pair": [a1, b1]}, about: intro(m)}  # pair: a link's default
 
     ctx.model.change(on_model, [ctx.model], [a, b, pairs, view, about], api_visibility="private",
                      show_progress="hidden", **CONC)

@@ -41,11 +41,11 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
 
     def word_alignment_follow(mark, session, chosen, position, page_width=0):  # page_width 0: a wide page
         if not page_state.started(session):  # quietly nothing before Start
-            return [gr.skip()] * len(outs)
-        fig, rows, *rest = attribution_views.word_alignment_follow(session, chosen, position)
+            return gr.skip()
+        fig, rows, said = attribution_views.word_alignment_follow(session, chosen, position)
         if isinstance(rows, list):  # the table's heads in the user's page's language (a Dataframe's are not gr.I18n's)
             rows = {"headers": alignment_headers(lang=page_lang()), "data": rows}
-        return [for_width(fig, page_width), rows, *rest, page_state.drawn_for(mark)]
+        return {matrix: for_width(fig, page_width), table: rows, summary: said, box: page_state.drawn_for(mark)}
 
     for event in ([tab.select] if tab is not None else []) + [method.input]:
         event(word_alignment_follow, inputs, outs, **follow)

@@ -43,10 +43,12 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
     # the page's width: on a phone the figures are drawn for it (attention_lens/shell/figures.py for_width)
     width = width_input()
 
-    def drawn(figs, page_width):  # (rollout, lines, matrix) for the page's width: the lines across it, the two
-        # heatmaps side by side (their titles wrapped to their half on a wide page)
+    def drawn(figs, page_width, mark) -> dict:  # (rollout, lines, matrix) for the page's width: the lines across it,
+        # the two heatmaps side by side (their titles wrapped to their half on a wide page), drawn for the page's mark
         shares = (0.5, 1.0, 0.5)
-        return [in_box(for_width(f, page_width, upright_alignment), page_width, s) for f, s in zip(figs, shares)]
+        out = {o: in_box(for_width(f, page_width, upright_alignment), page_width, s)
+               for o, f, s in zip((rollout, lines, matrix), figs, shares, strict=True)}
+        return out | {note: "", box: page_state.drawn_for(mark)}
 
     inputs, outs = [ctx.state, layer, threshold, ctx.view], [rollout, lines, matrix]
     page_inputs = [ctx.page.started] + inputs + [width]  # the mark of what is started: the answer is drawn for it
@@ -54,10 +56,9 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
 
     def show(mark, session, chosen, cut, position, page_width=0):  # the page's Show: says so in its note before Start
         if not page_state.started(session):
-            return [gr.skip()] * len(outs) + [page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
-                                              page_state.drawn_for(mark)]
-        figs = at(session, chosen, cut, position)
-        return [*drawn(figs, page_width), "", page_state.drawn_for(mark)]
+            return {note: page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
+                    box: page_state.drawn_for(mark)}
+        return drawn(at(session, chosen, cut, position), page_width, mark)
 
     page_js = with_width(live_position(5, 4), 6)
     b_show.click(show, page_inputs, outs + [note, box], js=page_js, api_visibility="private", **CONC)
@@ -67,9 +68,8 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
 
     def across_layers_follow(mark, session, chosen, cut, position, page_width=0):  # page_width 0: a wide page
         if not page_state.started(session):  # quietly nothing before Start (of_session alone says gr.Error)
-            return [gr.skip()] * (len(outs) + 2)
-        figs = follow_at(session, chosen, cut, position)
-        return [*drawn(figs, page_width), "", page_state.drawn_for(mark)]
+            return gr.skip()
+        return drawn(follow_at(session, chosen, cut, position), page_width, mark)
 
     for event in ([tab.select] if tab is not None else []) + [ctx.view.select, layer.input, threshold.release]:
         event(across_layers_follow, page_inputs, outs + [note, box], **follow)

@@ -1,5 +1,5 @@
-"""The Attention being learned tab's words for a snapshot whose greedy output is not yet a translation (issue 26,
-item 6): before training, and early in it, a model repeats one piece (or ends at once), and its map's rows are that
+"""The Attention being learned tab's words for a snapshot whose greedy output is not yet a translation:
+before training, and early in it, a model repeats one piece (or ends at once), and its map's rows are that
 output; the words say so, and what the model learns to say instead."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every evaluation set named in words where a number is shown (issue 26, item 5), so that the Head atlas's BLEU and
+"""Every evaluation set named in words where a number is shown, so that the Head atlas's BLEU and
 the Model tab's can be traced to the sentences they were measured on. Sizes are counted, never typed: a split's size
 from the checkpoint's metrics.json (what `transformer.train.evaluate --save` recorded), and the head atlas's mix of
 captions and everyday sentences from its own fields, picked from `mixed_val` (Multi30k val, then Tatoeba val:

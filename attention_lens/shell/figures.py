@@ -42,7 +42,7 @@ def figure_words(lang: str | None = None) -> dict[str, str]:
 
 def with_separators(fig, lang: str | None = None):
     """`fig` (a plotly Figure or its dict; anything else passes) with Plotly's layout `separators` of the user's
-    page's language (or `lang`): its ticks and hovers' numbers written 0,5 on the German page (issue 58)."""
+    page's language (or `lang`): its ticks and hovers' numbers written 0,5 on the German page."""
     if hasattr(fig, "update_layout"):
         fig.update_layout(separators=separators(lang))
     elif isinstance(fig, dict):
@@ -76,7 +76,7 @@ def figure(spec: dict):
     return with_separators(go.Figure(spec))  # its numbers as the user's page writes them
 
 
-# -- A phone (issue 41 item 2): a figure drawn for the width the page gives it ----------------------------------------
+# -- A phone: a figure drawn for the width the page gives it ----------------------------------------
 
 NARROW = 600  # px: below it the page is a phone's (assets/layout.css) and a figure is drawn for the width it gets
 CHAR = 7.0  # px of a character of the 12 px labels, about

@@ -1,4 +1,4 @@
-"""What the first page load costs (issue #29 item 1): the page's scripts and styles in one file, and what the first
+"""What the first page load costs: the page's scripts and styles in one file, and what the first
 screen does not show loaded when it is first opened.
 
 Gradio puts every component's props in the page's HTML, and each gr.HTML view carried its own copy of its script

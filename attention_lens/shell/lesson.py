@@ -1,4 +1,4 @@
-"""A lesson (issue 39 item 3): a teacher's views, 1 to 8, each with a note, in order, carried whole by one link
+"""A lesson: a teacher's views, 1 to 8, each with a note, in order, carried whole by one link
 (`/?lesson=...`: base64url JSON, bounded; nothing is stored on the server, so it survives a restart and opens on
 any copy of the app). The box under the intro row holds the teacher's tools (opened by Lesson… beside Copy link:
 #lesson_note, #lesson_add, #copy_lesson) and the student's bar (#lesson_bar: "View 2 of 4", the note,
@@ -18,7 +18,7 @@ from attention_lens.translate.attribution import ALIGN_METHODS
 MAX_VIEWS, MAX_NOTE, MAX_LINK = 8, 140, 12000  # views per lesson, characters per note and per lesson parameter
 CSS = ("#lesson:has(#lesson_bar[hidden]):has(.lesson-make[hidden]) { display: none !important; }"
        "#lesson .html-container { padding: 0 !important; }"
-       # a phone (issue 58): the student's bar stays at the top of the screen while the page scrolls, so the view's
+       # a phone: the student's bar stays at the top of the screen while the page scrolls, so the view's
        # subject can sit right under it (assets/lesson.js inSight). Gradio's container hides its overflow, which
        # makes it the box a sticky element sticks in; `clip` cuts the same overflow without being one.
        "@media (max-width: 599px) {"

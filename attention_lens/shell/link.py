@@ -24,7 +24,7 @@ from transformer.train.data import examples_path, read_glossed_examples
 
 MAX_TEXT = 2000  # the source box's max_length: a link's sentence obeys the same limit
 LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
-            # the line floats over the screen's bottom, as a note that goes by itself does (issue 58: in the flow,
+            # the line floats over the screen's bottom, as a note that goes by itself does (in the flow,
             # "View 1 added" pushed the page down 84 px; over the top, it lay on the tabs once the page was scrolled)
             # a live class's bar (attention_lens/live/page.py) at the same bottom: the line stands above it
             # (assets/live.js --class-bar-room: its height and a gap; 0 without a bar), never over it
@@ -136,15 +136,13 @@ def opened(models, text, key, now, k, words):
 def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
     """The link box's event: the browser sends {model, text, id} when the page was opened with a link; the
     answer sets the picker, the box (and the tabs' words for the model) and the started sentence, and tells the
-    browser what was ignored and what was started ({id, ok, notes, input})."""
+    browser what was ignored and what was started ({id, ok, notes, input}). A link is the whole page state: one
+    that names no sentence, or one that cannot be started, leaves none started (a new mark: no tab draws the old
+    sentence's results)."""
     c, models = ctx.translate, ctx.models
     words_out, model_parts = ctx.model_outputs  # translate_tab.wire_model: the components a model choice sets
-    # the mark of what is started, new with the link's model and sentence: no tab draws the old results
-    # (attention_lens/shell/page_state.py)
-    started_n = getattr(c, "started", None)
-    extra = [started_n] if started_n is not None else []
-    outs = [ctx.model, ctx.state, c.translation, c.attention] + words_out + extra + [parts.box]  # the top-k: drawn
-    # from the payload by the view (decoding_views.for_page)
+    # the top-k: drawn from the payload by the view (decoding_views.for_page)
+    outs = [ctx.model, ctx.state, c.translation, c.attention, ctx.page.started] + words_out + [parts.box]
 
     def on_link(now, kk, ww, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}
@@ -152,10 +150,10 @@ def wire(ctx: Ctx, parts: SimpleNamespace) -> None:
         key, started, notes = opened(models, data.get("text"), data.get("model"), now, kk, ww)
         answer = {"id": data.get("id"), "ok": started is not None, "notes": notes}
         if started is None:
-            return [key] + [gr.update()] * 3 + model_parts(key) + [gr.update()] * len(extra) + [answer]
+            return page_state.written(ctx.page, model=key) | model_parts(key) | {parts.box: answer}
         answer["input"] = started[2]["input"]  # the sentence the views name: the part translated, if it was cut
         # the box holds the linked sentence, as if typed
-        new = [page_state.new_value()] * len(extra)
-        return [key, *decoding_views.for_page(started)] + model_parts(key, text=data.get("text")) + new + [answer]
+        return (page_state.written(ctx.page, decoding_views.for_page(started), model=key)
+                | model_parts(key, text=data.get("text")) | {parts.box: answer})
 
     parts.box.click(on_link, [ctx.model, c.k, c.words], outs, api_visibility="private", **CONC)

@@ -10,7 +10,7 @@ state lives in the page (Gradio components) and in `ctx.page` (a `PageState`, bu
 |                      | carries its model)                              | hint's switch, a link; the picker and a     |
 |                      |                                                 | refused Start (an empty box) end it         |
 | what is started      | `PageState.started` (a hidden box: one new value| the events that write the two above, in the |
-|                      | for each model and sentence: `new_value`)       | same answer                                 |
+|                      | for each model and sentence: `new_value`)       | same answer, through `written`              |
 | each tab's results   | the tab's results box (`results`), drawn for    | the tab's own events, which read the mark   |
 |                      | the mark it was computed for (`drawn_for`)      | and answer `drawn_for(mark)`                |
 | the first-load flags | which tab or fold was opened (the browser's     | the gate's opening event (a gr.Tab's select,|
@@ -58,9 +58,14 @@ FOLLOW = ("(m) => { m = /^[0-9a-f]*$/.test(m || '') ? (m || '') : ''; "
 
 @dataclass
 class PageState:
-    """The server-side description of the page's state (the values live in each user's page, see above)."""
+    """The server-side description of the page's state (the values live in each user's page, see above): the
+    components that hold it, set by `mark`."""
 
-    started: gr.Textbox | None = None  # the mark of what is started (made by `mark`)
+    started: gr.Textbox | None = None  # the mark of what is started
+    model: gr.Dropdown | None = None  # the picker
+    session: gr.State | None = None  # the started sentence (a DecodingSession)
+    translation: gr.Textbox | None = None  # the translation so far, drawn from the sentence
+    view: gr.HTML | None = None  # the Translate view, drawn from the sentence's payload
 
 
 def new_value() -> str:
@@ -83,12 +88,27 @@ def unstarted(what: str, here: bool = False, words: dict | None = None) -> str:
     return f"Press Start{'' if here else ' in the Translate tab'} first: {what}"
 
 
-def mark(ctx) -> gr.Textbox:
+def mark(ctx, translation: gr.Textbox, view: gr.HTML) -> gr.Textbox:
     """The mark of what is started (hidden): every event that starts a sentence or switches the model writes
-    `new_value()` into it, in the same answer as the state; its change draws the results of that mark alone."""
-    ctx.page.started = gr.Textbox("", visible=False, label="sentences started")
-    ctx.page.started.change(None, [ctx.page.started], None, js=FOLLOW)  # in the browser: no request
-    return ctx.page.started
+    `new_value()` into it, in the same answer as the state (`written`); its change draws the results of that mark
+    alone. `translation`, `view`: the Translate tab's components drawn from the started sentence."""
+    page = ctx.page
+    page.started = gr.Textbox("", visible=False, label="sentences started")
+    page.started.change(None, [page.started], None, js=FOLLOW)  # in the browser: no request
+    page.model, page.session, page.translation, page.view = ctx.model, ctx.state, translation, view
+    return page.started
+
+
+def written(page: PageState, started=None, model: str | None = None) -> dict:
+    """The part of an answer ({component: value}) of an event that writes the page's sentence, and its model when
+    `model` is given: the session and what draws it (`started`: (session, translation, payload) as
+    translate.handlers.for_page gives it; None: no sentence, the views emptied) with a new mark, so no tab draws its
+    results of the state before. Every event that writes the model or the sentence answers with this."""
+    session, translation, payload = started if started is not None else (None, "", None)
+    out = {page.session: session, page.translation: translation, page.view: payload, page.started: new_value()}
+    if model is not None:
+        out[page.model] = model
+    return out
 
 
 def results(**kw) -> gr.Column:

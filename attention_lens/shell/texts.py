@@ -1,4 +1,4 @@
-"""The page's explanations (issue 39 item 5): one catalogue per language, `attention_lens/shell/texts/<lang>.toml`,
+"""The page's explanations: one catalogue per language, `attention_lens/shell/texts/<lang>.toml`,
 where every text
 has a plain version, shown by default, and a detailed one, one click away ("Explain: simply | in detail", the
 box of assets/explain.js, remembered in links as `explain=detail`).
@@ -8,7 +8,7 @@ by the mode (`EXPLAIN_CSS`), so switching needs no request and every text, a not
 The JS views read the same catalogue (`document.getElementById("explain_box").explain.t(key)`, given to the page
 by `explain_box`). Keys are dotted paths into the TOML: "beam.intro", "glossary.rollout", "look_for.de-en".
 
-Languages (issue 44): every text is in the page in each language of LANGS (a German key missing falls back to
+Languages: every text is in the page in each language of LANGS (a German key missing falls back to
 English: `missing`), each in an element of class `l-<lang>` that the page's CSS shows by the language chosen
 (`body.lang-de`, set by assets/i18n.js from the browser's language, a link's `lang=de` or the switch
 #ui_language), so a switch needs no request and no reload, as the mode's. Gradio's own component labels come from
@@ -173,7 +173,7 @@ DECIMAL = {"en": ".", "de": ","}  # each language's decimal separator (the brows
 
 def number(x: float, digits: int | None = 2, lang: str | None = None) -> str:
     """`x` with `digits` decimals (None: the digits it has, as a stored metric's 38.1) as the user's page's language
-    (or `lang`) writes it: 0.741 / 0,741 (issue 58); no grouping, and no sign on a zero (-0.000 is 0.000), as the
+    (or `lang`) writes it: 0.741 / 0,741; no grouping, and no sign on a zero (-0.000 is 0.000), as the
     page's scripts write theirs. Every decimal number a handler puts into a page text (a toast, a plot's title or
     hover, a table, a choice) goes through here; machine formats (the API's JSON, CSV) keep Python's own."""
     s = str(x) if digits is None else f"{float(x):.{int(digits)}f}"

@@ -21,7 +21,7 @@ from transformer.interpret.agreement import session_alignment
 from transformer.interpret.attribution import METHOD_TITLES, METHODS
 
 # the methods' names where the page shows them (dropdown, table, matrix): no formula ("Gradient × input" is the
-# detailed name, in the word alignment's summary; issue 39 item 5)
+# detailed name, in the word alignment's summary)
 LABELS = {**METHOD_TITLES, "saliency": "Saliency"}
 ALIGN_METHODS = [(LABELS[m], m) for m in METHODS]  # the Across layers tab's dropdown: (label, value)
 # what a cell of the word alignment's matrix holds, by method, for its hover: an attention weight, ALTI+'s share of
