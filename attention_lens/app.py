@@ -14,7 +14,7 @@ from attention_lens.layers import tab as layers_tab
 from attention_lens.learned import tab as learned_tab
 from attention_lens.live import page as live
 from attention_lens.model import tab as model_tab
-from attention_lens.shell import exports, first_load, link, texts
+from attention_lens.shell import exports, first_load, link, requests, texts
 from attention_lens.shell.api import api_attention, api_attention_compact, api_attribution, api_inside, api_translate
 from attention_lens.shell.components import (
     BATCH_ROWS,
@@ -116,6 +116,7 @@ def build_demo(translators) -> gr.Blocks:
         t.batcher.configure(BATCHING, BATCH_WINDOW_S, BATCH_ROWS)
     demo.queue(status_update_rate=QUEUE_STATUS_S, max_size=QUEUE_MAX, default_concurrency_limit=CONCURRENCY)
     skip_absent_matplotlib()
+    requests.guard(demo)  # every request's values checked before any handler runs (attention_lens/shell/requests.py)
     with_labels(demo)
     return demo
 

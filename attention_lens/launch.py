@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from attention_lens.shell.logins import AUTH_ENV, open_warnings, parse_auth, read_auth_file, read_logins  # noqa: F401  (no gradio)
@@ -34,7 +35,16 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+def stop_as_on_ctrl_c(signum, frame):
+    """SIGTERM (a service manager's, a container's stop) ends the server as Ctrl-C does: Gradio closes its server on
+    KeyboardInterrupt, and the process then exits normally, running its atexit handlers (the page's bundle folder,
+    attention_lens/shell/first_load.py, is removed). Python's default for SIGTERM ends the process at once and
+    leaves it behind."""
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
+    signal.signal(signal.SIGTERM, stop_as_on_ctrl_c)
     # First, before gradio, torch and the library are imported (this module imports nothing large, and
     # `attention_lens` loads its app lazily): freed payloads go back to the system (attention_lens/shell/memory.py).
     from attention_lens.shell import memory

@@ -66,3 +66,60 @@ def chromium():
             yield b
         finally:
             b.close()
+
+
+GENERIC = "The upstream Gradio app has raised an exception"  # Gradio's answer for an error it has no message for
+
+
+def fn_indices(url: str) -> dict[str, tuple[int, list[int]]]:
+    """The page's events by their API name: {name: (fn_index, the positions of its gr.State inputs)} (from
+    /config): a client sends the values of the others; the page's queue takes a placeholder for each state."""
+    import httpx
+    config = httpx.get(f"{url}config", timeout=60).json()
+    states = {c["id"] for c in config["components"] if c.get("type") == "state"}
+    return {d["api_name"]: (d["id"], [i for i, c in enumerate(d["inputs"]) if c in states])
+            for d in config["dependencies"] if d.get("api_name")}
+
+
+def raw_call(url: str, name: str, data: list, lang: str | None = None, session: str | None = None,
+             timeout: float = 120, fns: dict | None = None) -> tuple[str, object]:
+    """One call of the endpoint /`name` as the page makes it (Gradio's queue: /queue/join, then the session's
+    stream /queue/data), its JSON written with escapes, so that it may carry what a client library cannot encode (a
+    lone surrogate); `data`: the values a client sends (gr.State's are put in). `lang`: the page's language
+    cookie; `session`: a session hash (calls with the same one share the user's state; default: a new session).
+    Returns ("complete", the answer's data), ("error", its message: None when Gradio gave none), or ("cut", what
+    the stream held when it ended without either)."""
+    import json
+    import uuid
+
+    import httpx
+    fn, states = (fns or fn_indices(url))[name]
+    data = list(data)
+    for i in states:
+        data.insert(i, None)
+    session = session or uuid.uuid4().hex
+    cookies = {"al_lang": lang} if lang else None
+    with httpx.Client(cookies=cookies, timeout=timeout) as h:
+        body = {"data": data, "fn_index": fn, "session_hash": session, "event_data": None, "trigger_id": None}
+        r = h.post(f"{url}gradio_api/queue/join", content=json.dumps(body),
+                   headers={"content-type": "application/json"})
+        if r.status_code != 200:
+            return "http", f"{r.status_code} {r.text[:300]}"
+        event = r.json()["event_id"]
+        seen = []
+        try:
+            with h.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}) as stream:
+                for line in stream.iter_lines():
+                    seen.append(line)
+                    if not line.startswith("data:"):
+                        continue
+                    msg = json.loads(line[5:])
+                    if msg.get("event_id") not in (None, event) or msg.get("msg") != "process_completed":
+                        continue
+                    out = msg.get("output") or {}
+                    if msg.get("success"):
+                        return "complete", out.get("data")
+                    return "error", out.get("error")
+        except httpx.RemoteProtocolError as e:  # the server closed the stream in the middle of an answer
+            seen.append(f"{type(e).__name__}: {e}")
+    return "cut", "\n".join(seen)[-300:]

@@ -32,8 +32,7 @@ def test_the_config_holds_the_values_of_components_not_shown():
 
 
 def test_a_bounded_number_given_text_raises_a_type_error_not_a_message():
-    """attention_lens/shell/components.py checked: Gradio's Slider (and a Number with bounds) compares what the browser
-    sends with
+    """attention_lens/shell/requests.py: Gradio's Slider (and a Number with bounds) compares what the browser sends with
     its bounds as it is, so text is a TypeError (a traceback for the user), not a gr.Error saying what is wrong."""
     for component in (gr.Slider(1, 20, step=1), gr.Number(minimum=0)):
         with pytest.raises(TypeError) as e:

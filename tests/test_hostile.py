@@ -429,7 +429,7 @@ def test_goto_non_integer_via_gradio_client_is_rejected(client, tr):
 @pytest.mark.parametrize("api,args", [("/goto", ("abc", TOPK)), ("/step", ("3",)), ("/step", (None,))],
                          ids=repr)
 def test_non_numbers_via_gradio_client_get_a_clear_error(client, tr, api, args):
-    """Regression (attention_lens.shell.components.checked): a non-number sent for the step index or k used to fail
+    """Regression (attention_lens/shell/requests.py): a non-number sent for the step index or k used to fail
     inside Gradio's own preprocessing (TypeError), reported without a message. The app survives (checked below)
     and the message names the value."""
     client_running(client, tr)

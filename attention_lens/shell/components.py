@@ -1,4 +1,4 @@
-"""What every tab shares: asset paths, queue settings, the attention view component, number checks."""
+"""What every tab shares: asset paths, queue settings, the attention view component."""
 from __future__ import annotations
 
 import json
@@ -148,23 +148,6 @@ def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | Non
                 else '<div class="started-sentence"></div>')
     return gr.HTML(None, html_template=template, css_template=ctx.css, js_on_load=asset("sentence.js"),
                    elem_id=elem_id, head=head)
-
-
-def checked(component, what: str):
-    """Gradio's own number parsing raises TypeError on text: answer with a clear gr.Error instead.
-    (Wraps the instance's preprocess; subclassing a component would make Gradio write a .pyi stub.)"""
-    inner = component.preprocess
-
-    def preprocess(payload):
-        try:
-            return inner(payload)
-        except gr.Error:
-            raise
-        except (TypeError, ValueError) as e:
-            raise gr.Error(f"{what} must be a number, got {str(payload)[:40]!r}", print_exception=False) from e
-
-    component.preprocess = preprocess
-    return component
 
 
 def box_note(ctx: Ctx, elem_id: str, boxes: list[str]) -> gr.HTML:

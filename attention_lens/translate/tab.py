@@ -20,7 +20,6 @@ from attention_lens.shell.components import (
     asset,
     box_note,
     box_note_value,
-    checked,
     lens_view,
     live_position,
     started_sentence,
@@ -188,7 +187,7 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
     export."""
     with gr.Column(scale=2, min_width=300, elem_id="translate_folds"):
         with gr.Accordion(label("settings"), open=False, elem_id="settings"):
-            c.k = checked(gr.Slider(1, 20, value=TOPK, step=1, label=label("k"), elem_id="k"), "top-k")
+            c.k = gr.Slider(1, 20, value=TOPK, step=1, label=label("k"), elem_id="k")
             c.words = gr.Checkbox(False, label=label("words"), elem_id="words", info=label("words_info"))
         with gr.Accordion(label("reference_fold"), open=False, elem_id="reference_fold"):
             c.ref = gr.Textbox(label=language_words(ctx.tr)["reference"], elem_id="reference", lines=2,
@@ -196,8 +195,7 @@ def tools(ctx: Ctx, c: SimpleNamespace) -> None:
             c.b_ref = gr.Button(label("show_reference"), elem_id="show_reference")
             c.ref_note = box_note(ctx, "reference_note", ["reference"])  # why a reference was not shown
         with gr.Accordion(label("goto_fold"), open=False, elem_id="goto_fold"):
-            c.step_no = checked(gr.Number(0, precision=None, step=1, label=label("goto_index"),
-                                          elem_id="goto_index"), "step index")
+            c.step_no = gr.Number(0, precision=None, step=1, label=label("goto_index"), elem_id="goto_index")
             c.b_goto = gr.Button(label("go"), elem_id="goto")
         with gr.Accordion(label("export_fold"), open=False, elem_id="export_fold"):
             c.b_export = gr.Button(label("export"), elem_id="export")
