@@ -27,7 +27,7 @@ function row(svg, col, y, h, layer, kind, fs) {
   const x = col.x + 12, right = col.x + col.w;
   const ln = el("g", {"data-sublayer": "norm"}, svg);
   el("rect", {x, y, width: 16, height: h, rx: 2, class: "arch-ln"}, ln);
-  el("text", {x: x + 8, y: y + h / 2, "font-size": fs - 2, class: "arch-t"}, ln, "LN");
+  el("text", {x: x + 8, y: y + h / 2, "font-size": fs - 2, class: "arch-t"}, ln, T("arch_ln"));
   tip(ln, T("arch_ln_tip"));
   const bx = x + 18, bw = right - 16 - bx;
   const g = el("g", kind ? {"data-kind": kind, "data-layer": layer, tabindex: 0, role: "button", class: "arch-attn"}

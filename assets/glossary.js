@@ -5,7 +5,7 @@
 // The meanings live in the page's catalogue (attention_lens/shell/texts/<lang>.toml, "glossary.<term>"), plain or detailed and in the
 // language the page shows (assets/explain.js, i18n.js); the terms are these, found in every language's words.
 const NAMES = ["teacher-forced", "rollout", "contribution", "mixed", "role", "ALTI+", "saliency", "cross-attention",
-               "ablation"];
+               "ablation", "beam-search"];
 const meaning = (term) => (find("explain_box", "explain")?.t(`glossary.${term}`) ?? term);
 const SKIP = "input, textarea, select, button, label, code, pre, canvas, svg, script, style, .gloss, .js-plotly-plot, " +
   ".lens-tok, .topk-list, [contenteditable]";

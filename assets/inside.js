@@ -108,7 +108,8 @@ function titles(h, st, i) {                 // the words: attention_lens/texts [
   const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);
   setText(q("title"), `${w(`inside_${h.kind}`)} · ${w("layer")} ${h.layer + 1} · ${w("head")} ${h.head + 1} · ${w("step_word")} ${st.t}` +
     (h.ablated ? ` · ${w("inside_off")}` : "") + (st.words ? ` · ${w("inside_pieces")}` : ""));
-  const d = st.doc, next = i + 1 < d.n ? d.pieces[i + 1] : (h.queries[i] === "</s>" ? `(${w("finished")})` : "?");
+  const d = st.doc, asked = st.conceal === "next" && i === st.t;  // a live class asks what comes next (lens.js conceal)
+  const next = i + 1 < d.n && !asked ? d.pieces[i + 1] : (h.queries[i] === "</s>" ? `(${w("finished")})` : "?");
   const label = h.kind === "encoder_self" ? h.queries[i] : `${h.queries[i]} → ${next}`;
   const follows = following(st);
   setText(q("qlabel"), w("query_row", {i, label}) + " " + w(!follows ? "row_picked" :
@@ -202,6 +203,9 @@ function update() {
   const any = [...cache.values()].reverse().find(c => c.ids === ids);
   if (any) giveNorms(any, false);
   else if (ui.measure && !ui.open) request(d, st.kind, st.layer, mean ? 0 : st.head);  // the toggle needs norms
+  if (st.conceal === "where") {           // a live class's open question about the map's row (assets/live.js): the
+    message(wl("conceal_inside")); return done(t0);  // weights, their table and notes wait for the reveal
+  }
   if (mean) {
     if (ui.measure && !any) request(d, st.kind, st.layer, 0);
     message(wl("inside_mean")); return done(t0);

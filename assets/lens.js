@@ -36,7 +36,9 @@ const st = {kind: "cross", layer: 0, head: 0, hide: false, words: false, k: 8, s
             greedy: null,   // the trajectory Start gave: Reset returns to it after forcing
             t: 0,           // the step shown in `traj`
             back: null,     // {traj, t} a reference was opened from: "Leave the reference" goes back there
-            timer: null};   // Play
+            timer: null,    // Play
+            conceal: null}; // a live class's open question (assets/live.js): "where" hides the highlighted row's
+                            // weights (map, grid, hovers, the line read aloud), "next" the piece after it
 const inst = {renders: 0, state: st, drawMs: 0};
 const lensRoot = element.querySelector(".lens");
 const view = {element, props, trigger, find, home, q, setText, tl, MAIN, st, inst, lensRoot, draw};
@@ -49,6 +51,12 @@ if (MAIN) window.__lens = inst;  // the tests' and benchmarks' handle (above)
 inst.select = (kind, layer, head) => {     // open one head (the head atlas calls this); drawn now or at the next payload
   if (KINDS.includes(kind)) st.kind = kind;
   st.layer = layer; st.head = head; cv.big = null; draw();
+};
+inst.conceal = (what) => {               // a live class's question opens ("where", "next") or is over (null)
+  const v = what === "where" || what === "next" ? what : null;
+  if (st.conceal === v) return;
+  st.conceal = v; lensRoot.dataset.conceal = v || "";
+  if (st.doc) { scratch.big.last = scratch.grid.last = null; cv.big = null; draw(); }
 };
 inst.reveal = () => {                     // bring the big map into sight once the view is shown (after a tab switch)
   let tries = 60;
@@ -180,12 +188,14 @@ const tip = q("tip");
 function showTip(e, s) { tip.textContent = s; tip.hidden = false;
   tip.style.left = `${Math.min(e.clientX + 14, window.innerWidth - 300)}px`; tip.style.top = `${e.clientY + 14}px`; }
 function hideTip() { tip.hidden = true; }
+const hidden = (i) => st.conceal === "where" && cv.big && i === cv.big.row;  // the row a live question asks about
 q("canvas").addEventListener("mousemove", e => {
   const b = cv.big; if (!b) return hideTip();
   const i = Math.floor(e.offsetY / b.ch), j = Math.floor(e.offsetX / b.cw), p = b.p;
   if (i >= 0 && i < p.R && p.nokeys && p.nokeys[i]) return showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("nokey_tip")}`);
   if (i < 0 || j < 0 || i >= p.R || j >= p.C) return hideTip();
-  showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("tip_key", {k: p.cols[j]})}\n${tl(b.measure)} ${num(p.z[i * p.stride + j], 3)}`);
+  const weight = hidden(i) ? tl("conceal_tip") : `${tl(b.measure)} ${num(p.z[i * p.stride + j], 3)}`;
+  showTip(e, `${tl("tip_query", {q: p.rows[i]})}\n${tl("tip_key", {k: p.cols[j]})}\n${weight}`);
 });
 q("canvas").addEventListener("click", e => {   // a row of the big map: the query the inside panel opens
   const b = cv.big; if (!MAIN || !b || !inside()) return;
@@ -204,7 +214,8 @@ q("grid-canvas").addEventListener("mousemove", e => {
   const p = cv.grid.panels[c.l][c.h];
   if (c.i < p.R && p.nokeys && p.nokeys[c.i]) return showTip(e, `${tl("tip_layer_head", {l: c.l + 1, h: c.h + 1})}\n${tl("tip_query", {q: p.rows[c.i]})}\n${tl("nokey_tip")}`);
   if (c.i >= p.R || c.j >= p.C) return showTip(e, tl("tip_layer_head", {l: c.l + 1, h: c.h + 1}));
-  showTip(e, `${tl("tip_layer_head", {l: c.l + 1, h: c.h + 1})}\n${tl("tip_query", {q: p.rows[c.i]})}\n${tl("tip_key", {k: p.cols[c.j]})}\n${tl("tip_weight", {w: num(p.z[c.i * p.stride + c.j], 3)})}`);
+  const weight = hidden(c.i) ? tl("conceal_tip") : tl("tip_weight", {w: num(p.z[c.i * p.stride + c.j], 3)});
+  showTip(e, `${tl("tip_layer_head", {l: c.l + 1, h: c.h + 1})}\n${tl("tip_query", {q: p.rows[c.i]})}\n${tl("tip_key", {k: p.cols[c.j]})}\n${weight}`);
 });
 q("grid-canvas").addEventListener("click", e => {
   const c = gridCell(e); if (!c) return;

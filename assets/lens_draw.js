@@ -155,6 +155,8 @@ function drawBig(kind, f, m) {
     ctx.fillText("no keys", 4, i * g.ch + g.ch / 2);
   }
   if (st.head !== "mean" && offHeads(kind, st.layer).includes(st.head)) { ctx.fillStyle = OFF; ctx.fillRect(0, 0, res.C * g.cw, res.R * g.ch); }
+  const secret = concealed(f, p.R);
+  if (secret >= 0) { ctx.fillStyle = `rgb(${BG.join(",")})`; ctx.fillRect(0, secret * g.ch, Math.max(1, p.C) * g.cw, g.ch); }
   if (kind !== "encoder_self" && f.row >= 0) {
     ctx.strokeStyle = RED; ctx.lineWidth = 2;
     ctx.strokeRect(1, f.row * g.ch + 1, Math.max(1, p.C) * g.cw - 2, g.ch - 2);
@@ -166,14 +168,18 @@ function drawBig(kind, f, m) {
   setText(q("title"), `${tl(`kind_${kind}`)} · ${tl("layer")} ${st.layer + 1} · ${st.head === "mean" ? tl("mean_heads") : tl("head") + " " + (st.head + 1)}` +
     (role ? ` · ${tl("role")}: ${tl(`role_${role}`)}` : "") + offNote(kind) + (normsFor(kind) ? ` · ${tl("title_contribution")}` : ""));
   setText(q("axes"), axisLine(kind, languagesOf(st.doc)));
-  setText(q("zmax"), maxOf(p) > 0 ? num(zmax, 3) : "–");
+  setText(q("zmax"), secret >= 0 ? "?" : maxOf(p) > 0 ? num(zmax, 3) : "–");
   setText(q("note"), none.length === 0 ? "" : (none.length === 1 ? tl("no_keys_row", {r: p.rows[none[0]]}) : tl("no_keys_rows", {n: none.length})) +
     tl("no_keys_why"));
   insideMark(ctx, kind, f, p, g);
-  sayRow(p, f.row >= 0 ? f.row : p.R - 1);
+  if (secret >= 0) { setText(q("said"), tl("conceal_tip")); q("canvas").setAttribute("aria-label", tl("map_aria")); }
+  else sayRow(p, f.row >= 0 ? f.row : p.R - 1);
   cv.big = Object.assign(g, {p, zmax, row: f.row, spans: f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null,
                              measure: normsFor(kind) ? "measure_contribution" : "measure_weight"});
 }
+// The row a live class's open "where" question asks about (assets/live.js, lens.js conceal): drawn as not revealed
+// yet, on the big map and in every panel of the grid, until the teacher reveals the answer; -1: none
+function concealed(f, R) { return st.conceal === "where" && f.row >= 0 && f.row < R ? f.row : -1; }
 function sayRow(p, r) {                   // the map in words (issue 41 item 4): the row's strongest keys, for a
   const z = r >= 0 && r < p.R ? p.z.subarray(r * p.stride, r * p.stride + p.C) : [];  // screen reader (a live line)
   const top = [...z.keys()].sort((a, b) => z[b] - z[a]).slice(0, 2).filter(j => z[j] > 0);
@@ -219,6 +225,12 @@ function drawGrid(kind, f, m) {
   ctx.fillStyle = NOKEY;                  // rows with no key left (hidden <s>/</s>), as in the big map
   for (let l = 0; l < L; l++) for (let h = 0; h < H; h++)
     for (const i of noKeyRows(panels[l][h])) ctx.fillRect(left + h * (pw + gap), top + l * (ph + gap) + i * cell, pw, cell);
+  const secret = concealed(f, m.R);
+  if (secret >= 0) {
+    ctx.fillStyle = `rgb(${BG.join(",")})`;
+    for (let l = 0; l < L; l++) for (let h = 0; h < H; h++)
+      ctx.fillRect(left + h * (pw + gap), top + l * (ph + gap) + secret * cell, pw, Math.max(1, cell));
+  }
   ctx.fillStyle = "#555"; ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
   for (let l = 0; l < L; l++) { ctx.textAlign = "right"; ctx.fillText(`L${l + 1}`, left - 4, top + l * (ph + gap) + ph / 2); }
   for (let h = 0; h < H; h++) { ctx.textAlign = "center"; ctx.fillText(`H${h + 1}`, left + h * (pw + gap) + pw / 2, top / 2); }

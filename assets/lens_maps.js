@@ -51,7 +51,7 @@ function frame() {
   const n = traj ? t + 1 : d.n, cursor = traj ? t : d.cursor, tp = d.pieces.slice(0, n);
   const next = traj ? (d.done[t] ? null : d.greedy[t]) : d.next, done = traj ? d.done[t] : d.doneNow;
   const forced = traj ? d.forced.slice(0, n) : d.forced, differs = traj ? d.differs.slice(0, n) : d.differs;
-  const f = {n, cursor, next, done, forced, tp, words: !!(st.words && d.spans)};
+  const f = {n, cursor, next: traj && st.conceal === "next" ? null : next, done, forced, tp, words: !!(st.words && d.spans)};
   if (f.words) {
     const ws = new Set(d.p.word_specials || d.p.specials);
     const ss = d.spans.source, ts = d.spans.target.filter(([a]) => a < n).map(([a, b]) => [a, Math.min(b, n)]);
@@ -65,7 +65,9 @@ function frame() {
   } else {
     f.src = d.source; f.tgt = tp; f.row = cursor; f.chipForced = forced; f.chipDiffers = differs;
     f.srcSpecial = d.source.map(x => d.specials.has(x)); f.tgtSpecial = tp.map(x => d.specials.has(x));
-    f.rows = d.rowLabels || tp.map((x, i) => `${x} → ${i + 1 < n ? tp[i + 1] : (next ?? stopped(x))}`);
+    // the row being written names the piece after it, unless a live class asks what that piece is (lens.js conceal)
+    const after = traj && st.conceal === "next" && !done ? "?" : next;
+    f.rows = d.rowLabels || tp.map((x, i) => `${x} → ${i + 1 < n ? tp[i + 1] : (after ?? stopped(x))}`);
   }
   return f;
 }

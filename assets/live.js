@@ -146,11 +146,22 @@ function question(kind) {                 // {keys, model, row} of the view show
     const z = v.z[v.row], keep = v.x.map((_, j) => j).filter(j => !(Number.isNaN(z[j])));
     return {keys: keep.map(j => v.x[j]), model: keep.map(j => Math.min(1, Math.max(0, z[j] || 0))), row: v.y[v.row]};
   }
-  const K = d.topk.k, keys = [], model = [];
+  const K = d.topk.k, keys = [], model = [];  // the pieces that may follow the ones read at step t: 0..t
   for (let r = 0; r < K; r++) { keys.push(d.vocab[d.topk.ids[st.t * K + r]]); model.push(d.topk.p[st.t * K + r]); }
-  const text = d.pieces.slice(0, st.t).join(" ") || "…";
-  return {keys, model, row: text.length > 60 ? `…${text.slice(-60)}` : text};
+  const text = d.pieces.slice(0, st.t + 1).filter(p => !d.specials.has(p)).join("").replace(/\u2581/g, " ").trim();
+  return {keys, model, row: text.length > 60 ? `…${text.slice(-60)}` : text || "…"};
 }
+// A piece or a row's label as words for a question's and an answer's lines: no ▁ marks, <s> and </s> named; a piece
+// that continues a word (no ▁ where the question's other pieces have one) starts with "…" ("…ter" after "sis")
+const MARK = /\u2581/g;
+function plain(s, pieces = false) {
+  return String(s).split(" → ").map(x => x === "<s>" ? w("class_piece_start") : x === "</s>" ? w("class_piece_end")
+    : pieces && /^[\p{L}\p{N}]/u.test(x) ? `…${x}` : x.replace(MARK, " ").trim() || "␣").join(" → ");
+}
+const keysOf = (q) => {                   // the question's choices as words (pieces: some carry ▁)
+  const pieces = q.keys.some(k => k.includes("\u2581"));
+  return q.keys.map(k => plain(k, pieces));
+};
 for (const kind of ["where", "next"]) {
   $(`#ask_${kind}`).addEventListener("click", async () => {
     const q = question(kind), msg = panel.querySelector(".class-msg");
@@ -194,15 +205,16 @@ function chart(el, q, asked = true) {     // the class's answers per key, and th
   if (!q || !q.counts) return;
   const legend = document.createElement("div"); legend.className = "class-legend";
   const head = document.createElement("div");
-  head.textContent = (asked ? `${w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row})} · ` : "")
+  head.textContent = (asked ? `${w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: plain(q.row)})} · ` : "")
     + w("class_answers_n", {n: q.answered, of: inst.snap.students});
+  const keys = keysOf(q);
   const sw = (color, text) => { const i = document.createElement("i"); i.style.background = color;
                                 legend.append(i, document.createTextNode(text)); };
   sw("#16a34a", w("class_legend_students"));
   if (q.revealed) sw("#f97316", w("class_legend_model"));
   const grid = document.createElement("div"); grid.className = "class-chart";
   const most = Math.max(1, ...q.counts);
-  q.keys.forEach((k, i) => {
+  keys.forEach((k, i) => {
     const key = document.createElement("span"); key.className = "key"; key.textContent = k;
     const bars = document.createElement("span");
     const b = document.createElement("div"); b.className = "bar"; b.style.width = `${100 * q.counts[i] / most}%`;
@@ -220,7 +232,7 @@ function chart(el, q, asked = true) {     // the class's answers per key, and th
 function top(q) {
   let best = 0;
   q.model.forEach((p, i) => { if (p > q.model[best]) best = i; });
-  return {key: q.keys[best], p: pct(q.model[best])};
+  return {key: keysOf(q)[best], p: pct(q.model[best])};
 }
 function drawStudentQuestion(el, q) {
   el.textContent = "";
@@ -235,7 +247,7 @@ function drawStudentQuestion(el, q) {
     box.classList.add("revealed");        // (on a phone the question, the keys and the chart took ~40 % of the screen)
     const after = document.createElement("div"); after.className = "class-answer";
     after.textContent = w(q.kind === "where" ? "class_reveal_where" : "class_reveal_next", top(q))
-      + (picked ? ` ${w("class_reveal_yours", {key: q.keys[mine]})}` : "");
+      + (picked ? ` ${w("class_reveal_yours", {key: keysOf(q)[mine]})}` : "");
     const open = inst.chartFor === q.id;
     const more = document.createElement("button"); more.type = "button"; more.className = "class-chart-toggle";
     more.textContent = `${w("class_chart")} ${open ? "▾" : "▸"}`; more.title = w("class_chart_tip");
@@ -252,11 +264,11 @@ function drawStudentQuestion(el, q) {
     return;
   }
   const text = document.createElement("span");
-  text.textContent = w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: q.row});
+  text.textContent = w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: plain(q.row)});
   box.append(text);
   const keys = document.createElement("span"); keys.className = "class-keys";  // on a phone, for screen readers and
   keys.classList.toggle("on-map", q.kind === "where");                          // keys only: the map answers "where"
-  q.keys.forEach((k, i) => {
+  keysOf(q).forEach((k, i) => {
     const b = document.createElement("button"); b.type = "button"; b.textContent = k; b.dataset.choice = String(i);
     b.setAttribute("aria-pressed", String(mine === i)); b.disabled = q.revealed;
     b.addEventListener("click", () => answer(q, i));
@@ -266,9 +278,30 @@ function drawStudentQuestion(el, q) {
   el.append(box);
   if (picked) {
     const after = document.createElement("div"); after.className = "class-answer";
-    after.textContent = w("class_answered", {key: q.keys[mine]});
+    after.textContent = w("class_answered", {key: keysOf(q)[mine]});
     el.append(after);
   }
+}
+function conceal(what) {                 // the map, its hovers and Inside this head hide the answer (assets/lens.js)
+  const L = find("attention", "lens");
+  if (L && L.conceal) L.conceal(what);
+  else if (what) setTimeout(() => draw(), 200);  // the view not mounted yet
+}
+// "Where does this row look?" on a phone: the map is screens away from the bar, its row scrolled out of sight; the
+// page is brought to the map with the highlighted row just above the class's bar (the map's frame scrolled to its
+// first key), once per question
+function bringRow(tries = 40) {
+  const L = find("attention", "lens"), v = L && L.view && L.view(), c = document.querySelector("#attention [data-role=canvas]");
+  if (!v || v.row === null || v.row === undefined || !c || !c.offsetParent) {
+    if (tries > 0) setTimeout(() => bringRow(tries - 1), 100);
+    return;
+  }
+  const r = c.getBoundingClientRect(), top = r.top + v.row * v.cell.h, room = bar.getBoundingClientRect().top;
+  if (top >= 0 && top + v.cell.h <= room) return;  // in sight already
+  const big = document.querySelector("#attention [data-role=big]");
+  const mapTop = big ? big.getBoundingClientRect().top : r.top;  // the map's title and the row, if they fit
+  const y = top + v.cell.h - mapTop <= room - 8 ? mapTop - 8 : top - room / 2;
+  window.scrollBy({top: y, behavior: "instant"});
 }
 function draw() {
   const s = inst.snap;
@@ -284,23 +317,70 @@ function draw() {
   const state = bar.querySelector("[data-role=state]");
   const leave = $("#class_leave"), rejoin = $("#class_rejoin");
   if (inst.ended || !s) {
-    document.body.classList.remove("class-hide-next");
+    document.body.classList.remove("class-hide-next"); conceal(null);
     if (inst.ended) state.textContent = inst.lastError || w("class_ended");
     else state.textContent = w("class_joining");
     leave.hidden = rejoin.hidden = true;
     if (inst.ended && inst.snap) drawStudentQuestion(bar.querySelector("[data-role=question]"), null);
     return;
   }
-  const q = s.question;                   // "What comes next?": the model's own list hidden until the reveal
-  document.body.classList.toggle("class-hide-next", !!(q && q.kind === "next" && !q.revealed));
+  const q = s.question;                   // an open question: what gives its answer away hidden until the reveal
+  const open = q && !q.revealed ? q.kind : null;  // ("next": the model's own list; "where": the row's weights)
+  document.body.classList.toggle("class-hide-next", open === "next");
+  conceal(open);
   state.textContent = inst.following ? w("class_following")
     : (s.step === null || s.step === undefined ? w("class_at_start") : w("class_at_step", {step: s.step}));
   leave.hidden = !inst.following; rejoin.hidden = inst.following;
   drawStudentQuestion(bar.querySelector("[data-role=question]"), s.question);
+  if (open === "where" && inst.following && inst.shownFor !== q.id) { inst.shownFor = q.id; bringRow(); }
 }
-$("#class_leave").addEventListener("click", () => { inst.following = false; draw(); });
-$("#class_rejoin").addEventListener("click", () => { inst.following = true; draw(); applyView(); });
-document.addEventListener("lens-explain", draw);  // a language or mode switch: every text again
+$("#class_leave").addEventListener("click", () => { inst.following = false; held = null; draw(); drawAsking(); });
+
+// -- a student's tap that would leave the teacher's view while following: asked first (the head grid switched the
+// head while the bar still said "following"); held, and done only once the student chose to explore on their own
+const LEAVES = ["#attention [data-role=grid-canvas]", "#attention [data-role=canvas]", "#attention [data-kind]",
+  "#attention select", "#attention [data-role=scrub]", "#attention [data-role=play]", "#attention [data-role=leave]",
+  "#attention .lens-measure input", "#inside .inside-stages button", "#back", "#step", "#run", "#reset", "#start",
+  "#tabs button[role=tab]"].join(", ");
+const asking = document.createElement("div");
+asking.className = "class-leave-ask"; asking.hidden = true; asking.setAttribute("aria-live", "polite");
+bar.querySelector(".class-row").after(asking);
+let held = null;                          // the tap held: {target, x, y}
+function guard(e) {
+  if (!e.isTrusted || inst.role !== "student" || !inst.following || inst.ended || !inst.snap) return;
+  const t = e.target instanceof Element ? e.target.closest(LEAVES) : null;
+  if (!t || (e.type === "click" && mapChoice(e) !== null)) return;  // a tap that answers "where" stays
+  if (e.type === "mousedown" && t.tagName !== "SELECT") return;     // a select opens its list on mousedown
+  e.preventDefault(); e.stopImmediatePropagation();
+  held = {target: t, x: e.clientX, y: e.clientY};
+  drawAsking();
+}
+for (const ev of ["mousedown", "click", "change", "input"]) document.addEventListener(ev, guard, true);
+function drawAsking() {
+  asking.textContent = "";
+  asking.hidden = !held;
+  if (!held) return;
+  const say = document.createElement("span"); say.textContent = w("class_leave_ask");
+  const go = document.createElement("button"); go.type = "button"; go.textContent = w("class_leave");
+  const stay = document.createElement("button"); stay.type = "button"; stay.textContent = w("class_stay");
+  go.addEventListener("click", () => {
+    const h = held; held = null; inst.following = false; draw();
+    const t = h.target;                   // the tap, done now (on a canvas where it was)
+    if (t.tagName === "CANVAS") {
+      t.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, clientX: h.x, clientY: h.y}));
+    } else if (t.tagName === "SELECT") { t.focus(); try { t.showPicker(); } catch (err) { /* focused: the keys */ } }
+    else if (t.tagName === "INPUT" && t.type === "range") t.focus();
+    else t.click();
+  });
+  stay.addEventListener("click", () => {  // a select or the slider moved before it was held: shown as it is again
+    held = null; drawAsking(); find("attention", "lens")?.redraw?.();
+  });
+  asking.append(say, go, stay);
+}
+$("#class_rejoin").addEventListener("click", () => {  // the teacher's view again, even one opened before
+  inst.following = true; inst.applied = null; draw(); applyView();
+});
+document.addEventListener("lens-explain", () => { draw(); drawAsking(); });  // a language or mode switch: every text
 
 // -- a page opened with ?class=<code> (a student) or ?class=<code>&teach=<token> (the teacher again) ------------
 const q0 = new URLSearchParams(location.search);

@@ -84,6 +84,9 @@ BOX_CSS = (
     ".class-panel input { font: inherit; font-size: 12px; padding: 2px 4px; width: 100%; box-sizing: border-box; }"
     ".class-panel label { font-size: 11px; color: #166534; }"
     ".class-bar .class-row [data-role=state] { flex: 1; font-weight: 600; }"
+    # a tap that would leave the teacher's view, held: asked first (assets/live.js)
+    ".class-leave-ask { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; font-weight: 600; }"
+    ".class-leave-ask[hidden] { display: none; }"
     ".class-q { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; }"
     ".class-q button[aria-pressed=true] { background: #dcfce7; border-color: #16a34a; font-weight: 600; }"
     ".class-chart { display: grid; grid-template-columns: max-content 1fr max-content; gap: 2px 6px;"
@@ -100,7 +103,16 @@ BOX_CSS = (
     ".class-legend i { display: inline-block; width: 10px; height: 8px; margin: 0 3px 0 8px; }"
     # on a phone, above the fixed bar of Back / Step / Run / Play (assets/layout.css, the same width)
     ".class-keys { display: contents; }"
-    "@media (max-width: 599px) { .class-bar { bottom: calc(72px + env(safe-area-inset-bottom)); }"
+    "@media (max-width: 599px) { .class-bar { bottom: calc(72px + env(safe-area-inset-bottom)); padding: 4px 8px;"
+    " gap: 2px; }"
+    # with the step bar under it, at most a quarter of the screen: the question on a line, its choices and ✕ on one
+    # line under it that scrolls sideways (a where-question's ✕ beside its words: the map answers it); the answers
+    # chart (opened over the map) at most 40 % in all
+    " .class-q > span:first-child { flex: 1 1 100%; }"
+    " .class-q:has(> .class-keys.on-map) > span:first-child { flex: 1 1 0; min-width: 0; }"
+    " .class-keys { display: flex; order: 2; flex: 1 1 0; min-width: 0; gap: 4px; overflow-x: auto;"
+    " padding-bottom: 2px; } .class-keys button { flex: none; } .class-q .class-hide { order: 3; }"
+    " .class-bar .class-chart-wrap { max-height: 15vh; }"
     # "where" on a phone: the student taps the map; the keys' buttons stay for screen readers and the keyboard (shown
     # when one has the focus), not over the map
     " .class-keys.on-map:not(:focus-within) { display: block; position: absolute; width: 1px; height: 1px;"

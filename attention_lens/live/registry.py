@@ -162,6 +162,8 @@ class Registry:
         if not isinstance(view, str) or len(view) > MAX_VIEW:
             raise LiveError("class_bad_view")
         view = view.lstrip("?")
+        if c.question is not None and c.question.revealed and view != c.view:
+            c.question = None  # the teacher moved on: the revealed answer was about the view before
         c.view, c.step = view, step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 else None
         c.changed_at = time.monotonic()
         c.bump()
