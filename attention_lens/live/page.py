@@ -3,7 +3,8 @@ count, the questions and their answers) and the students' bar, in one gr.HTML (#
 class's view pushed to each follower by a Gradio generator event held open per student (#class_feed), and the same
 stream for programs: `Client(url).submit(code, api_name="/follow")` yields the class's view at each change.
 
-The registry (attention_lens/live/registry.py) is this process's; its handlers are async (on the event loop, where its
+The registry (attention_lens/live/registry.py) is this process's, its classes kept in the data folder's database
+(attention_lens/live/store.py: attached when the page is built, so a restarted app has its classes back); its handlers are async (on the event loop, where its
 asyncio.Events are set and awaited). Following is its own concurrency group with no limit (a class of 200 holds 200
 events open), apart from the model's events (attention_lens/shell/components.py CONC, DECODE), which it never queues
 behind.
@@ -15,6 +16,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from attention_lens.live import store
 from attention_lens.live.registry import MAX_CLASSES, MAX_FOLLOWING, LiveError, Registry
 from attention_lens.shell import texts
 from attention_lens.shell.components import asset
@@ -122,7 +124,10 @@ PAGE_CSS = (
 
 def build() -> SimpleNamespace:
     """#class_box (Teach live, the teacher's panel, the students' bar) for the intro row, its events and the API's
-    /follow. Returns the components."""
+    /follow. Returns the components. The registry keeps its classes in the data folder's database from now on
+    (attention_lens/live/store.py data_dir), and has back those a previous process left alive."""
+    if REGISTRY.store is None:
+        REGISTRY.attach(store.Store(store.data_dir()))
     box = gr.HTML(None, html_template=BOX_HTML, css_template=BOX_CSS, js_on_load=asset("live.js"),
                   elem_id="class_box", padding=False)
     # the stream of one follower: each snapshot becomes this component's value (assets/live.js watches it)
@@ -147,7 +152,7 @@ def build() -> SimpleNamespace:
         data = (evt._data or {}) if evt is not None else {}
         data = data if isinstance(data, dict) else {}
         try:
-            async for snap in REGISTRY.follow(data.get("code"), data.get("token") or None):
+            async for snap in REGISTRY.follow(data.get("code"), data.get("token") or None, data.get("student")):
                 yield snap
         except LiveError as e:
             yield {"code": data.get("code"), "error": texts.said(e.key), "key": e.key, "ended": True}
@@ -198,7 +203,7 @@ def do(data: dict) -> dict:
             c = r.open()
             return {"code": c.code, "token": c.token}
         case "view":
-            c = r.change(code, token, data.get("view"), data.get("step"))
+            c = r.change(code, token, data.get("view"), data.get("step"), data.get("lesson"))
             return {"seq": c.seq}
         case "ask":
             q = r.ask(code, token, data.get("kind"), data.get("keys"), data.get("model"), data.get("row") or "")
