@@ -4,10 +4,10 @@ class's view pushed to each follower by a Gradio generator event held open per s
 stream for programs: `Client(url).submit(code, api_name="/follow")` yields the class's view at each change.
 
 The registry (attention_lens/live/registry.py) is this process's, its classes kept in the data folder's database
-(attention_lens/live/store.py: attached when the page is built, so a restarted app has its classes back); its handlers are async (on the event loop, where its
-asyncio.Events are set and awaited). Following is its own concurrency group with no limit (a class of 200 holds 200
-events open), apart from the model's events (attention_lens/shell/components.py CONC, DECODE), which it never queues
-behind.
+(attention_lens/live/store.py: attached when the page is built, so a restarted app has its classes back); its
+handlers are async (on the event loop, where its asyncio.Events are set and awaited). Following is its own
+concurrency group with no limit (a class of 200 holds 200 events open), apart from the model's events
+(attention_lens/shell/components.py CONC, DECODE), which it never queues behind.
 """
 from __future__ import annotations
 

@@ -67,8 +67,8 @@ class Store:
         """Writes one class's row (a new one, or over the old)."""
         values = [row[k] for k in COLUMNS]
         values[COLUMNS.index("question")] = None if row["question"] is None else json.dumps(row["question"])
-        self.db.execute(f"INSERT OR REPLACE INTO classes ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                        values)
+        self.db.execute(f"INSERT OR REPLACE INTO classes ({', '.join(COLUMNS)})"
+                        f" VALUES ({', '.join('?' * len(COLUMNS))})", values)
 
     def delete(self, code: str) -> None:
         self.db.execute("DELETE FROM classes WHERE code = ?", (code,))
