@@ -149,7 +149,10 @@ def test_every_stream_beats_while_nothing_changes(tmp_path, monkeypatch):
         c = r.open()
         student, teacher = [], []
         tasks = [collect(r, c.code, student), collect(r, c.code, teacher, c.token)]
-        await asyncio.sleep(0.33)
+        for _ in range(400):  # four beats each, however loaded the machine (at most 20 s)
+            if len(student) >= 4 and len(teacher) >= 4:
+                break
+            await asyncio.sleep(0.05)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -148,14 +148,17 @@ def build() -> SimpleNamespace:
         return answer
 
     async def follow(evt: gr.EventData):
-        """The page's stream: {code, token?} -> the class's snapshot at each change; a refusal as {error}."""
+        """The page's stream: {code, token?, student?, n} -> the class's snapshot at each change and beat; a refusal
+        as {error}. `n` (the page's count of its streams) comes back in each, so that the page tells a new
+        stream's first snapshot from the last of one that dropped, however alike."""
         data = (evt._data or {}) if evt is not None else {}
         data = data if isinstance(data, dict) else {}
+        n = data.get("n") if isinstance(data.get("n"), int) else None
         try:
             async for snap in REGISTRY.follow(data.get("code"), data.get("token") or None, data.get("student")):
-                yield snap
+                yield {**snap, "n": n}
         except LiveError as e:
-            yield {"code": data.get("code"), "error": texts.said(e.key), "key": e.key, "ended": True}
+            yield {"code": data.get("code"), "error": texts.said(e.key), "key": e.key, "ended": True, "n": n}
 
     box.click(op, None, box, api_name="class_op", api_visibility="private", show_progress="hidden", queue=True,
               trigger_mode="multiple", **LIVE)
