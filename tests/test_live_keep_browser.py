@@ -118,6 +118,16 @@ def class_start(teacher):
     return teacher.evaluate(f"{LIVE}.code"), teacher.evaluate(f"{LIVE}.token")
 
 
+def teacher_browser(b, url):
+    """(one teacher's browser context, its first tab with SENTENCE started)."""
+    ctx = b.new_context(viewport={"width": 1280, "height": 800})
+    teacher = tab(ctx)
+    teacher.goto(url, timeout=90000)
+    teacher.wait_for_function("window.__lens?.ready === true", timeout=60000)
+    start(teacher, SENTENCE)
+    return ctx, teacher
+
+
 def lesson_link(url, *views) -> str:
     raw = json.dumps([[v, f"note {i + 1}"] for i, v in enumerate(views)]).encode()
     return f"{url}?lesson={base64.urlsafe_b64encode(raw).decode().rstrip('=')}"
@@ -125,11 +135,7 @@ def lesson_link(url, *views) -> str:
 
 def test_the_teacher_keeps_her_class_over_a_reload_a_reopened_tab_and_a_lesson_link(app):
     url, b, _restart = app
-    ctx = b.new_context(viewport={"width": 1280, "height": 800})
-    teacher = tab(ctx)
-    teacher.goto(url, timeout=90000)
-    teacher.wait_for_function("window.__lens?.ready === true", timeout=60000)
-    start(teacher, SENTENCE)
+    ctx, teacher = teacher_browser(b, url)
     go(teacher, 2)
     code, token = class_start(teacher)
     student = phone(b, teacher.input_value("#class_link"))
@@ -192,11 +198,7 @@ def test_the_teacher_keeps_her_class_over_a_reload_a_reopened_tab_and_a_lesson_l
 
 def test_students_read_that_the_teacher_is_away_and_follow_when_she_is_back(app):
     url, b, _restart = app
-    ctx = b.new_context(viewport={"width": 1280, "height": 800})
-    teacher = tab(ctx)
-    teacher.goto(url, timeout=90000)
-    teacher.wait_for_function("window.__lens?.ready === true", timeout=60000)
-    start(teacher, SENTENCE)
+    ctx, teacher = teacher_browser(b, url)
     code, _token = class_start(teacher)
     de, en = phone(b, teacher.input_value("#class_link")), phone(b, teacher.input_value("#class_link"), "en")
     following(de, SENTENCE, teacher.evaluate("window.__lens.state.t"))
