@@ -21,6 +21,9 @@ const panel = $("#class_panel"), bar = $("#class_bar"), startBtn = $("#class_sta
 const CHECK_MS = 250, PERSONAL = ["lang", "explain", "__theme", "class", "teach"];
 const DEAD_MS = 12000, TIMEOUT_MS = 15000;  // > two beats (BEAT_S: 5 s); a request unanswered this long failed
 const TEACHER_KEY = "attention-lens:class", STUDENT_KEY = "attention-lens:student";
+// what a page asks to learn that the server is up: Gradio's robots.txt, a few bytes (the page itself is its whole
+// config: 60 pages asking it at once kept a restarted app from answering its own start-up check within 3 s)
+const PROBE = new URL("robots.txt", `${location.origin}${location.pathname}`).href;
 const inst = {role: null, code: null, token: null, snap: null, following: true, applied: null, sent: null,
               seq: 0, applying: false, errors: [], lastError: null, streams: 0, heard: 0, lost: false,
               reconnects: 0};
@@ -81,7 +84,7 @@ async function watchdog() {               // nothing heard for DEAD_MS: the stre
   let wait = 500;
   for (;;) {                              // the server asked until it answers: 0.5, 1, 2, 4, 4... s, each +-25 %
     let up = false;
-    try { up = (await fetch(location.pathname, {method: "HEAD", cache: "no-store"})).ok; } catch (e) { up = false; }
+    try { up = (await fetch(PROBE, {cache: "no-store"})).ok; } catch (e) { up = false; }
     if (up || !inst.role || inst.ended) break;
     await new Promise((ok) => setTimeout(ok, wait * (0.75 + Math.random() / 2)));
     wait = Math.min(4000, 2 * wait);
@@ -97,7 +100,8 @@ function received(s) {
   if (inst.lost) { inst.lost = false; draw(); }
   if (s.error) {
     said({ok: false, error: s.error, key: s.key}); inst.ended = true;
-    if (inst.role === "teacher") stopTeaching(s.error); else { keep(sessionStorage, STUDENT_KEY, null); draw(); }
+    if (inst.role === "teacher") stopTeaching(inst.kept ? null : s.error);  // a class this browser kept, ended
+    else { keep(sessionStorage, STUDENT_KEY, null); draw(); }                 // since: nothing to say
     return;
   }
   if (inst.snap && s.seq < inst.snap.seq && !s.ended) return;
@@ -405,7 +409,7 @@ if (code0 && q0.get("teach")) {           // the teacher link: the class's view 
            && (!code0 || code0 === mine0.code)) {  // her class: a reload, a tab, a link or a lesson opened
   if (code0) unaddressed();
   inst.linkFirst = ownView(new URLSearchParams(location.search));  // the link's view leads; else the class's
-  inst.resume = !inst.linkFirst; teach(mine0.code, mine0.token);
+  inst.resume = !inst.linkFirst; inst.kept = true; teach(mine0.code, mine0.token);
 } else if (code0) {
   learn(code0, student0 && student0.code === code0 ? student0.student : null);
 } else if (student0 && typeof student0.code === "string") {  // Back into the app, a reload of a view of its own

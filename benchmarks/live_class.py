@@ -6,8 +6,8 @@ API's /class_open and /class_change, as the page's Teach live sends its view) ma
 
 --restart: the app (with a data folder of its own) is killed with SIGKILL while the N followers follow a class, and
 started again on the same port and folder; each follower reconnects as the page does (assets/live.js: nothing heard
-for 12 s, then the server asked with HEAD at 0.5, 1, 2, 4, 4... s, each +-25 %, then the stream opened again).
-Prints the time from the server being up (its page answering) until each follower has a snapshot of the class
+for 12 s, then the server's robots.txt asked at 0.5, 1, 2, 4, 4... s, each +-25 %, then the stream opened again).
+Prints the time from the server being up (its robots.txt answering) until each follower has a snapshot of the class
 again (p50, p95, max), and that the class's view and change count came back.
 
 The followers' clients: `light` (the default) runs them all in one asyncio loop of this process, each speaking
@@ -135,11 +135,13 @@ async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: s
 
 async def returning_follower(http, url: str, api: str, fn_index: int, heartbeat: bool, code: str, got: dict,
                              ready_n: list, gate: asyncio.Semaphore) -> None:
-    """A light follower that reconnects as the page does (assets/live.js watchdog) whenever its stream drops."""
+    """A light follower that reconnects as the page does (assets/live.js watchdog) whenever its stream drops: at
+    once, as each page on its own machine would (the first join waits for `gate`, as a class joins over seconds)."""
     import httpx
     while True:
         try:
             await light_follower(http, api, fn_index, heartbeat, code, got, ready_n, gate)
+            gate = asyncio.Semaphore(1)  # its own: a page reconnects when it finds the server up
         except (httpx.HTTPError, OSError):
             pass
         if "refused" in got:
@@ -149,7 +151,8 @@ async def returning_follower(http, url: str, api: str, fn_index: int, heartbeat:
         wait = 0.5
         while True:
             try:
-                if (await http.head(url)).status_code == 200:
+                if (await http.get(f"{url}robots.txt")).status_code == 200:
+                    got.setdefault("found", []).append(time.monotonic())
                     break
             except httpx.HTTPError:
                 pass
@@ -247,14 +250,14 @@ def translate_ms(c, n=3) -> float:
 
 
 def up(url: str, proc: subprocess.Popen, timeout: float = 600) -> float:
-    """When (time.monotonic()) the app's page first answers a HEAD, as the pages ask it."""
+    """When (time.monotonic()) the app first answers, as the pages ask it (assets/live.js PROBE)."""
     import httpx
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         if proc.poll() is not None:
             raise RuntimeError(f"the app exited: {proc.stderr.read()[-2000:]}")
         try:
-            if httpx.head(url, timeout=2).status_code == 200:
+            if httpx.get(f"{url}robots.txt", timeout=2).status_code == 200:
                 return time.monotonic()
         except httpx.HTTPError:
             pass
@@ -286,6 +289,8 @@ def restart(a, port: int, url: str, data: str, proc: subprocess.Popen) -> subpro
             break
         time.sleep(0.2)
     after = [b - t_up for b in back if b is not None]
+    found = [min((t for t in g.get("found", []) if t > killed), default=None) for g in followers.got]
+    found = [f - t_up for f in found if f is not None]
     again = ready(url, proc)
     snap = again.submit(code, api_name="/follow")
     first = next(iter(snap))
@@ -298,6 +303,9 @@ def restart(a, port: int, url: str, data: str, proc: subprocess.Popen) -> subpro
     if after:
         print(f"  server up -> a follower back in the class: p50 {pct(after, 50):.1f} s, p95 {pct(after, 95):.1f} s,"
               f" max {max(after):.1f} s ({len(after)} of {a.students} back" + said(followers.errors, "errors") + ")")
+    if found:
+        print(f"  of which finding the server up (its robots.txt, with backoff): p50 {pct(found, 50):.1f} s, p95"
+              f" {pct(found, 95):.1f} s; the rest is joining its stream again")
     print(f"  the class after the restart: view {'the same' if first['view'] == view else 'CHANGED'}, step"
           f" {first['step']}, change count {first['seq']} (before: {seq}), {first['students']} following")
     followers.stop()
