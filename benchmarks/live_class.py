@@ -2,6 +2,13 @@
 API's /class_open and /class_change, as the page's Teach live sends its view) makes 20 changes.
 
     python -m benchmarks.live_class [--students 60] [--changes 20] [--gap 0.5] [--idle 60] [--client light|gradio]
+    python -m benchmarks.live_class --restart [--students 60]
+
+--restart: the app (with a data folder of its own) is killed with SIGKILL while the N followers follow a class, and
+started again on the same port and folder; each follower reconnects as the page does (assets/live.js: nothing heard
+for 12 s, then the server's robots.txt asked at 0.5, 1, 2, 4, 4... s, each +-25 %, then the stream opened again).
+Prints the time from the server being up (its robots.txt answering) until each follower has a snapshot of the class
+again (p50, p95, max), and that the class's view and change count came back.
 
 The followers' clients: `light` (the default) runs them all in one asyncio loop of this process, each speaking
 Gradio's queue protocol as gradio_client does (POST queue/join with /follow's fn_index and its own session hash, then
@@ -25,9 +32,13 @@ import concurrent.futures
 import json
 import os
 import platform
+import random
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -37,10 +48,14 @@ from .common import pct, rss_mb
 VIEW = "model=de-en&text=Ich+liebe+dich.&step={step}&kind=cross&layer=2&head=3"
 
 
-def launch(port: int) -> subprocess.Popen:
+DEAD_S = 12.0  # assets/live.js DEAD_MS: a page that heard nothing this long reconnects
+
+
+def launch(port: int, data: str) -> subprocess.Popen:
+    """app.py on `port`, its live classes in the folder `data` (never the user's data folder)."""
     env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False")
-    return subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), "--data-dir", data], cwd=ROOT,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def follower(url: str, code: str, got: dict, joined: threading.Event, ready_n: list, lock: threading.Lock,
@@ -100,6 +115,7 @@ async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: s
                         data = msg["output"]["data"]
                         out = data[0] if out is None else apply_diff(out, data[0])
                         got.setdefault(out["seq"], time.monotonic())
+                        got.setdefault("heard", []).append(time.monotonic())
                         if held:
                             held = False
                             ready_n[0] += 1
@@ -117,6 +133,33 @@ async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: s
             beat.cancel()
 
 
+async def returning_follower(http, url: str, api: str, fn_index: int, heartbeat: bool, code: str, got: dict,
+                             ready_n: list, gate: asyncio.Semaphore) -> None:
+    """A light follower that reconnects as the page does (assets/live.js watchdog) whenever its stream drops: at
+    once, as each page on its own machine would (the first join waits for `gate`, as a class joins over seconds)."""
+    import httpx
+    while True:
+        try:
+            await light_follower(http, api, fn_index, heartbeat, code, got, ready_n, gate)
+            gate = asyncio.Semaphore(1)  # its own: a page reconnects when it finds the server up
+        except (httpx.HTTPError, OSError):
+            pass
+        if "refused" in got:
+            return
+        heard = got.get("heard") or [time.monotonic()]
+        await asyncio.sleep(max(0.0, heard[-1] + DEAD_S - time.monotonic()))
+        wait = 0.5
+        while True:
+            try:
+                if (await http.get(f"{url}robots.txt")).status_code == 200:
+                    got.setdefault("found", []).append(time.monotonic())
+                    break
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(wait * random.uniform(0.75, 1.25))
+            wait = min(4.0, 2 * wait)
+
+
 async def _drain(http, url: str) -> None:
     async with http.stream("GET", url) as stream:
         async for _ in stream.aiter_bytes():
@@ -126,8 +169,9 @@ async def _drain(http, url: str) -> None:
 class LightFollowers:
     """N light followers in one asyncio loop on a thread of this process; got[i]: {seq: when follower i had it}."""
 
-    def __init__(self, url: str, code: str, n: int, at_once: int):
+    def __init__(self, url: str, code: str, n: int, at_once: int, returning: bool = False):
         from gradio_client import Client
+        self.url, self.returning = url, returning
         cfg = Client(url, verbose=False).config
         self.api = url.rstrip("/") + cfg.get("api_prefix", "/gradio_api")
         self.fn_index = next(d["id"] for d in cfg["dependencies"] if d.get("api_name") == "follow")
@@ -148,8 +192,13 @@ class LightFollowers:
         gate = asyncio.Semaphore(self.at_once)
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
         async with httpx.AsyncClient(timeout=httpx.Timeout(None), limits=limits) as http:
-            self.tasks = [asyncio.create_task(light_follower(http, self.api, self.fn_index, self.heartbeat,
-                                                             self.code, g, self.ready_n, gate)) for g in self.got]
+            if self.returning:
+                self.tasks = [asyncio.create_task(returning_follower(http, self.url, self.api, self.fn_index,
+                                                                     self.heartbeat, self.code, g, self.ready_n, gate))
+                              for g in self.got]
+            else:
+                self.tasks = [asyncio.create_task(light_follower(http, self.api, self.fn_index, self.heartbeat,
+                                                                 self.code, g, self.ready_n, gate)) for g in self.got]
             for r in await asyncio.gather(*self.tasks, return_exceptions=True):
                 if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
                     self.errors.append(f"{type(r).__name__}: {str(r)[:120]}")
@@ -200,6 +249,69 @@ def translate_ms(c, n=3) -> float:
     return statistics.median(out)
 
 
+def up(url: str, proc: subprocess.Popen, timeout: float = 600) -> float:
+    """When (time.monotonic()) the app first answers, as the pages ask it (assets/live.js PROBE)."""
+    import httpx
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the app exited: {proc.stderr.read()[-2000:]}")
+        try:
+            if httpx.get(f"{url}robots.txt", timeout=2).status_code == 200:
+                return time.monotonic()
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("the app did not start")
+
+
+def restart(a, port: int, url: str, data: str, proc: subprocess.Popen) -> subprocess.Popen:
+    """The --restart measurement; returns the app's process now running."""
+    teacher = ready(url, proc)
+    code, token = teacher.predict(api_name="/class_open")
+    view = VIEW.format(step=3)
+    seq = teacher.predict(code, token, view, 3, api_name="/class_change")
+    followers = LightFollowers(url, code, a.students, a.join_at_once, returning=True)
+    followers.start()
+    t0 = time.monotonic()
+    while followers.ready_n[0] < a.students and time.monotonic() - t0 < 300:
+        time.sleep(0.1)
+    joined = followers.ready_n[0]
+    time.sleep(2)
+    killed = time.monotonic()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc = launch(port, data)
+    t_up = up(url, proc)
+    while time.monotonic() - t_up < 120:
+        back = [min((t for t in g.get("heard", []) if t > killed), default=None) for g in followers.got]
+        if all(b is not None for b in back):
+            break
+        time.sleep(0.2)
+    after = [b - t_up for b in back if b is not None]
+    found = [min((t for t in g.get("found", []) if t > killed), default=None) for g in followers.got]
+    found = [f - t_up for f in found if f is not None]
+    again = ready(url, proc)
+    snap = again.submit(code, api_name="/follow")
+    first = next(iter(snap))
+    snap.cancel()
+    print(f"benchmarks.live_class --restart: {a.students} followers ({joined} joined) of one class; the app killed"
+          f" with SIGKILL and started again; {platform.processor() or platform.machine()}, {os.cpu_count()} cores,"
+          f" the followers' clients on the same machine")
+    print(f"  the app was up again {t_up - killed:.1f} s after the kill (its start: Python, torch, Gradio, the"
+          f" models)")
+    if after:
+        print(f"  server up -> a follower back in the class: p50 {pct(after, 50):.1f} s, p95 {pct(after, 95):.1f} s,"
+              f" max {max(after):.1f} s ({len(after)} of {a.students} back" + said(followers.errors, "errors") + ")")
+    if found:
+        print(f"  of which finding the server up (its robots.txt, with backoff): p50 {pct(found, 50):.1f} s, p95"
+              f" {pct(found, 95):.1f} s; the rest is joining its stream again")
+    print(f"  the class after the restart: view {'the same' if first['view'] == view else 'CHANGED'}, step"
+          f" {first['step']}, change count {first['seq']} (before: {seq}), {first['students']} following")
+    followers.stop()
+    return proc
+
+
 def main(argv=None) -> None:
     import psutil
 
@@ -212,10 +324,19 @@ def main(argv=None) -> None:
     p.add_argument("--join-at-once", type=int, default=8, help="followers connecting at the same time")
     p.add_argument("--client", choices=("light", "gradio"), default="light",
                    help="the followers' clients: one asyncio loop speaking Gradio's protocol, or gradio_client's")
+    p.add_argument("--restart", action="store_true", help="measure the followers' return after a SIGKILL and start")
     a = p.parse_args(argv)
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    proc = launch(port)
+    data = tempfile.mkdtemp(prefix="live-class-data-")
+    proc = launch(port, data)
+    if a.restart:
+        try:
+            proc = restart(a, port, url, data, proc)
+        finally:
+            stop(proc)
+            shutil.rmtree(data, ignore_errors=True)
+        return
     try:
         teacher = ready(url, proc)
         pid = proc.pid
@@ -280,6 +401,7 @@ def main(argv=None) -> None:
         followers.stop()
     finally:
         stop(proc)
+        shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":

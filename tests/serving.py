@@ -2,12 +2,18 @@
 the one place tests and benchmarks get both from."""
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
+import tempfile
 from contextlib import contextmanager
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+if not os.environ.get("ATTENTION_LENS_DATA"):  # the live classes' database of an app served here: a folder of its
+    _DATA = tempfile.mkdtemp(prefix="attention-lens-data-")  # own, removed at exit, never the user's data folder
+    os.environ["ATTENTION_LENS_DATA"] = _DATA
+    atexit.register(shutil.rmtree, _DATA, True)
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; `playwright install` is never used
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

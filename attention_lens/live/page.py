@@ -3,10 +3,11 @@ count, the questions and their answers) and the students' bar, in one gr.HTML (#
 class's view pushed to each follower by a Gradio generator event held open per student (#class_feed), and the same
 stream for programs: `Client(url).submit(code, api_name="/follow")` yields the class's view at each change.
 
-The registry (attention_lens/live/registry.py) is this process's; its handlers are async (on the event loop, where its
-asyncio.Events are set and awaited). Following is its own concurrency group with no limit (a class of 200 holds 200
-events open), apart from the model's events (attention_lens/shell/components.py CONC, DECODE), which it never queues
-behind.
+The registry (attention_lens/live/registry.py) is this process's, its classes kept in the data folder's database
+(attention_lens/live/store.py: attached when the page is built, so a restarted app has its classes back); its
+handlers are async (on the event loop, where its asyncio.Events are set and awaited). Following is its own
+concurrency group with no limit (a class of 200 holds 200 events open), apart from the model's events
+(attention_lens/shell/components.py CONC, DECODE), which it never queues behind.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from attention_lens.live import store
 from attention_lens.live.registry import MAX_CLASSES, MAX_FOLLOWING, LiveError, Registry
 from attention_lens.shell import texts
 from attention_lens.shell.components import asset
@@ -134,7 +136,10 @@ PAGE_CSS = (
 
 def build() -> SimpleNamespace:
     """#class_box (Teach live, the teacher's panel, the students' bar) for the intro row, its events and the API's
-    /follow. Returns the components."""
+    /follow. Returns the components. The registry keeps its classes in the data folder's database from now on
+    (attention_lens/live/store.py data_dir), and has back those a previous process left alive."""
+    if REGISTRY.store is None:
+        REGISTRY.attach(store.Store(store.data_dir()))
     box = gr.HTML(None, html_template=BOX_HTML, css_template=BOX_CSS, js_on_load=asset("live.js"),
                   elem_id="class_box", padding=False)
     # the stream of one follower: each snapshot becomes this component's value (assets/live.js watches it)
@@ -155,14 +160,17 @@ def build() -> SimpleNamespace:
         return answer
 
     async def follow(evt: gr.EventData):
-        """The page's stream: {code, token?} -> the class's snapshot at each change; a refusal as {error}."""
+        """The page's stream: {code, token?, student?, n} -> the class's snapshot at each change and beat; a refusal
+        as {error}. `n` (the page's count of its streams) comes back in each, so that the page tells a new
+        stream's first snapshot from the last of one that dropped, however alike."""
         data = (evt._data or {}) if evt is not None else {}
         data = data if isinstance(data, dict) else {}
+        n = data.get("n") if isinstance(data.get("n"), int) else None
         try:
-            async for snap in REGISTRY.follow(data.get("code"), data.get("token") or None):
-                yield snap
+            async for snap in REGISTRY.follow(data.get("code"), data.get("token") or None, data.get("student")):
+                yield {**snap, "n": n}
         except LiveError as e:
-            yield {"code": data.get("code"), "error": texts.said(e.key), "key": e.key, "ended": True}
+            yield {"code": data.get("code"), "error": texts.said(e.key), "key": e.key, "ended": True, "n": n}
 
     box.click(op, None, box, api_name="class_op", api_visibility="private", show_progress="hidden", queue=True,
               trigger_mode="multiple", **LIVE)
@@ -210,7 +218,7 @@ def do(data: dict) -> dict:
             c = r.open()
             return {"code": c.code, "token": c.token}
         case "view":
-            c = r.change(code, token, data.get("view"), data.get("step"))
+            c = r.change(code, token, data.get("view"), data.get("step"), data.get("lesson"))
             return {"seq": c.seq}
         case "ask":
             q = r.ask(code, token, data.get("kind"), data.get("keys"), data.get("model"), data.get("row") or "")

@@ -14,6 +14,16 @@ MB: the bounds keep a process's worst case below its machine's memory. Gradio ke
 recently used place is needed, so the app's places for followers' sessions (attention_lens/live/page.py SESSION_PLACES)
 may hold the sessions of followers who left: about 1,100 x 330 kB = 360 MB at most, with no one following.
 
+Kept over a restart: with a store (attention_lens/live/store.py, attached by attention_lens/live/page.py) every change
+of a class is written to its SQLite row, an ended class's row deleted, and a new process takes back the classes still
+alive. The store keeps the SHA-256 of the teacher's token, never the token: the token is in the teacher's browser
+alone, and her page sends it again after a reload or a restart.
+
+The teacher's presence: her page's stream counts while it is open; when none has been open for AWAY_S seconds the
+students' snapshots say `away` (and stop saying it when she is back). Every stream yields a heartbeat every BEAT_S
+seconds (its snapshot with `beat` counted up): Gradio notices a closed page only when its stream yields, and a page
+that has heard nothing for a while knows its stream dropped and reconnects (assets/live.js).
+
 Errors are LiveError(key): `key` names the text in the catalogues' [said] table (attention_lens/shell/texts/*.toml),
 said by attention_lens/live/page.py in the page's language.
 """
@@ -22,8 +32,12 @@ from __future__ import annotations
 import asyncio
 import hmac
 import secrets
+import sqlite3
+import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+
+from attention_lens.live.store import token_hash
 
 MAX_CLASSES = 50
 MAX_STUDENTS = 200  # a follower: about 450 kB of the app's RSS (docs/benchmarks.md 'A live class', measured below)
@@ -37,6 +51,9 @@ MAX_KEY_CHARS = 40
 CODE_BYTES = 12  # 96 random bits (the issue asks for at least 64)
 TOKEN_BYTES = 32
 QUESTION_KINDS = ("where", "next")
+MAX_LESSON = 16384  # characters of the teacher's lesson (its ?lesson=... query: assets/lesson.js MAX_LINK and view=)
+AWAY_S = 20.0  # the teacher's page gone this long: her students read that she is away
+BEAT_S = 5.0  # each stream yields at least this often (assets/live.js reconnects after 12 s without a word)
 
 
 class LiveError(Exception):
@@ -63,11 +80,17 @@ class Question:
             out[choice] += 1
         return out
 
+    @classmethod
+    def from_row(cls, row: dict | None) -> Question | None:
+        """The question as the store kept it (asdict), or None."""
+        return None if row is None else cls(**row)
+
 
 @dataclass
 class Class:
     code: str
-    token: str
+    token: str = ""  # the teacher's token, known to the process that opened the class alone (given to her once)
+    token_hash: str = ""  # what the registry checks a token against (store.token_hash), and what the store keeps
     view: str = ""  # the teacher's page state as a link's query string ("" until the first change)
     step: int | None = None  # the step of that view (said to students who explore on their own)
     seq: int = 0  # counts what students see change: the view, the question, the reveal, the end
@@ -76,7 +99,11 @@ class Class:
     students: dict[str, float] = field(default_factory=dict)  # student id -> when they joined
     question: Question | None = None
     questions: int = 0
+    lesson: str = ""  # the teacher's lesson as its query (?lesson=...&view=N), "" when she teaches none
     ended: bool = False
+    teachers: int = 0  # the teacher's streams open now (her pages)
+    teacher_gone: float = field(default_factory=time.monotonic)  # when the last of them closed
+    away: bool = False  # said to students: no page of the teacher's for AWAY_S seconds
     _event: asyncio.Event = field(default_factory=asyncio.Event, repr=False)  # set by a change students see
     _teacher_event: asyncio.Event = field(default_factory=asyncio.Event, repr=False)  # by any change
 
@@ -91,12 +118,20 @@ class Class:
             event, self._event = self._event, asyncio.Event()
             event.set()
 
+    def wake(self) -> None:
+        """Every waiting student's stream looks again at the class, with nothing to yield (the teacher's last
+        page gone: from now they count down to saying she is away)."""
+        event, self._event = self._event, asyncio.Event()
+        event.set()
+
     def snapshot(self, teacher: bool = False, student: str | None = None) -> dict:
         """What a follower gets: the view, the step, how many follow, the question (its answers and the model's
         own answer to the teacher at once, to students once revealed); `you`: the student's id (to answer with)."""
         q = self.question
         out = {"code": self.code, "seq": self.seq, "view": self.view, "step": self.step, "ended": self.ended,
-               "students": len(self.students), "question": None}
+               "students": len(self.students), "question": None, "away": self.away}
+        if teacher:
+            out["lesson"] = self.lesson
         if q is not None:
             shown = teacher or q.revealed
             out["question"] = {"id": q.id, "kind": q.kind, "keys": q.keys, "row": q.row, "revealed": q.revealed,
@@ -107,16 +142,54 @@ class Class:
             out["you"] = student
         return out
 
+    def row(self) -> dict:
+        """The class as the store keeps it (attention_lens/live/store.py COLUMNS)."""
+        return {"code": self.code, "token_hash": self.token_hash, "view": self.view, "step": self.step,
+                "seq": self.seq, "questions": self.questions, "lesson": self.lesson,
+                "question": None if self.question is None else asdict(self.question),
+                "changed": time.time() - (time.monotonic() - self.changed_at)}
+
+    @classmethod
+    def from_row(cls, row: dict) -> Class:
+        """A class taken back from the store; its teacher is away until her page reconnects."""
+        changed = time.monotonic() - max(0.0, time.time() - row["changed"])
+        return cls(code=row["code"], token_hash=row["token_hash"], view=row["view"], step=row["step"],
+                   seq=row["seq"], seen=row["seq"], questions=row["questions"], lesson=row["lesson"],
+                   question=Question.from_row(row["question"]), changed_at=changed)
+
 
 class Registry:
     """Every class of this process (one per app: attention_lens/live/page.py). Not thread-safe by design: every call
     comes from the event loop (the page's handlers are async)."""
 
     def __init__(self, max_classes: int = MAX_CLASSES, max_students: int = MAX_STUDENTS, ttl_s: float = CLASS_TTL_S,
-                 max_following: int = MAX_FOLLOWING):
+                 max_following: int = MAX_FOLLOWING, store=None):
         self.classes: dict[str, Class] = {}
         self.max_classes, self.max_students, self.ttl_s = max_classes, max_students, ttl_s
         self.max_following = max_following
+        self.store = None
+        if store is not None:
+            self.attach(store)
+
+    def attach(self, store) -> None:
+        """Keeps every class in `store` (attention_lens/live/store.Store) from now on, and takes back the classes
+        it holds that are still alive and not in this registry."""
+        self.store = store
+        for row in store.load(self.ttl_s):
+            if row["code"] not in self.classes:
+                self.classes[row["code"]] = Class.from_row(row)
+
+    def _save(self, c: Class) -> None:
+        """The class's row written; a failing disk is said on stderr and the class goes on in memory."""
+        if self.store is None:
+            return
+        try:
+            if c.ended:
+                self.store.delete(c.code)
+            else:
+                self.store.save(c.row())
+        except sqlite3.Error as e:
+            print(f"live classes: could not write {self.store.path}: {e}", file=sys.stderr)
 
     def _alive(self, c: Class, now: float) -> bool:
         return not c.ended and now - c.changed_at < self.ttl_s
@@ -131,14 +204,23 @@ class Registry:
     def _end(self, c: Class) -> None:
         c.ended = True
         self.classes.pop(c.code, None)
+        self._save(c)
         c.bump()
+
+    def _check_away(self, c: Class) -> None:
+        """The teacher away once no page of hers has followed for AWAY_S: said to her students (a change)."""
+        if not c.ended and not c.away and c.teachers == 0 and time.monotonic() - c.teacher_gone >= AWAY_S:
+            c.away = True
+            c.bump()
 
     def open(self) -> Class:
         self.sweep()
         if len(self.classes) >= self.max_classes:
             raise LiveError("class_full")
-        c = Class(code=secrets.token_urlsafe(CODE_BYTES), token=secrets.token_urlsafe(TOKEN_BYTES))
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        c = Class(code=secrets.token_urlsafe(CODE_BYTES), token=token, token_hash=token_hash(token))
         self.classes[c.code] = c
+        self._save(c)
         return c
 
     def get(self, code) -> Class:
@@ -153,33 +235,42 @@ class Registry:
     def teacher(self, code, token) -> Class:
         """The class, if `token` is its teacher's (compared in constant time); else LiveError."""
         c = self.get(code)
-        if not isinstance(token, str) or not hmac.compare_digest(token.encode(), c.token.encode()):
+        if not isinstance(token, str) or not hmac.compare_digest(token_hash(token), c.token_hash):
             raise LiveError("class_not_teacher")
         return c
 
-    def change(self, code, token, view, step=None) -> Class:
+    def change(self, code, token, view, step=None, lesson=None) -> Class:
+        """The teacher's view (a link's query) and its step; `lesson`: her lesson's query, "" for none, None to
+        keep the one the class has."""
         c = self.teacher(code, token)
         if not isinstance(view, str) or len(view) > MAX_VIEW:
+            raise LiveError("class_bad_view")
+        if lesson is not None and (not isinstance(lesson, str) or len(lesson) > MAX_LESSON):
             raise LiveError("class_bad_view")
         view = view.lstrip("?")
         if c.question is not None and c.question.revealed and view != c.view:
             c.question = None  # the teacher moved on: the revealed answer was about the view before
         c.view, c.step = view, step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 else None
+        if lesson is not None:
+            c.lesson = lesson.lstrip("?")
         c.changed_at = time.monotonic()
+        self._save(c)
         c.bump()
         return c
 
     def close(self, code, token) -> None:
         self._end(self.teacher(code, token))
 
-    def join(self, code) -> tuple[Class, str]:
-        """A new student of the class: (the class, their id)."""
+    def join(self, code, student=None) -> tuple[Class, str]:
+        """A student of the class: (the class, their id). `student`: the id their page had before its stream dropped
+        (a restart), kept when no stream of the class holds it now, so that their answer stays theirs."""
         c = self.get(code)
         if len(c.students) >= self.max_students:
             raise LiveError("class_students_full")
         if sum(len(other.students) for other in self.classes.values()) >= self.max_following:
             raise LiveError("class_server_full")
-        sid = secrets.token_urlsafe(12)
+        again = isinstance(student, str) and len(student) == 16 and student.replace("-", "").replace("_", "").isalnum()
+        sid = student if again and student.isascii() and student not in c.students else secrets.token_urlsafe(12)
         c.students[sid] = time.monotonic()
         c.bump(students=False)  # the teacher's count follows
         return c, sid
@@ -200,6 +291,7 @@ class Registry:
         c.question = Question(c.questions, kind, [k[:MAX_KEY_CHARS] for k in keys], [float(p) for p in model],
                               str(row)[:200])
         c.changed_at = time.monotonic()
+        self._save(c)
         c.bump()
         return c.question
 
@@ -214,6 +306,7 @@ class Registry:
         if not isinstance(choice, int) or isinstance(choice, bool) or not 0 <= choice < len(q.keys):
             raise LiveError("class_bad_answer")
         q.answers[sid] = choice
+        self._save(c)
         c.bump(students=False)
         return q
 
@@ -223,31 +316,50 @@ class Registry:
             raise LiveError("class_question_over")
         c.question.revealed = True
         c.changed_at = time.monotonic()
+        self._save(c)
         c.bump()
         return c.question
 
-    async def follow(self, code, teacher_token=None):
-        """Yields the class's snapshot now and after every change until it ends (the last one says `ended`). A
-        student is counted while following; the teacher (with the token) is not a student."""
+    async def follow(self, code, teacher_token=None, student=None):
+        """Yields the class's snapshot now, after every change until it ends (the last one says `ended`) and, with
+        nothing changed, every BEAT_S seconds (`beat` counted up). A student is counted while following (`student`:
+        their id before, see join); the teacher (with the token) is not a student: her streams are her presence."""
         c = self.teacher(code, teacher_token) if teacher_token else self.get(code)
         sid = None
-        if not teacher_token:
-            c, sid = self.join(code)
+        if teacher_token:
+            c.teachers += 1
+            if c.away:
+                c.away = False
+                c.bump()
+        else:
+            c, sid = self.join(code, student)
         mark = (lambda: c.seen) if teacher_token else (lambda: c.seq)
         try:
-            seen = None
+            seen, beat = None, 0
             while True:
                 if mark() != seen:
                     seen = mark()
-                    yield c.snapshot(teacher=bool(teacher_token), student=sid)
+                    yield {**c.snapshot(teacher=bool(teacher_token), student=sid), "beat": beat}
                 if c.ended:
                     return
                 event = c._teacher_event if teacher_token else c._event
-                left = c.changed_at + self.ttl_s - time.monotonic()
+                now = time.monotonic()
+                wait = min(c.changed_at + self.ttl_s - now, BEAT_S)
+                if c.teachers == 0 and not c.away:
+                    wait = min(wait, c.teacher_gone + AWAY_S - now)
                 try:
-                    await asyncio.wait_for(event.wait(), timeout=max(0.01, left))
+                    await asyncio.wait_for(event.wait(), timeout=max(0.01, wait))
                 except TimeoutError:
                     self.sweep()
+                    self._check_away(c)
+                    if mark() == seen and not c.ended:  # nothing changed: the heartbeat
+                        beat += 1
+                        yield {**c.snapshot(teacher=bool(teacher_token), student=sid), "beat": beat}
         finally:
             if sid is not None:
                 self.leave(c, sid)
+            if teacher_token:
+                c.teachers -= 1
+                if c.teachers == 0:
+                    c.teacher_gone = time.monotonic()
+                    c.wake()
