@@ -50,11 +50,32 @@ function follow() {
   const feed = find("class_feed", "feed");
   if (!feed) { setTimeout(follow, 100); return; }
   if (!feed.bound) { feed.bound = true; feed.watch("value", () => received(feed.props.value)); }
-  feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token} : {code: inst.code});
+  feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token} : {code: inst.code, student: browserId()});
+}
+// one browser is one student, however many tabs it follows with: an id kept in this site's storage (one vote)
+const norm = (c) => String(c ?? "").replace(/[\s-]/g, "").toUpperCase();  // attention_lens/live/access.py normalize
+function browserId() {
+  const KEY = "attention-lens.student";
+  let id = null;
+  try { id = localStorage.getItem(KEY); } catch (e) { /* storage off: this page's own id */ }
+  if (!id || !/^[0-9a-f]{32}$/.test(id)) {
+    id = inst.ownId || [...crypto.getRandomValues(new Uint8Array(16))].map(b => b.toString(16).padStart(2, "0")).join("");
+    inst.ownId = id;
+    try { localStorage.setItem(KEY, id); } catch (e) { /* kept for this page only */ }
+  }
+  return id;
 }
 function received(s) {
-  if (!s || s.code !== inst.code) return;  // another class's (an old stream) is never shown
-  if (s.error) { said({ok: false, error: s.error, key: s.key}); inst.ended = true; draw(); return; }
+  if (!s || norm(s.code) !== norm(inst.code)) return;  // another class's (an old stream) is never shown
+  if (!s.error) inst.code = s.code;       // as the server writes it (a code may be typed in any case)
+  if (s.error) {
+    said({ok: false, error: s.error, key: s.key}); inst.ended = true; draw();
+    if (inst.role === "student" && !inst.snap) {  // never in the class (a wrong code): the box to type it again
+      joinForm.hidden = false; joinBox.value = inst.code;
+    }
+    return;
+  }
+  if (s.stream) ask({op: "here", code: inst.code, stream: s.stream}).then(said);  // read: this page counts
   if (inst.snap && s.seq < inst.snap.seq && !s.ended) return;
   inst.snap = s; inst.seq = s.seq;
   if (s.you) inst.student = s.you;
@@ -117,7 +138,8 @@ function teach(code, token) {
   const base = `${location.origin}${location.pathname}`;
   $("#class_link").value = `${base}?class=${encodeURIComponent(code)}`;
   $("#class_teacher_link").value = `${base}?class=${encodeURIComponent(code)}&teach=${encodeURIComponent(token)}`;
-  panel.hidden = false; startBtn.hidden = true;
+  panel.hidden = false; startBtn.hidden = true; joinForm.hidden = true;
+  showCode(code, token, $("#class_link").value);
   clearInterval(inst.timer); inst.timer = setInterval(check, CHECK_MS);
   follow(); check();
 }
@@ -133,8 +155,64 @@ for (const id of ["#class_link", "#class_teacher_link"]) $(id).addEventListener(
 $("#class_close").addEventListener("click", async () => {
   const a = await ask({op: "close", code: inst.code, token: inst.token});
   if (said(a)) { inst.ended = true; clearInterval(inst.timer); panel.hidden = true; startBtn.hidden = false;
-                 inst.role = null; document.body.classList.remove("class-teaching"); }
+                 joinForm.hidden = false; inst.role = null; document.body.classList.remove("class-teaching"); }
 });
+
+// -- the code to join by: large on the panel with its QR code, "Show code" over the whole screen (a projector) ---
+const spaced = (c) => (c.length > 4 ? `${c.slice(0, 4)} ${c.slice(4)}` : c);  // read in two halves
+const site = () => `${location.host}${location.pathname}`.replace(/\/$/, "");
+async function showCode(code, token, url) {
+  for (const id of ["#class_code", "#class_show_code"]) $(id).textContent = spaced(code);
+  const a = await ask({op: "qr", code, token, url});  // made by the server (segno): attention_lens/live/page.py qr
+  if (!a.ok || inst.code !== code) return;
+  for (const id of ["#class_qr", "#class_show_qr"]) { $(id).src = a.qr; $(id).hidden = false; }
+}
+const shown = $("#class_show_box");
+function closeShow() {
+  if (shown.hidden) return;
+  shown.hidden = true;
+  if (document.fullscreenElement === shown) document.exitFullscreen().catch(() => {});
+  $("#class_show").focus();
+}
+$("#class_show").addEventListener("click", () => {
+  $("#class_show_say").textContent = w("class_show_go", {site: site()});
+  shown.hidden = false; $("#class_show_close").focus();
+  if (shown.requestFullscreen) shown.requestFullscreen().catch(() => { /* the page's whole window still */ });
+});
+$("#class_show_close").addEventListener("click", closeShow);
+shown.addEventListener("keydown", (e) => { if (e.key === "Escape") closeShow(); });
+document.addEventListener("fullscreenchange", () => {  // Esc left full screen: the code goes with it
+  if (document.fullscreenElement === shown) shown.full = true;
+  else if (shown.full) { shown.full = false; closeShow(); }
+});
+$("#class_teacher_open").addEventListener("click", (e) => {  // the teacher's own link, never on the panel itself
+  const box = $("#class_teacher"), open = box.hidden;
+  box.hidden = !open; e.currentTarget.setAttribute("aria-expanded", String(open));
+  if (open) $("#class_teacher_link").focus();
+});
+
+// -- joining by the code typed on the plain page (Enter joins; a wrong one is said, the box kept to type again) --
+const joinForm = $("#class_join"), joinBox = $("#join_code"), joinMsg = $("#join_msg");
+joinForm.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const typed = joinBox.value;
+  if (!norm(typed)) { joinMsg.textContent = w("join_tip"); joinBox.focus(); return; }
+  joinMsg.textContent = "";
+  const a = await ask({op: "check", code: typed});
+  if (!a.ok) { joinMsg.textContent = a.error; inst.lastError = a.error; joinBox.focus(); joinBox.select(); return; }
+  const u = new URL(location.href);      // the page's address is the class's link: a reload joins again
+  for (const k of [...u.searchParams.keys()]) if (!["lang", "explain", "__theme"].includes(k)) u.searchParams.delete(k);
+  u.searchParams.set("class", a.code);
+  history.replaceState(history.state, "", u);
+  student(a.code);
+});
+function student(code) {
+  inst.role = "student"; inst.code = code.slice(0, 100); inst.ended = false; inst.snap = null; inst.lastError = null;
+  joinForm.hidden = true; joinMsg.textContent = "";
+  draw(); follow();
+  document.body.classList.add("class-student");
+  if (!student.listening) { student.listening = true; document.addEventListener("click", onMapClick, true); }
+}
 
 // -- questions ------------------------------------------------------------------------------------------------
 function question(kind) {                 // {keys, model, row} of the view shown, or null
@@ -308,8 +386,6 @@ const code0 = q0.get("class");
 if (code0 && q0.get("teach")) {           // the class's view first, then the teacher's changes again
   inst.resume = true; teach(code0, q0.get("teach"));
 } else if (code0) {                       // a wrong or ended code: the server says so (one message for both)
-  inst.role = "student"; inst.code = code0.slice(0, 100); draw(); follow();
-  document.body.classList.add("class-student");
-  document.addEventListener("click", onMapClick, true);  // before the view's own click on its canvas
+  student(code0);                         // its map's clicks taken before the view's own click on its canvas
 }
 inst.check = check;
