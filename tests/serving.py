@@ -40,7 +40,9 @@ def launched(demo, **launch):
 def serving(translator, **launch):
     """The app on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
     from attention_lens.app import build_demo
+    from attention_lens.live import page, registry
     from attention_lens.live.page import QUEUE_PLACES, SESSION_PLACES
+    page.REGISTRY = registry.Registry()  # a new app in this process starts with no class, as a new process does
     from attention_lens.shell.components import SESSIONS_MAX, WORKER_THREADS
     launch.setdefault("state_session_capacity", SESSIONS_MAX + SESSION_PLACES)  # as app.py launches it
     launch.setdefault("max_threads", WORKER_THREADS + QUEUE_PLACES)
