@@ -2,6 +2,7 @@
 API's /class_open and /class_change, as the page's Teach live sends its view) makes 20 changes.
 
     python -m benchmarks.live_class [--students 60] [--changes 20] [--gap 0.5] [--idle 60] [--client light|gradio]
+                                    [--rounds 10]
 
 The followers' clients: `light` (the default) runs them all in one asyncio loop of this process, each speaking
 Gradio's queue protocol as gradio_client does (POST queue/join with /follow's fn_index and its own session hash, then
@@ -50,8 +51,11 @@ def follower(url: str, code: str, got: dict, joined: threading.Event, ready_n: l
         job = Client(url, verbose=False).submit(code, api_name="/follow")
         got["job"] = job
         first = True
+        client = Client(url, verbose=False)
         for snap in job:  # each the class's snapshot, at each change
             got.setdefault(snap["seq"], time.monotonic())
+            if "stream" in snap:  # read: it counts (else its stream ends)
+                client.predict(code, snap["stream"], api_name="/class_here")
             if snap["seq"] == 0:
                 with lock:
                     ready_n[0] += 1
@@ -65,9 +69,10 @@ def follower(url: str, code: str, got: dict, joined: threading.Event, ready_n: l
 
 
 async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: str, got: dict,
-                         ready_n: list, gate: asyncio.Semaphore) -> None:
+                         ready_n: list, gate: asyncio.Semaphore, here_index: int | None = None) -> None:
     """One follower as gradio_client's Client(url).submit(code, api_name="/follow") speaks to the server: its own
-    session; queue/join; the session's stream; each snapshot's arrival time by its seq in `got`."""
+    session; queue/join; the session's stream; each snapshot's arrival time by its seq in `got`. Its first
+    snapshot's `stream` is confirmed (/class_here, in the same session), as a reading follower does."""
     import uuid
 
     from gradio_client.utils import apply_diff
@@ -100,6 +105,11 @@ async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: s
                         data = msg["output"]["data"]
                         out = data[0] if out is None else apply_diff(out, data[0])
                         got.setdefault(out["seq"], time.monotonic())
+                        if out.get("stream") and here_index is not None and "confirmed" not in got:
+                            got["confirmed"] = True
+                            await http.post(f"{api}/queue/join", json={
+                                "data": [code, out["stream"]], "fn_index": here_index, "session_hash": session,
+                                "event_data": None, "trigger_id": None})
                         if held:
                             held = False
                             ready_n[0] += 1
@@ -131,6 +141,7 @@ class LightFollowers:
         cfg = Client(url, verbose=False).config
         self.api = url.rstrip("/") + cfg.get("api_prefix", "/gradio_api")
         self.fn_index = next(d["id"] for d in cfg["dependencies"] if d.get("api_name") == "follow")
+        self.here_index = next(d["id"] for d in cfg["dependencies"] if d.get("api_name") == "class_here")
         self.heartbeat = bool(cfg.get("connect_heartbeat"))
         self.code, self.n, self.at_once = code, n, at_once
         self.got = [{} for _ in range(n)]
@@ -149,7 +160,8 @@ class LightFollowers:
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
         async with httpx.AsyncClient(timeout=httpx.Timeout(None), limits=limits) as http:
             self.tasks = [asyncio.create_task(light_follower(http, self.api, self.fn_index, self.heartbeat,
-                                                             self.code, g, self.ready_n, gate)) for g in self.got]
+                                                             self.code, g, self.ready_n, gate, self.here_index))
+                          for g in self.got]
             for r in await asyncio.gather(*self.tasks, return_exceptions=True):
                 if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
                     self.errors.append(f"{type(r).__name__}: {str(r)[:120]}")
@@ -191,6 +203,22 @@ def said(what: list[str], name: str) -> str:
     return f"; {name}: {len(what)} ({what[0]})" if what else ""
 
 
+def rounds(url: str, pid: int, code: str, n: int, times: int, at_once: int) -> list[float]:
+    """n light followers join the class and leave (their streams cancelled, their heartbeats closed), `times`
+    times: the server's RSS (MB) after each round, once the leavers' sessions are unloaded."""
+    out = []
+    for _ in range(times):
+        followers = LightFollowers(url, code, n, at_once)
+        followers.start()
+        t0 = time.monotonic()
+        while followers.ready_n[0] + len(refused(followers.got)) < n and time.monotonic() - t0 < 300:
+            time.sleep(0.1)
+        followers.stop()
+        time.sleep(3)
+        out.append(rss_mb(pid))
+    return out
+
+
 def translate_ms(c, n=3) -> float:
     out = []
     for _ in range(n):
@@ -210,6 +238,8 @@ def main(argv=None) -> None:
     p.add_argument("--gap", type=float, default=0.5, help="seconds between the teacher's changes")
     p.add_argument("--idle", type=float, default=60.0, help="seconds of idle following measured")
     p.add_argument("--join-at-once", type=int, default=8, help="followers connecting at the same time")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="then the students join and leave this many times: the server's RSS after each round")
     p.add_argument("--client", choices=("light", "gradio"), default="light",
                    help="the followers' clients: one asyncio loop speaking Gradio's protocol, or gradio_client's")
     a = p.parse_args(argv)
@@ -278,6 +308,11 @@ def main(argv=None) -> None:
         print(f"  /translate median of 3: {alone_ms:.0f} ms with no follower, {following_ms:.0f} ms with {n}"
               f" following (ratio {following_ms / alone_ms:.2f})")
         followers.stop()
+        if a.rounds:
+            after = rounds(url, pid, code, n, a.rounds, a.join_at_once)
+            print(f"  {n} followers joining and leaving {a.rounds} times: server RSS after the first round"
+                  f" {after[0]:.1f} MB, after the last {after[-1]:.1f} MB ({after[-1] - after[0]:+.1f} MB);"
+                  f" each round: {', '.join(f'{x:.0f}' for x in after)} MB")
     finally:
         stop(proc)
 
