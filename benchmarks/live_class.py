@@ -83,7 +83,7 @@ async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: s
     try:
         if heartbeat:  # gradio_client's Client opens it for the session (config's connect_heartbeat)
             beat = asyncio.create_task(_drain(http, f"{api}/heartbeat/{session}"))
-        body = {"data": [code], "fn_index": fn_index, "session_hash": session, "event_data": None,
+        body = {"data": [code, None], "fn_index": fn_index, "session_hash": session, "event_data": None,
                 "trigger_id": None}
         joined = await http.post(f"{api}/queue/join", json=body)
         joined.raise_for_status()
