@@ -11,7 +11,10 @@
 // A page in no class runs nothing of this but the Teach live button's listener (and a look at its URL and storage).
 // The teacher's class is kept by her browser (localStorage: its code and token, never in the address bar): a reload,
 // a reopened or second tab, a link or a lesson opened while teaching teach the same class. A student's class is kept
-// by the tab (sessionStorage), so that Back, a reload or a view link of their own keeps them in it; "Explore on my
+// by the tab (sessionStorage), so that Back, a reload or a view link of their own keeps them in it; the student is
+// the browser (an id it keeps in localStorage, sent with each stream and answer: one student however many tabs, the
+// same after a restart). A student's page says it read its stream's first snapshot ("here"): it counts from then.
+// A student joins by the link, the QR code or the short code typed in #join_code. "Explore on my
 // own" is an entry of the browser's history, and Back from it follows the teacher again. Every stream beats
 // (attention_lens/live/registry.py BEAT_S): a page that hears nothing for DEAD_MS asks the server until it answers,
 // with backoff, and follows again (after a restart the class is back from the server's database).
@@ -20,7 +23,7 @@ const $ = (s) => element.querySelector(s);
 const panel = $("#class_panel"), bar = $("#class_bar"), startBtn = $("#class_start");
 const CHECK_MS = 250, PERSONAL = ["lang", "explain", "__theme", "class", "teach"];
 const DEAD_MS = 12000, TIMEOUT_MS = 15000;  // > two beats (BEAT_S: 5 s); a request unanswered this long failed
-const TEACHER_KEY = "attention-lens:class", STUDENT_KEY = "attention-lens:student";
+const TEACHER_KEY = "attention-lens:class", FOLLOW_KEY = "attention-lens:following";  // her class; a tab's class
 // what a page asks to learn that the server is up: Gradio's robots.txt, a few bytes (the page itself is its whole
 // config: 60 pages asking it at once kept a restarted app from answering its own start-up check within 3 s)
 const PROBE = new URL("robots.txt", `${location.origin}${location.pathname}`).href;
@@ -75,8 +78,22 @@ function follow() {                      // a stream of its own (`n`: its snapsh
   if (!feed.bound) { feed.bound = true; feed.watch("value", () => received(feed.props.value)); }
   inst.heard = Date.now(); inst.streams += 1;
   feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token, n: inst.streams}
-    : {code: inst.code, student: inst.student || null, n: inst.streams});
+    : {code: inst.code, student: browserId(), n: inst.streams});
   if (!inst.watching) inst.watching = setInterval(watchdog, 1000);
+}
+// one browser is one student, however many tabs it follows with and however often it reconnects: an id it makes
+// and keeps in this site's storage (one vote; after a restart its answer is still its own)
+const norm = (c) => String(c ?? "").replace(/[\s-]/g, "").toUpperCase();  // attention_lens/live/access.py normalize
+function browserId() {
+  const KEY = "attention-lens.student";
+  let id = null;
+  try { id = localStorage.getItem(KEY); } catch (e) { /* storage off: this page's own id */ }
+  if (!id || !/^[0-9a-f]{32}$/.test(id)) {
+    id = inst.ownId || [...crypto.getRandomValues(new Uint8Array(16))].map(b => b.toString(16).padStart(2, "0")).join("");
+    inst.ownId = id;
+    try { localStorage.setItem(KEY, id); } catch (e) { /* kept for this page only */ }
+  }
+  return id;
 }
 async function watchdog() {               // nothing heard for DEAD_MS: the stream dropped (a restart, a network)
   if (!inst.role || inst.ended || inst.reconnecting || Date.now() - inst.heard < DEAD_MS) return;
@@ -94,23 +111,26 @@ async function watchdog() {               // nothing heard for DEAD_MS: the stre
   inst.reconnects += 1; follow();
   inst.heard = Date.now() - DEAD_MS + 5000;  // no snapshot within 5 s: asked again
 }
-function received(s) {
-  if (!s || s.code !== inst.code || (s.n !== undefined && s.n !== inst.streams)) return;  // another class's,
-  inst.heard = Date.now();                                                                  // an old stream's
+function received(s) {                    // another class's, or an old stream's, is never shown
+  if (!s || norm(s.code) !== norm(inst.code) || (s.n !== undefined && s.n !== inst.streams)) return;
+  inst.heard = Date.now();
   if (inst.lost) { inst.lost = false; draw(); }
   if (s.error) {
     said({ok: false, error: s.error, key: s.key}); inst.ended = true;
-    if (inst.role === "teacher") stopTeaching(inst.kept ? null : s.error);  // a class this browser kept, ended
-    else { keep(sessionStorage, STUDENT_KEY, null); draw(); }                 // since: nothing to say
-    return;
+    if (inst.role === "teacher") { stopTeaching(inst.kept ? null : s.error); return; }  // a class this browser
+    keep(sessionStorage, FOLLOW_KEY, null); draw();                                      // kept, ended since
+    if (!inst.snap) { joinForm.hidden = false; joinBox.value = inst.code; }  // never in it (a wrong code): the box
+    return;                                                                  // to type it again
   }
+  inst.code = s.code;                     // as the server writes it (a code may be typed in any case)
+  if (s.stream) ask({op: "here", code: inst.code, stream: s.stream}).then(said);  // read: this stream counts
   if (inst.snap && s.seq < inst.snap.seq && !s.ended) return;
   inst.snap = s; inst.seq = s.seq;
-  if (s.you) { inst.student = s.you; keep(sessionStorage, STUDENT_KEY, {code: inst.code, student: s.you}); }
+  if (s.you) { inst.student = s.you; keep(sessionStorage, FOLLOW_KEY, {code: inst.code}); }  // in it: this tab's
   if (s.ended) {
     inst.ended = true;
     if (inst.role === "teacher") { stopTeaching(w("class_ended_teacher")); return; }
-    keep(sessionStorage, STUDENT_KEY, null);
+    keep(sessionStorage, FOLLOW_KEY, null);
   }
   if (inst.role === "student" && inst.following && !s.ended) applyView();
   if (inst.role === "teacher" && inst.resume) resume(s);
@@ -184,7 +204,8 @@ function teach(code, token) {
   const base = `${location.origin}${location.pathname}`;
   $("#class_link").value = `${base}?class=${encodeURIComponent(code)}`;
   $("#class_teacher_link").value = `${base}?class=${encodeURIComponent(code)}&teach=${encodeURIComponent(token)}`;
-  panel.hidden = false; startBtn.hidden = true;
+  panel.hidden = false; startBtn.hidden = true; joinForm.hidden = true;
+  showCode(code, token, $("#class_link").value);
   clearInterval(inst.timer); inst.timer = setInterval(check, CHECK_MS);
   follow(); check();
 }
@@ -198,7 +219,7 @@ startBtn.addEventListener("click", async () => {
 });
 for (const id of ["#class_link", "#class_teacher_link"]) $(id).addEventListener("focus", (e) => e.target.select());
 function stopTeaching(why) {              // the class ended (here, in another tab, or on the server): Teach live again
-  inst.ended = true; clearInterval(inst.timer); panel.hidden = true; startBtn.hidden = false;
+  inst.ended = true; clearInterval(inst.timer); panel.hidden = true; startBtn.hidden = false; joinForm.hidden = false;
   inst.role = null; document.body.classList.remove("class-teaching");
   const mine = kept(localStorage, TEACHER_KEY);
   if (mine && mine.code === inst.code) keep(localStorage, TEACHER_KEY, null);
@@ -208,6 +229,64 @@ $("#class_close").addEventListener("click", async () => {
   const a = await ask({op: "close", code: inst.code, token: inst.token});
   if (said(a)) stopTeaching(null);
 });
+
+// -- the code to join by: large on the panel with its QR code, "Show code" over the whole screen (a projector) ---
+const spaced = (c) => (c.length > 4 ? `${c.slice(0, 4)} ${c.slice(4)}` : c);  // read in two halves
+const site = () => `${location.host}${location.pathname}`.replace(/\/$/, "");
+async function showCode(code, token, url) {
+  for (const id of ["#class_code", "#class_show_code"]) $(id).textContent = spaced(code);
+  const a = await ask({op: "qr", code, token, url});  // made by the server (segno): attention_lens/live/page.py qr
+  if (!a.ok || inst.code !== code) return;
+  for (const id of ["#class_qr", "#class_show_qr"]) { $(id).src = a.qr; $(id).hidden = false; }
+}
+const shown = $("#class_show_box");
+function closeShow() {
+  if (shown.hidden) return;
+  shown.hidden = true;
+  if (document.fullscreenElement === shown) document.exitFullscreen().catch(() => {});
+  $("#class_show").focus();
+}
+$("#class_show").addEventListener("click", () => {
+  $("#class_show_say").textContent = w("class_show_go", {site: site()});
+  shown.hidden = false; $("#class_show_close").focus();
+  if (shown.requestFullscreen) shown.requestFullscreen().catch(() => { /* the page's whole window still */ });
+});
+$("#class_show_close").addEventListener("click", closeShow);
+shown.addEventListener("keydown", (e) => { if (e.key === "Escape") closeShow(); });
+document.addEventListener("fullscreenchange", () => {  // Esc left full screen: the code goes with it
+  if (document.fullscreenElement === shown) shown.full = true;
+  else if (shown.full) { shown.full = false; closeShow(); }
+});
+$("#class_teacher_open").addEventListener("click", (e) => {  // the teacher's own link, never on the panel itself
+  const box = $("#class_teacher"), open = box.hidden;
+  box.hidden = !open; e.currentTarget.setAttribute("aria-expanded", String(open));
+  if (open) $("#class_teacher_link").focus();
+});
+
+// -- joining by the code typed on the plain page (Enter joins; a wrong one is said, the box kept to type again) --
+const joinForm = $("#class_join"), joinBox = $("#join_code"), joinMsg = $("#join_msg");
+joinForm.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const typed = joinBox.value;
+  if (!norm(typed)) { joinMsg.textContent = w("join_tip"); joinBox.focus(); return; }
+  joinMsg.textContent = "";
+  const a = await ask({op: "check", code: typed});
+  if (!a.ok) { joinMsg.textContent = a.error; inst.lastError = a.error; joinBox.focus(); joinBox.select(); return; }
+  const u = new URL(location.href);      // the page's address is the class's link: a reload joins again
+  for (const k of [...u.searchParams.keys()]) if (!["lang", "explain", "__theme"].includes(k)) u.searchParams.delete(k);
+  u.searchParams.set("class", a.code);
+  history.replaceState(history.state, "", u);
+  student(a.code);
+});
+function student(code) {                  // a student of the class (a wrong or ended code: the server says so)
+  inst.role = "student"; inst.code = code.slice(0, 100); inst.ended = false; inst.snap = null; inst.lastError = null;
+  inst.student = browserId();
+  inst.linkFirst = ownView(new URLSearchParams(location.search));  // opened by assets/link.js before the class's
+  joinForm.hidden = true; joinMsg.textContent = "";
+  draw(); follow();
+  document.body.classList.add("class-student");
+  if (!student.listening) { student.listening = true; document.addEventListener("click", onMapClick, true); }
+}
 
 // -- questions ------------------------------------------------------------------------------------------------
 function question(kind) {                 // {keys, model, row} of the view shown, or null
@@ -469,29 +548,22 @@ document.addEventListener("lens-explain", () => { draw(); drawAsking(); });  // 
 // -- a page opened with ?class=<code> (a student), ?class=<code>&teach=<token> (the teacher link), or in a browser
 // that teaches a class (localStorage) or a tab that follows one (sessionStorage) ----------------------------------
 const q0 = new URLSearchParams(location.search);
-const code0 = q0.get("class"), mine0 = kept(localStorage, TEACHER_KEY), student0 = kept(sessionStorage, STUDENT_KEY);
+const code0 = q0.get("class"), mine0 = kept(localStorage, TEACHER_KEY), follow0 = kept(sessionStorage, FOLLOW_KEY);
 function unaddressed() {                  // the class's code and token out of the address bar (a projector shows it)
   const q = new URLSearchParams(location.search);
   q.delete("class"); q.delete("teach");
   history.replaceState(history.state, "", `${location.pathname}${q.toString() ? "?" + q : ""}${location.hash}`);
 }
-function learn(code, student) {           // a student of the class (a wrong or ended code: the server says so)
-  inst.role = "student"; inst.code = code.slice(0, 100); inst.student = student || null;
-  inst.linkFirst = ownView(new URLSearchParams(location.search));  // opened by assets/link.js before the class's
-  draw(); follow();
-  document.body.classList.add("class-student");
-  document.addEventListener("click", onMapClick, true);  // before the view's own click on its canvas
-}
 if (code0 && q0.get("teach")) {           // the teacher link: the class's view first, then her changes again
-  unaddressed(); inst.resume = true; teach(code0, q0.get("teach"));
+  unaddressed(); inst.resume = true; teach(norm(code0), q0.get("teach"));
 } else if (mine0 && typeof mine0.code === "string" && typeof mine0.token === "string"
-           && (!code0 || code0 === mine0.code)) {  // her class: a reload, a tab, a link or a lesson opened
+           && (!code0 || norm(code0) === norm(mine0.code))) {  // her class: a reload, a tab, a link or a lesson
   if (code0) unaddressed();
   inst.linkFirst = ownView(new URLSearchParams(location.search));  // the link's view leads; else the class's
   inst.resume = !inst.linkFirst; inst.kept = true; teach(mine0.code, mine0.token);
-} else if (code0) {
-  learn(code0, student0 && student0.code === code0 ? student0.student : null);
-} else if (student0 && typeof student0.code === "string") {  // Back into the app, a reload of a view of its own
-  learn(student0.code, student0.student);
+} else if (code0) {                       // a wrong or ended code: the server says so (one message for both)
+  student(code0);
+} else if (follow0 && typeof follow0.code === "string") {  // Back into the app, a reload of a view of its own
+  student(follow0.code);
 }
 inst.check = check;

@@ -2,13 +2,17 @@
 API's /class_open and /class_change, as the page's Teach live sends its view) makes 20 changes.
 
     python -m benchmarks.live_class [--students 60] [--changes 20] [--gap 0.5] [--idle 60] [--client light|gradio]
+    python -m benchmarks.live_class [--students 60] [--changes 20] [--gap 0.5] [--idle 60] [--client light|gradio]
+                                    [--rounds 10]
     python -m benchmarks.live_class --restart [--students 60]
+
+--rounds N: then the followers join and leave N times, the server's RSS after each round.
 
 --restart: the app (with a data folder of its own) is killed with SIGKILL while the N followers follow a class, and
 started again on the same port and folder; each follower reconnects as the page does (assets/live.js: nothing heard
-for 12 s, then the server's robots.txt asked at 0.5, 1, 2, 4, 4... s, each +-25 %, then the stream opened again).
-Prints the time from the server being up (its robots.txt answering) until each follower has a snapshot of the class
-again (p50, p95, max), and that the class's view and change count came back.
+for 12 s, then the server's robots.txt asked at 0.5, 1, 2, 4, 4... s, each +-25 %, then the stream opened again with
+its browser's id, and confirmed). Prints the time from the server being up (its robots.txt answering) until each
+follower has a snapshot of the class again (p50, p95, max), and that the class's view and change count came back.
 
 The followers' clients: `light` (the default) runs them all in one asyncio loop of this process, each speaking
 Gradio's queue protocol as gradio_client does (POST queue/join with /follow's fn_index and its own session hash, then
@@ -65,8 +69,11 @@ def follower(url: str, code: str, got: dict, joined: threading.Event, ready_n: l
         job = Client(url, verbose=False).submit(code, api_name="/follow")
         got["job"] = job
         first = True
+        client = Client(url, verbose=False)
         for snap in job:  # each the class's snapshot, at each change
             got.setdefault(snap["seq"], time.monotonic())
+            if "stream" in snap:  # read: it counts (else its stream ends)
+                client.predict(code, snap["stream"], api_name="/class_here")
             if snap["seq"] == 0:
                 with lock:
                     ready_n[0] += 1
@@ -80,20 +87,23 @@ def follower(url: str, code: str, got: dict, joined: threading.Event, ready_n: l
 
 
 async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: str, got: dict,
-                         ready_n: list, gate: asyncio.Semaphore) -> None:
-    """One follower as gradio_client's Client(url).submit(code, api_name="/follow") speaks to the server: its own
-    session; queue/join; the session's stream; each snapshot's arrival time by its seq in `got`."""
+                         ready_n: list, gate: asyncio.Semaphore, here_index: int | None = None,
+                         student: str | None = None) -> None:
+    """One follower as gradio_client's Client(url).submit(code, student, api_name="/follow") speaks to the server:
+    its own session; queue/join; the session's stream; each snapshot's arrival time by its seq in `got`. Its first
+    snapshot's `stream` is confirmed (/class_here, in the same session), as a reading follower does. `student`: the
+    browser's id it follows with (a new student's when None)."""
     import uuid
 
     from gradio_client.utils import apply_diff
     session = str(uuid.uuid4())
     beat = None
-    held = True
+    held, confirmed = True, False
     await gate.acquire()  # at most --join-at-once join at once (a class joins over seconds)
     try:
         if heartbeat:  # gradio_client's Client opens it for the session (config's connect_heartbeat)
             beat = asyncio.create_task(_drain(http, f"{api}/heartbeat/{session}"))
-        body = {"data": [code], "fn_index": fn_index, "session_hash": session, "event_data": None,
+        body = {"data": [code, student], "fn_index": fn_index, "session_hash": session, "event_data": None,
                 "trigger_id": None}
         joined = await http.post(f"{api}/queue/join", json=body)
         joined.raise_for_status()
@@ -116,6 +126,11 @@ async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: s
                         out = data[0] if out is None else apply_diff(out, data[0])
                         got.setdefault(out["seq"], time.monotonic())
                         got.setdefault("heard", []).append(time.monotonic())
+                        if out.get("stream") and here_index is not None and not confirmed:
+                            confirmed = True  # this stream's reader has read it: it counts
+                            await http.post(f"{api}/queue/join", json={
+                                "data": [code, out["stream"]], "fn_index": here_index, "session_hash": session,
+                                "event_data": None, "trigger_id": None})
                         if held:
                             held = False
                             ready_n[0] += 1
@@ -134,13 +149,17 @@ async def light_follower(http, api: str, fn_index: int, heartbeat: bool, code: s
 
 
 async def returning_follower(http, url: str, api: str, fn_index: int, heartbeat: bool, code: str, got: dict,
-                             ready_n: list, gate: asyncio.Semaphore) -> None:
+                             ready_n: list, gate: asyncio.Semaphore, here_index: int | None = None) -> None:
     """A light follower that reconnects as the page does (assets/live.js watchdog) whenever its stream drops: at
-    once, as each page on its own machine would (the first join waits for `gate`, as a class joins over seconds)."""
+    once, as each page on its own machine would (the first join waits for `gate`, as a class joins over seconds),
+    with the same browser's id each time (one student)."""
+    import uuid
+
     import httpx
+    student = uuid.uuid4().hex
     while True:
         try:
-            await light_follower(http, api, fn_index, heartbeat, code, got, ready_n, gate)
+            await light_follower(http, api, fn_index, heartbeat, code, got, ready_n, gate, here_index, student)
             gate = asyncio.Semaphore(1)  # its own: a page reconnects when it finds the server up
         except (httpx.HTTPError, OSError):
             pass
@@ -175,6 +194,7 @@ class LightFollowers:
         cfg = Client(url, verbose=False).config
         self.api = url.rstrip("/") + cfg.get("api_prefix", "/gradio_api")
         self.fn_index = next(d["id"] for d in cfg["dependencies"] if d.get("api_name") == "follow")
+        self.here_index = next(d["id"] for d in cfg["dependencies"] if d.get("api_name") == "class_here")
         self.heartbeat = bool(cfg.get("connect_heartbeat"))
         self.code, self.n, self.at_once = code, n, at_once
         self.got = [{} for _ in range(n)]
@@ -194,11 +214,13 @@ class LightFollowers:
         async with httpx.AsyncClient(timeout=httpx.Timeout(None), limits=limits) as http:
             if self.returning:
                 self.tasks = [asyncio.create_task(returning_follower(http, self.url, self.api, self.fn_index,
-                                                                     self.heartbeat, self.code, g, self.ready_n, gate))
+                                                                     self.heartbeat, self.code, g, self.ready_n, gate,
+                                                                     self.here_index))
                               for g in self.got]
             else:
                 self.tasks = [asyncio.create_task(light_follower(http, self.api, self.fn_index, self.heartbeat,
-                                                                 self.code, g, self.ready_n, gate)) for g in self.got]
+                                                                 self.code, g, self.ready_n, gate, self.here_index))
+                              for g in self.got]
             for r in await asyncio.gather(*self.tasks, return_exceptions=True):
                 if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
                     self.errors.append(f"{type(r).__name__}: {str(r)[:120]}")
@@ -238,6 +260,22 @@ def refused(got: list[dict]) -> list[str]:
 
 def said(what: list[str], name: str) -> str:
     return f"; {name}: {len(what)} ({what[0]})" if what else ""
+
+
+def rounds(url: str, pid: int, code: str, n: int, times: int, at_once: int) -> list[float]:
+    """n light followers join the class and leave (their streams cancelled, their heartbeats closed), `times`
+    times: the server's RSS (MB) after each round, once the leavers' sessions are unloaded."""
+    out = []
+    for _ in range(times):
+        followers = LightFollowers(url, code, n, at_once)
+        followers.start()
+        t0 = time.monotonic()
+        while followers.ready_n[0] + len(refused(followers.got)) < n and time.monotonic() - t0 < 300:
+            time.sleep(0.1)
+        followers.stop()
+        time.sleep(3)
+        out.append(rss_mb(pid))
+    return out
 
 
 def translate_ms(c, n=3) -> float:
@@ -312,96 +350,107 @@ def restart(a, port: int, url: str, data: str, proc: subprocess.Popen) -> subpro
     return proc
 
 
-def main(argv=None) -> None:
-    import psutil
-
-    from tests.serving import free_port
+def parse(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--students", type=int, default=60)
     p.add_argument("--changes", type=int, default=20)
     p.add_argument("--gap", type=float, default=0.5, help="seconds between the teacher's changes")
     p.add_argument("--idle", type=float, default=60.0, help="seconds of idle following measured")
     p.add_argument("--join-at-once", type=int, default=8, help="followers connecting at the same time")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="then the students join and leave this many times: the server's RSS after each round")
     p.add_argument("--client", choices=("light", "gradio"), default="light",
                    help="the followers' clients: one asyncio loop speaking Gradio's protocol, or gradio_client's")
     p.add_argument("--restart", action="store_true", help="measure the followers' return after a SIGKILL and start")
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    from tests.serving import free_port
+    a = parse(argv)
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     data = tempfile.mkdtemp(prefix="live-class-data-")
     proc = launch(port, data)
-    if a.restart:
-        try:
-            proc = restart(a, port, url, data, proc)
-        finally:
-            stop(proc)
-            shutil.rmtree(data, ignore_errors=True)
-        return
     try:
-        teacher = ready(url, proc)
-        pid = proc.pid
-        server = psutil.Process(pid)
-        alone_ms = translate_ms(teacher)
-        cpu0 = server_cpu(pid)
-        time.sleep(a.idle)
-        idle_ref = server_cpu(pid) - cpu0
-        rss0 = rss_mb(pid)
-        note = lambda what: print(f"  ... {what}", file=sys.stderr, flush=True)  # where a run is (stderr)
-        code, token = teacher.predict(api_name="/class_open")  # once the idle reference is measured
-        me, rss_c0 = psutil.Process(), rss_mb()
-        followers = (LightFollowers if a.client == "light" else GradioFollowers)(url, code, a.students,
-                                                                                   a.join_at_once)
-        got, ready_n = followers.got, followers.ready_n
-        t_join = time.monotonic()
-        followers.start()
-        while ready_n[0] + len(refused(got)) < a.students and time.monotonic() - t_join < 300:
-            time.sleep(0.1)
-        join_s = time.monotonic() - t_join
-        note(f"{ready_n[0]} of {a.students} joined in {join_s:.1f} s")
-        time.sleep(2)
-        rss1, rss_c1 = rss_mb(pid), rss_mb()
-        sent = {}
-        for i in range(a.changes):
-            t0 = time.monotonic()
-            seq = teacher.predict(code, token, VIEW.format(step=i % 8), i % 8, api_name="/class_change")
-            sent[seq] = t0
-            time.sleep(a.gap)
-        time.sleep(3)
-        delays, missed = [], 0
-        for g in got:
-            for seq, t0 in sent.items():
-                if seq in g:
-                    delays.append(g[seq] - t0)
-                else:
-                    missed += 1
-        note("changes sent")
-        following_ms = translate_ms(teacher)
-        cpu1, cpu_c1 = server_cpu(pid), sum(me.cpu_times()[:2])
-        time.sleep(a.idle)
-        idle_n, idle_c = server_cpu(pid) - cpu1, sum(me.cpu_times()[:2]) - cpu_c1
-        rss2 = server.memory_info().rss / 2**20
-        n = a.students
-        print(f"benchmarks.live_class: {n} followers, {a.changes} changes {a.gap} s apart, idle {a.idle:.0f} s;"
-              f" {platform.processor() or platform.machine()}, {os.cpu_count()} cores, followers' clients ({a.client})"
-              f" on the same machine")
-        print(f"  followers joined (each its first snapshot) in {join_s:.1f} s; {ready_n[0]} of {n}"
-              + said(refused(got), "refused") + said(followers.errors, "errors"))
-        if delays:
-            print(f"  delay teacher's change -> follower has it: p50 {1000 * pct(delays, 50):.0f} ms,"
-                  f" p95 {1000 * pct(delays, 95):.0f} ms, max {1000 * max(delays):.0f} ms"
-                  f" ({len(delays)} receipts, {missed} missed)")
-        print(f"  server CPU idle {a.idle:.0f} s: no follower {idle_ref:.2f} s ({100 * idle_ref / a.idle:.2f} % of"
-              f" a core); {n} followers {idle_n:.2f} s ({100 * idle_n / a.idle:.2f} % of a core);"
-              f" ratio {idle_n / max(idle_ref, 1e-9):.2f}; the followers' clients {idle_c:.2f} s")
-        print(f"  server RSS: {rss0:.0f} MB before, {rss1:.0f} MB with {n} followers (+{rss1 - rss0:.1f} MB,"
-              f" {1024 * (rss1 - rss0) / n:.0f} kB per follower); {rss2:.0f} MB after the idle {a.idle:.0f} s;"
-              f" the followers' clients +{rss_c1 - rss_c0:.1f} MB")
-        print(f"  /translate median of 3: {alone_ms:.0f} ms with no follower, {following_ms:.0f} ms with {n}"
-              f" following (ratio {following_ms / alone_ms:.2f})")
-        followers.stop()
+        if a.restart:
+            proc = restart(a, port, url, data, proc)
+        else:
+            measure(a, url, proc)
     finally:
         stop(proc)
         shutil.rmtree(data, ignore_errors=True)
+
+
+def measure(a, url: str, proc: subprocess.Popen) -> None:
+    """The class's changes, idle cost, memory and /translate beside the followers (and --rounds)."""
+    import psutil
+    teacher = ready(url, proc)
+    pid = proc.pid
+    server = psutil.Process(pid)
+    alone_ms = translate_ms(teacher)
+    cpu0 = server_cpu(pid)
+    time.sleep(a.idle)
+    idle_ref = server_cpu(pid) - cpu0
+    rss0 = rss_mb(pid)
+    note = lambda what: print(f"  ... {what}", file=sys.stderr, flush=True)  # where a run is (stderr)
+    code, token = teacher.predict(api_name="/class_open")  # once the idle reference is measured
+    me, rss_c0 = psutil.Process(), rss_mb()
+    followers = (LightFollowers if a.client == "light" else GradioFollowers)(url, code, a.students,
+                                                                               a.join_at_once)
+    got, ready_n = followers.got, followers.ready_n
+    t_join = time.monotonic()
+    followers.start()
+    while ready_n[0] + len(refused(got)) < a.students and time.monotonic() - t_join < 300:
+        time.sleep(0.1)
+    join_s = time.monotonic() - t_join
+    note(f"{ready_n[0]} of {a.students} joined in {join_s:.1f} s")
+    time.sleep(2)
+    rss1, rss_c1 = rss_mb(pid), rss_mb()
+    sent = {}
+    for i in range(a.changes):
+        t0 = time.monotonic()
+        seq = teacher.predict(code, token, VIEW.format(step=i % 8), i % 8, api_name="/class_change")
+        sent[seq] = t0
+        time.sleep(a.gap)
+    time.sleep(3)
+    delays, missed = [], 0
+    for g in got:
+        for seq, t0 in sent.items():
+            if seq in g:
+                delays.append(g[seq] - t0)
+            else:
+                missed += 1
+    note("changes sent")
+    following_ms = translate_ms(teacher)
+    cpu1, cpu_c1 = server_cpu(pid), sum(me.cpu_times()[:2])
+    time.sleep(a.idle)
+    idle_n, idle_c = server_cpu(pid) - cpu1, sum(me.cpu_times()[:2]) - cpu_c1
+    rss2 = server.memory_info().rss / 2**20
+    n = a.students
+    print(f"benchmarks.live_class: {n} followers, {a.changes} changes {a.gap} s apart, idle {a.idle:.0f} s;"
+          f" {platform.processor() or platform.machine()}, {os.cpu_count()} cores, followers' clients ({a.client})"
+          f" on the same machine")
+    print(f"  followers joined (each its first snapshot) in {join_s:.1f} s; {ready_n[0]} of {n}"
+          + said(refused(got), "refused") + said(followers.errors, "errors"))
+    if delays:
+        print(f"  delay teacher's change -> follower has it: p50 {1000 * pct(delays, 50):.0f} ms,"
+              f" p95 {1000 * pct(delays, 95):.0f} ms, max {1000 * max(delays):.0f} ms"
+              f" ({len(delays)} receipts, {missed} missed)")
+    print(f"  server CPU idle {a.idle:.0f} s: no follower {idle_ref:.2f} s ({100 * idle_ref / a.idle:.2f} % of"
+          f" a core); {n} followers {idle_n:.2f} s ({100 * idle_n / a.idle:.2f} % of a core);"
+          f" ratio {idle_n / max(idle_ref, 1e-9):.2f}; the followers' clients {idle_c:.2f} s")
+    print(f"  server RSS: {rss0:.0f} MB before, {rss1:.0f} MB with {n} followers (+{rss1 - rss0:.1f} MB,"
+          f" {1024 * (rss1 - rss0) / n:.0f} kB per follower); {rss2:.0f} MB after the idle {a.idle:.0f} s;"
+          f" the followers' clients +{rss_c1 - rss_c0:.1f} MB")
+    print(f"  /translate median of 3: {alone_ms:.0f} ms with no follower, {following_ms:.0f} ms with {n}"
+          f" following (ratio {following_ms / alone_ms:.2f})")
+    followers.stop()
+    if a.rounds:
+        after = rounds(url, pid, code, n, a.rounds, a.join_at_once)
+        print(f"  {n} followers joining and leaving {a.rounds} times: server RSS after the first round"
+              f" {after[0]:.1f} MB, after the last {after[-1]:.1f} MB ({after[-1] - after[0]:+.1f} MB);"
+              f" each round: {', '.join(f'{x:.0f}' for x in after)} MB")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,11 @@ def launched(demo, **launch):
 def serving(translator, **launch):
     """The app on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
     from attention_lens.app import build_demo
+    from attention_lens.live import page, registry
     from attention_lens.live.page import QUEUE_PLACES, SESSION_PLACES
+    # a new app in this process starts as a new process does: a new registry, with only the classes its data folder
+    # kept (build() attaches the store), none of them counted against a client until its teacher's page follows it
+    page.REGISTRY = registry.Registry()
     from attention_lens.shell.components import SESSIONS_MAX, WORKER_THREADS
     launch.setdefault("state_session_capacity", SESSIONS_MAX + SESSION_PLACES)  # as app.py launches it
     launch.setdefault("max_threads", WORKER_THREADS + QUEUE_PLACES)

@@ -4,8 +4,9 @@ and deletes it when the class ends; a new process reads back the classes still a
 classes': what a row holds and for how long).
 
 A row: the code, the SHA-256 of the teacher's token (never the token), the view, its step, the change counter, the
-questions asked so far, the open question with its answers (each under the random id the server gave a student's
-stream, nothing else of a student), the teacher's lesson, and the wall-clock time of the teacher's last change.
+questions asked so far, the open question with its answers (each under the student's browser's id: a random string
+the browser made and keeps, no name, no address; nothing else of a student), the teacher's lesson, and the
+wall-clock time of the teacher's last change. No address of anyone, and no stream: who follows is the process's.
 
 The folder: `--data-dir DIR` (attention_lens/launch.py), else the environment's ATTENTION_LENS_DATA, else the user's
 data folder (platformdirs: ~/.local/share/attention-lens on Linux).
