@@ -75,22 +75,45 @@ def test_an_ended_or_expired_class_is_gone_from_the_database(tmp_path):
     assert later.classes == {} and Store(tmp_path).load(registry.CLASS_TTL_S) == []
 
 
-def test_a_student_id_is_kept_only_when_free_and_well_formed(tmp_path):
+def test_a_student_id_is_kept_only_when_well_formed(tmp_path):
     r = restarted(tmp_path)
     c = r.open()
     _, a = r.join(c.code)
-    _, b = r.join(c.code, student=a)  # held by a stream now: another id
-    assert b != a
+    _, b = r.join(c.code, student=a)  # the same page again: the same student, counted once
+    assert b == a and len(c.students) == 1
     for forged in ("x", "a" * 200, "ü" * 16, "<script>1234567", 7):
         _, sid = r.join(c.code, student=forged)
         assert sid != forged and len(sid) == 16
 
 
-def collect(r, code, got, token=None):
+def collect(r, code, got, token=None, student=None):
     async def run():
-        async for snap in r.follow(code, token):
+        async for snap in r.follow(code, token, student):
             got.append(snap)
     return asyncio.ensure_future(run())
+
+
+def test_a_page_that_follows_again_with_its_id_is_one_student(tmp_path):
+    """A page that stopped hearing its stream opens another with its id while the old one may still be open: the
+    new one takes the student over, the old one ends, and the class counts one student, with one answer."""
+    async def run():
+        r = restarted(tmp_path)
+        c = r.open()
+        old, new = [], []
+        first = collect(r, c.code, old)
+        await asyncio.sleep(0.05)
+        sid = old[0]["you"]
+        q = r.ask(c.code, c.token, "where", ["a", "b"], [0.5, 0.5])
+        r.answer(c.code, sid, q.id, 1)
+        second = collect(r, c.code, new, student=sid)
+        await asyncio.wait_for(first, 5)  # the old stream gave the student up
+        await asyncio.sleep(0.05)
+        assert new[-1]["you"] == sid and len(c.students) == 1 and new[-1]["students"] == 1
+        assert new[-1]["question"]["mine"] == 1 and c.question.counts() == [0, 1]
+        second.cancel()
+        await asyncio.gather(second, return_exceptions=True)
+        assert c.students == {} and c.holders == {}
+    asyncio.run(asyncio.wait_for(run(), 10))
 
 
 def test_students_read_that_the_teacher_is_away_and_that_she_is_back(tmp_path, monkeypatch):

@@ -97,6 +97,7 @@ class Class:
     seen: int = 0  # counts what the teacher sees change: that and the students' count and answers
     changed_at: float = field(default_factory=time.monotonic)
     students: dict[str, float] = field(default_factory=dict)  # student id -> when they joined
+    holders: dict[str, object] = field(default_factory=dict, repr=False)  # student id -> the stream that holds it
     question: Question | None = None
     questions: int = 0
     lesson: str = ""  # the teacher's lesson as its query (?lesson=...&view=N), "" when she teaches none
@@ -261,14 +262,18 @@ class Registry:
 
     def join(self, code, student=None) -> tuple[Class, str]:
         """A student of the class: (the class, their id). `student`: the id their page had before its stream dropped
-        (a restart), kept when no stream of the class holds it now, so that their answer stays theirs."""
+        (a restart, or a stream the page stopped hearing), kept so that their answer stays theirs; a stream that
+        still holds it gives it up (follow), so the student is counted once."""
         c = self.get(code)
+        again = isinstance(student, str) and len(student) == 16 and student.isascii() \
+            and student.replace("-", "").replace("_", "").isalnum()
+        if again and student in c.students:  # the same page again: taken over from its old stream
+            return c, student
         if len(c.students) >= self.max_students:
             raise LiveError("class_students_full")
         if sum(len(other.students) for other in self.classes.values()) >= self.max_following:
             raise LiveError("class_server_full")
-        again = isinstance(student, str) and len(student) == 16 and student.replace("-", "").replace("_", "").isalnum()
-        sid = student if again and student.isascii() and student not in c.students else secrets.token_urlsafe(12)
+        sid = student if again else secrets.token_urlsafe(12)
         c.students[sid] = time.monotonic()
         c.bump(students=False)  # the teacher's count follows
         return c, sid
@@ -331,6 +336,8 @@ class Registry:
                 c.bump()
         else:
             c, sid = self.join(code, student)
+            mine = c.holders[sid] = object()
+            c.wake()  # an old stream of this id ends at once (below)
         mark = (lambda: c.seen) if teacher_token else (lambda: c.seq)
         try:
             seen, beat = None, 0
@@ -345,16 +352,22 @@ class Registry:
                 wait = min(c.changed_at + self.ttl_s - now, BEAT_S)
                 if c.teachers == 0 and not c.away:
                     wait = min(wait, c.teacher_gone + AWAY_S - now)
+                timed_out = False
                 try:
                     await asyncio.wait_for(event.wait(), timeout=max(0.01, wait))
                 except TimeoutError:
+                    timed_out = True
+                if sid is not None and c.holders.get(sid) is not mine:
+                    return  # a newer stream of the same page holds this student
+                if timed_out:
                     self.sweep()
                     self._check_away(c)
                     if mark() == seen and not c.ended:  # nothing changed: the heartbeat
                         beat += 1
                         yield {**c.snapshot(teacher=bool(teacher_token), student=sid), "beat": beat}
         finally:
-            if sid is not None:
+            if sid is not None and c.holders.get(sid) is mine:
+                del c.holders[sid]
                 self.leave(c, sid)
             if teacher_token:
                 c.teachers -= 1
