@@ -113,14 +113,41 @@ def test_of_a_student_the_database_holds_their_browsers_id_with_their_answer_and
     asyncio.run(asyncio.wait_for(run(), 10))
 
 
-def collect(r, code, got, token=None, client=""):
+def collect(r, code, got, token=None, client="", student=None, session=None):
     """A page's stream into `got`; a student's confirmed at its first snapshot, as the page does ("here")."""
     async def run():
-        async for snap in r.follow(code, token, client=client):
+        async for snap in r.follow(code, token, student, session, client):
             got.append(snap)
             if "stream" in snap:
                 r.confirm(code, snap["stream"], client)
     return asyncio.ensure_future(run())
+
+
+def test_a_page_that_follows_again_ends_its_old_stream_and_is_one_student(tmp_path):
+    """A page that stopped hearing its stream opens another (its Gradio session, its browser's id) while the old
+    one may still be open: the old one ends at once, and the class counts one student, with one answer. Another
+    tab of the same browser (another session) keeps its own stream: still one student."""
+    async def run():
+        r = restarted(tmp_path)
+        c = r.open()
+        browser = "c" * 32
+        old, new, tab = [], [], []
+        first = collect(r, c.code, old, student=browser, session="page")
+        await asyncio.sleep(0.05)
+        q = r.ask(c.code, c.token, "where", ["a", "b"], [0.5, 0.5])
+        r.answer(c.code, browser, q.id, 1)
+        second = collect(r, c.code, new, student=browser, session="page")
+        await asyncio.wait_for(first, 5)  # the old stream ended
+        other = collect(r, c.code, tab, student=browser, session="tab")
+        await asyncio.sleep(0.05)
+        assert new[-1]["you"] == browser and c.students == {browser} and c.snapshot()["students"] == 1
+        assert len(c.streams) == 2 and not other.done()  # the other tab's stream stays
+        assert new[-1]["question"]["mine"] == 1 and c.question.counts(c.students) == [0, 1]
+        for task in (second, other):
+            task.cancel()
+        await asyncio.gather(second, other, return_exceptions=True)
+        assert c.students == set() and c.streams == {}
+    asyncio.run(asyncio.wait_for(run(), 10))
 
 
 def test_students_read_that_the_teacher_is_away_and_that_she_is_back(tmp_path, monkeypatch):

@@ -15,7 +15,8 @@ A student is a browser (the id its page keeps in the browser's storage, sent wit
 many tabs or streams it has: one in the count, one vote per question. A stream counts once its reader has read its
 first snapshot and said so (`confirm` with the snapshot's `stream`, a secret only the reader has); one that does
 not within CONFIRM_S (a join that never reads its stream) gets no snapshot after its first and ends. A page closed
-ends its streams at once (`gone`, called with its Gradio session when Gradio unloads it).
+ends its streams at once (`gone`, called with its Gradio session when Gradio unloads it), and a page that follows
+anew (it stopped hearing its stream) ends its old one at once (the same session and browser id, in `join`).
 
 Memory: one follower costs its Gradio session (its SessionState, the config of the page's 219 blocks: 329 kB
 by tracemalloc), its event and its stream, about 450 kB of the app's RSS (python -m benchmarks.live_class --students
@@ -354,9 +355,20 @@ class Registry:
         streams = [s for other in self.classes.values() for s in other.streams.values()]
         if len(streams) >= self.max_following:
             raise LiveError("class_server_full")
-        if sum(1 for s in streams if s.client == client) >= self.streams_per_client:
+        session = session if isinstance(session, str) else None
+        # the same page again (its Gradio session and its browser's id: a page that stopped hearing its stream
+        # follows anew while the old one may still be open): the old stream ends at once, its place to this one
+        old = [s for s in c.streams.values()
+               if student is not None and session is not None and (s.session, s.student) == (session, sid)
+               and not s.gone]
+        if sum(1 for s in streams if s.client == client) - len(old) >= self.streams_per_client:
             raise LiveError("class_client_streams")
-        stream = Stream(student=sid, client=client, session=session if isinstance(session, str) else None)
+        for s in old:
+            s.gone = True
+        if old:
+            c.bump(students=False)
+            c.wake()
+        stream = Stream(student=sid, client=client, session=session)
         c.streams[stream.secret] = stream
         return c, stream
 
