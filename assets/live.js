@@ -8,13 +8,28 @@
 // on their own map (the attention view's big map, #attention's canvas: a click there is taken before the view's own
 // click, which would pick another row), and "what next" by a piece; the bar's buttons give the same choices to the
 // keyboard and screen readers. The teacher's panel draws the answers (#class_answers) and, after Reveal, the model's.
-// A page in no class runs nothing of this but the Teach live button's listener (and a look at its URL).
+// A page in no class runs nothing of this but the Teach live button's listener (and a look at its URL and storage).
+// The teacher's class is kept by her browser (localStorage: its code and token, never in the address bar): a reload,
+// a reopened or second tab, a link or a lesson opened while teaching teach the same class. A student's class is kept
+// by the tab (sessionStorage), so that Back, a reload or a view link of their own keeps them in it; the student is
+// the browser (an id it keeps in localStorage, sent with each stream and answer: one student however many tabs, the
+// same after a restart). A student's page says it read its stream's first snapshot ("here"): it counts from then.
+// A student joins by the link, the QR code or the short code typed in #join_code. "Explore on my
+// own" is an entry of the browser's history, and Back from it follows the teacher again. Every stream beats
+// (attention_lens/live/registry.py BEAT_S): a page that hears nothing for DEAD_MS asks the server until it answers,
+// with backoff, and follows again (after a restart the class is back from the server's database).
 // Everything from the server or the URL is shown with textContent only: pieces and rows are user input.
 const $ = (s) => element.querySelector(s);
 const panel = $("#class_panel"), bar = $("#class_bar"), startBtn = $("#class_start");
 const CHECK_MS = 250, PERSONAL = ["lang", "explain", "__theme", "class", "teach"];
+const DEAD_MS = 12000, TIMEOUT_MS = 15000;  // > two beats (BEAT_S: 5 s); a request unanswered this long failed
+const TEACHER_KEY = "attention-lens:class", FOLLOW_KEY = "attention-lens:following";  // her class; a tab's class
+// what a page asks to learn that the server is up: Gradio's robots.txt, a few bytes (the page itself is its whole
+// config: 60 pages asking it at once kept a restarted app from answering its own start-up check within 3 s)
+const PROBE = new URL("robots.txt", `${location.origin}${location.pathname}`).href;
 const inst = {role: null, code: null, token: null, snap: null, following: true, applied: null, sent: null,
-              seq: 0, applying: false, errors: [], lastError: null};
+              seq: 0, applying: false, errors: [], lastError: null, streams: 0, heard: 0, lost: false,
+              reconnects: 0};
 home.live = inst;  // on this view's own element (#class_box): docs/design.md
 const link = () => find("link_box", "link");  // assets/link.js, on its element
 // the bar's room at the screen's bottom, where "Link copied" (assets/link.js say) stands too: that line goes above the
@@ -29,9 +44,19 @@ const pct = (p) => (find("explain_box", "explain")?.pct(p, 0) ?? `${(100 * p).to
 // -- requests (the box's event: attention_lens/live/page.py op) --------------------------------------------------------------
 const pending = new Map();
 let ids = 0;
-function ask(data) {
+function ask(data) {                     // an answer, or {ok: false, key: "timeout"} (no server: said nowhere)
   const id = `class-${Date.now()}-${++ids}`;
-  return new Promise((ok) => { pending.set(id, ok); trigger("click", {...data, id}); });
+  return new Promise((ok) => {
+    pending.set(id, ok); trigger("click", {...data, id});
+    setTimeout(() => { if (pending.delete(id)) ok({id, ok: false, key: "timeout", error: ""}); }, TIMEOUT_MS);
+  });
+}
+function kept(store, key) {               // what this browser (localStorage) or tab (sessionStorage) keeps, or null
+  try { return JSON.parse(store.getItem(key) || "null"); } catch (e) { return null; }
+}
+function keep(store, key, value) {
+  try { if (value === null) store.removeItem(key); else store.setItem(key, JSON.stringify(value)); }
+  catch (e) { /* storage refused: this page alone keeps its class */ }
 }
 watch("value", () => {
   const a = props.value;
@@ -39,6 +64,7 @@ watch("value", () => {
 });
 function said(a) {                        // a refusal: said in the panel or the bar
   if (a.ok) return true;
+  if (a.key === "timeout") return false;  // no server now: the stream's watch says so (watchdog)
   inst.lastError = a.error; inst.errors.push(a.key);
   const msg = inst.role === "teacher" ? panel.querySelector(".class-msg") : bar.querySelector("[data-role=state]");
   msg.textContent = a.error;
@@ -46,19 +72,66 @@ function said(a) {                        // a refusal: said in the panel or the
 }
 
 // -- the stream (#class_feed) --------------------------------------------------------------------------------------
-function follow() {
+function follow() {                      // a stream of its own (`n`: its snapshots are told from an old one's)
   const feed = find("class_feed", "feed");
   if (!feed) { setTimeout(follow, 100); return; }
   if (!feed.bound) { feed.bound = true; feed.watch("value", () => received(feed.props.value)); }
-  feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token} : {code: inst.code});
+  inst.heard = Date.now(); inst.streams += 1;
+  feed.follow(inst.role === "teacher" ? {code: inst.code, token: inst.token, n: inst.streams}
+    : {code: inst.code, student: browserId(), n: inst.streams});
+  if (!inst.watching) inst.watching = setInterval(watchdog, 1000);
 }
-function received(s) {
-  if (!s || s.code !== inst.code) return;  // another class's (an old stream) is never shown
-  if (s.error) { said({ok: false, error: s.error, key: s.key}); inst.ended = true; draw(); return; }
+// one browser is one student, however many tabs it follows with and however often it reconnects: an id it makes
+// and keeps in this site's storage (one vote; after a restart its answer is still its own)
+const norm = (c) => String(c ?? "").replace(/[\s-]/g, "").toUpperCase();  // attention_lens/live/access.py normalize
+function browserId() {
+  const KEY = "attention-lens.student";
+  let id = null;
+  try { id = localStorage.getItem(KEY); } catch (e) { /* storage off: this page's own id */ }
+  if (!id || !/^[0-9a-f]{32}$/.test(id)) {
+    id = inst.ownId || [...crypto.getRandomValues(new Uint8Array(16))].map(b => b.toString(16).padStart(2, "0")).join("");
+    inst.ownId = id;
+    try { localStorage.setItem(KEY, id); } catch (e) { /* kept for this page only */ }
+  }
+  return id;
+}
+async function watchdog() {               // nothing heard for DEAD_MS: the stream dropped (a restart, a network)
+  if (!inst.role || inst.ended || inst.reconnecting || Date.now() - inst.heard < DEAD_MS) return;
+  inst.reconnecting = true; inst.lost = true; draw();
+  let wait = 500;
+  for (;;) {                              // the server asked until it answers: 0.5, 1, 2, 4, 4... s, each +-25 %
+    let up = false;
+    try { up = (await fetch(PROBE, {cache: "no-store"})).ok; } catch (e) { up = false; }
+    if (up || !inst.role || inst.ended) break;
+    await new Promise((ok) => setTimeout(ok, wait * (0.75 + Math.random() / 2)));
+    wait = Math.min(4000, 2 * wait);
+  }
+  inst.reconnecting = false;
+  if (!inst.role || inst.ended) return;
+  inst.reconnects += 1; follow();
+  inst.heard = Date.now() - DEAD_MS + 5000;  // no snapshot within 5 s: asked again
+}
+function received(s) {                    // another class's, or an old stream's, is never shown
+  if (!s || norm(s.code) !== norm(inst.code) || (s.n !== undefined && s.n !== inst.streams)) return;
+  inst.heard = Date.now();
+  if (inst.lost) { inst.lost = false; draw(); }
+  if (s.error) {
+    said({ok: false, error: s.error, key: s.key}); inst.ended = true;
+    if (inst.role === "teacher") { stopTeaching(inst.kept ? null : s.error); return; }  // a class this browser
+    keep(sessionStorage, FOLLOW_KEY, null); draw();                                      // kept, ended since
+    if (!inst.snap) { joinForm.hidden = false; joinBox.value = inst.code; }  // never in it (a wrong code): the box
+    return;                                                                  // to type it again
+  }
+  inst.code = s.code;                     // as the server writes it (a code may be typed in any case)
+  if (s.stream) ask({op: "here", code: inst.code, stream: s.stream}).then(said);  // read: this stream counts
   if (inst.snap && s.seq < inst.snap.seq && !s.ended) return;
   inst.snap = s; inst.seq = s.seq;
-  if (s.you) inst.student = s.you;
-  if (s.ended) inst.ended = true;
+  if (s.you) { inst.student = s.you; keep(sessionStorage, FOLLOW_KEY, {code: inst.code}); }  // in it: this tab's
+  if (s.ended) {
+    inst.ended = true;
+    if (inst.role === "teacher") { stopTeaching(w("class_ended_teacher")); return; }
+    keep(sessionStorage, FOLLOW_KEY, null);
+  }
   if (inst.role === "student" && inst.following && !s.ended) applyView();
   if (inst.role === "teacher" && inst.resume) resume(s);
   draw();
@@ -66,6 +139,7 @@ function received(s) {
 async function applyView() {              // the teacher's view, opened as a link opens (assets/link.js)
   const s = inst.snap;
   if (!s || !s.view || s.view === inst.applied || !link() || !link().open) return;
+  if (inst.linkFirst && !link().opened) { setTimeout(applyView, 200); return; }  // the address's view opens first
   if (inst.applying) { inst.again = true; return; }
   inst.applying = true; inst.applied = s.view;
   try { await link().open(`?${s.view}`); } finally { inst.applying = false; }
@@ -86,29 +160,42 @@ function stepNow() {
   const L = find("attention", "lens"), st = L && L.state;
   return st && st.traj ? st.t : null;
 }
-async function resume(s) {               // the teacher's link opened again: the class's view shown, then sent on
-  inst.resume = false;
+function lessonNow() {                    // the teacher's lesson and its view (?lesson=...&view=N), or ""
+  const q = new URLSearchParams(location.search), out = new URLSearchParams();
+  if (!q.has("lesson")) return "";
+  out.set("lesson", q.get("lesson"));
+  if (q.has("view")) out.set("view", q.get("view"));
+  return out.toString();
+}
+function ownView(q) {                     // the address names a view or a lesson of its own (a link opened)
+  return [...q.keys()].some((k) => !PERSONAL.includes(k));
+}
+async function resume(s) {               // the teacher's page again: the class's view shown (its lesson reopened),
+  inst.resume = false;                   // then sent on
+  if (s.lesson) { location.replace(`${location.pathname}?${s.lesson}`); return; }
   if (s.view && link() && link().open) {
     inst.resuming = true;
     try { await link().open(`?${s.view}`); } finally { inst.resuming = false; }
   }
-  inst.sent = viewNow() ?? s.view;
+  inst.sent = viewNow() ?? s.view; inst.sentLesson = "";
 }
 let sending = false;
 async function check() {
-  if (inst.role !== "teacher" || inst.ended || sending || inst.resume || inst.resuming) return;
-  const v = viewNow();
-  if (v === null || v === inst.sent) return;
+  if (inst.role !== "teacher" || inst.ended || inst.lost || sending || inst.resume || inst.resuming) return;
+  if (inst.linkFirst && !(link() && link().opened)) return;  // the address's own view opened first
+  const v = viewNow(), lesson = lessonNow();
+  if (v === null || (v === inst.sent && lesson === inst.sentLesson)) return;
   sending = true;
   try {
-    const a = await ask({op: "view", code: inst.code, token: inst.token, view: v, step: stepNow()});
-    if (said(a)) { inst.sent = v; inst.sends = (inst.sends || 0) + 1; }
+    const a = await ask({op: "view", code: inst.code, token: inst.token, view: v, step: stepNow(), lesson});
+    if (said(a)) { inst.sent = v; inst.sentLesson = lesson; inst.sends = (inst.sends || 0) + 1; }
   } finally { sending = false; }
 }
 const soon = () => setTimeout(check, 30);
 let listening = false;
 function teach(code, token) {
   inst.role = "teacher"; inst.code = code; inst.token = token; inst.ended = false;
+  keep(localStorage, TEACHER_KEY, {code, token});  // this browser's other tabs and later pages teach it too
   if (!listening) {                       // a page that teaches no class listens to nothing of the page
     listening = true;
     for (const ev of ["click", "keyup", "change", "input"]) document.addEventListener(ev, soon, true);
@@ -117,7 +204,8 @@ function teach(code, token) {
   const base = `${location.origin}${location.pathname}`;
   $("#class_link").value = `${base}?class=${encodeURIComponent(code)}`;
   $("#class_teacher_link").value = `${base}?class=${encodeURIComponent(code)}&teach=${encodeURIComponent(token)}`;
-  panel.hidden = false; startBtn.hidden = true;
+  panel.hidden = false; startBtn.hidden = true; joinForm.hidden = true;
+  showCode(code, token, $("#class_link").value);
   clearInterval(inst.timer); inst.timer = setInterval(check, CHECK_MS);
   follow(); check();
 }
@@ -130,11 +218,75 @@ startBtn.addEventListener("click", async () => {
   try { await navigator.clipboard.writeText($("#class_link").value); } catch (e) { /* shown in the panel */ }
 });
 for (const id of ["#class_link", "#class_teacher_link"]) $(id).addEventListener("focus", (e) => e.target.select());
+function stopTeaching(why) {              // the class ended (here, in another tab, or on the server): Teach live again
+  inst.ended = true; clearInterval(inst.timer); panel.hidden = true; startBtn.hidden = false; joinForm.hidden = false;
+  inst.role = null; document.body.classList.remove("class-teaching");
+  const mine = kept(localStorage, TEACHER_KEY);
+  if (mine && mine.code === inst.code) keep(localStorage, TEACHER_KEY, null);
+  if (why && link() && link().say) link().say(why);
+}
 $("#class_close").addEventListener("click", async () => {
   const a = await ask({op: "close", code: inst.code, token: inst.token});
-  if (said(a)) { inst.ended = true; clearInterval(inst.timer); panel.hidden = true; startBtn.hidden = false;
-                 inst.role = null; document.body.classList.remove("class-teaching"); }
+  if (said(a)) stopTeaching(null);
 });
+
+// -- the code to join by: large on the panel with its QR code, "Show code" over the whole screen (a projector) ---
+const spaced = (c) => (c.length > 4 ? `${c.slice(0, 4)} ${c.slice(4)}` : c);  // read in two halves
+const site = () => `${location.host}${location.pathname}`.replace(/\/$/, "");
+async function showCode(code, token, url) {
+  for (const id of ["#class_code", "#class_show_code"]) $(id).textContent = spaced(code);
+  const a = await ask({op: "qr", code, token, url});  // made by the server (segno): attention_lens/live/page.py qr
+  if (!a.ok || inst.code !== code) return;
+  for (const id of ["#class_qr", "#class_show_qr"]) { $(id).src = a.qr; $(id).hidden = false; }
+}
+const shown = $("#class_show_box");
+function closeShow() {
+  if (shown.hidden) return;
+  shown.hidden = true;
+  if (document.fullscreenElement === shown) document.exitFullscreen().catch(() => {});
+  $("#class_show").focus();
+}
+$("#class_show").addEventListener("click", () => {
+  $("#class_show_say").textContent = w("class_show_go", {site: site()});
+  shown.hidden = false; $("#class_show_close").focus();
+  if (shown.requestFullscreen) shown.requestFullscreen().catch(() => { /* the page's whole window still */ });
+});
+$("#class_show_close").addEventListener("click", closeShow);
+shown.addEventListener("keydown", (e) => { if (e.key === "Escape") closeShow(); });
+document.addEventListener("fullscreenchange", () => {  // Esc left full screen: the code goes with it
+  if (document.fullscreenElement === shown) shown.full = true;
+  else if (shown.full) { shown.full = false; closeShow(); }
+});
+$("#class_teacher_open").addEventListener("click", (e) => {  // the teacher's own link, never on the panel itself
+  const box = $("#class_teacher"), open = box.hidden;
+  box.hidden = !open; e.currentTarget.setAttribute("aria-expanded", String(open));
+  if (open) $("#class_teacher_link").focus();
+});
+
+// -- joining by the code typed on the plain page (Enter joins; a wrong one is said, the box kept to type again) --
+const joinForm = $("#class_join"), joinBox = $("#join_code"), joinMsg = $("#join_msg");
+joinForm.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const typed = joinBox.value;
+  if (!norm(typed)) { joinMsg.textContent = w("join_tip"); joinBox.focus(); return; }
+  joinMsg.textContent = "";
+  const a = await ask({op: "check", code: typed});
+  if (!a.ok) { joinMsg.textContent = a.error; inst.lastError = a.error; joinBox.focus(); joinBox.select(); return; }
+  const u = new URL(location.href);      // the page's address is the class's link: a reload joins again
+  for (const k of [...u.searchParams.keys()]) if (!["lang", "explain", "__theme"].includes(k)) u.searchParams.delete(k);
+  u.searchParams.set("class", a.code);
+  history.replaceState(history.state, "", u);
+  student(a.code);
+});
+function student(code) {                  // a student of the class (a wrong or ended code: the server says so)
+  inst.role = "student"; inst.code = code.slice(0, 100); inst.ended = false; inst.snap = null; inst.lastError = null;
+  inst.student = browserId();
+  inst.linkFirst = ownView(new URLSearchParams(location.search));  // opened by assets/link.js before the class's
+  joinForm.hidden = true; joinMsg.textContent = "";
+  draw(); follow();
+  document.body.classList.add("class-student");
+  if (!student.listening) { student.listening = true; document.addEventListener("click", onMapClick, true); }
+}
 
 // -- questions ------------------------------------------------------------------------------------------------
 function question(kind) {                 // {keys, model, row} of the view shown, or null
@@ -306,6 +458,8 @@ function bringRow(tries = 40) {
 function draw() {
   const s = inst.snap;
   if (inst.role === "teacher") {
+    const msg = panel.querySelector(".class-msg"), lost = w("class_reconnecting");
+    if (inst.lost) msg.textContent = lost; else if (msg.textContent === lost) msg.textContent = "";
     $("#class_count").textContent = s ? w("class_count", {n: s.students}) : "";
     const q = s && s.question;
     chart($("#class_answers"), q);
@@ -319,7 +473,7 @@ function draw() {
   if (inst.ended || !s) {
     document.body.classList.remove("class-hide-next"); conceal(null);
     if (inst.ended) state.textContent = inst.lastError || w("class_ended");
-    else state.textContent = w("class_joining");
+    else state.textContent = w(inst.lost ? "class_reconnecting" : "class_joining");
     leave.hidden = rejoin.hidden = true;
     if (inst.ended && inst.snap) drawStudentQuestion(bar.querySelector("[data-role=question]"), null);
     return;
@@ -328,13 +482,18 @@ function draw() {
   const open = q && !q.revealed ? q.kind : null;  // ("next": the model's own list; "where": the row's weights)
   document.body.classList.toggle("class-hide-next", open === "next");
   conceal(open);
-  state.textContent = inst.following ? w("class_following")
+  state.textContent = inst.lost ? w("class_reconnecting") : inst.following
+    ? w(s.away ? "class_teacher_away" : "class_following")
     : (s.step === null || s.step === undefined ? w("class_at_start") : w("class_at_step", {step: s.step}));
   leave.hidden = !inst.following; rejoin.hidden = inst.following;
   drawStudentQuestion(bar.querySelector("[data-role=question]"), s.question);
   if (open === "where" && inst.following && inst.shownFor !== q.id) { inst.shownFor = q.id; bringRow(); }
 }
-$("#class_leave").addEventListener("click", () => { inst.following = false; held = null; draw(); drawAsking(); });
+function leave() {                        // an entry of the history: Back follows the teacher again
+  inst.following = false; held = null; draw(); drawAsking();
+  history.pushState({...(history.state || {}), classExplore: inst.code}, "", location.href);
+}
+$("#class_leave").addEventListener("click", leave);
 
 // -- a student's tap that would leave the teacher's view while following: asked first (the head grid switched the
 // head while the bar still said "following"); held, and done only once the student chose to explore on their own
@@ -364,7 +523,7 @@ function drawAsking() {
   const go = document.createElement("button"); go.type = "button"; go.textContent = w("class_leave");
   const stay = document.createElement("button"); stay.type = "button"; stay.textContent = w("class_stay");
   go.addEventListener("click", () => {
-    const h = held; held = null; inst.following = false; draw();
+    const h = held; leave();
     const t = h.target;                   // the tap, done now (on a canvas where it was)
     if (t.tagName === "CANVAS") {
       t.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, clientX: h.x, clientY: h.y}));
@@ -377,19 +536,34 @@ function drawAsking() {
   });
   asking.append(say, go, stay);
 }
-$("#class_rejoin").addEventListener("click", () => {  // the teacher's view again, even one opened before
+function rejoin() {                        // the teacher's view again, whatever the student opened meanwhile
   inst.following = true; inst.applied = null; draw(); applyView();
+}
+$("#class_rejoin").addEventListener("click", rejoin);
+window.addEventListener("popstate", (e) => {
+  if (inst.role === "student" && !inst.following && !inst.ended && !(e.state && e.state.classExplore)) rejoin();
 });
 document.addEventListener("lens-explain", () => { draw(); drawAsking(); });  // a language or mode switch: every text
 
-// -- a page opened with ?class=<code> (a student) or ?class=<code>&teach=<token> (the teacher again) ------------
+// -- a page opened with ?class=<code> (a student), ?class=<code>&teach=<token> (the teacher link), or in a browser
+// that teaches a class (localStorage) or a tab that follows one (sessionStorage) ----------------------------------
 const q0 = new URLSearchParams(location.search);
-const code0 = q0.get("class");
-if (code0 && q0.get("teach")) {           // the class's view first, then the teacher's changes again
-  inst.resume = true; teach(code0, q0.get("teach"));
+const code0 = q0.get("class"), mine0 = kept(localStorage, TEACHER_KEY), follow0 = kept(sessionStorage, FOLLOW_KEY);
+function unaddressed() {                  // the class's code and token out of the address bar (a projector shows it)
+  const q = new URLSearchParams(location.search);
+  q.delete("class"); q.delete("teach");
+  history.replaceState(history.state, "", `${location.pathname}${q.toString() ? "?" + q : ""}${location.hash}`);
+}
+if (code0 && q0.get("teach")) {           // the teacher link: the class's view first, then her changes again
+  unaddressed(); inst.resume = true; teach(norm(code0), q0.get("teach"));
+} else if (mine0 && typeof mine0.code === "string" && typeof mine0.token === "string"
+           && (!code0 || norm(code0) === norm(mine0.code))) {  // her class: a reload, a tab, a link or a lesson
+  if (code0) unaddressed();
+  inst.linkFirst = ownView(new URLSearchParams(location.search));  // the link's view leads; else the class's
+  inst.resume = !inst.linkFirst; inst.kept = true; teach(mine0.code, mine0.token);
 } else if (code0) {                       // a wrong or ended code: the server says so (one message for both)
-  inst.role = "student"; inst.code = code0.slice(0, 100); draw(); follow();
-  document.body.classList.add("class-student");
-  document.addEventListener("click", onMapClick, true);  // before the view's own click on its canvas
+  student(code0);
+} else if (follow0 && typeof follow0.code === "string") {  // Back into the app, a reload of a view of its own
+  student(follow0.code);
 }
 inst.check = check;

@@ -110,6 +110,7 @@ def build_demo(translators) -> gr.Blocks:
         link.wire(ctx, tools)
         api(models)
         demo.unload(exports.end_session)  # the user closed the page: their exports go
+        demo.unload(live.unloaded)  # and their streams of a live class (the count follows)
         page.finish(demo)  # one script for the views; what the first screen does not show waits to be opened
     # decodings of one model that arrive together run in one batch (attention_lens/shell/components.py)
     for _, t in models:

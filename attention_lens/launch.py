@@ -1,8 +1,11 @@
 """attention-lens: watch our Transformer translate (German <-> English), one token at a time.
 
     attention-lens [--host 127.0.0.1] [--port 7860] [--share] [--auth-file FILE]
-                   [--checkpoint DIR ...] [--device auto|cpu|cuda] [--session-memory MB]
+                   [--checkpoint DIR ...] [--device auto|cpu|cuda] [--session-memory MB] [--data-dir DIR]
                                                                 (in a checkout: python app.py ...)
+
+Live classes are kept in --data-dir (default: the environment's ATTENTION_LENS_DATA, else the user's data folder,
+~/.local/share/attention-lens on Linux), so that a class outlives a restart of the app (docs/reliability.md).
 
 Logins (needed with --share): --auth-file FILE (one user:password per line), or the environment
 variable ATTENTION_LENS_AUTH ("user:password", several separated by commas, or one per line as in the file
@@ -37,6 +40,9 @@ def parse_args(argv=None):
                    help="memory for all users' sessions together, in MB: their started sentences (least recently "
                         "used first out, built again when asked for) and Gradio's state of each visitor (default: a "
                         "sixteenth of the machine's memory, 64 to 384 MB)")
+    p.add_argument("--data-dir", default=None,
+                   help="the folder of the live classes' database (default: $ATTENTION_LENS_DATA, else the user's "
+                        "data folder)")
     return p.parse_args(argv)
 
 
@@ -55,6 +61,8 @@ def main(argv=None):
     from attention_lens.shell import memory
     memory.tune_allocator()
     a = parse_args(argv)
+    if a.data_dir:  # read where the page is built (attention_lens/live/store.py data_dir)
+        os.environ["ATTENTION_LENS_DATA"] = a.data_dir
     logins = read_logins(a)
     for warning in open_warnings(a.host, a.share, logins):  # --share, or a --host others reach, without logins
         print(f"WARNING: {warning}", file=sys.stderr)

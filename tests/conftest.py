@@ -27,6 +27,9 @@ for _old in Path(tempfile.gettempdir()).glob(f"{GRADIO_PREFIX}*-*"):
         shutil.rmtree(_old, ignore_errors=True)
 GRADIO_TEMP_DIR = tempfile.mkdtemp(prefix=f"{GRADIO_PREFIX}{os.getpid()}-")
 os.environ["GRADIO_TEMP_DIR"] = GRADIO_TEMP_DIR
+# The live classes' database (attention_lens/live/store.py) in the same folder, never the user's data folder;
+# subprocesses (app.py in the tests that restart it) inherit it
+os.environ["ATTENTION_LENS_DATA"] = os.path.join(GRADIO_TEMP_DIR, "data")
 
 import importlib.util
 

@@ -2,12 +2,18 @@
 the one place tests and benchmarks get both from."""
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
+import tempfile
 from contextlib import contextmanager
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+if not os.environ.get("ATTENTION_LENS_DATA"):  # the live classes' database of an app served here: a folder of its
+    _DATA = tempfile.mkdtemp(prefix="attention-lens-data-")  # own, removed at exit, never the user's data folder
+    os.environ["ATTENTION_LENS_DATA"] = _DATA
+    atexit.register(shutil.rmtree, _DATA, True)
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; `playwright install` is never used
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -40,7 +46,11 @@ def launched(demo, **launch):
 def serving(translator, **launch):
     """The app on 127.0.0.1 at a free port, in this process (launch returns at once). Yields the URL."""
     from attention_lens.app import build_demo
+    from attention_lens.live import page, registry
     from attention_lens.live.page import QUEUE_PLACES, SESSION_PLACES
+    # a new app in this process starts as a new process does: a new registry, with only the classes its data folder
+    # kept (build() attaches the store), none of them counted against a client until its teacher's page follows it
+    page.REGISTRY = registry.Registry()
     from attention_lens.shell.components import SESSIONS_MAX, WORKER_THREADS
     launch.setdefault("state_session_capacity", SESSIONS_MAX + SESSION_PLACES)  # as app.py launches it
     launch.setdefault("max_threads", WORKER_THREADS + QUEUE_PLACES)

@@ -58,3 +58,44 @@ def test_a_links_answer_names_the_sentence_started_the_part_translated_when_cut(
             assert tr.source_ids(answer["input"]) == tr.source_ids(text) and answer["input"] != text
         else:
             assert answer["input"] == text
+
+
+def test_a_view_opened_by_many_at_once_is_decoded_once(tiny_translator, tiny_en_de, monkeypatch):
+    """A live class's followers open the teacher's view as a link, all at once: its sentence is decoded once (the
+    decodes counted in the library, Translator.trajectory), each follower gets that answer, and the notes of a cut
+    input are said to each; another sentence or model is a decode of its own."""
+    import threading
+
+    from attention_lens.translate import handlers, shared_start
+    from transformer.decode.decoding import Translator
+    monkeypatch.setattr(shared_start, "STARTS", shared_start.SharedStarts())
+    monkeypatch.setattr("attention_lens.shell.link.STARTS", shared_start.STARTS)
+    decodes, told = [], []
+    real = Translator.trajectory
+
+    def counted(self, text, *a, **k):
+        decodes.append(text)
+        gate.wait(10)  # the first decode still running while the others ask
+        return real(self, text, *a, **k)
+    monkeypatch.setattr(Translator, "trajectory", counted)
+    monkeypatch.setattr(handlers, "tell_notes", lambda notes: told.append(list(notes)))
+    models = Models([tiny_translator, tiny_en_de])
+    gate = threading.Event()
+    answers = []
+    long = "Ein Hund rennt. " * 100  # cut by the model: a note for each follower
+
+    def follower():
+        answers.append(opened(models, long, "de-en", "de-en", 8, False))
+    threads = [threading.Thread(target=follower) for _ in range(12)]
+    for t in threads:
+        t.start()
+    gate.set()
+    for t in threads:
+        t.join(60)
+    assert len(decodes) == 1 and len(answers) == 12
+    assert all(started is answers[0][1] for _, started, _ in answers)  # the one answer, shared
+    assert len(told) == 12 and told[0] and all(t == told[0] for t in told)
+    assert opened(models, long, "de-en", "de-en", 8, False)[1] is answers[0][1] and len(decodes) == 1  # kept
+    opened(models, "Ein Hund rennt.", "de-en", "de-en", 8, False)
+    opened(models, "Ein Hund rennt.", "en-de", "de-en", 8, False)
+    assert len(decodes) == 3 and shared_start.STARTS.decodes == 3

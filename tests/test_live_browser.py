@@ -179,7 +179,7 @@ def test_a_class_follows_its_teacher(served_browser):
     wrong = student_page(b, url + "?class=" + "A" * 16)  # a wrong code: said, no view
     wrong.wait_for_function("document.querySelector('#class_bar [data-role=state]').textContent.length > 0",
                             timeout=20000)
-    assert bar(wrong) == "This class link is wrong, or the class has ended."
+    assert bar(wrong) == "This class code is wrong, or the class has ended."
 
     teacher.click("#class_close")  # the class ends: students keep their view, with a note
     for s in students[:2]:

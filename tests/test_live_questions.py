@@ -9,7 +9,9 @@ def test_a_reveal_goes_when_the_teacher_moves_on():
     r = Registry()
     c = r.open()
     r.change(c.code, c.token, "model=de-en&text=Ich&step=1")
-    _, a = r.join(c.code)
+    _, stream = r.join(c.code, "browser-a")
+    r.confirm(c.code, stream.secret)  # its page read its first snapshot: a student
+    a = stream.student
     q = r.ask(c.code, c.token, "where", ["Ich", "."], [0.9, 0.1], "I")
     r.change(c.code, c.token, "model=de-en&text=Ich&step=2")  # open: the students may still answer
     assert c.snapshot(student=a)["question"]["id"] == q.id

@@ -17,8 +17,14 @@ def classes():
     """A registry with two classes and a student in the first: (registry, class, its student's id, other class)."""
     r = Registry()
     c, other = r.open(), r.open()
-    _, sid = r.join(c.code)
-    return r, c, sid, other
+    return r, c, a_student(r, c.code, "browser-1"), other
+
+
+def a_student(r, code, browser) -> str:
+    """A browser in the class (its stream joined and confirmed, as its page does): its id."""
+    _, stream = r.join(code, browser)
+    r.confirm(code, stream.secret)
+    return stream.student
 
 
 def wrong_tokens(c, sid, other) -> list:
@@ -68,11 +74,14 @@ def test_the_pages_requests_refuse_what_only_the_teacher_may_do_to_anyone_else(m
     assert c.question.revealed
 
 
-def collect(stream, into: list):
-    """A follower: every snapshot its stream yields, appended as it comes."""
+def collect(r, c, into: list, token=None):
+    """A follower: every snapshot its stream yields, appended as it comes (a student's stream confirmed at its
+    first, as the page does)."""
     async def run():
-        async for snap in stream:
+        async for snap in r.follow(c.code, token, student=None if token else "browser-2"):
             into.append(snap)
+            if "stream" in snap:
+                r.confirm(c.code, snap["stream"])
     return asyncio.ensure_future(run())
 
 
@@ -84,10 +93,10 @@ def test_a_student_wakes_for_the_teachers_changes_and_the_teacher_also_for_the_s
         r, c, _, _ = classes()
         q = r.ask(c.code, c.token, "where", ["▁Ein", "▁Hund"], [0.25, 0.75])
         student, teacher = [], []
-        tasks = [collect(r.follow(c.code), student), collect(r.follow(c.code, c.token), teacher)]
+        tasks = [collect(r, c, student), collect(r, c, teacher, c.token)]
         await asyncio.sleep(0.05)
         assert len(student) == 1 and len(teacher) >= 1  # each: the class as it is now
-        _, late = r.join(c.code)  # another student joins, then answers
+        late = a_student(r, c.code, "browser-3")  # another student joins, then answers
         await asyncio.sleep(0.05)
         r.answer(c.code, late, q.id, 1)
         await asyncio.sleep(0.05)

@@ -20,6 +20,7 @@ import gradio as gr
 from attention_lens.shell import lesson, page_state
 from attention_lens.shell.components import CONC, VENDOR, Ctx, asset
 from attention_lens.translate import handlers as decoding_views
+from attention_lens.translate.shared_start import STARTS
 from transformer.train.data import examples_path, read_glossed_examples
 
 MAX_TEXT = 2000  # the source box's max_length: a link's sentence obeys the same limit
@@ -127,7 +128,7 @@ def opened(models, text, key, now, k, words):
         notes.append(f"text ({size} characters; a sentence of 1 to {MAX_TEXT})")
         return key, None, notes
     try:
-        return key, decoding_views.start(models.get(key), text, k, words), notes
+        return key, STARTS.start(key, models.get(key), text, k, words), notes  # one decode per view
     except gr.Error as e:
         notes.append(f"text: {e.message}")
         return key, None, notes

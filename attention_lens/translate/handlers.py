@@ -59,12 +59,18 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
         traj = tr.trajectory(text)  # down into the library once: the whole decoding, every step
     except ValueError as e:
         fail(e)
-    for note in traj.notes:  # e.g. the input was cut: told to this request's user alone (a toast's message is
-        gr.Warning(html.escape(told(note)))  # HTML: escaped, the note's end mark </s> is shown, not taken for a tag
+    tell_notes(traj.notes)
     # the sentence started, as typed: every tab names it (assets/sentence.js); when the input was cut, the part
     # translated (read back from its pieces), never the whole input (megabytes, and more than was translated)
     started = tr.tokenizer.decode(traj.source_ids[:-1]) if traj.notes else text
     return trajectory_outputs(None, k, words, t0, traj=traj, started=started)
+
+
+def tell_notes(notes) -> None:
+    """A Start's notes (e.g. the input was cut), told to this request's user alone (a toast's message is HTML:
+    escaped, the note's end mark </s> is shown, not taken for a tag)."""
+    for note in notes:
+        gr.Warning(html.escape(told(note)))
 
 
 def step(tr: Translator, session, k: int = TOPK, words: bool = False):
