@@ -64,6 +64,7 @@ async function show(i, how = "push") {    // how: "push" (Back / Next), "replace
   const views = lesson.views;
   if (!views || lesson.busy || i < 0 || i >= views.length) return;
   lesson.busy = true; lesson.at = i;
+  if (how !== "replace") role(bar, "bad").hidden = true;  // a view was chosen: the bad view= is no longer the news
   if (how === "push") history.pushState({lesson: i}, "", viewUrl(i));
   else if (how === "replace") history.replaceState({lesson: i}, "", viewUrl(i));
   role(bar, "where").textContent = W("lesson_view_of", {i: i + 1, n: views.length});
@@ -108,6 +109,11 @@ window.addEventListener("popstate", () => {
   lesson.want = viewOf(location.search);  // shown now, or once the view being opened is
   if (!lesson.busy) show(lesson.want, "none");
 });
+function badView(search, at) {            // view= names no view of the lesson: the bar says so (once, as it opens)
+  const v = new URLSearchParams(search).get("view"), el = role(bar, "bad");
+  el.hidden = v === null || v === "" || String(at + 1) === v.replace(/^0+(?=\d)/, "");
+  if (!el.hidden) el.textContent = W("lesson_no_view", {v: [...v].slice(0, 12).join(""), n: lesson.views.length});
+}
 function viewOf(search) {                 // ?view=2 -> 1 (0-based); missing or out of range: the first
   const v = new URLSearchParams(search).get("view"), n = lesson.views ? lesson.views.length : 1;
   return /^\d{1,2}$/.test(v || "") && +v >= 1 && +v <= n ? +v - 1 : 0;
@@ -178,6 +184,8 @@ async function begin() {
   }
   lesson.views = views;
   bar.hidden = false;
-  await show(viewOf(location.search), "replace");
+  const at = viewOf(location.search);
+  badView(location.search, at);
+  await show(at, "replace");
 }
 begin().catch(e => { lesson.busy = false; say(W("lesson_failed", {why: e.message || e})); });

@@ -173,3 +173,32 @@ def test_a_lesson_holds_at_most_eight_views(served_browser):
     page.click("#lesson .lesson-make [data-role=drop]")
     assert page.inner_text("#lesson .lesson-make [data-role=count]") == "7 views of at most 8"
     assert page.errors == []
+
+
+BAD_VIEWS = [("-3", "-3"), ("99999", "99999"), ("abc", "abc"), ("4", "4")]
+
+
+@pytest.mark.parametrize("asked, named", BAD_VIEWS, ids=[b[0] for b in BAD_VIEWS])
+def test_a_lesson_link_with_a_view_it_does_not_have_says_so_in_the_bar(served_browser, asked, named):
+    """`view=` names a view the lesson does not hold (a typo, a cut link): the lesson opens at its first view and the
+    bar says which view was asked for; Next takes the message away, and a good view= says nothing."""
+    url, b = served_browser
+    two = lesson_param([ONE, ["model=de-en&text=Ein+Hund+rennt.", "second"]])
+    page = fresh(b, f"{url}?lesson={two}&view={asked}")
+    shown(page, 0)
+    bar = page.inner_text("#lesson_bar")
+    assert "View 1 of 2" in bar and f"This lesson has no view {named}; it opens at view 1 (its views: 1 to 2)." in bar
+    page.click("#lesson_next")
+    shown(page, 1)
+    assert "has no view" not in page.inner_text("#lesson_bar")
+    assert page.errors == []
+    page.context.close()
+    good = fresh(b, f"{url}?lesson={two}&view=2&lang=de")
+    shown(good, 1)
+    assert "keine Ansicht" not in good.inner_text("#lesson_bar") and "Ansicht 2 von 2" in good.inner_text("#lesson_bar")
+    good.context.close()
+    german = fresh(b, f"{url}?lesson={two}&view={asked}&lang=de")
+    shown(german, 0)
+    assert f"Diese Stunde hat keine Ansicht {named}; sie beginnt bei Ansicht 1 (ihre Ansichten: 1 bis 2)." in (
+        german.inner_text("#lesson_bar"))
+    german.context.close()

@@ -31,6 +31,7 @@ BOX_CSS = (".lesson-bar, .lesson-make { display: flex; flex-wrap: wrap; gap: 6px
            ".lesson-bar { background: #eff6ff; border: 1px solid #93c5fd; color: #1e3a8a; }"
            ".lesson-make { background: var(--background-fill-secondary, #f9fafb);"
            " border: 1px solid var(--border-color-primary, #d1d5db); font-size: 13px; }"
+           ".lesson-bar .lesson-bad { color: #9a3412; font-weight: 600; }"
            ".lesson-bar .lesson-text { flex: 1 1 240px; overflow-wrap: anywhere; }"
            ".lesson-make input { flex: 1 1 200px; min-width: 140px; font: inherit; padding: 2px 6px; }"
            ".lesson-bar button, .lesson-make button { font: inherit; padding: 2px 10px; border-radius: 6px;"
@@ -51,6 +52,7 @@ def template() -> str:
     return (f'<div class="lesson" data-views="{html.escape(json.dumps(limits, ensure_ascii=False))}">'
             f'<div class="lesson-bar" id="lesson_bar" role="region" aria-label="lesson" data-label="label.lesson_word"'
             f' hidden><b>{both("lesson_word")}</b><span data-role="where"></span>'
+            '<span class="lesson-bad" data-role="bad" role="status" hidden></span>'
             '<span class="lesson-text" data-role="note"></span>'
             f'<button type="button" id="lesson_back">{both("lesson_prev")}</button>'
             f'<button type="button" id="lesson_next">{both("lesson_next")}</button></div>'
