@@ -234,7 +234,7 @@ RUN_ON_THE_DEVICE = {"start", "step", "run", "back", "goto", "reset", "step_view
 NO_MODEL_OR_INSIDE_THOSE = {"fail", "need_session", "check_k", "check_piece", "choice_index", "parse_head_labels",
                             "head_choices", "noop", "export_root", "gradio_cache", "prune_exports", "end_session",
                             "export_event", "figures_html", "outputs", "trajectory_outputs", "decoded", "for_page",
-                            "beam_payload", "source_problem", "reference_problem",
+                            "beam_payload", "source_problem", "reference_problem", "tell_notes",
                             "word_alignment_follow",  # word_alignment_at with the session's own model
                             # helpers of the handlers: text and tables, input checks, files; or run inside the
                             # handlers above (beam_ids in beam, whole in attribution_at)

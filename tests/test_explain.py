@@ -74,9 +74,9 @@ def learned_tab(checkpoint_dir):
     tr = SimpleNamespace(checkpoint_dir=checkpoint_dir, model=SimpleNamespace(decoder=[None, None], config=config),
                          config=config)
     with gr.Blocks() as demo:
-        outputs, content = tab.build(SimpleNamespace(tr=tr, models=None, model=gr.Textbox()))
+        _, content = tab.build(SimpleNamespace(tr=tr, models=None, model=gr.Textbox()))
     by_id = {}
-    for c, update in zip(outputs, content(tr)):
+    for c, update in content(tr).items():  # {component: value}
         shown = {k: getattr(c, k) for k in ("minimum", "maximum", "step", "value", "visible") if hasattr(c, k)}
         shown |= ({k: v for k, v in update.items() if k != "__type__"} if isinstance(update, dict)
                   else {"value": update})
