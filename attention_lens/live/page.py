@@ -94,12 +94,14 @@ BOX_CSS = (
     " margin: 0; border-radius: 6px; cursor: pointer; border: 1px solid var(--border-color-primary, #d1d5db);"
     " background: var(--background-fill-secondary, #f9fafb); color: var(--body-text-color, #111); }"
     # Teach live over the join box (one narrow column of the intro row); on a phone side by side
-    ".class-box { white-space: nowrap; font-size: 13px; display: flex; flex-direction: column; gap: 4px;"
-    " align-items: stretch; max-width: 15em; }"
+    # narrow and low, so the title keeps its two lines and the map its place on a 1280x800 screen
+    ".class-box { white-space: nowrap; font-size: 12px; display: flex; flex-direction: column; gap: 2px;"
+    " align-items: stretch; max-width: 9em; }"
     "@media (max-width: 599px) { .class-box { flex-direction: row; flex-wrap: wrap; align-items: center;"
     " max-width: none; } }"
     ".class-join { display: flex; gap: 4px; margin: 0; } .class-join[hidden] { display: none; }"
-    ".class-join input { font: inherit; width: 7em; flex: 1 1 auto; padding: 2px 6px; border-radius: 6px;"
+    ".class-join input { font: inherit; width: 4.5em; min-width: 0; flex: 1 1 auto; padding: 1px 4px;"
+    " border-radius: 6px;"
     " text-transform: uppercase;"
     " letter-spacing: .08em; border: 1px solid var(--border-color-primary, #d1d5db);"
     " background: var(--input-background-fill, #fff); color: var(--body-text-color, #111); }"
