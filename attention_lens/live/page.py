@@ -100,6 +100,7 @@ BOX_CSS = (
     "@media (max-width: 599px) { .class-box { flex-direction: row; flex-wrap: wrap; align-items: center;"
     " max-width: none; } }"
     ".class-join { display: flex; gap: 4px; margin: 0; } .class-join[hidden] { display: none; }"
+    "@media (min-width: 600px) { .class-box button { padding: 1px 8px; } }"
     ".class-join input { font: inherit; width: 4.5em; min-width: 0; flex: 1 1 auto; padding: 1px 4px;"
     " border-radius: 6px;"
     " text-transform: uppercase;"
