@@ -63,13 +63,13 @@ def decoder_position(model, tokens: Tensor, cache: list, memory_mask: Tensor | N
 
 def cross_cache(model, memory: Tensor) -> list:
     """A decoding cache holding each decoder layer's cross-attention keys and values of `memory` (B, S, D)."""
-    return [{"cross": block.cross_attn.project_kv(memory)} for block in model.decoder]  # (B, H, S, d) each
+    return [{"cross": kv} for kv in model.cross_kv(memory)]  # (B, H, S, d) each
 
 
 def next_probs(model, hidden) -> np.ndarray:
     """(D,) final decoder state, or (T, D) states (a tensor, ideally on the model's device, or an array) -> (V,) or
     (T, V) next-token probabilities, float32 numpy: one copy to the host."""
-    weight = model.embed.weight
+    weight = model.output_embedding  # (V, D)
     with torch.inference_mode():
         h = torch.as_tensor(hidden, dtype=weight.dtype, device=weight.device)  # (D,) or (T, D)
         return torch.softmax(model.project(h[None]).float(), -1)[0].cpu().numpy()  # (V,) or (T, V)
