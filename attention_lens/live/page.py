@@ -100,8 +100,10 @@ BOX_CSS = (
     "@media (max-width: 599px) { .class-box { flex-direction: row; flex-wrap: wrap; align-items: center;"
     " max-width: none; } }"
     ".class-join { display: flex; gap: 4px; margin: 0; } .class-join[hidden] { display: none; }"
-    "@media (min-width: 600px) { .class-box button { padding: 1px 8px; } .class-join input { width: 4.5em; } }"
-    ".class-join input { font: inherit; width: 7em; min-width: 0; flex: 1 1 auto; padding: 1px 4px;"
+    "@media (min-width: 600px) { .class-box button { padding: 0 8px; } .class-join input { width: 0; }"
+    # two rows of 24 px (the page's least tap target, assets/layout.css): the intro row stays one line of 50 px
+    " .class-box button, .class-join input { height: 24px; box-sizing: border-box; } }"
+    ".class-join input { font: inherit; width: 7em; min-width: 0; flex: 1 1 auto; padding: 1px 4px; margin: 0;"
     " border-radius: 6px;"
     " text-transform: uppercase;"
     " letter-spacing: .08em; border: 1px solid var(--border-color-primary, #d1d5db);"
@@ -180,6 +182,7 @@ PAGE_CSS = (
     "#class_feed { display: none !important; }"
     "body.class-hide-next #topk .topk-list { visibility: hidden; }"
     "#intro #class_box { flex: 0 0 auto !important; width: auto !important; }"
+    "#intro #class_box .html-container { padding: 0 !important; }"  # as the intro row's other boxes: one line high
     "@media (min-width: 1000px) { body.class-teaching .gradio-container > .main { padding-right: 344px !important; } }"
     # the intro row narrower beside the panel: the title on a line of its own, the row's tools under it
     "body.class-teaching #intro { flex-wrap: wrap; } body.class-teaching #intro > #title { flex: 1 1 100% !important; }"
