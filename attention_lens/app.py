@@ -80,10 +80,10 @@ def build_demo(translators) -> gr.Blocks:
         howto.click(None, None, [howto_body], js=HOWTO_JS, show_progress="hidden", queue=False)
         # its first opening loads what it shows (attention_lens/shell/first_load.py gates)
         howto_body.opener = howto.click
-        gr.HTML("", html_template="", js_on_load=asset("help.js"), visible="hidden", elem_id="help_closer")
-        gr.HTML("", html_template="", js_on_load=asset("tab_keys.js"), visible="hidden", elem_id="tab_keys")
+        gr.HTML("", html_template="", js_on_load=asset("shell/help.js"), visible="hidden", elem_id="help_closer")
+        gr.HTML("", html_template="", js_on_load=asset("shell/tab_keys.js"), visible="hidden", elem_id="tab_keys")
         tools.note = link.note()  # what a link ignored, or the link copied (hidden when empty)
-        ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("lens.css"), plotly_src, models=models,
+        ctx = Ctx(tr, gr.State(None, time_to_live=SESSION_TTL_S), asset("shell/lens.css"), plotly_src, models=models,
                   model=picker)
         followers = []  # (tab, outputs, content(translator)): tabs whose content is the model's own, one set of
         # components for every model, filled when opened and when the model is picked (no copy per model)

@@ -100,7 +100,7 @@ def box_and_view(tr, start: bool = False):
     from tests.serving import launched
     with gr.Blocks() as demo:
         box = gr.Textbox(elem_id="source", lines=1, max_lines=4, show_label=False, container=False)
-        ctx = Ctx(tr, gr.State(None), asset("lens.css"), "")
+        ctx = Ctx(tr, gr.State(None), asset("shell/lens.css"), "")
         view = lens_view(ctx, "attention")
         if start:
             start_button = gr.Button("Start", elem_id="start", variant="primary")

@@ -23,7 +23,7 @@ from tests.browser import (
 from transformer.interpret import analysis
 
 pytestmark = pytest.mark.browser
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"  # the README's pictures
 SENTENCE = "Eine Frau mit einem roten Hut fährt Fahrrad auf einer belebten Straße."
 ATOL = 2e-5  # the payload's uint16 resolution (1.5e-5) plus float32 rounding
 
@@ -35,7 +35,7 @@ def page(served_browser):
 
 
 def shot(page, name, full_page=True):
-    target = ASSETS if os.environ.get("SCREENSHOTS") else Path(os.environ.get("TMPDIR", "/tmp"))
+    target = SCREENSHOTS if os.environ.get("SCREENSHOTS") else Path(os.environ.get("TMPDIR", "/tmp"))
     page.screenshot(path=str(target / name), full_page=full_page)
 
 

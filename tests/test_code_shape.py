@@ -147,8 +147,8 @@ def scripts() -> dict:
     from attention_lens.shell.lesson import LESSON_PARTS
     from attention_lens.shell.texts import TEXTS_PARTS
     from attention_lens.translate.inside_panel import INSIDE_PARTS
-    return {"lens": ("lens.js", LENS_PARTS), "inside": ("inside.js", INSIDE_PARTS),
-            "lesson": ("lesson.js", LESSON_PARTS), "texts": ("explain.js", TEXTS_PARTS)}
+    return {"lens": ("shell/lens.js", LENS_PARTS), "inside": ("translate/inside.js", INSIDE_PARTS),
+            "lesson": ("shell/lesson.js", LESSON_PARTS), "texts": ("shell/explain.js", TEXTS_PARTS)}
 
 
 def top_level_names(js: str) -> list[str]:
@@ -220,9 +220,10 @@ def test_the_lens_parts_give_distinct_names_to_the_view():
     """assets/lens.js puts what each part returns into `view` (Object.assign): a name given twice would replace
     the first part's (what one concatenated scope did with a second function of the same name)."""
     from attention_lens.shell.components import LENS_PARTS
-    lens = (ROOT / "assets" / "lens.js").read_text("utf-8")
+    lens = (ROOT / "assets" / "shell" / "lens.js").read_text("utf-8")
     own = re.findall(r"[\w$]+", re.search(r"^const view = \{([^}]*)\};", lens, re.MULTILINE).group(1))
-    given = own + [n for p in LENS_PARTS if p != "payload.js" for n in gives((ROOT / "assets" / p).read_text("utf-8"))]
+    given = own + [n for p in LENS_PARTS if p != "shell/payload.js"
+                   for n in gives((ROOT / "assets" / p).read_text("utf-8"))]
     assert len(given) > 30 and not [n for n, c in Counter(given).items() if c > 1], Counter(given).most_common(3)
 
 
@@ -255,8 +256,13 @@ def page_globals_used(path: Path) -> set[str]:
                + re.findall(r"(?:window|globalThis|self)\s*\[\s*[\"'`](__[\w$]+)", text))
 
 
+def view_scripts() -> list[Path]:
+    """The views' scripts: assets/<view>/*.js (assets/vendor/ holds libraries, not ours)."""
+    return sorted(p for p in (ROOT / "assets").glob("*/*.js") if p.parent.name != "vendor")
+
+
 def page_scripts() -> list[Path]:
-    return [*sorted((ROOT / "assets").glob("*.js")), *sorted((ROOT / "attention_lens").rglob("*.py"))]
+    return [*view_scripts(), *sorted((ROOT / "attention_lens").rglob("*.py"))]
 
 
 def test_the_check_sees_every_way_of_naming_a_page_global(tmp_path):
@@ -277,7 +283,7 @@ def test_no_script_of_the_page_uses_a_page_global_beyond_the_two_named():
                 found.setdefault(name, []).append(str(f.relative_to(ROOT)))
     assert not found, f"page globals used (keep it on its element instead, docs/design.md): {found}"
     # the tests' handle, read by no script: lens.js is its one writer, which reads it nowhere else
-    lens = code_of((ROOT / "assets" / "lens.js").read_text("utf-8"))
+    lens = code_of((ROOT / "assets" / "shell" / "lens.js").read_text("utf-8"))
     assert re.findall(r"window\.__lens\b(?!\s*=[^=])", lens) == [] and page_globals_written(lens) == {"__lens"}
 
 
@@ -327,7 +333,7 @@ def test_the_check_sees_a_view_writing_its_own_lookup():
 
 
 def test_no_view_writes_its_own_lookup():
-    found = {f.name: own_lookups(f.read_text("utf-8")) for f in sorted((ROOT / "assets").glob("*.js"))}
+    found = {f.name: own_lookups(f.read_text("utf-8")) for f in view_scripts()}
     found = {n: lines for n, lines in found.items() if lines}
     assert not found, f"use the find(id, name) and home each view is given (attention_lens/shell/first_load.py): " \
                       f"{found}"

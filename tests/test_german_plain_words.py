@@ -49,4 +49,4 @@ def test_the_beam_search_term_stays_as_a_glossary_word():
     assert de["label"]["gloss_beam_search"] == "Strahlsuche" and en["label"]["gloss_beam_search"] == "beam search"
     for cat in (de, en):
         assert len(cat["glossary"]["beam-search"]["plain"].split()) > 8
-    assert '"beam-search"' in asset("glossary.js")
+    assert '"beam-search"' in asset("shell/glossary.js")

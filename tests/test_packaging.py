@@ -93,7 +93,7 @@ def test_wheel_holds_the_checkouts_packages_and_its_data_without_benchmarks_or_t
                              text=True).stdout.split()
     data = {source_of(n) for n in names if ".data/data/" in n}
     assert data == {t for t in tracked if not t.endswith(".png")}  # every view, example and model file; no screenshot
-    for must in ("assets/lens.js", "assets/vendor/plotly-cartesian.min.js", "checkpoints/de-en/model.pt",
+    for must in ("assets/shell/lens.js", "assets/vendor/plotly-cartesian.min.js", "checkpoints/de-en/model.pt",
                  "checkpoints/en-de/tokenizer.model"):
         assert must in data
     assert "attention-lens = attention_lens.launch:main" in z.read(f"{dist}.dist-info/entry_points.txt").decode()

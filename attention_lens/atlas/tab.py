@@ -205,7 +205,7 @@ def build(ctx: Ctx) -> tuple[list, object]:
     per model is kept in the page or the process). Returns (outputs, content: a model's {component: value}) for the
     picker (app.py)."""
     note = gr.Markdown("", visible=False, elem_id="atlas_missing")
-    view = gr.HTML(None, html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas.js"),
+    view = gr.HTML(None, html_template=TEMPLATE, css_template=ctx.css, js_on_load=asset("atlas/atlas.js"),
                    head=f'<script src="{ctx.plotly_src}"></script>', elem_id="atlas")
 
     def filled(tr) -> dict:

@@ -101,7 +101,8 @@ def build(ctx: Ctx) -> None:
                             elem_id="compare_pairs", scale=3, min_width=200, filterable=False)
         go = gr.Button(label("start_both"), variant="primary", elem_id="compare_start", scale=0, min_width=150)
     note = box_note(ctx, "compare_note", ["compare_a", "compare_b"])  # under the boxes: why Start both started nothing
-    view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare.css"), js_on_load=asset("compare.js"),
+    view = gr.HTML(None, html_template=TEMPLATE, css_template=asset("compare/compare.css"),
+                   js_on_load=asset("compare/compare.js"),
                    elem_id="compare", default_model=models.default,  # the model the page opens with and its first
                    default_pair=quote(json.dumps([a0, b0])))  # pair (URL-quoted: safe in an attribute)
 

@@ -198,7 +198,7 @@ def build() -> SimpleNamespace:
     from now on (attention_lens/live/store.py data_dir), and has back those a previous process left alive."""
     if REGISTRY.store is None:
         REGISTRY.attach(store.Store(store.data_dir()))
-    box = gr.HTML(None, html_template=BOX_HTML, css_template=BOX_CSS, js_on_load=asset("live.js"),
+    box = gr.HTML(None, html_template=BOX_HTML, css_template=BOX_CSS, js_on_load=asset("live/live.js"),
                   elem_id="class_box", padding=False)
     # the stream of one follower: each snapshot becomes this component's value (assets/live.js watches it)
     feed = gr.HTML(None, html_template="", js_on_load="element.closest('#class_feed').feed = "

@@ -109,7 +109,7 @@ def api_only(ctx: Ctx) -> gr.Button:
 
 
 def asset(name: str) -> str:
-    """The text of assets/<name>."""
+    """The text of assets/<name>, NAME its path there ("translate/inside.js": the folder of the view that owns it)."""
     return (ASSETS / name).read_text(encoding="utf-8")
 
 
@@ -132,13 +132,14 @@ def script(main: str, *parts: str) -> str:
 
 
 # The attention view's parts, by concept (assets/lens.js says what each holds and mounts them)
-LENS_PARTS = ("payload.js", "lens_maps.js", "lens_draw.js", "lens_labels.js", "lens_player.js", "lens_export.js")
+LENS_PARTS = tuple(f"shell/{n}.js" for n in ("payload", "lens_maps", "lens_draw", "lens_labels", "lens_player",
+                                              "lens_export"))
 
 
 def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
     """An attention view (assets/lens.*): heatmap + layers x heads grid, drawn in the browser."""
-    return gr.HTML(None, html_template=asset("lens.html"), css_template=ctx.css,
-                   js_on_load=script("lens.js", *LENS_PARTS), elem_id=elem_id, plotly_src=ctx.plotly_src)
+    return gr.HTML(None, html_template=asset("shell/lens.html"), css_template=ctx.css,
+                   js_on_load=script("shell/lens.js", *LENS_PARTS), elem_id=elem_id, plotly_src=ctx.plotly_src)
 
 
 def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | None = None) -> gr.HTML:
@@ -148,7 +149,7 @@ def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | Non
     `head`: HTML put into the page's head when it loads (the Translate tab's layout CSS)."""
     template = ('<div class="source-said" role="alert" hidden></div><div class="source-hint" hidden></div>' if hint
                 else '<div class="started-sentence"></div>')
-    return gr.HTML(None, html_template=template, css_template=ctx.css, js_on_load=asset("sentence.js"),
+    return gr.HTML(None, html_template=template, css_template=ctx.css, js_on_load=asset("shell/sentence.js"),
                    elem_id=elem_id, head=head)
 
 
@@ -159,7 +160,7 @@ def box_note(ctx: Ctx, elem_id: str, boxes: list[str]) -> gr.HTML:
     validator's) is replaced by the box's status at any later server event of the page, so it could vanish ms
     after it showed."""
     return gr.HTML("", html_template='<div class="source-said box-note" role="alert" hidden></div>',
-                   css_template=ctx.css, js_on_load=asset("box_note.js"), elem_id=elem_id, boxes=",".join(boxes),
+                   css_template=ctx.css, js_on_load=asset("shell/box_note.js"), elem_id=elem_id, boxes=",".join(boxes),
                    elem_classes=["al-box-note"], padding=False)  # lens.css: .source-said; layout.css: no gap when empty
 
 

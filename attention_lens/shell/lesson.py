@@ -41,7 +41,7 @@ BOX_CSS = (".lesson-bar, .lesson-make { display: flex; flex-wrap: wrap; gap: 6px
            ".lesson-make button:hover, .lesson-bar button:hover:enabled { border-color: #f97316; }"
            ".lesson-make [data-role=close] { border: none; background: none; color: #888; }")
 
-LESSON_PARTS = ("views.js",)  # the script's part (assets/lesson.js calls it first): the tabs' registry
+LESSON_PARTS = ("shell/views.js",)  # the script's part (assets/lesson.js calls it first): the tabs' registry
 
 
 def template() -> str:
@@ -71,5 +71,6 @@ def template() -> str:
 
 def build() -> gr.HTML:
     """The lesson box (#lesson), under the intro row; hidden until a lesson is made or opened."""
-    return gr.HTML(None, html_template=template(), css_template=BOX_CSS, js_on_load=script("lesson.js", *LESSON_PARTS),
+    return gr.HTML(None, html_template=template(), css_template=BOX_CSS,
+                   js_on_load=script("shell/lesson.js", *LESSON_PARTS),
                    elem_id="lesson", head=f"<style>{CSS}</style>")

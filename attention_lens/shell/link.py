@@ -82,10 +82,10 @@ NOTE_CSS = (".link-note { font-size: 13px; padding: 4px 10px; border-radius: 6px
 def tools(models) -> SimpleNamespace:
     """The Tour and Copy link buttons (two gr.HTML: #tour_box, #link_box), for the intro row."""
     src = f"/gradio_api/file={VENDOR}"
-    tour = gr.HTML(None, html_template=TOUR_HTML, css_template=BOX_CSS, js_on_load=asset("tour.js"),
+    tour = gr.HTML(None, html_template=TOUR_HTML, css_template=BOX_CSS, js_on_load=asset("shell/tour.js"),
                    elem_id="tour_box", driver_js=f"{src}/driver.js.iife.js", driver_css=f"{src}/driver.css",
                    examples=html.escape(json.dumps(first_examples(models), ensure_ascii=False)))
-    box = gr.HTML(None, html_template=LINK_HTML, css_template=BOX_CSS, js_on_load=asset("link.js"),
+    box = gr.HTML(None, html_template=LINK_HTML, css_template=BOX_CSS, js_on_load=asset("shell/link.js"),
                   elem_id="link_box", models=",".join(models.by_key), model=models.default,
                   head=f"<style>{LINK_CSS}</style>")
     return SimpleNamespace(tour=tour, box=box)

@@ -32,7 +32,7 @@ from attention_lens.shell.components import script
 TEXTS_DIR = Path(__file__).parent / "texts"
 MODES = ("plain", "detail")
 LANGS = ("en", "de")  # the first: what a missing text falls back to
-TEXTS_PARTS = ("i18n.js",)  # explain_box's script's part (assets/explain.js calls it last): the language
+TEXTS_PARTS = ("shell/i18n.js",)  # explain_box's script's part (assets/explain.js calls it last): the language
 LANG_COOKIE = "al_lang"  # the page's language, for handlers (assets/i18n.js sets it)
 EXPLAIN_CSS = ("body:not(.explain-detail) .x-detail, body.explain-detail .x-plain { display: none !important; }"
                "body:not(.lang-de) .l-de, body.lang-de .l-en { display: none !important; }"
@@ -260,4 +260,4 @@ def explain_box() -> gr.HTML:
     data = json.dumps(payload(), ensure_ascii=False).replace("</", "<\\/")
     return gr.HTML(None, html_template=f'<div class="explain-wrap">{EXPLAIN_HTML}</div>',
                    css_template=BOX_CSS + LANG_BOX_CSS, elem_id="explain_box", head=f"<style>{EXPLAIN_CSS}</style>",
-                   js_on_load=f"const TEXTS = {data};\n" + script("explain.js", *TEXTS_PARTS))
+                   js_on_load=f"const TEXTS = {data};\n" + script("shell/explain.js", *TEXTS_PARTS))

@@ -22,5 +22,5 @@ def architecture(tr: Translator) -> dict:
 
 
 def strip(ctx: Ctx) -> gr.HTML:
-    return gr.HTML(architecture(ctx.tr), html_template=TEMPLATE, css_template=asset("arch.css"),
-                   js_on_load=asset("arch.js"), elem_id="arch")
+    return gr.HTML(architecture(ctx.tr), html_template=TEMPLATE, css_template=asset("translate/arch.css"),
+                   js_on_load=asset("translate/arch.js"), elem_id="arch")

@@ -13,8 +13,8 @@ from attention_lens.translate import attribution as attribution_views
 
 def panel(ctx: Ctx) -> gr.HTML:
     """The hidden component (elem_id "attribution"); its parts are placed inside the view (#attention)."""
-    return gr.HTML(None, html_template="", js_on_load=asset("attribution.js"), elem_id="attribution",
-                   visible="hidden", head=f"<style>{asset('attribution.css')}</style>")
+    return gr.HTML(None, html_template="", js_on_load=asset("translate/attribution.js"), elem_id="attribution",
+                   visible="hidden", head=f"<style>{asset('translate/attribution.css')}</style>")
 
 
 def answer(session, data) -> dict:

@@ -12,7 +12,7 @@ from attention_lens.shell.components import FAST, Ctx, asset, script
 from attention_lens.shell.inputs import need_session
 from attention_lens.translate import handlers as decoding_views
 
-INSIDE_PARTS = ("payload.js",)  # the panel's script's parts (assets/inside.js mounts them): the decoders
+INSIDE_PARTS = ("shell/payload.js",)  # the panel's script's parts (assets/inside.js mounts them): the decoders
 
 
 def panel(ctx: Ctx) -> gr.HTML:
@@ -21,9 +21,9 @@ def panel(ctx: Ctx) -> gr.HTML:
     # the catalogue's texts are filled in by assets/explain.js apply() (data-text: the language and mode shown) from
     # the catalogue the page's bundle holds once (attention_lens/shell/first_load.py), not put in the config in every
     # language and mode
-    template = re.sub(r"<!--text:([\w.]+)-->", r'<span data-text="\1"></span>', asset("inside.html"))
-    view = gr.HTML(None, html_template=template, css_template=asset("inside.css"),
-                   js_on_load=script("inside.js", *INSIDE_PARTS), elem_id="inside")
+    template = re.sub(r"<!--text:([\w.]+)-->", r'<span data-text="\1"></span>', asset("translate/inside.html"))
+    view = gr.HTML(None, html_template=template, css_template=asset("translate/inside.css"),
+                   js_on_load=script("translate/inside.js", *INSIDE_PARTS), elem_id="inside")
 
     def on_open(session, evt: gr.EventData):
         data = (evt._data or {}) if evt is not None else {}

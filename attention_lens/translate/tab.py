@@ -87,7 +87,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
             c.topk = gr.HTML(None, html_template=f'<div class="topk-row"><span class="topk-head"><b>{both("topk_head")}'
                              f'</b> {both("topk_force")}</span><div class="topk-list"></div></div>'
                              '<div class="topk-note"></div>',
-                             css_template=ctx.css, js_on_load=asset("topk.js"), elem_id="topk")
+                             css_template=ctx.css, js_on_load=asset("translate/topk.js"), elem_id="topk")
             c.attention = lens_view(ctx, "attention")
         with gr.Column(scale=1, min_width=440):
             # the translation being written, beside the map that writes it, on the first screen; on a phone right
@@ -119,12 +119,13 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         b_back = gr.Button(label("back"), elem_id="back", scale=0, min_width=0)
         b_step = gr.Button(label("step"), elem_id="step", scale=0, min_width=0)
         b_run = gr.Button(label("run"), elem_id="run", scale=0, min_width=0)
-    note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('layout.css')}</style>")
+    note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('translate/layout.css')}</style>")
     # what the translation of the sentence started should be read with (transformer.decode.caveats; assets/caveats.js):
     # right under the box, where a Start's answer is first looked for, shown only when there is one
     caveats = gr.HTML(None, html_template=('<div role="status" aria-live="polite">'  # a <ul> keeps its list role
                                            '<ul class="caveats" hidden></ul></div>'),
-                      css_template=CAVEATS_CSS, js_on_load=asset("caveats.js"), elem_id="caveats", padding=False)
+                      css_template=CAVEATS_CSS, js_on_load=asset("translate/caveats.js"), elem_id="caveats",
+                      padding=False)
     with gr.Row(equal_height=True, elem_id="language_row", visible=False) as language_row:
         language_note = gr.HTML("", html_template="<p>{{value}}</p>", elem_id="language_hint", visible=False,
                                 padding=False)
@@ -222,7 +223,7 @@ def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
     # browser, which owns the step shown, sends it with the request and no box relays it
     c.bus = gr.HTML("", html_template="", js_on_load="element.closest('#lens_bus').bus = trigger;", visible="hidden",
                     elem_id="lens_bus")
-    c.glossary = gr.HTML("", html_template="", js_on_load=asset("glossary.js"), visible="hidden",
+    c.glossary = gr.HTML("", html_template="", js_on_load=asset("shell/glossary.js"), visible="hidden",
                          elem_id="glossary")  # the words' meanings where they appear (assets/glossary.js)
 
 
