@@ -132,8 +132,8 @@ def script(main: str, *parts: str) -> str:
 
 
 # The attention view's parts, by concept (assets/lens.js says what each holds and mounts them)
-LENS_PARTS = tuple(f"shell/{n}.js" for n in ("payload", "lens_maps", "lens_draw", "lens_labels", "lens_player",
-                                              "lens_export"))
+LENS_PARTS = ("shell/payload.js", "shell/lens_maps.js", "shell/lens_draw.js", "shell/lens_labels.js",
+              "shell/lens_player.js", "shell/lens_export.js")
 
 
 def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
