@@ -25,7 +25,7 @@ function both(el, said) {                 // {plain, detail} as two spans; the p
 home.atlas = inst;  // on this view's own element (#atlas): docs/design.md
 const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/views.js)
 
-// A phone (issue 41 item 2): the three kinds one under the other, each the screen's width, the cells' words 12 px
+// A phone: the three kinds one under the other, each the screen's width, the cells' words 12 px
 const NARROW = window.matchMedia("(max-width: 599px)");
 function gridFigure(a) {
   const heads = a.heads, data = [], narrow = NARROW.matches,

@@ -6,7 +6,7 @@
 // Where the two sentences' pieces line up, the third map is A − B: piece i of A lines up with piece j of B when
 // they are the same piece (ignoring capitals and the ▁ word mark) and the same occurrence of it (the 2nd "the" of
 // A with the 2nd "the" of B); a changed span (fährt / flieg + t) lines up as a block with what stands in its place in
-// B (issue 58 item 7: the word a minimal pair is about gets a difference); cells whose query or key has no partner
+// B (the word a minimal pair is about gets a difference); cells whose query or key has no partner
 // are grey. Text is set with textContent only.
 const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);

@@ -1,4 +1,4 @@
-// attention-lens: a live class (issue 59). Runs as the js_on_load of the gr.HTML #class_box (attention_lens/live/page.py):
+// attention-lens: a live class. Runs as the js_on_load of the gr.HTML #class_box (attention_lens/live/page.py):
 // `element`, `props`, `trigger`, `watch` are given; its stream comes through the gr.HTML #class_feed
 // (its element's .feed: follow(data) starts the generator event, each snapshot becomes its value).
 // The class's view is the page state a link holds (assets/link.js url(): a query string). The teacher's page sends

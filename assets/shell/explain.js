@@ -1,4 +1,4 @@
-// attention-lens: "Explain: simply | in detail" (issue 39 item 5). Runs as the js_on_load of the gr.HTML
+// attention-lens: "Explain: simply | in detail". Runs as the js_on_load of the gr.HTML
 // #explain_box (attention_lens/shell/texts.py explain_box), after `const TEXTS = {lang: {key: {plain, detail} or a label}}`
 // (attention_lens/shell/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, its part, called last, sets the language.
 // The mode is a class on <body> ("explain-detail"): the page's CSS shows each Markdown text's plain or detailed
@@ -23,7 +23,7 @@ const inst = {
     const e = key in l ? l[key] : TEXTS.en[key];
     return e === undefined ? key : typeof e === "string" ? e : e[mode || inst.mode];
   },
-  num(x, digits, lang) {                  // a number as the page's language writes it: 0.741 / 0,741 (issue 58)
+  num(x, digits, lang) {                  // a number as the page's language writes it: 0.741 / 0,741
     return formatter(lang || inst.lang, digits ?? 3, "decimal").format(x);
   },
   pct(p, digits, lang) {                  // a share (0..1) as a percentage: 33.5% / 33,5 %

@@ -1,4 +1,4 @@
-// The glossary (issue 26 item 11): the words a newcomer stops at get a dotted underline where they appear on the
+// The glossary: the words a newcomer stops at get a dotted underline where they appear on the
 // page; hovering or clicking one shows its one-line meaning. Only text that is rendered as HTML is touched (the
 // Markdown of the tabs, the views' help lines, notes and titles), never a component's own text, inputs, code,
 // canvases or plots; scanned again (at most every 300 ms) when the page changes.

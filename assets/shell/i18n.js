@@ -1,4 +1,4 @@
-// attention-lens: the page's language (issue 44). A part of the js_on_load of the gr.HTML #explain_box
+// attention-lens: the page's language. A part of the js_on_load of the gr.HTML #explain_box
 // (attention_lens/shell/texts.py explain_box `script`), in a scope of its own: assets/explain.js calls it last with `view` =
 // {element, inst (the texts' instance, #explain_box's .explain), TEXTS}.
 // The language is a link's `lang=de`/`lang=en`, else the browser's (`de*` -> German, anything else -> English),

@@ -99,7 +99,7 @@ function layoutBig(kind, res) {
   const key = [st.doc.seq, kind, st.words, st.hide, res.R, res.C, frame].join("|");
   if (cv.big && cv.big.key === key) return cv.big;
   const full = reservedLabels(kind);
-  // a phone: a gutter of up to 45 % of the frame, so a row's label ("_Berlin → _tomorrow") is read whole (issue 58)
+  // a phone: a gutter of up to 45 % of the frame, so a row's label ("_Berlin → _tomorrow") is read whole
   const gutter = Math.min(NARROW.matches ? Math.max(110, Math.floor(frame * 0.45)) : 240, textWidth(full.rows) + 10);
   let cw = Math.max(1, Math.min(40, Math.floor((frame - gutter - 8) / Math.max(1, res.C))));
   if (NARROW.matches) cw = Math.max(cw, 16);  // a phone: cells a finger can tell apart, the frame scrolls (layout.css)
@@ -180,7 +180,7 @@ function drawBig(kind, f, m) {
 // The row a live class's open "where" question asks about (assets/live.js, lens.js conceal): drawn as not revealed
 // yet, on the big map and in every panel of the grid, until the teacher reveals the answer; -1: none
 function concealed(f, R) { return st.conceal === "where" && f.row >= 0 && f.row < R ? f.row : -1; }
-function sayRow(p, r) {                   // the map in words (issue 41 item 4): the row's strongest keys, for a
+function sayRow(p, r) {                   // the map in words: the row's strongest keys, for a
   const z = r >= 0 && r < p.R ? p.z.subarray(r * p.stride, r * p.stride + p.C) : [];  // screen reader (a live line)
   const top = [...z.keys()].sort((a, b) => z[b] - z[a]).slice(0, 2).filter(j => z[j] > 0);
   const at = (j) => `${p.cols[j]} (${num(z[j], 2)})`;

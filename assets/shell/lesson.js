@@ -1,4 +1,4 @@
-// attention-lens: a lesson, a teacher's views in order with a note each, in one link (issue 39 item 3). The js_on_load
+// attention-lens: a lesson, a teacher's views in order with a note each, in one link. The js_on_load
 // of the gr.HTML #lesson (attention_lens/shell/lesson.py), with assets/views.js as its one part. The teacher opens the tools with
 // Lesson… (beside Copy link), writes a note (#lesson_note) and adds the view shown (#lesson_add: the query Copy
 // link would give, assets/link.js), 1 to 8 times; Copy lesson link (#copy_lesson) gives /?lesson=<base64url JSON of
@@ -83,8 +83,8 @@ async function show(i, how = "push") {    // how: "push" (Back / Next), "replace
 // The bar in sight (a view's restoring may scroll the page: a list opened), and Inside this head's sheet
 // (assets/inside.js, inside.css) ends below it: never over the bar, its note or Next. On a phone the bar stays at the
 // top of the screen (attention_lens/shell/lesson.py CSS: sticky) and the page scrolls so that what the view is about (its map,
-// tree, table: SUBJECT, the first one shown) starts right under it: the note and what it speaks of on one screen
-// (issue 58: the map sat ~1,000 px below the bar, under the tabs and the sentence box).
+// tree, table: SUBJECT, the first one shown) starts right under it: the note and what it speaks of on one screen,
+// not ~1,000 px apart under the tabs and the sentence box.
 const PHONE = window.matchMedia("(max-width: 599px)");
 const SUBJECT = {translate: ["#attention [data-role=big]"], compare: ["#compare"], ablation: ["#ablate_probs", "#ablate_tools"],
                  beam: ["#beam_tree", "#beam_choice"], layers: ["#rollout", "#align_matrix"], atlas: ["#atlas"],

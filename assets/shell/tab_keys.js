@@ -1,4 +1,4 @@
-// attention-lens: the tab bar's keys, as WAI-ARIA's tabs pattern has them (issue 41 item 4): on a tab, ← / → move to
+// attention-lens: the tab bar's keys, as WAI-ARIA's tabs pattern has them: on a tab, ← / → move to
 // the neighbouring tab and Home / End to the ends, choosing it. A workaround of one Gradio behaviour: gr.Tabs (Gradio
 // 6.31) draws a role=tablist whose tabs answer clicks only (tests/test_gradio_behaviour_browser.py checks that a bare
 // gr.Tabs still ignores the keys: when it stops ignoring them, this file goes). Runs as the js_on_load of an empty

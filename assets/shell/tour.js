@@ -57,7 +57,7 @@ const N = STOPS.length, END = {id: "end"};
 const NARROW = matchMedia("(max-width: 599px)"), TOUCH = matchMedia("(pointer: coarse)");
 const PHONE = [[/<b>Inside this head<\/b>(, on the right,)?/g, "<b>Inside this head</b> (below the map)"],
   [/\(top right\)/g, "(at the top)"]], FINGER = [[/\bClick\b/g, "Tap"], [/\bclick\b/g, "tap"]];
-const said = (key) => {                   // on a phone the words say where things are there (issue 41 item 3)
+const said = (key) => {                   // on a phone the words say where things are there
   let t = find("explain_box", "explain")?.t(key) ?? key;
   for (const [a, b] of [...(NARROW.matches ? PHONE : []), ...(TOUCH.matches ? FINGER : [])]) t = t.replace(a, b);
   return t;
@@ -76,7 +76,7 @@ function openCrossing() {                 // the stop "look for the crossing" op
   const c = view.crossing(d);
   if (!c) return;
   view.select("cross", c.layer, c.head);
-  if (T.found) Object.assign(T.found, {kind: "cross", layer: c.layer, head: c.head});  // kept after the tour (issue 58)
+  if (T.found) Object.assign(T.found, {kind: "cross", layer: c.layer, head: c.head});  // kept after the tour
   const said = {l: c.layer + 1, h: c.head + 1};  // attention_lens/texts [label], in the page's language
   T.note = find("explain_box", "explain")?.fill(`label.${c.score > 0 ? "tour_opened" : "tour_opened_diagonal"}`, said) ?? "";
 }
@@ -127,7 +127,7 @@ function fit() {
 }
 
 // -- a stop that shows the sentence's map, with no sentence started: the tour starts the box's sentence, or else the
-// first example, as Start does, says so in the stop, and highlights the Start row until the map is drawn (issue 41)
+// first example, as Start does, says so in the stop, and highlights the Start row until the map is drawn
 function autoStart() {
   const typed = $("#source textarea"), L = find("link_box", "link"), model = L && L.model ? L.model() : "";
   let ex = "";
@@ -230,7 +230,7 @@ function bring(el) {                      // the stop's element scrolled into vi
   const r = el && el.getBoundingClientRect ? el.getBoundingClientRect() : null;  // driver.js's own scrollIntoView
   const top = NARROW.matches ? 8 : Math.max(8, (innerHeight - (r ? r.height : 0)) / 2);  // a phone: at the top, the
   if (r && r.height && (r.top < 0 || r.bottom > innerHeight || (NARROW.matches && r.top > innerHeight / 3)) &&  // popover
-      getComputedStyle(el).position !== "fixed")  // under it; centred sideways too by driver.js (issue 41 item 3)
+      getComputedStyle(el).position !== "fixed")  // under it; centred sideways too by driver.js
     scrollTo({left: T.sx, top: scrollY + r.top - top, behavior: "instant"});
 }
 function unshift() {                      // whatever moved sideways all the same goes back where it was

@@ -1,4 +1,4 @@
-// attention-lens: each tab's view as link parameters (issue 39 item 2). One registry, tabs[tab] =
+// attention-lens: each tab's view as link parameters. One registry, tabs[tab] =
 // {ready(): bool, get(): {name: value} | null, set(params, notes): Promise}: Copy link (assets/link.js) puts the
 // shown tab's get() in the query as <tab>_<name>; a link opened calls set() with those values (strings from the URL:
 // checked here; one out of range is ignored and said in `notes`, naming the allowed range). The Compare tab and the

@@ -248,7 +248,7 @@ function pick(row, asSheet = true) {      // asSheet false: a link's view whose 
   redrawLens();
   if (PHONE.matches && asSheet) sheet(true);
 }
-// A phone (issue 41 item 1): a row tapped on the map opens the panel as a sheet over the page, its table's key, weight
+// A phone: a row tapped on the map opens the panel as a sheet over the page, its table's key, weight
 // and contribution first (inside.css); ✕ or Escape closes it, the focus goes into it and back to the map
 const PHONE = window.matchMedia("(max-width: 599px)"), box = element.querySelector(".inside");
 function sheet(open) {

@@ -1,1 +1,1 @@
-"""A live class (issue 59): the registry of classes and the page's teacher and student parts."""
+"""A live class: the registry of classes and the page's teacher and student parts."""

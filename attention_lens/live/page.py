@@ -1,4 +1,4 @@
-"""A live class on the page (issue 59): Teach live beside Copy link, the teacher's panel (the student link, the
+"""A live class on the page: Teach live beside Copy link, the teacher's panel (the student link, the
 count, the questions and their answers) and the students' bar, in one gr.HTML (#class_box, assets/live.js); the
 class's view pushed to each follower by a Gradio generator event held open per student (#class_feed), and the same
 stream for programs: `Client(url).submit(code, api_name="/follow")` yields the class's view at each change.

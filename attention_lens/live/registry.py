@@ -1,4 +1,4 @@
-"""Live classes (issue 59), with no Gradio in them: a registry of classes, each one teacher's view that students
+"""Live classes, with no Gradio in them: a registry of classes, each one teacher's view that students
 follow. A class is a short code (the student link's `?class=<code>`, typed from a projector:
 attention_lens/live/access.py) and a teacher token (256 random bits) that alone may change it. The class's view is the
 page state the app already writes into a link (assets/link.js `url()`: a query string); the teacher's page sends it on
