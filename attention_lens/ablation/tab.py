@@ -64,10 +64,11 @@ def build(ctx: Ctx) -> None:
         if not page_state.started(session):
             return {note: page_state.unstarted(UNSTARTED, words=said_words(page_lang())),
                     box: page_state.drawn_for(mark)}
-        out = dict(zip(outs, ablate(session, *rest), strict=True))  # /ablate's answer, by name
-        for table, keys in zip((probs, topk), HEADS):  # the tables' heads in the user's page's language (not gr.I18n's)
-            out[table] = {"headers": [said(k) for k in keys], "data": out[table], "metadata": shown_table(out[table])}
-        return out | {box: page_state.drawn_for(mark)}
+        was, now, p_rows, k_rows, payload, told = ablate(session, *rest)  # /ablate's answer (handlers.ablate)
+        # the tables' heads in the user's page's language (not gr.I18n's)
+        heads = {t: {"headers": [said(k) for k in keys], "data": rows, "metadata": shown_table(rows)}
+                 for t, keys, rows in ((probs, HEADS[0], p_rows), (topk, HEADS[1], k_rows))}
+        return {intact: was, ablated: now, view: payload, note: told, box: page_state.drawn_for(mark)} | heads
 
     b_ablate.click(compare, page_inputs, outs + [box], js=live_position(7, 6), api_visibility="private", **CONC)
     api_only(ctx).click(ablate, inputs, outs, js=live_position(6, 5), api_name="ablate", **CONC)
@@ -77,7 +78,8 @@ def build(ctx: Ctx) -> None:
     def suggest(i):
         def ticks(session, key=""):  # the started sentence's model, else the picker's
             tr_ = session.translator if hasattr(session, "translator") else models.get(key)
-            return dict(zip((enc, dec, cross), A.ticks(tr_, i), strict=True))
+            e, d, x = A.ticks(tr_, i)
+            return {enc: e, dec: d, cross: x}
         return ticks
 
     for i, b in enumerate(b_suggest):  # one click: tick the atlas's pick and compare

@@ -88,8 +88,8 @@ def build(ctx: Ctx) -> tuple[list, object]:
                 where: gr.update(value=at, visible=True)}
 
     def show(key, *args):
-        fig, *rest = learned_handlers.learned_at(load_history(models.get(key)), *args)
-        return (localized_axes(fig), *rest)
+        fig, told, at = learned_handlers.learned_at(load_history(models.get(key)), *args)
+        return {plot: localized_axes(fig), text: told, where: at}
 
     inputs = [example, point, layer, head]
     # a user's (or a link's) pick: filling the tab sets the controls with its plot, drawn once (.change drew it

@@ -31,6 +31,6 @@ def answer(session, data) -> dict:
 def wire(view: gr.HTML, state: gr.State) -> None:
     """The view fires "click" with its request; the answer goes back to the view (`answer`)."""
     def on_ask(session, evt: gr.EventData):
-        return answer(session, (evt._data or {}) if evt is not None else {})
+        return {view: answer(session, (evt._data or {}) if evt is not None else {})}
 
     view.click(on_ask, [state], [view], api_visibility="private", **FAST)

@@ -31,10 +31,11 @@ def panel(ctx: Ctx) -> gr.HTML:
             data = {}
         try:
             tr = need_session(session).translator  # the model the sentence was started with
-            return decoding_views.inside_at(tr, session, data.get("position"), data.get("kind"), data.get("layer"),
-                                            data.get("head"))
+            return {view: decoding_views.inside_at(tr, session, data.get("position"), data.get("kind"),
+                                                   data.get("layer"), data.get("head"))}
         except gr.Error as e:  # said in the panel, which offers to try again (a toast alone leaves it waiting)
-            return {"error": e.message, "request": {k: data.get(k) for k in ("kind", "layer", "head", "position")}}
+            return {view: {"error": e.message,
+                           "request": {k: data.get(k) for k in ("kind", "layer", "head", "position")}}}
 
     view.click(on_open, [ctx.state], [view], api_visibility="private", **FAST)
     return view

@@ -348,7 +348,8 @@ def wire_server(ctx: Ctx, c: SimpleNamespace) -> None:
         data = (evt._data or {}) if evt is not None else {}
         answer = decoding_views.force_at(need_session(session).translator, session, data.get("position"),
                                          data.get("piece"), kk, ww)
-        return dict(zip(page, decoding_views.for_page(answer), strict=True))
+        session, translation, payload = decoding_views.for_page(answer)
+        return {state: session, c.translation: translation, c.attention: payload}
 
     c.topk.click(on_force, [state, k, words], page, api_visibility="private", **FAST)
     c.b_force.click(of_session(decoding_views.force), [state, c.piece_in, k, words], outs, api_name="force", **CONC)
