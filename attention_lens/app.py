@@ -49,7 +49,7 @@ HOWTO_JS = ("() => { const b = document.getElementById('howto_body'), open = !b 
             "return {__type__: 'update', visible: open}; }")
 
 
-# the model picked, for the page's scripts (assets/link.js picked), kept on the picker's own element (its
+# the model picked, for the page's scripts (assets/shell/link.js picked), kept on the picker's own element (its
 # data-picked): a gr.Dropdown shows its choice's label, not its value
 PICKED_JS = "(v) => { const m = document.getElementById('model'); if (m) m.dataset.picked = v; }"
 
@@ -64,16 +64,16 @@ def build_demo(translators) -> gr.Blocks:
     with gr.Blocks(title="attention-lens", delete_cache=(3600, 3600)) as demo:
         with gr.Row(elem_id="intro", equal_height=True):  # one line: the Translate view must fit a laptop screen
             gr.HTML(TITLE, elem_id="title", padding=False)
-            # the picker: 160 px wide (assets/layout.css)
+            # the picker: 160 px wide (assets/translate/layout.css)
             picker = gr.Dropdown(shown_choices(models), value=models.default, elem_id="model", min_width=160,
                                  label=texts.label("model_picker"), show_label=False, container=False,
                                  interactive=len(models) > 1, scale=0)  # its label: the box's aria-label
-            tools = link.tools(models)  # ▶ Tour (assets/tour.js) and Copy link (assets/link.js)
-            live.build()  # Teach live, the class's panel and bar, /follow (attention_lens/live/page.py, assets/live.js)
-            texts.explain_box()  # Explain: simply | in detail (assets/explain.js)
+            tools = link.tools(models)  # ▶ Tour (assets/shell/tour.js) and Copy link (assets/shell/link.js)
+            live.build()  # Teach live, the class's panel and bar, /follow (attention_lens/live/page.py, live/live.js)
+            texts.explain_box()  # Explain: simply | in detail (assets/shell/explain.js)
             howto = gr.Button(texts.label("howto"), elem_id="howto", size="sm", scale=0, min_width=0)
         # under the intro row, pushing the page down: never over; a help text that closes as a reader leaves it
-        # (Esc, a click outside it, a change of tab: assets/help.js)
+        # (Esc, a click outside it, a change of tab: assets/shell/help.js)
         with gr.Column(visible=False, elem_id="howto_body") as howto_body:
             gr.Markdown(INTRO)  # how to use it, and what to look for
         picker.change(None, [picker], None, js=PICKED_JS, show_progress="hidden", queue=False)

@@ -217,7 +217,7 @@ def gives(js: str) -> list[str]:
 
 
 def test_the_lens_parts_give_distinct_names_to_the_view():
-    """assets/lens.js puts what each part returns into `view` (Object.assign): a name given twice would replace
+    """assets/shell/lens.js puts what each part returns into `view` (Object.assign): a name given twice would replace
     the first part's (what one concatenated scope did with a second function of the same name)."""
     from attention_lens.shell.components import LENS_PARTS
     lens = (ROOT / "assets" / "shell" / "lens.js").read_text("utf-8")
@@ -236,7 +236,7 @@ def page_globals_written(js: str) -> set[str]:
 # of the page on the element it belongs to. Two page globals remain, each with one writer:
 PAGE_GLOBALS = {
     # the tests' and benchmarks' handle on the Translate view (= document.getElementById("attention").lens), written
-    # by assets/lens.js only and read by no script of the page
+    # by assets/shell/lens.js only and read by no script of the page
     "__lens": {"lens.js"},
     # the bundle's entry (attention_lens/shell/first_load.py): Gradio compiles a js_on_load with new Function(...),
     # which sees

@@ -13,7 +13,7 @@ const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const inst = {renders: 0};
 const mode = () => (find("explain_box", "explain")?.mode ?? "plain");
-const lang = () => (find("explain_box", "explain")?.lang ?? "en");  // the page's language (assets/i18n.js)
+const lang = () => (find("explain_box", "explain")?.lang ?? "en");  // the page's language (assets/shell/i18n.js)
 const tx = (a) => (a.texts_by_lang && a.texts_by_lang[lang()]) || a.texts;  // attention_lens/atlas/tab.py: in each language
 function both(el, said) {                 // {plain, detail} as two spans; the page's CSS shows the one asked for
   el.textContent = "";
@@ -23,7 +23,7 @@ function both(el, said) {                 // {plain, detail} as two spans; the p
   }
 }
 home.atlas = inst;  // on this view's own element (#atlas): docs/design.md
-const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/views.js)
+const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/shell/views.js)
 
 // A phone: the three kinds one under the other, each the screen's width, the cells' words 12 px
 const NARROW = window.matchMedia("(max-width: 599px)");
@@ -125,9 +125,9 @@ function render() {
   });
 }
 inst.open = openHead;
-// the head picked as a link parameter, atlas_head=c2.3 (e, d, c: the kind; layer and head 1-based; assets/views.js)
+// the head picked as a link parameter, atlas_head=c2.3 (e, d, c: the kind; layer and head 1-based; assets/shell/views.js)
 const LETTER = {encoder_self: "e", decoder_self: "d", cross: "c"};
-inst.linkView = {  // assets/views.js finds it here
+inst.linkView = {  // assets/shell/views.js finds it here
   ready: () => !!(props.value && props.value.heads && window.Plotly && kit()),
   get: () => (inst.picked ? {head: `${LETTER[inst.picked.kind]}${inst.picked.layer + 1}.${inst.picked.head + 1}`} : {}),
   async set(p, notes) {

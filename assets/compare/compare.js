@@ -1,25 +1,25 @@
 // attention-lens: two sentences side by side (minimal pairs), the Compare tab (attention_lens/compare/tab.py). Runs as the
 // js_on_load of the gr.HTML #compare: `element`, `props`, `watch` are given.
 // "Start both" brings the two whole trajectories at once ({a, b}: the Translate tab's trajectory payloads, decoded
-// by the attention view's own decoder, its element's lens.decode: assets/payload.js decodeView), so one player (Step /
+// by the attention view's own decoder, its element's lens.decode: assets/shell/payload.js decodeView), so one player (Step /
 // Back / the slider / ← →) and one kind, layer and head move both with no request. Each side shows its step min(t, its end).
 // Where the two sentences' pieces line up, the third map is A − B: piece i of A lines up with piece j of B when
 // they are the same piece (ignoring capitals and the ▁ word mark) and the same occurrence of it (the 2nd "the" of
 // A with the 2nd "the" of B); a changed span (fährt / flieg + t) lines up as a block with what stands in its place in
 // B (the word a minimal pair is about gets a difference); cells whose query or key has no partner
 // are grey. Text is set with textContent only.
-const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/shell/explain.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const KINDS = ["encoder_self", "decoder_self", "cross"];
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
                  "#fde725"].map(h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16)));
 const NONE = "#d4d4d4", RED = "#ff4136", MAX_ROWS_PX = 250;
 const st = {a: null, b: null, t: 0, kind: "cross", layer: 0, head: 0, geo: {}};
-const picked = () => { const L = find("link_box", "link"); return L && L.model ? L.model() : null; };  // assets/link.js
+const picked = () => { const L = find("link_box", "link"); return L && L.model ? L.model() : null; };  // assets/shell/link.js
 const inst = {state: st, renders: 0, model: element.querySelector(".cmp").dataset.model};  // the model the boxes
 // and the view were last reset for: the page's first, then each switch's (received)
 home.compare = inst;  // on this view's own element (#compare): docs/design.md
-const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/views.js)
+const kit = () => find("lesson", "lesson")?.kit;  // the tabs' helpers (assets/shell/views.js)
 
 // -- the maps at a step -----------------------------------------------------------------------------------------
 const end = (d) => d.n - 1;
@@ -121,7 +121,7 @@ function draw(which, m, colour) {         // a map on its canvas: cells, row lab
 }
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
 const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label], the page's language
-// an explanation in both versions (attention_lens/shell/texts/en.toml, assets/explain.js), the key itself before the catalogue loads
+// an explanation in both versions (attention_lens/shell/texts/en.toml, assets/shell/explain.js), the key itself before the catalogue loads
 function say(el, key, vars) { const x = find("explain_box", "explain"); if (x) x.put(el, key, vars); else setText(el, key); }
 function fill(sel, n, value, mean) {      // option values are the labels shown: 1..n (and "mean")
   const want = [...Array(n).keys()].map(i => String(i + 1)).concat(mean ? ["mean"] : []);
@@ -214,7 +214,7 @@ for (const which of ["a", "b", "d"]) {
     const v = g.m.z[i * g.m.C + j];
     tip.textContent = `${w("tip_query", {q: g.m.labels[i]})}\n${w("tip_key", {k: g.m.cols[j]})}\n` + (which === "d"
       ? (Number.isNaN(v) ? w("tip_no_partner") : `A − B ${v >= 0 ? "+" : ""}${num(v, 3)}`)
-      : w("tip_weight", {w: num(v, 3)}));  // the words of the Translate view's tooltip (assets/lens.js)
+      : w("tip_weight", {w: num(v, 3)}));  // the words of the Translate view's tooltip (assets/shell/lens.js)
     tip.hidden = false;
     tip.style.left = `${Math.min(e.clientX + 14, window.innerWidth - 240)}px`; tip.style.top = `${e.clientY + 14}px`;
   });
@@ -265,7 +265,7 @@ new ResizeObserver(() => {
 received();
 watch("value", received);
 
-// -- the view as link parameters (assets/views.js finds it here; assets/link.js writes and opens them) ----------
+// -- the view as link parameters (assets/shell/views.js finds it here; assets/shell/link.js writes and opens them) ----------
 const box = (id) => document.querySelector(`#${id} textarea, #${id} input`);
 inst.linkView = {
   ready: () => !!box("compare_a") && !!kit() && inst.model === picked(),  // not before the model's reset

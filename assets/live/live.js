@@ -1,7 +1,7 @@
 // attention-lens: a live class. Runs as the js_on_load of the gr.HTML #class_box (attention_lens/live/page.py):
 // `element`, `props`, `trigger`, `watch` are given; its stream comes through the gr.HTML #class_feed
 // (its element's .feed: follow(data) starts the generator event, each snapshot becomes its value).
-// The class's view is the page state a link holds (assets/link.js url(): a query string). The teacher's page sends
+// The class's view is the page state a link holds (assets/shell/link.js url(): a query string). The teacher's page sends
 // it whenever it changes (checked at each click, key and input, and every CHECK_MS while teaching: the step may move
 // by the player); each student's page opens it as a link (#link_box's .link.open), so a class shows what a link shows.
 // The student's language and explanation mode stay their own (PERSONAL). Students answer "where" by tapping a key
@@ -31,8 +31,8 @@ const inst = {role: null, code: null, token: null, snap: null, following: true, 
               seq: 0, applying: false, errors: [], lastError: null, streams: 0, heard: 0, lost: false,
               reconnects: 0};
 home.live = inst;  // on this view's own element (#class_box): docs/design.md
-const link = () => find("link_box", "link");  // assets/link.js, on its element
-// the bar's room at the screen's bottom, where "Link copied" (assets/link.js say) stands too: that line goes above the
+const link = () => find("link_box", "link");  // assets/shell/link.js, on its element
+// the bar's room at the screen's bottom, where "Link copied" (assets/shell/link.js say) stands too: that line goes above the
 // bar (attention_lens/shell/link.py LINK_CSS reads --class-bar-room), however tall the bar grows (a question, its chart)
 new ResizeObserver(() => {
   const h = bar.hidden ? 0 : Math.ceil(bar.getBoundingClientRect().height);
@@ -136,7 +136,7 @@ function received(s) {                    // another class's, or an old stream's
   if (inst.role === "teacher" && inst.resume) resume(s);
   draw();
 }
-async function applyView() {              // the teacher's view, opened as a link opens (assets/link.js)
+async function applyView() {              // the teacher's view, opened as a link opens (assets/shell/link.js)
   const s = inst.snap;
   if (!s || !s.view || s.view === inst.applied || !link() || !link().open) return;
   if (inst.linkFirst && !link().opened) { setTimeout(applyView, 200); return; }  // the address's view opens first
@@ -281,7 +281,7 @@ joinForm.addEventListener("submit", async (e) => {
 function student(code) {                  // a student of the class (a wrong or ended code: the server says so)
   inst.role = "student"; inst.code = code.slice(0, 100); inst.ended = false; inst.snap = null; inst.lastError = null;
   inst.student = browserId();
-  inst.linkFirst = ownView(new URLSearchParams(location.search));  // opened by assets/link.js before the class's
+  inst.linkFirst = ownView(new URLSearchParams(location.search));  // opened by assets/shell/link.js before the class's
   joinForm.hidden = true; joinMsg.textContent = "";
   draw(); follow();
   document.body.classList.add("class-student");
@@ -434,7 +434,7 @@ function drawStudentQuestion(el, q) {
     el.append(after);
   }
 }
-function conceal(what) {                 // the map, its hovers and Inside this head hide the answer (assets/lens.js)
+function conceal(what) {                 // the map, its hovers and Inside this head hide the answer (assets/shell/lens.js)
   const L = find("attention", "lens");
   if (L && L.conceal) L.conceal(what);
   else if (what) setTimeout(() => draw(), 200);  // the view not mounted yet

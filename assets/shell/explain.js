@@ -1,11 +1,11 @@
 // attention-lens: "Explain: simply | in detail". Runs as the js_on_load of the gr.HTML
 // #explain_box (attention_lens/shell/texts.py explain_box), after `const TEXTS = {lang: {key: {plain, detail} or a label}}`
-// (attention_lens/shell/texts/<lang>.toml; a text German lacks is the English one). assets/i18n.js, its part, called last, sets the language.
+// (attention_lens/shell/texts/<lang>.toml; a text German lacks is the English one). assets/shell/i18n.js, its part, called last, sets the language.
 // The mode is a class on <body> ("explain-detail"): the page's CSS shows each Markdown text's plain or detailed
 // version by it (attention_lens/shell/texts.py explained), so a switch needs no request. The views' own texts read
 // document.getElementById("explain_box").explain.t(key) (this instance, kept on its element), write their numbers with
 // its num(x, digits) / pct(p, digits) (the language's decimal comma or point), and redraw on the "lens-explain" event.
-// A link's `explain=detail` opens in that mode (assets/link.js writes it); anything else is plain.
+// A link's `explain=detail` opens in that mode (assets/shell/link.js writes it); anything else is plain.
 const MODES = ["plain", "detail"];
 const buttons = [...element.querySelectorAll("button[data-mode]")];
 const FORMATS = new Map();                // the browser's own number formatters, one per language, digits and style
@@ -92,7 +92,7 @@ new MutationObserver((records) => {
   });
 }).observe(document.body, {childList: true, subtree: true});
 const asked = new URLSearchParams(location.search).get("explain");
-inst.mode = asked === "detail" ? "detail" : "plain";   // set (and the page filled) by assets/i18n.js's first setLang
+inst.mode = asked === "detail" ? "detail" : "plain";   // set (and the page filled) by assets/shell/i18n.js's first setLang
 // this instance, kept on the view's own element (#explain_box): every view reads its texts there
 home.explain = inst;
-parts.i18n({element, inst, TEXTS});     // the page's language (assets/i18n.js: a part, its own scope)
+parts.i18n({element, inst, TEXTS});     // the page's language (assets/shell/i18n.js: a part, its own scope)

@@ -3,7 +3,7 @@
 // Markdown of the tabs, the views' help lines, notes and titles), never a component's own text, inputs, code,
 // canvases or plots; scanned again (at most every 300 ms) when the page changes.
 // The meanings live in the page's catalogue (attention_lens/shell/texts/<lang>.toml, "glossary.<term>"), plain or detailed and in the
-// language the page shows (assets/explain.js, i18n.js); the terms are these, found in every language's words.
+// language the page shows (assets/shell/explain.js, i18n.js); the terms are these, found in every language's words.
 const NAMES = ["teacher-forced", "rollout", "contribution", "mixed", "role", "ALTI+", "saliency", "cross-attention",
                "ablation", "beam-search"];
 const meaning = (term) => (find("explain_box", "explain")?.t(`glossary.${term}`) ?? term);

@@ -1,5 +1,5 @@
 // attention-lens: the page's language. A part of the js_on_load of the gr.HTML #explain_box
-// (attention_lens/shell/texts.py explain_box `script`), in a scope of its own: assets/explain.js calls it last with `view` =
+// (attention_lens/shell/texts.py explain_box `script`), in a scope of its own: assets/shell/explain.js calls it last with `view` =
 // {element, inst (the texts' instance, #explain_box's .explain), TEXTS}.
 // The language is a link's `lang=de`/`lang=en`, else the browser's (`de*` -> German, anything else -> English),
 // and the switch #ui_language changes it at once, with no reload and no request: the page's CSS shows each text's
@@ -7,7 +7,7 @@
 // "lens-explain" and apply() refills [data-text]/[data-tip]/[data-label]; Gradio's component labels (gr.I18n) follow
 // its own locale, changed by the `changeLocale` its core module exports (the module the page already loaded: no
 // request). A cookie tells the server's handlers (attention_lens/shell/texts.py page_lang: toasts and plot titles of one user).
-// assets/link.js and assets/lesson.js write `lang=de` into a link when German is shown.
+// assets/shell/link.js and assets/shell/lesson.js write `lang=de` into a link when German is shown.
 const {element, inst, TEXTS} = view;
 const LANGS = Object.keys(TEXTS);
 const picker = element.querySelector("#ui_language");

@@ -18,12 +18,12 @@
 // the start; it gives the parts `view` (below) and mounts them in that order, each adding what it returns to `view`.
 // No name is shared: each part names what it takes from `view` at its top and what it gives at its end.
 // the views the Translate view updates, each on its own element (docs/design.md)
-const inside = () => find("inside", "inside");  // Inside this head (assets/inside.js)
+const inside = () => find("inside", "inside");  // Inside this head (assets/translate/inside.js)
 const attribution = () => find("attribution", "attribution");  // ALTI+ / saliency
-const topk = () => find("topk", "topk");  // the top-k list (assets/topk.js)
+const topk = () => find("topk", "topk");  // the top-k list (assets/translate/topk.js)
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 function setText(el, s) { if (el.textContent !== s) el.textContent = s; }
-const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/shell/explain.js)
 const tl = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label], the page's language
 
 // One instance per gr.HTML view, kept on the view's own element (its `lens`): another view reads it there
@@ -37,7 +37,7 @@ const st = {kind: "cross", layer: 0, head: 0, hide: false, words: false, k: 8, s
             t: 0,           // the step shown in `traj`
             back: null,     // {traj, t} a reference was opened from: "Leave the reference" goes back there
             timer: null,    // Play
-            conceal: null}; // a live class's open question (assets/live.js): "where" hides the highlighted row's
+            conceal: null}; // a live class's open question (assets/live/live.js): "where" hides the highlighted row's
                             // weights (map, grid, hovers, the line read aloud), "next" the piece after it
 const inst = {renders: 0, state: st, drawMs: 0};
 const lensRoot = element.querySelector(".lens");
@@ -79,7 +79,7 @@ function empty(msg) {
   q("plot").style.height = "0px"; setText(q("title"), ""); setText(q("axes"), ""); setText(q("grid-axes"), ""); setText(q("zmax"), ""); setText(q("note"), "");
   setText(q("said"), ""); q("canvas").setAttribute("aria-label", tl("map_aria"));  // no line of a map gone
   if (MAIN && topk()) topk().render({items: [], done: true});
-  if (MAIN && inside()) inside().update();  // no rows of a sentence gone (assets/inside.js)
+  if (MAIN && inside()) inside().update();  // no rows of a sentence gone (assets/translate/inside.js)
   if (MAIN && attribution()) attribution().update();
   element.dataset.renders = String(++inst.renders);
 }
@@ -104,7 +104,7 @@ function draw() {
   }
   inst.drawMs = performance.now() - t0;
   if (MAIN && inside()) inside().update();  // the inside panel follows (timed on its own)
-  if (MAIN && attribution()) attribution().update();  // ALTI+ / saliency (assets/attribution.js)
+  if (MAIN && attribution()) attribution().update();  // ALTI+ / saliency (assets/translate/attribution.js)
   element.dataset.renders = String(++inst.renders);
   element.dataset.kind = kind; element.dataset.layer = st.layer; element.dataset.head = st.head;
   element.dataset.step = d.traj ? st.t : "";
@@ -112,9 +112,9 @@ function draw() {
 
 // -- what the view (its element's `lens`) offers other views, tests and benchmarks -----------------------------
 inst.ctl = ctl;                           // the player's controls (lens_player.js)
-inst.decode = decodeView;                 // a payload -> its decoded maps and steps (assets/compare.js)
-inst.axes = (kind, d) => axisLine(kind, languagesOf(d));  // what rows and columns are (assets/compare.js)
-inst.crossing = (d) => crossingHead(d || st.traj);  // the clearest crossing of cross-attention (assets/tour.js)
+inst.decode = decodeView;                 // a payload -> its decoded maps and steps (assets/compare/compare.js)
+inst.axes = (kind, d) => axisLine(kind, languagesOf(d));  // what rows and columns are (assets/compare/compare.js)
+inst.crossing = (d) => crossingHead(d || st.traj);  // the clearest crossing of cross-attention (assets/shell/tour.js)
 // For Gradio events: [translation so far] (js-only: sets #translation)
 inst.sync = () => [st.traj ? textAt(st.traj, st.t) : ""];
 // The position the view shows, for the server: the step and the pieces that lead to it. Sent with each request
@@ -156,7 +156,7 @@ function render() {
   if (!p || !p.source) {
     pause(); st.traj = st.greedy = null; empty(tl("lens_empty"));
     // the server empties the main view when the sentence ends (another model picked: a new start with no
-    // sentence yet): every tab stops naming it (assets/sentence.js), the notes of its buttons go (box_note.js)
+    // sentence yet): every tab stops naming it (assets/shell/sentence.js), the notes of its buttons go (box_note.js)
     if (MAIN) { caveats([]); window.dispatchEvent(new CustomEvent("lens-started", {detail: null})); }
     return;
   }
@@ -164,9 +164,9 @@ function render() {
   if (doc.traj) {
     pause();
     if (p.ui && MAIN) { st.k = p.ui.k; st.words = !!p.ui.words; }
-    if (MAIN && typeof p.input === "string") {  // a Start: every tab names this sentence (assets/sentence.js)
+    if (MAIN && typeof p.input === "string") {  // a Start: every tab names this sentence (assets/shell/sentence.js)
       window.dispatchEvent(new CustomEvent("lens-started", {detail: p.input}));
-      caveats(p.caveats || []);                // and what to say beside its translation (assets/caveats.js)
+      caveats(p.caveats || []);                // and what to say beside its translation (assets/translate/caveats.js)
     }
     if (doc.mode === "reference") {       // stepped like a decoding; "Leave the reference" returns to this
       if (st.traj && st.traj.mode !== "reference") st.back = {traj: st.traj, t: st.t};
@@ -286,7 +286,7 @@ if (MAIN) {
   addEventListener("resize", later);
 }
 colourBar();
-find("explain_box", "explain")?.apply(element);  // the help (data-text), in the mode shown (assets/explain.js)
+find("explain_box", "explain")?.apply(element);  // the help (data-text), in the mode shown (assets/shell/explain.js)
 inst.ready = true;
 render();
 watch("value", render);

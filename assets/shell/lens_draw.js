@@ -1,10 +1,10 @@
-// attention-lens, the attention view (assets/lens.js): drawing the maps on canvases, the big map and the
+// attention-lens, the attention view (assets/shell/lens.js): drawing the maps on canvases, the big map and the
 // layers × heads grid. A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`). The maps' numbers come from
 // lens_maps.js (mapsAt), the view's state and `q` from lens.js.
 const {st, inst, q, MAIN, setText, tl, find, frame, panel, maxOf, axesOf, axisLine, languagesOf, normsFor} = view;
-const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/shell/explain.js)
 //
 // Each canvas is drawn from a scratch image of one pixel per cell, scaled up without smoothing; a step repaints
 // only the rows and columns it revealed or hid (refresh), not the whole image.
@@ -12,7 +12,7 @@ const TITLES = {encoder_self: "Encoder self-attention", decoder_self: "Decoder s
                 cross: "Cross-attention"};
 const BG = [243, 244, 246];  // cells not revealed yet
 const RED = "#ff4136";
-const NARROW = window.matchMedia("(max-width: 599px)");  // a phone's layout (assets/layout.css)
+const NARROW = window.matchMedia("(max-width: 599px)");  // a phone's layout (assets/translate/layout.css)
 const MAP_H = 190;                        // the big map's rows take at most this height (px): it fits 1280x800 with its axis line
 const NOKEY = "#c8c8c8";                  // a row with no key left once <s>/</s> are hidden
 
@@ -177,7 +177,7 @@ function drawBig(kind, f, m) {
   cv.big = Object.assign(g, {p, zmax, row: f.row, spans: f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null,
                              measure: normsFor(kind) ? "measure_contribution" : "measure_weight"});
 }
-// The row a live class's open "where" question asks about (assets/live.js, lens.js conceal): drawn as not revealed
+// The row a live class's open "where" question asks about (assets/live/live.js, lens.js conceal): drawn as not revealed
 // yet, on the big map and in every panel of the grid, until the teacher reveals the answer; -1: none
 function concealed(f, R) { return st.conceal === "where" && f.row >= 0 && f.row < R ? f.row : -1; }
 function sayRow(p, r) {                   // the map in words: the row's strongest keys, for a
@@ -187,8 +187,8 @@ function sayRow(p, r) {                   // the map in words: the row's stronge
   const text = top.length ? tl("row_looks", {q: p.rows[r], a: at(top[0])}) + (top[1] === undefined ? "" : tl("row_then", {b: at(top[1])})) : "";
   setText(q("said"), text); q("canvas").setAttribute("aria-label", text || tl("map_aria"));
 }
-function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel opens (assets/inside.js), dashed
-  const I = MAIN && find("inside", "inside"), r = I ? I.queryRow() : -1;  // assets/inside.js
+function insideMark(ctx, kind, f, p, g) {   // the query row the inside panel opens (assets/translate/inside.js), dashed
+  const I = MAIN && find("inside", "inside"), r = I ? I.queryRow() : -1;  // assets/translate/inside.js
   const spans = f.words ? (kind === "encoder_self" ? f.ss : f.ts) : null;
   const i = r < 0 ? -1 : (spans ? spans.findIndex(([a, b]) => a <= r && r < b) : r);
   if (i < 0 || i >= p.R || (kind !== "encoder_self" && i === f.row)) return;

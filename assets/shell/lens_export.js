@@ -1,4 +1,4 @@
-// attention-lens, the attention view (assets/lens.js): the big map exported as a figure, PNG or a standalone
+// attention-lens, the attention view (assets/shell/lens.js): the big map exported as a figure, PNG or a standalone
 // HTML page, through the vendored plotly.js, loaded on the first export only. Labels are escaped for Plotly: user
 // text is never HTML. A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it

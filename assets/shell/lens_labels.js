@@ -1,6 +1,6 @@
-// attention-lens, the attention view (assets/lens.js): the plain DOM around the maps, updated only where a step
+// attention-lens, the attention view (assets/shell/lens.js): the plain DOM around the maps, updated only where a step
 // changes it: the target pieces (chips) and what their marks mean, the ▁ legend, the status line and the player's
-// slider, the top-k list (assets/topk.js), the layer and head selects. Every token is set with textContent: user
+// slider, the top-k list (assets/translate/topk.js), the layer and head selects. Every token is set with textContent: user
 // text is never HTML. A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`).
@@ -81,8 +81,8 @@ function drawStatus(f) {
     setText(q("stepno"), `${tl("step_word")} ${st.t} / ${d.n - 1}`);
   }
 }
-function pushTopk(f) {                    // the top-k list (#topk, assets/topk.js) follows the main view
-  const topk = MAIN && find("topk", "topk");  // assets/topk.js, on its element
+function pushTopk(f) {                    // the top-k list (#topk, assets/translate/topk.js) follows the main view
+  const topk = MAIN && find("topk", "topk");  // assets/translate/topk.js, on its element
   if (!topk) return;
   const d = st.doc;
   if (!d.traj) { topk.render({items: [], done: true}); return; }

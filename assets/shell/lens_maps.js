@@ -1,4 +1,4 @@
-// attention-lens, the attention view (assets/lens.js): the numbers of the maps at a step, no drawing.
+// attention-lens, the attention view (assets/shell/lens.js): the numbers of the maps at a step, no drawing.
 // A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of
 // `view`, in a scope of its own; what it takes from the view and the parts before it is named just below, what it
 // gives is returned at the end (lens.js puts it in `view`). The view's state (`st`, `inst`) is lens.js's, the decoded
@@ -10,7 +10,7 @@ const {st, inst, tl, find} = view;
 // computed once per trajectory where it can be.
 
 // What the maps show: attention weights, or each key's contribution ‖α_ij v_j W_Oʰ‖ = α_ij ‖v_j W_Oʰ‖ with each
-// row normalised to sum to 1 (the inside panel, assets/inside.js, sets inst.contribution = {on, ids, norms:
+// row normalised to sum to 1 (the inside panel, assets/translate/inside.js, sets inst.contribution = {on, ids, norms:
 // {kind: {shape: [L, H, Tk], data}}} from its payload: ‖v_j W_Oʰ‖ of every head of the trajectory `ids`)
 function normsFor(kind) {
   const c = inst.contribution, d = st.doc;
@@ -190,7 +190,7 @@ function maxOf(p) {                       // the largest weight shown
 
 // -- the crossing ---------------------------------------------------------------------------------------------------
 // The cross-attention head whose strongest links cross most clearly in a trajectory (the tour's 'look for the
-// crossing' opens it, assets/tour.js): for each head, each row's strongest source word piece; a pair of rows whose
+// crossing' opens it, assets/shell/tour.js): for each head, each row's strongest source word piece; a pair of rows whose
 // pieces come in the other order crosses, weighted by the weaker of the two links. No crossing anywhere: the head
 // with the sharpest links (its diagonal).
 function crossingHead(d) {

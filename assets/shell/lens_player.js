@@ -1,4 +1,4 @@
-// attention-lens, the attention view (assets/lens.js): moving through a trajectory with no request to the
+// attention-lens, the attention view (assets/shell/lens.js): moving through a trajectory with no request to the
 // server: Step / Back / Run / Reset, the slider, Play, leaving a reference, and telling the page where the view is.
 // `ctl` is the view's lens.ctl, on its element (attention_lens/translate/tab.py's buttons call it).
 // A part of the view's script (attention_lens/shell/components.py `script`, LENS_PARTS): the body of a function of

@@ -1,18 +1,18 @@
 // attention-lens: a lesson, a teacher's views in order with a note each, in one link. The js_on_load
-// of the gr.HTML #lesson (attention_lens/shell/lesson.py), with assets/views.js as its one part. The teacher opens the tools with
+// of the gr.HTML #lesson (attention_lens/shell/lesson.py), with assets/shell/views.js as its one part. The teacher opens the tools with
 // Lesson… (beside Copy link), writes a note (#lesson_note) and adds the view shown (#lesson_add: the query Copy
-// link would give, assets/link.js), 1 to 8 times; Copy lesson link (#copy_lesson) gives /?lesson=<base64url JSON of
+// link would give, assets/shell/link.js), 1 to 8 times; Copy lesson link (#copy_lesson) gives /?lesson=<base64url JSON of
 // [[query, note], ...]>. Nothing is stored on the server. A page opened with it shows the lesson bar (#lesson_bar:
 // "View 2 of 4", the note, Back / Next) and opens each view as its own link would be opened (#link_box's .link.open).
 // Everything from the URL is checked (sizes, shapes) and shown with textContent only.
-const {tabs, kit} = parts.views({element, find});  // the tabs' registry and its helpers (assets/views.js: a part, its own scope)
+const {tabs, kit} = parts.views({element, find});  // the tabs' registry and its helpers (assets/shell/views.js: a part, its own scope)
 const LIMITS = JSON.parse(element.querySelector(".lesson").dataset.views || "{}");
 const MAX_VIEWS = LIMITS.views || 8, MAX_NOTE = LIMITS.note || 140, MAX_LINK = LIMITS.link || 12000;
 const bar = element.querySelector("#lesson_bar"), make = element.querySelector(".lesson-make");
 const role = (root, r) => root.querySelector(`[data-role="${r}"]`);
 const lesson = {made: [], views: null, at: -1, busy: false, last: null, want: null, tabs, kit};
 home.lesson = lesson;  // on this view's own element (#lesson): docs/design.md
-const link = () => find("link_box", "link");  // assets/link.js, on its element
+const link = () => find("link_box", "link");  // assets/shell/link.js, on its element
 const say = (text, u) => { if (link() && link().say) link().say(text, u); };
 const W = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label], the page's language
 
@@ -81,7 +81,7 @@ async function show(i, how = "push") {    // how: "push" (Back / Next), "replace
   }
 }
 // The bar in sight (a view's restoring may scroll the page: a list opened), and Inside this head's sheet
-// (assets/inside.js, inside.css) ends below it: never over the bar, its note or Next. On a phone the bar stays at the
+// (assets/translate/inside.js, inside.css) ends below it: never over the bar, its note or Next. On a phone the bar stays at the
 // top of the screen (attention_lens/shell/lesson.py CSS: sticky) and the page scrolls so that what the view is about (its map,
 // tree, table: SUBJECT, the first one shown) starts right under it: the note and what it speaks of on one screen,
 // not ~1,000 px apart under the tabs and the sentence box.
@@ -129,13 +129,13 @@ function count() {
   if (lesson.views && lesson.at >= 0) role(bar, "where").textContent = W("lesson_view_of", {i: lesson.at + 1, n: lesson.views.length});
 }
 document.addEventListener("lens-explain", count);  // the catalogue is read once it has loaded, and again on a switch
-function lessonUrl(views) {                 // the language shown goes with it, as with a link (assets/i18n.js)
+function lessonUrl(views) {                 // the language shown goes with it, as with a link (assets/shell/i18n.js)
   const lang = link() && link().url ? new URL(link().url()).searchParams.get("lang") : null;
   return `${location.origin}${location.pathname}?lesson=${encode(views)}${lang ? `&lang=${lang}` : ""}`;
 }
 make.querySelector("#lesson_add").addEventListener("click", () => {
   if (!link() || !link().url) return;
-  const S = find("source_hint", "sentence");  // assets/sentence.js
+  const S = find("source_hint", "sentence");  // assets/shell/sentence.js
   if (!S || S.started === null) { say(W("lesson_nothing")); return; }
   if (lesson.made.length >= MAX_VIEWS) { say(W("lesson_full", {max: MAX_VIEWS})); return; }
   const q = new URL(link().url()).searchParams;

@@ -6,8 +6,8 @@
 // typed), waits for the trajectory, then moves the view there in the browser: no other request. A parameter that
 // is missing is left as it is; one out of range, unknown or hostile is ignored and said in one line (#link_note).
 // The model is in every link. Every other tab's view travels as <tab>_<name> parameters (compare_a, beam_size, ...):
-// the tab's own code gives and restores them (the tabs' registry, #lesson's .lesson.tabs: assets/views.js), pressing its button so that the
-// view opens started. A lesson (?lesson=..., assets/lesson.js) opens its views one by one with inst.open(query).
+// the tab's own code gives and restores them (the tabs' registry, #lesson's .lesson.tabs: assets/shell/views.js), pressing its button so that the
+// view opens started. A lesson (?lesson=..., assets/shell/lesson.js) opens its views one by one with inst.open(query).
 // Everything from the URL is shown with textContent only and checked before use: it is user input.
 const box = element.querySelector(".link-box"), btn = element.querySelector("#copy_link");
 const MODELS = (box.dataset.models || "").split(",").filter(Boolean);
@@ -23,16 +23,16 @@ const TABS = {translate: "Translate", compare: "Compare", ablation: "Head ablati
               layers: "Across layers", atlas: "Head atlas", learned: "Attention being learned", model: "Model"};
 const KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "stage", "sheet", "measure", "tab"];
 const VIEW = ["step", "kind", "layer", "head", "row", "stage", "sheet", "measure"];  // need a started sentence
-const STAGES = 6, ALL = 6;                // Inside this head's stages ①..⑤ and "all" (assets/inside.js stage)
+const STAGES = 6, ALL = 6;                // Inside this head's stages ①..⑤ and "all" (assets/translate/inside.js stage)
 const MAX_TEXT = 2000;                    // the source box's limit (attention_lens/shell/link.py checks it again)
 const VIEW_KEY = new RegExp(`^(${Object.keys(TABS).filter(k => k !== "translate").join("|")})_(.+)$`);
 const inst = {notes: [], applied: null, opening: false, last: null};
 home.link = inst;  // on this view's own element (#link_box): docs/design.md
-const tabs = () => find("lesson", "lesson")?.tabs || {};  // each tab's view (assets/views.js)
-const sentence = () => find("source_hint", "sentence");  // the sentence started (assets/sentence.js)
+const tabs = () => find("lesson", "lesson")?.tabs || {};  // each tab's view (assets/shell/views.js)
+const sentence = () => find("source_hint", "sentence");  // the sentence started (assets/shell/sentence.js)
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const quote = (v) => JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
-const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/shell/lens.js), on its element
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
 const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label]: the page's language
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
@@ -64,7 +64,7 @@ function parse(search) {                  // -> {want: the parameters kept, bad:
       else bad.push(`${k} ${quote(v)} (a whole number from ${min})`);
     }
   }
-  if (q.has("explain") && !["plain", "detail"].includes(q.get("explain"))) {  // assets/explain.js reads it itself
+  if (q.has("explain") && !["plain", "detail"].includes(q.get("explain"))) {  // assets/shell/explain.js reads it itself
     bad.push(`explain ${quote(q.get("explain"))} (one of plain, detail)`);
   }
   if (q.has("lang") && !["en", "de"].includes(q.get("lang"))) bad.push(`lang ${quote(q.get("lang"))} (one of en, de)`);
@@ -169,7 +169,7 @@ function showTab(key) {
   const b = tabButton(key || "translate");
   if (b && b.getAttribute("aria-selected") !== "true") b.click();
 }
-async function restoreView(want, bad, fresh) {  // the tab's own view, by its own code (assets/views.js), started
+async function restoreView(want, bad, fresh) {  // the tab's own view, by its own code (assets/shell/views.js), started
   const tab = want.tab || "translate";
   for (const [other, ps] of Object.entries(want.views)) {
     if (other === tab) continue;
@@ -185,7 +185,7 @@ async function restoreView(want, bad, fresh) {  // the tab's own view, by its ow
   inst.stage = `setting the ${tab} view`; await tabs()[tab].set(params, bad);
 }
 async function open(search = location.search, inLesson = false) {
-  if (!inLesson && new URLSearchParams(search).has("lesson")) return;  // assets/lesson.js opens it
+  if (!inLesson && new URLSearchParams(search).has("lesson")) return;  // assets/shell/lesson.js opens it
   const {want, bad, any} = parse(search);
   if (!any && !inLesson) return;
   inst.opening = true;
@@ -246,8 +246,8 @@ function url() {                          // the view shown now as a link
   const V = tab && tabs()[tab], mine = V && V.ready() ? V.get() : null;
   for (const [k, v] of Object.entries(mine || {})) q.set(`${tab}_${k}`, String(v));
   const E = find("explain_box", "explain");
-  if (E && E.mode === "detail") q.set("explain", "detail");  // assets/explain.js
-  if (E && E.lang && (E.lang !== "en" || E.browserLang() !== "en")) q.set("lang", E.lang);  // assets/i18n.js
+  if (E && E.mode === "detail") q.set("explain", "detail");  // assets/shell/explain.js
+  if (E && E.lang && (E.lang !== "en" || E.browserLang() !== "en")) q.set("lang", E.lang);  // assets/shell/i18n.js
   const theme = new URLSearchParams(location.search).get("__theme");
   if (theme) q.set("__theme", theme);
   return {url: `${location.origin}${location.pathname}${q.toString() ? "?" + q : ""}`, extra};
@@ -263,9 +263,9 @@ inst.url = () => url().url;
 inst.model = picked;
 
 // -- the browser's history follows the view: a tab changed by the user is an entry; Back / Forward reopen it ----
-// (a lesson's views are entries of their own: assets/lesson.js). The entry left is first rewritten to the view it
+// (a lesson's views are entries of their own: assets/shell/lesson.js). The entry left is first rewritten to the view it
 // showed, so Back returns to exactly that view; opening an entry makes none.
-const inLesson = () => !!find("lesson", "lesson")?.views;  // assets/lesson.js
+const inLesson = () => !!find("lesson", "lesson")?.views;  // assets/shell/lesson.js
 document.addEventListener("click", (e) => {
   const b = e.target.closest && e.target.closest("button[role=tab]");
   if (!b || inst.opening || inLesson() || b.getAttribute("aria-selected") === "true" || !lens() || !lens().ready) return;
@@ -281,7 +281,7 @@ document.addEventListener("click", (e) => {
   pushed.tries = 0; setTimeout(pushed, 0);
 }, true);
 window.addEventListener("popstate", () => {
-  if (inLesson() || new URLSearchParams(location.search).has("lesson")) return;  // assets/lesson.js
+  if (inLesson() || new URLSearchParams(location.search).has("lesson")) return;  // assets/shell/lesson.js
   open(location.search, true).catch(failed("link_view_failed"));
 });
 inst.parse = parse;

@@ -1,5 +1,5 @@
-// attention-lens: decoding the payloads the server sends, shared by the attention view (assets/lens.js) and the
-// "Inside this head" panel (assets/inside.js). A part of both views' scripts (attention_lens/shell/components.py `script`): the
+// attention-lens: decoding the payloads the server sends, shared by the attention view (assets/shell/lens.js) and the
+// "Inside this head" panel (assets/translate/inside.js). A part of both views' scripts (attention_lens/shell/components.py `script`): the
 // body of a function in their js_on_load, its own scope; it returns what the views use (no global, nothing to load
 // first). It needs nothing from the view.
 //

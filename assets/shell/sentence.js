@@ -1,4 +1,4 @@
-// The one sentence every tab uses: the one started in the Translate tab. assets/lens.js announces it when a
+// The one sentence every tab uses: the one started in the Translate tab. assets/shell/lens.js announces it when a
 // Start answer arrives (window event lens-started), and its end (detail null: another model was picked); the
 // Translate tab's box reports its text on every change (a js-only Gradio event, translate_tab.py). Each tab names
 // the sentence (a .started-sentence element), and a hint under the box says so when the box holds another sentence
@@ -37,7 +37,7 @@ const S = keeper.sentence || (keeper.sentence = (() => {
     }
   };
   const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label]
-  document.addEventListener("lens-explain", () => s.show());  // in the language shown (assets/i18n.js)
+  document.addEventListener("lens-explain", () => s.show());  // in the language shown (assets/shell/i18n.js)
   s.show = () => { for (const e of s.elements) if (e.isConnected) s.paint(e); else s.elements.delete(e); };
   s.setBox = (v) => { s.box = typeof v === "string" ? v : ""; s.show(); };
   s.setNote = (v) => {  // the server's box_note_value: {n, texts: {source}, said ("" when it started)}

@@ -5,7 +5,7 @@
 // and clicks are watched), moving on by itself; Next / Prev and the numbered dots move without doing it. The page
 // stays usable throughout: the highlight has no overlay that takes clicks, keys go to the page, and ✕ ends it.
 // Where the tour is (stop, stops done) is kept in localStorage; the Tour button resumes there. On the first visit
-// the button is offered once (never over a link to a view, assets/link.js), never opened by itself.
+// the button is offered once (never over a link to a view, assets/shell/link.js), never opened by itself.
 const box = element.querySelector(".tour-box"), btn = element.querySelector("#tour"), dismiss = element.querySelector("[data-role=dismiss]");
 const KEY = "attention-lens.tour", LINK_KEYS = ["model", "text", "step", "kind", "layer", "head", "row", "measure", "tab"];
 const read = () => { try { return JSON.parse(localStorage.getItem(KEY)) || {}; } catch (e) { return {}; } };
@@ -14,16 +14,16 @@ const save = () => { try { localStorage.setItem(KEY, JSON.stringify(S)); } catch
 
 // -- what the stops read from the page ---------------------------------------------------------------------------
 const $ = (s) => document.querySelector(s);
-const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/shell/lens.js), on its element
 const st = () => (lens() && lens().state) || {};
 const traj = () => st().traj || null;
 const seq = () => (traj() ? traj().seq : null);
-const ins = () => find("inside", "inside") || {ui: {}};  // assets/inside.js, on its element
+const ins = () => find("inside", "inside") || {ui: {}};  // assets/translate/inside.js, on its element
 const seen = (e) => !!(e && (e.offsetParent !== null || (e.getClientRects().length && getComputedStyle(e).position === "fixed")));
 const visible = (s) => [...document.querySelectorAll(s)].find(seen) || null;
 const tabButton = (key) => document.querySelector(`#tabs button[role=tab][data-tab-id="${key}"]`);  // gr.Tab(id=key)
 const TRANSLATE = {name: "translate", shown: () => seen($("#attention"))};
-const atlasOpened = () => !!find("atlas", "atlas")?.opened;  // the head atlas (assets/atlas.js)
+const atlasOpened = () => !!find("atlas", "atlas")?.opened;  // the head atlas (assets/atlas/atlas.js)
 const STOPS = [
   {id: "start", el: "#sentence_row", begin: () => seq(), done: (b) => seq() !== null && seq() !== b},
   {id: "step", el: "#step", shows: "#attention [data-role=big]", map: true,
@@ -53,7 +53,7 @@ const STOPS = [
 ];
 const N = STOPS.length, END = {id: "end"};
 // each stop's title and text from the page's catalogue (attention_lens/shell/texts/<lang>.toml "tour.<id>.title" / ".text"), plain
-// or detailed, in the language and mode the page shows when the stop is shown (assets/explain.js, i18n.js)
+// or detailed, in the language and mode the page shows when the stop is shown (assets/shell/explain.js, i18n.js)
 const NARROW = matchMedia("(max-width: 599px)"), TOUCH = matchMedia("(pointer: coarse)");
 const PHONE = [[/<b>Inside this head<\/b>(, on the right,)?/g, "<b>Inside this head</b> (below the map)"],
   [/\(top right\)/g, "(at the top)"]], FINGER = [[/\bClick\b/g, "Tap"], [/\bclick\b/g, "tap"]];
@@ -67,7 +67,7 @@ for (const s of [...STOPS, END]) {
   Object.defineProperty(s, "text", {get: () => said(`tour.${s.id}.text`)});
 }
 
-// -- what a stop does to the view: the crossing it opens (the view's crossing, assets/lens_maps.js), the
+// -- what a stop does to the view: the crossing it opens (the view's crossing, assets/shell/lens_maps.js), the
 // settings it gives back at the end --------------------------------------------------------------------------------
 function openCrossing() {                 // the stop "look for the crossing" opens that head in the view
   const d = traj(), view = lens();

@@ -1,18 +1,18 @@
 // attention-lens: each tab's view as link parameters. One registry, tabs[tab] =
-// {ready(): bool, get(): {name: value} | null, set(params, notes): Promise}: Copy link (assets/link.js) puts the
+// {ready(): bool, get(): {name: value} | null, set(params, notes): Promise}: Copy link (assets/shell/link.js) puts the
 // shown tab's get() in the query as <tab>_<name>; a link opened calls set() with those values (strings from the URL:
 // checked here; one out of range is ignored and said in `notes`, naming the allowed range). The Compare tab and the
-// Head atlas register themselves (assets/compare.js, assets/atlas.js); the tabs built of Gradio components
+// Head atlas register themselves (assets/compare/compare.js, assets/atlas/atlas.js); the tabs built of Gradio components
 // (Head ablation, Beam search, Across layers, Attention being learned, Model) are registered below, where their
 // controls are set as a user sets them and their own button is pressed, so that a restored view is started.
-// A part of the js_on_load of the gr.HTML #lesson (attention_lens/shell/lesson.py `script`), in a scope of its own: assets/lesson.js
+// A part of the js_on_load of the gr.HTML #lesson (attention_lens/shell/lesson.py `script`), in a scope of its own: assets/shell/lesson.js
 // calls it first with `view` = {element: that box}; it gives the registry `tabs` and its helpers `kit` (lesson.js keeps
-// both on its instance, #lesson's .lesson: assets/link.js, compare.js and atlas.js find them there).
+// both on its instance, #lesson's .lesson: assets/shell/link.js, compare.js and atlas.js find them there).
 const {element, find} = view;
 {
   const views = {};
   for (const tab of ["compare", "atlas"]) {  // the views of Compare and the Head atlas, kept by their own scripts
-    Object.defineProperty(views, tab, {enumerable: true,  // on their elements (assets/compare.js, atlas.js)
+    Object.defineProperty(views, tab, {enumerable: true,  // on their elements (assets/compare/compare.js, atlas.js)
       get: () => find(tab, tab)?.linkView});
   }
   const sleep = (ms) => new Promise(r => setTimeout(r, ms));
@@ -64,7 +64,7 @@ const {element, find} = view;
   };
   const cfg = JSON.parse(element.querySelector(".lesson").dataset.views || "{}");
   const text = (sel) => { const e = $(sel); return e ? (e.value ?? e.textContent) : ""; };
-  const lensOf = (id) => find(id, "lens");  // a view of assets/lens.js, on its element
+  const lensOf = (id) => find(id, "lens");  // a view of assets/shell/lens.js, on its element
   const sentenceOn = () => lensOf("attention")?.state?.traj;
   const drawn = (id) => { const v = lensOf(id); return v ? v.renders : 0; };
   async function press(button, id, done) { // the tab's own button; its answer is the next drawing of its view

@@ -2,8 +2,8 @@
 // gr.HTML (element, props, watch); props.value is {encoder_layers, decoder_layers, heads, d_model}, read from the
 // loaded model. It draws the encoder and decoder stacks with their sublayers as the model computes them (pre-LN:
 // x + sublayer(LayerNorm(x)), a last layer norm on each stack), highlights the kind and layer the Translate view
-// (assets/lens.js) shows, opens a clicked attention block there, and says where that map's queries, keys and
-// values come from. Never quote a bare word that gr.HTML might take for an event name (see assets/atlas.js).
+// (assets/shell/lens.js) shows, opens a clicked attention block there, and says where that map's queries, keys and
+// values come from. Never quote a bare word that gr.HTML might take for an event name (see assets/atlas/atlas.js).
 const NS = "http://www.w3.org/2000/svg";
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
 const inst = {renders: 0, shown: null};
@@ -66,7 +66,7 @@ function stack(svg, col, title, input, L, kinds, h, fs, out) {
   return {rows, bottom: y + h};
 }
 
-// Every block a target of 24 px at least (WCAG 2.5.8), 44 px where the pointer is a finger (2.5.5; assets/layout.css
+// Every block a target of 24 px at least (WCAG 2.5.8), 44 px where the pointer is a finger (2.5.5; assets/translate/layout.css
 // does the same for the page's other controls): its height in the viewBox from the width the SVG is drawn at.
 const COARSE = window.matchMedia("(pointer: coarse)");
 const scaleNow = (svg) => (svg.clientWidth || Math.min(420, innerWidth - 24)) / W;
@@ -98,7 +98,7 @@ function render() {
 }
 
 // -- the Translate view: follow what it shows, open what is clicked --------------------------------------------
-const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/shell/lens.js), on its element
 function select(kind, layer) {
   const v = lens(); if (!v || !v.select) return;
   v.select(kind, layer, v.state.head);    // the head stays; drawn now, or with the next sentence

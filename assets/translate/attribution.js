@@ -1,5 +1,5 @@
 // attention-lens: ALTI+ and saliency in the Translate view. Two more choices in the map's colour toggle (made by
-// assets/inside.js: attention weight · contribution ‖w·v·W_O‖ · ALTI+ · saliency); with one of them on, the
+// assets/translate/inside.js: attention weight · contribution ‖w·v·W_O‖ · ALTI+ · saliency); with one of them on, the
 // source pieces (a row of chips over the target's) and the target pieces are coloured by how much of the piece
 // being predicted at the current step comes from each, and the big map shows the measure of every step so far:
 // rows are steps, columns the source pieces then the target pieces.
@@ -10,7 +10,7 @@
 // first use of a method for a trajectory asks the server once (trigger("click") -> attention_lens/translate/attribution.py
 // attribution_at); the answers are kept per trajectory and method, and all of them go with a new Start, a new
 // model (the view empties) or a page reload. Tokens are set with textContent only.
-const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/shell/explain.js)
 const METHODS = {alti: "ALTI+", saliency: "saliency"};  // shown: M(method), attention_lens/texts [label]
 const NOTE = () => (find("explain_box", "explain")?.t("attribution.note") ?? "");  // attention_lens/shell/texts/en.toml, plain or not
 const T = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k), M = (m) => T(`method_${m}`);
@@ -21,7 +21,7 @@ const MAP_H = 160;                        // the map's rows take at most this he
 const cache = new Map(), pending = new Map(), failed = new Map();  // key `${seq}|${method}` -> payload / time / why
 const ui = {method: null, greedy: undefined};  // method: null = off (the view's own weight / contribution)
 const inst = {requests: 0, updates: 0, updateMs: 0, cache, pending, ui, shown: null};  // on #attribution (below)
-const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/shell/lens.js), on its element
 const part = (sel) => document.querySelector(`#attention ${sel}`);
 
 // -- decoding the payload ----------------------------------------------------------------------------------
@@ -304,7 +304,7 @@ function done(t0) {
 function setMethod(method) {
   ui.method = method in METHODS ? method : null;
   for (const [value, r] of Object.entries(radios)) r.checked = value === ui.method;
-  const I = find("inside", "inside");  // Inside this head (assets/inside.js), on its element
+  const I = find("inside", "inside");  // Inside this head (assets/translate/inside.js), on its element
   if (ui.method && I && I.ui.measure) I.setMeasure(false);
   if (ui.method) radios[ui.method].checked = true;  // inside.js's setMeasure checks "attention weight"
   update();
@@ -316,7 +316,7 @@ inst.view = () => {                      // for tests: what the map and the chip
   const z = [...Array(v.step + 1).keys()].map(i => [...Array(v.P.C).keys()].map(j => cellAt(v, i, j)));
   return {method: v.method, step: v.step, rows: v.rows, cols: v.cols, zmax: v.zmax, z, chips: v.chips};
 };
-inst.update = update;                    // for the Translate view (assets/lens.js)
+inst.update = update;                    // for the Translate view (assets/shell/lens.js)
 home.attribution = inst;  // where every other script finds this view (docs/design.md)
 if (!place()) {                           // the view and inside.js's toggle may come after this script
   const k = setInterval(() => { if (place()) { clearInterval(k); update(); } }, 200);

@@ -1,6 +1,6 @@
 // Caveats beside the translation (transformer/decode/caveats.py: longer than what the model learned from, repeating
 // itself, another language, unknown characters). A Start's answer carries them (payload.caveats) and
-// assets/lens.js announces them (window event lens-caveats); a Start without any, or the view cleared (another
+// assets/shell/lens.js announces them (window event lens-caveats); a Start without any, or the view cleared (another
 // model picked), hides them. A caveat never blocks: it explains. Text is set with textContent only: a message
 // may quote the user's input.
 const list = element.querySelector(".caveats");

@@ -2,7 +2,7 @@
 // row: q·k for every key → ÷√d_k → mask → softmax → weights → Σ wᵢvᵢ, with the numbers of the sentence shown, and
 // each key's contribution ‖w·v·W_O‖. Also the map's toggle between attention weight and contribution.
 // Runs as the js_on_load of a gr.HTML (#inside): `element`, `props`, `trigger`, `watch` are given, and `parts`, whose
-// payload (assets/payload.js, in a scope of its own) gives the decoders (attention_lens/translate/inside_panel.py).
+// payload (assets/shell/payload.js, in a scope of its own) gives the decoders (attention_lens/translate/inside_panel.py).
 // One payload (attention_lens/translate/inside_payload.py) holds one head's q, k and v for every position of the decoded trajectory,
 // so Step / Back / Play / the slider only redraw here (lens.js calls #inside's .inside.update after each draw):
 // no request. Choosing another head, or a new trajectory (Start, a forced piece), asks the server once
@@ -10,13 +10,13 @@
 // scaled_dot_product_attention does; tokens are set with textContent only.
 const {decodeHead, headKey} = parts.payload();
 const q = (role) => element.querySelector(`[data-role="${role}"]`);
-const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/explain.js)
+const num = (x, d) => (find("explain_box", "explain")?.num(x, d) ?? x.toFixed(d));  // 0.741 / 0,741 (assets/shell/explain.js)
 const wl = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label]
 const KEEP = 12, RETRY_MS = 15000;        // payloads kept (heads × trajectories); a request unanswered by then is sent again
 const cache = new Map(), pending = new Map(), failed = new Map();  // failed: key -> the server's message
 const ui = {open: true, stage: 6, measure: false, pick: null};  // pick: {ids, kind, row} chosen on the map
 const inst = {updates: 0, updateMs: 0, requests: 0, cache, ui, shown: null, sheet: false};  // on #inside (below)
-const lens = () => find("attention", "lens");  // the attention view (assets/lens.js), on its element
+const lens = () => find("attention", "lens");  // the attention view (assets/shell/lens.js), on its element
 
 // -- a head's payload, decoded by payload.js (decodeHead), with the scales of its colour strips -----------------
 function load(p) { const h = decodeHead(p); h.qk = absMax(h.q, h.k); h.vmax = absMax(h.v); return h; }
@@ -119,7 +119,7 @@ function titles(h, st, i) {                 // the words: attention_lens/texts [
   if (x) x.put(q("scaledhead"), "inside.th_scaled", {dk: h.dk});  // "shrunk" / "÷√64"
   else setText(q("scaledhead"), `÷√${h.dk}`);
   // the stage's note from the page's catalogue (attention_lens/shell/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
-  // "Explanations" box says (assets/explain.js)
+  // "Explanations" box says (assets/shell/explain.js)
   const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") : `inside.stage${ui.stage}`;
   const said = find("explain_box", "explain")?.t(key) ?? key;
   setText(q("note"), said.replace(/\{dk\}/g, String(h.dk)).replace(/\{root\}/g, num(Math.sqrt(h.dk), 2)));
@@ -203,7 +203,7 @@ function update() {
   const any = [...cache.values()].reverse().find(c => c.ids === ids);
   if (any) giveNorms(any, false);
   else if (ui.measure && !ui.open) request(d, st.kind, st.layer, mean ? 0 : st.head);  // the toggle needs norms
-  if (st.conceal === "where") {           // a live class's open question about the map's row (assets/live.js): the
+  if (st.conceal === "where") {           // a live class's open question about the map's row (assets/live/live.js): the
     message(wl("conceal_inside")); return done(t0);  // weights, their table and notes wait for the reveal
   }
   if (mean) {
@@ -232,7 +232,7 @@ function stage(s) {
   update();
 }
 element.querySelectorAll(".inside-stages button").forEach(b => b.addEventListener("click", () => stage(+b.dataset.stage)));
-document.addEventListener("lens-explain", () => update());  // the notes in the other version (assets/explain.js)
+document.addEventListener("lens-explain", () => update());  // the notes in the other version (assets/shell/explain.js)
 q("fold").addEventListener("click", () => {
   ui.open = !ui.open; q("body").hidden = !ui.open;
   q("fold").textContent = ui.open ? "▾" : "▸"; q("fold").setAttribute("aria-expanded", String(ui.open));
@@ -267,7 +267,7 @@ function row() {                          // the query row the panel shows (lens
 // The toggle on the map: attention weight or contribution (placed in the view's controls; styled by lens.css)
 const toggle = document.createElement("span");
 toggle.className = "lens-measure"; toggle.setAttribute("role", "radiogroup");
-toggle.dataset.tip = "inside.toggle_tip";  // its title, in the mode shown (assets/explain.js apply)
+toggle.dataset.tip = "inside.toggle_tip";  // its title, in the mode shown (assets/shell/explain.js apply)
 for (const value of ["weight", "contribution"]) {
   const l = document.createElement("label"), r = document.createElement("input");
   r.type = "radio"; r.name = "lens-measure"; r.value = value; r.checked = value === "weight";
@@ -300,7 +300,7 @@ function setMeasure(on) {
 }
 inst.setMeasure = setMeasure; inst.stage = stage; inst.pick = pick; inst.closeSheet = () => sheet(false);
 inst.ready = () => pending.size === 0;
-inst.update = update; inst.queryRow = row;  // for the Translate view (assets/lens.js, lens_draw.js)
+inst.update = update; inst.queryRow = row;  // for the Translate view (assets/shell/lens.js, lens_draw.js)
 home.inside = inst;  // where every other script finds this view (docs/design.md)
 if (!placeToggle()) { const t = setInterval(() => { if (placeToggle()) clearInterval(t); }, 200); setTimeout(() => clearInterval(t), 30000); }
 update();

@@ -1,6 +1,6 @@
 // The top-k next pieces as an HTML bar chart of buttons; clicking one forces it (what-if).
 // Plain DOM (no Plotly): cheap to redraw on every step. Pieces are set with textContent only.
-// Drawn from props.value (a server answer) and, on every local step, by the Translate view (assets/lens_labels.js
+// Drawn from props.value (a server answer) and, on every local step, by the Translate view (assets/shell/lens_labels.js
 // pushTopk calls #topk's .topk.render): the click sends the piece and the position the view shows.
 const pct = (p) => (find("explain_box", "explain")?.pct(p, 1) ?? `${(100 * p).toFixed(1)}%`);  // 33.5% / 33,5 %
 const list = element.querySelector(".topk-list"), note = element.querySelector(".topk-note");
@@ -8,7 +8,7 @@ let shown = {};
 const w = (k, v) => (find("explain_box", "explain")?.fill(`label.${k}`, v) ?? k);  // attention_lens/texts [label]
 function force(piece) {
   if (!shown.items || shown.done) return;
-  const view = find("attention", "lens");  // the attention view (assets/lens.js), on its element
+  const view = find("attention", "lens");  // the attention view (assets/shell/lens.js), on its element
   const position = view && view.position ? view.position() : "";
   trigger("click", {piece, position});
 }

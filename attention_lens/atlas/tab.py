@@ -166,7 +166,7 @@ def plain_on(atlas: dict, tr, lang: str = "en") -> str:
 
 def atlas_texts(atlas: dict, words: str, tr, lang: str = "en") -> dict:
     """The summary over the grid, the note under it, the curve's title and the legend's title, each {plain,
-    detail} in `lang` (assets/atlas.js shows the one the page's language and "Explain" box ask for)."""
+    detail} in `lang` (assets/atlas/atlas.js shows the one the page's language and "Explain" box ask for)."""
     n, st = atlas.get("prunable_within_1_bleu"), pruning_stop(atlas)
     out = {}
     for mode in MODES:

@@ -1,6 +1,6 @@
 """The Compare tab: two sentences side by side (minimal pairs). "Start both" decodes both as Start does and sends the
-two whole trajectories at once (attention_lens/translate/payload.py trajectory_payload); the browser (assets/compare.js)
-then steps them in
+two whole trajectories at once (attention_lens/translate/payload.py trajectory_payload); the browser
+(assets/compare/compare.js) then steps them in
 lockstep with one player and one kind, layer and head, shows their translations and maps side by side and, where
 their pieces line up, the difference of the two maps. The tab follows the chosen model (the picker)."""
 from __future__ import annotations
@@ -126,7 +126,7 @@ def build(ctx: Ctx) -> None:
         **CONC)
 
     def on_model(key):  # another model: its example pairs, the first in the boxes, the view cleared and marked as
-        m = models.get(key)  # drawn for `key`: a link's pair is typed only after this (assets/compare.js ready)
+        m = models.get(key)  # drawn for `key`: a link's pair is typed only after this (assets/compare/compare.js ready)
         a1, b1 = first_pair(m)
         return {a: gr.update(value=a1, placeholder=label(f"sentence_a_{m.config.src_lang}")),
                 b: gr.update(value=b1, placeholder=label(f"sentence_b_{m.config.src_lang}")),

@@ -1,5 +1,5 @@
 """A live class on the page: Teach live beside Copy link, the teacher's panel (the student link, the
-count, the questions and their answers) and the students' bar, in one gr.HTML (#class_box, assets/live.js); the
+count, the questions and their answers) and the students' bar, in one gr.HTML (#class_box, assets/live/live.js); the
 class's view pushed to each follower by a Gradio generator event held open per student (#class_feed), and the same
 stream for programs: `Client(url).submit(code, api_name="/follow")` yields the class's view at each change.
 
@@ -101,7 +101,8 @@ BOX_CSS = (
     " max-width: none; } }"
     ".class-join { display: flex; gap: 4px; margin: 0; } .class-join[hidden] { display: none; }"
     "@media (min-width: 600px) { .class-box button { padding: 0 8px; } .class-join input { width: 0; }"
-    # two rows of 24 px (the page's least tap target, assets/layout.css): the intro row stays one line of 50 px
+    # two rows of 24 px (the page's least tap target, assets/translate/layout.css): the intro row stays one line of
+    # 50 px
     " .class-box button, .class-join input { height: 24px; box-sizing: border-box; } }"
     ".class-join input { font: inherit; width: 7em; min-width: 0; flex: 1 1 auto; padding: 1px 4px; margin: 0;"
     " border-radius: 6px;"
@@ -132,7 +133,7 @@ BOX_CSS = (
     " padding: 8px 10px; display: flex; flex-direction: column; gap: 4px; }"
     ".class-panel[hidden], .class-bar[hidden] { display: none; }"
     # the teacher's panel covers nothing: on a wide screen a column of its own at the right, the page beside it
-    # (body.class-teaching, assets/live.js); narrower, a block of the intro row, in the page's flow
+    # (body.class-teaching, assets/live/live.js); narrower, a block of the intro row, in the page's flow
     "@media (min-width: 1000px) { .class-panel { right: 8px; top: 8px; width: 320px; max-height: calc(100vh - 16px);"
     " overflow: auto; box-sizing: border-box; } }"
     "@media (max-width: 999px) { .class-panel { position: static; width: 100%; box-sizing: border-box;"
@@ -143,7 +144,7 @@ BOX_CSS = (
     ".class-panel input { font: inherit; font-size: 12px; padding: 2px 4px; width: 100%; box-sizing: border-box; }"
     ".class-panel label { font-size: 11px; color: #166534; }"
     ".class-bar .class-row [data-role=state] { flex: 1; font-weight: 600; }"
-    # a tap that would leave the teacher's view, held: asked first (assets/live.js)
+    # a tap that would leave the teacher's view, held: asked first (assets/live/live.js)
     ".class-leave-ask { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; font-weight: 600; }"
     ".class-leave-ask[hidden] { display: none; }"
     ".class-q { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; }"
@@ -155,12 +156,12 @@ BOX_CSS = (
     ".class-chart .key { overflow-wrap: anywhere; max-width: 110px; }"
     ".class-legend { font-size: 11px; color: #166534; }"
     ".class-q .class-hide { margin-left: auto; border: none; background: none; color: #166534; }"
-    # the revealed answer: its words, Answers (the chart on demand) and ✕ on one line (assets/live.js)
+    # the revealed answer: its words, Answers (the chart on demand) and ✕ on one line (assets/live/live.js)
     ".class-q.revealed .class-answer { flex: 1 1 12em; font-weight: 600; }"
     ".class-q.revealed .class-hide { margin-left: 0; }"
     ".class-bar .class-chart-wrap { max-height: 24vh; overflow: auto; }"
     ".class-legend i { display: inline-block; width: 10px; height: 8px; margin: 0 3px 0 8px; }"
-    # on a phone, above the fixed bar of Back / Step / Run / Play (assets/layout.css, the same width)
+    # on a phone, above the fixed bar of Back / Step / Run / Play (assets/translate/layout.css, the same width)
     ".class-keys { display: contents; }"
     "@media (max-width: 599px) { .class-bar { bottom: calc(72px + env(safe-area-inset-bottom)); padding: 4px 8px;"
     " gap: 2px; }"
@@ -200,7 +201,7 @@ def build() -> SimpleNamespace:
         REGISTRY.attach(store.Store(store.data_dir()))
     box = gr.HTML(None, html_template=BOX_HTML, css_template=BOX_CSS, js_on_load=asset("live/live.js"),
                   elem_id="class_box", padding=False)
-    # the stream of one follower: each snapshot becomes this component's value (assets/live.js watches it)
+    # the stream of one follower: each snapshot becomes this component's value (assets/live/live.js watches it)
     feed = gr.HTML(None, html_template="", js_on_load="element.closest('#class_feed').feed = "
                    "{follow: (d) => trigger('submit', d), props, watch};", elem_id="class_feed", padding=False,
                    container=False,

@@ -1,9 +1,9 @@
 """Live classes, with no Gradio in them: a registry of classes, each one teacher's view that students
 follow. A class is a short code (the student link's `?class=<code>`, typed from a projector:
 attention_lens/live/access.py) and a teacher token (256 random bits) that alone may change it. The class's view is the
-page state the app already writes into a link (assets/link.js `url()`: a query string); the teacher's page sends it on
-every change and each student's page opens it as a link (#link_box's .link.open, assets/link.js), so a class shows
-exactly what a link would.
+page state the app already writes into a link (assets/shell/link.js `url()`: a query string); the teacher's page sends
+it on every change and each student's page opens it as a link (#link_box's .link.open, assets/shell/link.js), so a
+class shows exactly what a link would.
 
 Followers wait on an asyncio.Event that the next change sets (then a new one is made): a change wakes each waiting
 follower once; nothing polls. Bounds: MAX_CLASSES classes x MAX_STUDENTS students; a class ends CLASS_TTL_S after the
@@ -36,7 +36,7 @@ not kept: a page reconnecting after a restart joins again with its browser's id,
 The teacher's presence: her page's stream counts while it is open; when none has been open for AWAY_S seconds the
 students' snapshots say `away` (and stop saying it when she is back). Every stream yields a heartbeat every BEAT_S
 seconds (its snapshot with `beat` counted up): Gradio notices a closed page only when its stream yields, and a page
-that has heard nothing for a while knows its stream dropped and reconnects (assets/live.js).
+that has heard nothing for a while knows its stream dropped and reconnects (assets/live/live.js).
 
 Errors are LiveError(key): `key` names the text in the catalogues' [said] table (attention_lens/shell/texts/*.toml),
 said by attention_lens/live/page.py in the page's language.
@@ -73,9 +73,9 @@ MAX_STREAMS_PER_CLIENT = MAX_STUDENTS + 40
 CONFIRM_S = 20.0  # a stream whose reader has not said it read its first snapshot by then ends (a ghost)
 STUDENT_ID = 64  # characters of a browser's id at most
 QUESTION_KINDS = ("where", "next")
-MAX_LESSON = 16384  # characters of the teacher's lesson (its ?lesson=... query: assets/lesson.js MAX_LINK and view=)
+MAX_LESSON = 16384  # characters of the teacher's lesson (its ?lesson=... query: shell/lesson.js MAX_LINK and view=)
 AWAY_S = 20.0  # the teacher's page gone this long: her students read that she is away
-BEAT_S = 5.0  # each stream yields at least this often (assets/live.js reconnects after 12 s without a word)
+BEAT_S = 5.0  # each stream yields at least this often (assets/live/live.js reconnects after 12 s without a word)
 
 
 class LiveError(Exception):

@@ -93,7 +93,7 @@ class Ctx:
 
 def live_position(n_inputs: int, index: int) -> str:
     """A Gradio `js=` function for an event whose input `index` (of n_inputs) is ctx.view, the Translate view: it
-    puts the position the view shows *now* there (assets/lens.js `position`: the step and the pieces leading to
+    puts the position the view shows *now* there (assets/shell/lens.js `position`: the step and the pieces leading to
     it), so the request carries the step the browser owns. Without a view (a program's call) the value is "" and
     the handler reads the session's own cursor (attention_lens/translate/handlers.py at_position)."""
     return (f'(...a) => {{ const v = document.getElementById("attention")?.lens; '  # the view, on its element
@@ -131,7 +131,7 @@ def script(main: str, *parts: str) -> str:
     return head + asset(main)
 
 
-# The attention view's parts, by concept (assets/lens.js says what each holds and mounts them)
+# The attention view's parts, by concept (assets/shell/lens.js says what each holds and mounts them)
 LENS_PARTS = ("shell/payload.js", "shell/lens_maps.js", "shell/lens_draw.js", "shell/lens_labels.js",
               "shell/lens_player.js", "shell/lens_export.js")
 
@@ -143,7 +143,7 @@ def lens_view(ctx: Ctx, elem_id: str) -> gr.HTML:
 
 
 def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | None = None) -> gr.HTML:
-    """The sentence every tab uses, the one started in the Translate tab, named (assets/sentence.js); with
+    """The sentence every tab uses, the one started in the Translate tab, named (assets/shell/sentence.js); with
     hint=True instead: the note under the Translate tab's box, shown while the box holds another sentence, and
     what a Start that started nothing said of the box's text (its value: box_note_value, box "source").
     `head`: HTML put into the page's head when it loads (the Translate tab's layout CSS)."""
@@ -154,7 +154,7 @@ def started_sentence(ctx: Ctx, elem_id: str, hint: bool = False, head: str | Non
 
 
 def box_note(ctx: Ctx, elem_id: str, boxes: list[str]) -> gr.HTML:
-    """The note under input boxes (assets/box_note.js): why the last request of a button started nothing (its
+    """The note under input boxes (assets/shell/box_note.js): why the last request of a button started nothing (its
     value: box_note_value), said by the page while the boxes (their elem_ids) still hold what was sent; gone once
     one of them is edited, a sentence is started, or the next request is taken. Gradio's own message on a box (a
     validator's) is replaced by the box's status at any later server event of the page, so it could vanish ms

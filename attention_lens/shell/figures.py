@@ -15,7 +15,7 @@ from attention_lens.shell.texts import said, separators  # a figure's words and 
 
 def axis_words(kind: str, languages: tuple[str, str] | None) -> tuple[str, str]:
     """(what the rows are, what the columns are) of a kind of map, in the model's languages (source, target codes):
-    cross-attention's rows are the target being written, its columns the source it reads (assets/lens_maps.js
+    cross-attention's rows are the target being written, its columns the source it reads (assets/shell/lens_maps.js
     axisWords says the same in the browser)."""
     from attention_lens.shell.texts import labels, page_lang
     w = labels(page_lang())  # in the user's page's language (attention_lens/shell/texts/<lang>.toml [label])
@@ -78,7 +78,7 @@ def figure(spec: dict):
 
 # -- A phone: a figure drawn for the width the page gives it ----------------------------------------
 
-NARROW = 600  # px: below it the page is a phone's (assets/layout.css) and a figure is drawn for the width it gets
+NARROW = 600  # px: below it the page is a phone's (assets/translate/layout.css), a figure drawn for the width it gets
 CHAR = 7.0  # px of a character of the 12 px labels, about
 WIDTH_JS = "innerWidth"  # what a tab's js= puts into its hidden width input (see width_input)
 

@@ -2,8 +2,8 @@
 (`/?lesson=...`: base64url JSON, bounded; nothing is stored on the server, so it survives a restart and opens on
 any copy of the app). The box under the intro row holds the teacher's tools (opened by Lesson… beside Copy link:
 #lesson_note, #lesson_add, #copy_lesson) and the student's bar (#lesson_bar: "View 2 of 4", the note,
-#lesson_back / #lesson_next). Everything runs in the browser: assets/views.js (each tab's view as link parameters)
-and assets/lesson.js; each view is opened by assets/link.js as its own link would be."""
+#lesson_back / #lesson_next). Everything runs in the browser: assets/shell/views.js (each tab's view as link parameters)
+and assets/shell/lesson.js; each view is opened by assets/shell/link.js as its own link would be."""
 from __future__ import annotations
 
 import html
@@ -19,7 +19,7 @@ MAX_VIEWS, MAX_NOTE, MAX_LINK = 8, 140, 12000  # views per lesson, characters pe
 CSS = ("#lesson:has(#lesson_bar[hidden]):has(.lesson-make[hidden]) { display: none !important; }"
        "#lesson .html-container { padding: 0 !important; }"
        # a phone: the student's bar stays at the top of the screen while the page scrolls, so the view's
-       # subject can sit right under it (assets/lesson.js inSight). Gradio's container hides its overflow, which
+       # subject can sit right under it (assets/shell/lesson.js inSight). Gradio's container hides its overflow, which
        # makes it the box a sticky element sticks in; `clip` cuts the same overflow without being one.
        "@media (max-width: 599px) {"
        " .gradio-container:has(#lesson_bar:not([hidden])) { overflow: clip !important; }"
@@ -41,12 +41,12 @@ BOX_CSS = (".lesson-bar, .lesson-make { display: flex; flex-wrap: wrap; gap: 6px
            ".lesson-make button:hover, .lesson-bar button:hover:enabled { border-color: #f97316; }"
            ".lesson-make [data-role=close] { border: none; background: none; color: #888; }")
 
-LESSON_PARTS = ("shell/views.js",)  # the script's part (assets/lesson.js calls it first): the tabs' registry
+LESSON_PARTS = ("shell/views.js",)  # the script's part (assets/shell/lesson.js calls it first): the tabs' registry
 
 
 def template() -> str:
     """The bar and the tools; their words in every language (attention_lens/shell/texts.py both; tooltips: data-tip,
-    filled by assets/explain.js in the page's language)."""
+    filled by assets/shell/explain.js in the page's language)."""
     limits = {"views": MAX_VIEWS, "note": MAX_NOTE, "link": MAX_LINK, "methods": ALIGN_METHODS}
     tip = lambda key: f'data-tip="label.{key}" title="{html.escape(labels()[key])}"'
     return (f'<div class="lesson" data-views="{html.escape(json.dumps(limits, ensure_ascii=False))}">'

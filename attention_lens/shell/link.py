@@ -1,12 +1,12 @@
-"""The page's tools in the intro row: the guided tour (assets/tour.js) and a link to the view shown
-(assets/link.js), with the line under the intro row where a link's ignored parameters are said.
+"""The page's tools in the intro row: the guided tour (assets/shell/tour.js) and a link to the view shown
+(assets/shell/link.js), with the line under the intro row where a link's ignored parameters are said.
 
 The tour needs nothing from the server: its code travels in the page's config, and driver.js (assets/vendor)
 is fetched only when it starts. A link (`/?model=de-en&text=...&step=2&kind=cross&layer=2&head=3&row=1&
 measure=contribution&tab=atlas`) is read in the browser; its model and sentence come here once, through the
 link box's one event, which sets the picker and the box and starts the sentence as Start does; the browser
 then moves the view to the link's step, head, row, colours and tab, with no further request. The other tabs' views
-travel as <tab>_<name> parameters (assets/views.js), restored by setting their controls and pressing their button;
+travel as <tab>_<name> parameters (assets/shell/views.js), restored by setting their controls and pressing their button;
 a lesson (attention_lens/shell/lesson.py) is a list of such links with notes, in one parameter.
 """
 from __future__ import annotations
@@ -28,14 +28,14 @@ LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
             # the line floats over the screen's bottom, as a note that goes by itself does (in the flow,
             # "View 1 added" pushed the page down 84 px; over the top, it lay on the tabs once the page was scrolled)
             # a live class's bar (attention_lens/live/page.py) at the same bottom: the line stands above it
-            # (assets/live.js --class-bar-room: its height and a gap; 0 without a bar), never over it
+            # (assets/live/live.js --class-bar-room: its height and a gap; 0 without a bar), never over it
             "#link_note { position: fixed !important; left: 50%;"
             " bottom: calc(8px + env(safe-area-inset-bottom) + var(--class-bar-room, 0px));"
             " transform: translateX(-50%); z-index: 1000;"
             " width: min(960px, calc(100vw - 16px)) !important; box-shadow: 0 4px 16px rgba(0,0,0,.18);"
             " border-radius: 6px; pointer-events: none; }"  # what it covers stays clickable; its own controls:
             "#link_note .link-note input, #link_note .link-note button { pointer-events: auto; }"
-            # a phone: above the fixed bar of Back / Step / Run / Play (assets/layout.css)
+            # a phone: above the fixed bar of Back / Step / Run / Play (assets/translate/layout.css)
             # and its words on one line with ✕, the link on the next (side by side, the words took three lines)
             "@media (max-width: 599px) { #link_note {"
             " bottom: calc(72px + env(safe-area-inset-bottom) + var(--class-bar-room, 0px)); }"
@@ -47,7 +47,7 @@ LINK_CSS = ("#link_note:has(.link-note[hidden]) { display: none !important; }"
             "#intro #title .html-container { padding: 0 !important; }"
             "#intro #tour_box, #intro #link_box { flex: 0 0 auto !important; width: auto !important; }"
             "#intro #tour_box .html-container, #intro #link_box .html-container { padding: 0 !important; }")
-# their words: the catalogue's [label] (attention_lens/shell/texts.py), put in by assets/explain.js apply() in the
+# their words: the catalogue's [label] (attention_lens/shell/texts.py), put in by assets/shell/explain.js apply() in the
 # page's language
 TOUR_HTML = ('<div class="tour-box" data-js="${driver_js}" data-css="${driver_css}" data-examples="${examples}">'
              '<button type="button" id="tour" data-tip="label.tour_tip"'
@@ -92,7 +92,7 @@ def tools(models) -> SimpleNamespace:
 
 
 def first_examples(models) -> dict[str, str]:
-    """{model key: its first example sentence}: what the tour starts when the box is empty (assets/tour.js)."""
+    """{model key: its first example sentence}: what the tour starts when the box is empty (assets/shell/tour.js)."""
     out = {}
     for key, tr in models:
         glossed = read_glossed_examples(examples_path(tr.config.src_lang))

@@ -1,7 +1,7 @@
 """The page's explanations: one catalogue per language, `attention_lens/shell/texts/<lang>.toml`,
 where every text
 has a plain version, shown by default, and a detailed one, one click away ("Explain: simply | in detail", the
-box of assets/explain.js, remembered in links as `explain=detail`).
+box of assets/shell/explain.js, remembered in links as `explain=detail`).
 
 Python builders put `explained(key)` into a gr.Markdown: both versions, each in a div the page's CSS shows or hides
 by the mode (`EXPLAIN_CSS`), so switching needs no request and every text, a note set later included, follows it.
@@ -10,7 +10,7 @@ by `explain_box`). Keys are dotted paths into the TOML: "beam.intro", "glossary.
 
 Languages: every text is in the page in each language of LANGS (a German key missing falls back to
 English: `missing`), each in an element of class `l-<lang>` that the page's CSS shows by the language chosen
-(`body.lang-de`, set by assets/i18n.js from the browser's language, a link's `lang=de` or the switch
+(`body.lang-de`, set by assets/shell/i18n.js from the browser's language, a link's `lang=de` or the switch
 #ui_language), so a switch needs no request and no reload, as the mode's. Gradio's own component labels come from
 the catalogues' [label] tables through gr.I18n (`I18N`, `label(key)`); texts a handler makes for one user (toasts,
 plot titles) read the page's language from the request (`page_lang`: the cookie i18n.js sets), and write their
@@ -32,8 +32,8 @@ from attention_lens.shell.components import script
 TEXTS_DIR = Path(__file__).parent / "texts"
 MODES = ("plain", "detail")
 LANGS = ("en", "de")  # the first: what a missing text falls back to
-TEXTS_PARTS = ("shell/i18n.js",)  # explain_box's script's part (assets/explain.js calls it last): the language
-LANG_COOKIE = "al_lang"  # the page's language, for handlers (assets/i18n.js sets it)
+TEXTS_PARTS = ("shell/i18n.js",)  # explain_box's script's part (assets/shell/explain.js calls it last): the language
+LANG_COOKIE = "al_lang"  # the page's language, for handlers (assets/shell/i18n.js sets it)
 EXPLAIN_CSS = ("body:not(.explain-detail) .x-detail, body.explain-detail .x-plain { display: none !important; }"
                "body:not(.lang-de) .l-de, body.lang-de .l-en { display: none !important; }"
                # a button's text in these spans keeps the button's colour (Gradio's `.prose *` gives every element
@@ -156,7 +156,7 @@ def shown(value: str, lang: str = "en") -> str:
 
 
 def page_lang() -> str:
-    """The language of the page whose event is running (the cookie assets/i18n.js sets; else the browser's
+    """The language of the page whose event is running (the cookie assets/shell/i18n.js sets; else the browser's
     Accept-Language); English outside an event."""
     from gradio.context import LocalContext
     req = LocalContext.request.get(None)
@@ -168,7 +168,7 @@ def page_lang() -> str:
     return "de" if req.request.headers.get("accept-language", "").lower().startswith("de") else LANGS[0]
 
 
-DECIMAL = {"en": ".", "de": ","}  # each language's decimal separator (the browser's, assets/explain.js num: Intl)
+DECIMAL = {"en": ".", "de": ","}  # each language's decimal separator (the browser's, assets/shell/explain.js num: Intl)
 
 
 def number(x: float, digits: int | None = 2, lang: str | None = None) -> str:
@@ -255,7 +255,7 @@ def payload() -> dict:
 
 
 def explain_box() -> gr.HTML:
-    """'Explain: simply | in detail' (assets/explain.js) and the language switch (assets/i18n.js), with the
+    """'Explain: simply | in detail' (assets/shell/explain.js) and the language switch (assets/shell/i18n.js), with the
     catalogues the page's scripts read."""
     data = json.dumps(payload(), ensure_ascii=False).replace("</", "<\\/")
     return gr.HTML(None, html_template=f'<div class="explain-wrap">{EXPLAIN_HTML}</div>',

@@ -1,4 +1,4 @@
-"""The architecture strip beside the Translate view (assets/arch.js): the encoder and decoder stacks of the
+"""The architecture strip beside the Translate view (assets/translate/arch.js): the encoder and decoder stacks of the
 loaded model, the kind and layer shown highlighted, a click opens a block in the view."""
 from __future__ import annotations
 

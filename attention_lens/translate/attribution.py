@@ -47,7 +47,7 @@ def whole(tr: Translator, session, position) -> DecodingSession:
 def attribution_at(tr: Translator, session, position, method, key: str = "") -> dict:
     """The Translate view's attribution payload (attention_lens/translate/attribution_payload.py): `method` over every
     row of the trajectory the view holds, whose last position `position` is ({"step", "ids", "forced"} as
-    assets/attribution.js sends it). `key` (the browser's name for the request) is echoed."""
+    assets/translate/attribution.js sends it). `key` (the browser's name for the request) is echoed."""
     t0 = time.perf_counter()
     check_method(method)
     s = whole(tr, session, position)

@@ -1,5 +1,5 @@
-"""ALTI+ and saliency in the Translate view (assets/attribution.js, attribution.css): two more choices in the map's
-colour toggle, colouring the pieces and drawing the measure of every step. A hidden gr.HTML holds the browser side
+"""ALTI+ and saliency in the Translate view (assets/translate/attribution.js, attribution.css): two more choices in the
+map's colour toggle, colouring the pieces and drawing the measure of every step. A hidden gr.HTML holds the browser side
 and its one event: the browser asks once per trajectory and method (attention_lens/translate/attribution.py
 attribution_at); stepping asks nothing."""
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The Translate view's attribution payload: what Python sends and `assets/attribution.js` decodes (its `load`).
+"""The Translate view's attribution payload: what Python sends and `assets/translate/attribution.js` decodes (its
+`load`).
 
 One payload holds one method's attribution (transformer/interpret/attribution.py, an `Attribution`) of a whole decoded
 trajectory: every row at once, so stepping with ALTI+ or saliency on asks nothing. Row t is the decoder position

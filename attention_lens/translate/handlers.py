@@ -44,7 +44,7 @@ def trajectory_outputs(session: DecodingSession | None, k: int = TOPK, words: bo
 
 def for_page(answer) -> list:
     """The page's part of an answer (state, translation, payload, top-k): all but the top-k, which the page draws
-    once, from the payload's steps.topk at the step it shows (assets/lens_labels.js pushTopk); the top-k beside
+    once, from the payload's steps.topk at the step it shows (assets/shell/lens_labels.js pushTopk); the top-k beside
     the payload is for programs (/start, /force, gradio_client)."""
     return list(answer[:3])
 
@@ -60,7 +60,7 @@ def start(tr: Translator, text: str, k: int = TOPK, words: bool = False):
     except ValueError as e:
         fail(e)
     tell_notes(traj.notes)
-    # the sentence started, as typed: every tab names it (assets/sentence.js); when the input was cut, the part
+    # the sentence started, as typed: every tab names it (assets/shell/sentence.js); when the input was cut, the part
     # translated (read back from its pieces), never the whole input (megabytes, and more than was translated)
     started = tr.tokenizer.decode(traj.source_ids[:-1]) if traj.notes else text
     return trajectory_outputs(None, k, words, t0, traj=traj, started=started)
@@ -198,7 +198,8 @@ def unreachable(r: DecodingSession, step: int):
 def inside_at(tr: Translator, session, position, kind, layer, head) -> dict:
     """The "Inside this head" panel's payload (attention_lens/translate/inside_payload.py): one head (0-based layer and
     head) over the whole trajectory the view holds, whose last position `position` is ({"step", "ids", "forced"}, as
-    assets/inside.js sends it; None: the session's whole history). One teacher-forced pass (DecodingSession.inside)."""
+    assets/translate/inside.js sends it; None: the session's whole history). One teacher-forced pass
+    (DecodingSession.inside)."""
     s = at_position(tr, session, position)
     if position is None or position == "":
         s.cursor = len(s.positions) - 1

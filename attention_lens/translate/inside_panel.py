@@ -1,6 +1,6 @@
-"""The "Inside this head" panel of the Translate tab (assets/inside.html, inside.js, inside.css): one head of the
-map opened up for one query row, and the map's weight / contribution toggle. The browser asks for a head's
-payload (attention_lens/translate/inside_payload.py, decoded by assets/payload.js) once per head and trajectory;
+"""The "Inside this head" panel of the Translate tab (assets/translate/inside.html, inside.js, inside.css): one head of
+the map opened up for one query row, and the map's weight / contribution toggle. The browser asks for a head's
+payload (attention_lens/translate/inside_payload.py, decoded by assets/shell/payload.js) once per head and trajectory;
 stepping asks nothing."""
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from attention_lens.shell.components import FAST, Ctx, asset, script
 from attention_lens.shell.inputs import need_session
 from attention_lens.translate import handlers as decoding_views
 
-INSIDE_PARTS = ("shell/payload.js",)  # the panel's script's parts (assets/inside.js mounts them): the decoders
+INSIDE_PARTS = ("shell/payload.js",)  # the panel's script's parts (translate/inside.js mounts them): the decoders
 
 
 def panel(ctx: Ctx) -> gr.HTML:
     """The panel (elem_id "inside") and its one event: the view fires "click" with {kind, layer, head, position}
     (the trajectory's last position) and the answer is the head's payload."""
-    # the catalogue's texts are filled in by assets/explain.js apply() (data-text: the language and mode shown) from
-    # the catalogue the page's bundle holds once (attention_lens/shell/first_load.py), not put in the config in every
-    # language and mode
+    # the catalogue's texts are filled in by assets/shell/explain.js apply() (data-text: the language and mode shown)
+    # from the catalogue the page's bundle holds once (attention_lens/shell/first_load.py), not put in the config in
+    # every language and mode
     template = re.sub(r"<!--text:([\w.]+)-->", r'<span data-text="\1"></span>', asset("translate/inside.html"))
     view = gr.HTML(None, html_template=template, css_template=asset("translate/inside.css"),
                    js_on_load=script("translate/inside.js", *INSIDE_PARTS), elem_id="inside")

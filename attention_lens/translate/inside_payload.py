@@ -1,5 +1,5 @@
-"""The "Inside this head" panel's payload: what Python sends, `assets/payload.js` decodes (its
-`decodeHead`) and `assets/inside.js` shows.
+"""The "Inside this head" panel's payload: what Python sends, `assets/shell/payload.js` decodes (its
+`decodeHead`) and `assets/translate/inside.js` shows.
 
 One payload opens one head (kind, layer, head) for a whole decoded trajectory: the queries are every
 position the trajectory holds (every source piece for encoder self-attention), so the panel shows any step's

@@ -1,4 +1,4 @@
-"""The attention view's payload: what Python sends and `assets/payload.js` decodes (its `decodeView`) for lens.js.
+"""The attention view's payload: what Python sends and `assets/shell/payload.js` decodes (its `decodeView`) for lens.js.
 
 Maps travel as base64 little-endian uint16 (weight * 65535, resolution 1.5e-5): a 15-word sentence's
 three kinds of maps take ~38 kB instead of ~400 kB of JSON floats. Keep this file and payload.js in step:
@@ -127,7 +127,7 @@ def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "gr
     ids, pieces, forced, done, greedy (index into `vocab`), topk {k, ids (T, k) into `vocab`, p (T, k)},
     the translation after each step (step_texts), word spans; `roles` of the head atlas; `ui`: the k and
     words the view starts with. A Start's (`started`: the sentence started) also `input` (that sentence, which
-    every tab names) and `caveats` (what to read its translation with, shown beside it: assets/caveats.js)."""
+    every tab names) and `caveats` (what to read its translation with, shown beside it: assets/translate/caveats.js)."""
     c, T = traj.cursor, traj.n
     vocab: dict[int, int] = {}
     index = lambda i: vocab.setdefault(int(i), len(vocab))
@@ -150,7 +150,7 @@ def trajectory_payload(traj, *, k: int = 8, words: bool = False, mode: str = "gr
                                "target": [list(s) for s in traj.target_spans]},
                      **step_texts(traj.texts)},
            "roles": traj.roles, "languages": list(traj.languages),
-           "model": traj.model_key,  # the picker's key: a link names the model by it (assets/link.js)
+           "model": traj.model_key,  # the picker's key: a link names the model by it (assets/shell/link.js)
            "ui": {"k": int(k), "words": bool(words)},
            **({"ms": round(float(elapsed_ms), 1)} if elapsed_ms is not None else {})}
     if traj.ablated:

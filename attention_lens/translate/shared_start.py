@@ -1,15 +1,14 @@
 """One decode per view opened as a link: a Start's answer for (model, sentence, k, words), computed once and shared
 by every page that opens the same view while it is kept.
 
-A live class's followers each open the teacher's view as a link (assets/live.js, assets/link.js); without this, a new
-sentence cost one Start per student (200 students: 200 decodes of 0.15-0.27 s before the last one saw it). The first
-request of a view decodes it (handlers.start, once into the library); requests of the same view arriving meanwhile
-wait for that decode, and later ones take its answer while it is among the KEEP most recently used and younger than
-TTL_S. Sharing is safe because an answer is never changed after it is made: the session in it is the user's
-gr.State, which every handler forks before it moves it (attention_lens/shell/inputs.py need_session), and the
-payload is only encoded. A link's view holds no forced piece (assets/link.js url() says so when the view has one:
-the link opens its greedy decoding), so the model and the sentence name its decoding.
-"""
+A live class's followers each open the teacher's view as a link (assets/live/live.js, assets/shell/link.js); without
+this, a new sentence cost one Start per student (200 students: 200 decodes of 0.15-0.27 s before the last one saw it).
+The first request of a view decodes it (handlers.start, once into the library); requests of the same view arriving
+meanwhile wait for that decode, and later ones take its answer while it is among the KEEP most recently used and younger
+than TTL_S. Sharing is safe because an answer is never changed after it is made: the session in it is the user's
+gr.State, which every handler forks before it moves it (attention_lens/shell/inputs.py need_session), and the payload is
+only encoded. A link's view holds no forced piece (assets/shell/link.js url() says so when the view has one: the link
+opens its greedy decoding), so the model and the sentence name its decoding."""
 from __future__ import annotations
 
 import threading

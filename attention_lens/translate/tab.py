@@ -34,11 +34,11 @@ from transformer.decode.language import hint as language_hint
 from transformer.train.data import examples_path, read_glossed_examples
 
 PICK = label("examples_pick")  # "Examples: pick a sentence…" in the page's language (gr.I18n)
-VIEW = 'document.getElementById("attention")?.lens?.ctl'  # the view's controls, on its element (assets/lens.js)
+VIEW = 'document.getElementById("attention")?.lens?.ctl'  # the view's controls, on its element (assets/shell/lens.js)
 
 
 def local(call: str) -> str:
-    """A js-only event body calling the Translate view's controls (assets/lens_player.js `ctl`)."""
+    """A js-only event body calling the Translate view's controls (assets/shell/lens_player.js `ctl`)."""
     return f"(...a) => {{ const c = {VIEW}; if (c) c.{call}; }}"
 
 
@@ -91,12 +91,12 @@ def controls(ctx: Ctx) -> SimpleNamespace:
             c.attention = lens_view(ctx, "attention")
         with gr.Column(scale=1, min_width=440):
             # the translation being written, beside the map that writes it, on the first screen; on a phone right
-            # under the box (assets/layout.css)
+            # under the box (assets/translate/layout.css)
             c.translation = gr.Textbox(label=label("translation_so_far"), elem_id="translation", interactive=False,
                                        lines=1, max_lines=3)
-            c.inside = inside_panel.panel(ctx)  # "Inside this head" (assets/inside.js): one head opened up
-            arch.strip(ctx)  # the model's layers, the map shown highlighted (assets/arch.js)
-            c.attribution = attribution_panel.panel(ctx)  # ALTI+ / saliency on the map (assets/attribution.js)
+            c.inside = inside_panel.panel(ctx)  # "Inside this head" (assets/translate/inside.js): one head opened up
+            arch.strip(ctx)  # the model's layers, the map shown highlighted (assets/translate/arch.js)
+            c.attribution = attribution_panel.panel(ctx)  # ALTI+ / saliency on the map (translate/attribution.js)
     with gr.Row(elem_id="translate_tools"):
         tools(ctx, c)
     hidden_parts(ctx, c)
@@ -105,7 +105,7 @@ def controls(ctx: Ctx) -> SimpleNamespace:
 
 def sentence_row(ctx: Ctx) -> SimpleNamespace:
     """The sentence, the examples (a picker) and the five buttons in one row; a hint under it while the box
-    holds a sentence that was not started (assets/sentence.js)."""
+    holds a sentence that was not started (assets/shell/sentence.js)."""
     words = language_words(ctx.tr)
     with gr.Row(equal_height=True, elem_id="sentence_row"):
         source = gr.Textbox(label=words["label"], show_label=False, container=False, elem_id="source", lines=1,
@@ -120,8 +120,9 @@ def sentence_row(ctx: Ctx) -> SimpleNamespace:
         b_step = gr.Button(label("step"), elem_id="step", scale=0, min_width=0)
         b_run = gr.Button(label("run"), elem_id="run", scale=0, min_width=0)
     note = started_sentence(ctx, "source_hint", hint=True, head=f"<style>{asset('translate/layout.css')}</style>")
-    # what the translation of the sentence started should be read with (transformer.decode.caveats; assets/caveats.js):
-    # right under the box, where a Start's answer is first looked for, shown only when there is one
+    # what the translation of the sentence started should be read with (transformer.decode.caveats;
+    # assets/translate/caveats.js): right under the box, where a Start's answer is first looked for, shown only when
+    # there is one
     caveats = gr.HTML(None, html_template=('<div role="status" aria-live="polite">'  # a <ul> keeps its list role
                                            '<ul class="caveats" hidden></ul></div>'),
                       css_template=CAVEATS_CSS, js_on_load=asset("translate/caveats.js"), elem_id="caveats",
@@ -224,7 +225,7 @@ def hidden_parts(ctx: Ctx, c: SimpleNamespace) -> None:
     c.bus = gr.HTML("", html_template="", js_on_load="element.closest('#lens_bus').bus = trigger;", visible="hidden",
                     elem_id="lens_bus")
     c.glossary = gr.HTML("", html_template="", js_on_load=asset("shell/glossary.js"), visible="hidden",
-                         elem_id="glossary")  # the words' meanings where they appear (assets/glossary.js)
+                         elem_id="glossary")  # the words' meanings where they appear (assets/shell/glossary.js)
 
 
 def wire_browser(c: SimpleNamespace) -> None:
@@ -238,7 +239,7 @@ def wire_browser(c: SimpleNamespace) -> None:
     c.words.input(None, [c.words], js=local("setWords(a[0])"))
     # the translation so far, from the view (its element's lens)
     c.bus.input(None, None, [c.translation], js='() => document.getElementById("attention").lens.sync()')
-    # the box's text, for the hint and every tab's name of the started sentence (assets/sentence.js)
+    # the box's text, for the hint and every tab's name of the started sentence (assets/shell/sentence.js)
     c.source.change(None, [c.source], None, js="(v) => { const s = document.getElementById('source_hint')?.sentence; "
                                                   "if (s) s.setBox(v); }")
 
@@ -249,7 +250,7 @@ def wire_model(ctx: Ctx, followers: list) -> None:
     languages; the hint's button switches to the model of the sentence's language and starts it. `followers`:
     (outputs, content(translator) -> {output: value}) of the tabs whose content is the model's own."""
     c, models, page = ctx.translate, ctx.models, ctx.page
-    cleared = [ctx.state, c.translation, c.attention, c.started]  # the top-k follows the view (assets/lens.js)
+    cleared = [ctx.state, c.translation, c.attention, c.started]  # the top-k follows the view (assets/shell/lens.js)
     words_out = [c.source, c.ref, c.examples]
     groups = [o for outputs, _ in followers for o in outputs]
     busy = {"show_progress_on": cleared[1:3] + groups}  # no spinner over the boxes being relabelled
