@@ -1,9 +1,10 @@
 """Tables and figure labels read whole, in English and German, on a phone (390x844 with touch) and at 1280x800: the
-Translate view's Inside this head table, Across layers' word-alignment table (its headings "Empfindlichkeit", "Wort
-der Übersetzung" and its words) and the text of Across layers' figures (titles, tick labels, the alignment's words).
-A text is cut when an element of its cell is wider inside than its box (scrollWidth > clientWidth) without being the
-frame that scrolls, when a word of it is broken over two lines (a hyphen or a soft hyphen may end a line), or when a
-figure's text runs past the figure's own box. One served app for the module; a page per language and size."""
+Translate view's Inside this head table and architecture strip, Across layers' word-alignment table (its headings
+"Empfindlichkeit", "Wort der Übersetzung" and its words) and the text of Across layers' figures (titles, tick labels,
+the alignment's words). A text is cut when an element of its cell is wider inside than its box (scrollWidth >
+clientWidth) without being the frame that scrolls, when a word of it is broken over two lines (a hyphen or a soft
+hyphen may end a line), or when a text runs past its box or figure. One served app for the module; a page per
+language and size."""
 from __future__ import annotations
 
 import pytest
@@ -81,6 +82,25 @@ def test_inside_this_heads_table_reads_whole(page):
     page.wait_for_function("document.getElementById('inside')?.inside.ready()", timeout=60000)
     seen = page.evaluate(CUT, "#inside .inside-table th")
     assert seen == {"cut": [], "broken": []}, seen
+
+
+# every text of the architecture strip past its box (the block it names, or the strip's column): [text, px past]
+STRIP = """() => { const svg = document.querySelector('#arch svg'), out = [];
+  for (const t of svg.querySelectorAll('text')) {
+    if (!t.textContent.trim()) continue;
+    const g = t.parentElement.tagName === 'g' ? t.parentElement : null, b = t.getBBox();
+    const box = g && g.querySelector(':scope > rect');  // a block's words in its block, the others in the strip
+    const [left, right] = box ? [box.x.baseVal.value, box.x.baseVal.value + box.width.baseVal.value]
+                              : [0, svg.viewBox.baseVal.width];
+    const past = Math.max(left - b.x, b.x + b.width - right);
+    if (past > 0.5) out.push([t.textContent, Math.round(past * 10) / 10]); }
+  return out; }"""
+
+
+def test_the_architecture_strips_words_stay_in_their_boxes(page):
+    """At 1280x800 the German strip's last box read "rmieren → Encoder-Ausgabe": its words ran past both edges."""
+    page.wait_for_function("document.querySelector('#arch svg text')", timeout=30000)
+    assert page.evaluate(STRIP) == []
 
 
 @pytest.fixture()
