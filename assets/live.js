@@ -424,8 +424,7 @@ function drawStudentQuestion(el, q) {
   const text = document.createElement("span");
   text.textContent = w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: plain(q.row)});
   box.append(text);
-  const keys = document.createElement("span"); keys.className = "class-keys";  // on a phone, for screen readers and
-  keys.classList.toggle("on-map", q.kind === "where");                          // keys only: the map answers "where"
+  const keys = document.createElement("span"); keys.className = "class-keys";  // "where": the map's row answers too
   keysOf(q).forEach((k, i) => {
     const b = document.createElement("button"); b.type = "button"; b.textContent = k; b.dataset.choice = String(i);
     b.setAttribute("aria-pressed", String(mine === i)); b.disabled = q.revealed;
