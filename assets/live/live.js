@@ -115,7 +115,8 @@ function received(s) {                    // another class's, or an old stream's
   if (!s || norm(s.code) !== norm(inst.code) || (s.n !== undefined && s.n !== inst.streams)) return;
   inst.heard = Date.now();
   if (inst.lost) { inst.lost = false; draw(); }
-  if (s.error) {
+  if (s.error) {                          // (her own End class, answered by the stream first: her confirmation)
+    if (inst.role === "teacher" && inst.closing) { stopTeaching(w("class_closed_teacher")); return; }
     said({ok: false, error: s.error, key: s.key}); inst.ended = true;
     if (inst.role === "teacher") { stopTeaching(inst.kept ? null : s.error); return; }  // a class this browser
     keep(sessionStorage, FOLLOW_KEY, null); draw();                                      // kept, ended since
@@ -129,7 +130,7 @@ function received(s) {                    // another class's, or an old stream's
   if (s.you) { inst.student = s.you; keep(sessionStorage, FOLLOW_KEY, {code: inst.code}); }  // in it: this tab's
   if (s.ended) {
     inst.ended = true;
-    if (inst.role === "teacher") { stopTeaching(w("class_ended_teacher")); return; }
+    if (inst.role === "teacher") { stopTeaching(w(inst.closing ? "class_closed_teacher" : "class_ended_teacher")); return; }
     keep(sessionStorage, FOLLOW_KEY, null);
   }
   if (inst.role === "student" && inst.following && !s.ended) applyView();
@@ -219,15 +220,20 @@ startBtn.addEventListener("click", async () => {
 });
 for (const id of ["#class_link", "#class_teacher_link"]) $(id).addEventListener("focus", (e) => e.target.select());
 function stopTeaching(why) {              // the class ended (here, in another tab, or on the server): Teach live again
-  inst.ended = true; clearInterval(inst.timer); panel.hidden = true; startBtn.hidden = false; joinForm.hidden = false;
+  inst.ended = true; inst.closing = false; clearInterval(inst.timer);
+  panel.hidden = true; startBtn.hidden = false; joinForm.hidden = false;
   inst.role = null; document.body.classList.remove("class-teaching");
   const mine = kept(localStorage, TEACHER_KEY);
   if (mine && mine.code === inst.code) keep(localStorage, TEACHER_KEY, null);
   if (why && link() && link().say) link().say(why);
 }
+// End class: her own confirmation, whichever comes first, the answer or the stream's last snapshot (which says
+// "ended" to every page of the class: another tab of hers reads that it has ended, this one that she ended it)
 $("#class_close").addEventListener("click", async () => {
+  inst.closing = true;
   const a = await ask({op: "close", code: inst.code, token: inst.token});
-  if (said(a)) stopTeaching(null);
+  if (inst.role !== "teacher") return;    // stopped already by the stream, with her confirmation
+  if (said(a)) stopTeaching(w("class_closed_teacher")); else inst.closing = false;
 });
 
 // -- the code to join by: large on the panel with its QR code, "Show code" over the whole screen (a projector) ---
@@ -358,7 +364,7 @@ function chart(el, q, asked = true) {     // the class's answers per key, and th
   const legend = document.createElement("div"); legend.className = "class-legend";
   const head = document.createElement("div");
   head.textContent = (asked ? `${w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: plain(q.row)})} · ` : "")
-    + w("class_answers_n", {n: q.answered, of: inst.snap.students});
+    + w(q.answered === 1 ? "class_answers_1" : "class_answers_n", {n: q.answered, of: inst.snap.students});
   const keys = keysOf(q);
   const sw = (color, text) => { const i = document.createElement("i"); i.style.background = color;
                                 legend.append(i, document.createTextNode(text)); };
@@ -418,8 +424,7 @@ function drawStudentQuestion(el, q) {
   const text = document.createElement("span");
   text.textContent = w(q.kind === "where" ? "class_q_where" : "class_q_next", {row: plain(q.row)});
   box.append(text);
-  const keys = document.createElement("span"); keys.className = "class-keys";  // on a phone, for screen readers and
-  keys.classList.toggle("on-map", q.kind === "where");                          // keys only: the map answers "where"
+  const keys = document.createElement("span"); keys.className = "class-keys";  // "where": the map's row answers too
   keysOf(q).forEach((k, i) => {
     const b = document.createElement("button"); b.type = "button"; b.textContent = k; b.dataset.choice = String(i);
     b.setAttribute("aria-pressed", String(mine === i)); b.disabled = q.revealed;
@@ -460,7 +465,7 @@ function draw() {
   if (inst.role === "teacher") {
     const msg = panel.querySelector(".class-msg"), lost = w("class_reconnecting");
     if (inst.lost) msg.textContent = lost; else if (msg.textContent === lost) msg.textContent = "";
-    $("#class_count").textContent = s ? w("class_count", {n: s.students}) : "";
+    $("#class_count").textContent = s ? w(s.students === 1 ? "class_count_1" : "class_count", {n: s.students}) : "";
     const q = s && s.question;
     chart($("#class_answers"), q);
     $("#reveal").hidden = !q || q.revealed;

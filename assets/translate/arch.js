@@ -21,6 +21,14 @@ function el(tag, attrs, parent, text) {
   return e;
 }
 function tip(g, s) { el("title", {}, g, s); }
+// a text no wider than `width` (viewBox units): its font made smaller where its words need more ("normieren →
+// Encoder-Ausgabe" ran past its box); measured once drawn (a strip not laid out yet measures 0 and keeps its size)
+function fit(t, width) {
+  const n = t.getComputedTextLength();
+  if (!n && t.textContent) inst.unmeasured = true;  // drawn again once the strip is laid out (the observer below)
+  if (n > width) t.setAttribute("font-size", (parseFloat(t.getAttribute("font-size")) * width / n).toFixed(2));
+  return t;
+}
 
 // One sublayer row: [LN] [block] [⊕]. kind is an attention kind (clickable) or null for the feed-forward.
 function row(svg, col, y, h, layer, kind, fs) {
@@ -33,7 +41,8 @@ function row(svg, col, y, h, layer, kind, fs) {
   const g = el("g", kind ? {"data-kind": kind, "data-layer": layer, tabindex: 0, role: "button", class: "arch-attn"}
                          : {"data-sublayer": "ffn", class: "arch-ffn"}, svg);
   el("rect", {x: bx, y, width: bw, height: h, rx: 3}, g);
-  el("text", {x: bx + bw / 2, y: y + h / 2, "font-size": fs, class: "arch-t"}, g, T(kind ? NAMES[kind] : "arch_ffn"));
+  fit(el("text", {x: bx + bw / 2, y: y + h / 2, "font-size": fs, class: "arch-t"}, g, T(kind ? NAMES[kind] : "arch_ffn")),
+      bw - 2);
   tip(g, kind ? T("arch_block_tip", {l: layer + 1, what: T(`arch_long_${kind}`)}) : T("arch_ffn_tip", {l: layer + 1}));
   const add = el("g", {"data-sublayer": "residual"}, svg);
   el("circle", {cx: right - 7, cy: y + h / 2, r: Math.min(5, h / 2 - 1), class: "arch-add"}, add);
@@ -44,8 +53,8 @@ function row(svg, col, y, h, layer, kind, fs) {
 
 // A stack: a heading, L layer boxes of sublayer rows, the last layer norm. Returns the y of each row by kind.
 function stack(svg, col, title, input, L, kinds, h, fs, out) {
-  el("text", {x: col.x + col.w / 2, y: 8, "font-size": fs + 1, class: "arch-t arch-head"}, svg, title);
-  el("text", {x: col.x + col.w / 2, y: 20, "font-size": fs - 1, class: "arch-t arch-sub"}, svg, input);
+  fit(el("text", {x: col.x + col.w / 2, y: 8, "font-size": fs + 1, class: "arch-t arch-head"}, svg, title), col.w);
+  fit(el("text", {x: col.x + col.w / 2, y: 20, "font-size": fs - 1, class: "arch-t arch-sub"}, svg, input), col.w);
   let y = 28;
   const rows = {};
   for (let l = 0; l < L; l++) {
@@ -61,7 +70,7 @@ function stack(svg, col, title, input, L, kinds, h, fs, out) {
   }
   const last = el("g", {"data-sublayer": "final-norm"}, svg);
   el("rect", {x: col.x, y, width: col.w, height: h, rx: 3, class: "arch-ln"}, last);
-  el("text", {x: col.x + col.w / 2, y: y + h / 2, "font-size": fs - 1, class: "arch-t"}, last, out);
+  fit(el("text", {x: col.x + col.w / 2, y: y + h / 2, "font-size": fs - 1, class: "arch-t"}, last, out), col.w - 4);
   rows.out = y + h / 2;
   return {rows, bottom: y + h};
 }
@@ -73,7 +82,7 @@ const scaleNow = (svg) => (svg.clientWidth || Math.min(420, innerWidth - 24)) / 
 function render() {
   const a = props.value, svg = q("svg");
   if (!a || !a.encoder_layers || !a.decoder_layers) return;
-  svg.textContent = "";
+  svg.textContent = ""; inst.unmeasured = false;
   const Le = a.encoder_layers, Ld = a.decoder_layers;
   inst.scale = scaleNow(svg);
   const h = Math.max(9, Math.min(15, Math.floor(190 / (3 * Ld + 1.5 * Ld))), Math.ceil((COARSE.matches ? 44 : 24) / inst.scale)),
@@ -137,7 +146,9 @@ function watchView() {                    // lens.js writes data-kind/-layer/-he
 }
 inst.where = where;
 // drawn again when its width changes enough to change a block's height in px (a phone turned, the column resized)
-new ResizeObserver(() => { const svg = q("svg"); if (svg.clientWidth && Math.abs(scaleNow(svg) - inst.scale) > 0.02) render(); })
+new ResizeObserver(() => {
+  const svg = q("svg");
+  if (svg.clientWidth && (inst.unmeasured || Math.abs(scaleNow(svg) - inst.scale) > 0.02)) render(); })
   .observe(q("svg"));
 COARSE.addEventListener("change", render);
 render();

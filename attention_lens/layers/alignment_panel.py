@@ -7,7 +7,7 @@ import gradio as gr
 
 from attention_lens.shell import page_state
 from attention_lens.shell.components import CONC, Ctx
-from attention_lens.shell.figures import for_width, width_input, with_width
+from attention_lens.shell.figures import for_width, in_box, width_input, with_width
 from attention_lens.shell.texts import explained, label, page_lang
 from attention_lens.translate import attribution as attribution_views
 from attention_lens.translate.attribution import ALIGN_METHODS, alignment_headers
@@ -31,8 +31,7 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
         with gr.Row(equal_height=False):
             matrix = gr.Plot(label=label("word_alignment"), elem_id="word_align_matrix")
             table = gr.Dataframe(headers=alignment_headers(), interactive=False, wrap=True, elem_id="word_align_table",
-                                 label=label("align_table"), max_height=900,
-                                 column_widths=["18%", "20%", "22%", "24%", "16%"])
+                                 label=label("align_table"), max_height=900)
     # the page's width: on a phone the matrix is drawn for it (attention_lens/shell/figures.py for_width)
     width = width_input()
     inputs, outs = [ctx.page.started, ctx.state, method, ctx.view, width], [matrix, table, summary, box]
@@ -45,7 +44,9 @@ def build(ctx: Ctx, tab: gr.Tab | None = None) -> None:
         fig, rows, said = attribution_views.word_alignment_follow(session, chosen, position)
         if isinstance(rows, list):  # the table's heads in the user's page's language (a Dataframe's are not gr.I18n's)
             rows = {"headers": alignment_headers(lang=page_lang()), "data": rows}
-        return {matrix: for_width(fig, page_width), table: rows, summary: said, box: page_state.drawn_for(mark)}
+        # on a wide page the matrix is half the row, beside its table: its title wrapped to that half, not cut
+        return {matrix: in_box(for_width(fig, page_width), page_width, 0.5), table: rows, summary: said,
+                box: page_state.drawn_for(mark)}
 
     for event in ([tab.select] if tab is not None else []) + [method.input]:
         event(word_alignment_follow, inputs, outs, **follow)

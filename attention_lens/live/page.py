@@ -165,18 +165,15 @@ BOX_CSS = (
     ".class-keys { display: contents; }"
     "@media (max-width: 599px) { .class-bar { bottom: calc(72px + env(safe-area-inset-bottom)); padding: 4px 8px;"
     " gap: 2px; }"
-    # with the step bar under it, at most a quarter of the screen: the question on a line, its choices and ✕ on one
-    # line under it that scrolls sideways (a where-question's ✕ beside its words: the map answers it); the answers
-    # chart (opened over the map) at most 40 % in all
-    " .class-q > span:first-child { flex: 1 1 100%; }"
-    " .class-q:has(> .class-keys.on-map) > span:first-child { flex: 1 1 0; min-width: 0; }"
-    " .class-keys { display: flex; order: 2; flex: 1 1 0; min-width: 0; gap: 4px; overflow-x: auto;"
-    " padding-bottom: 2px; } .class-keys button { flex: none; } .class-q .class-hide { order: 3; }"
-    " .class-bar .class-chart-wrap { max-height: 15vh; }"
-    # "where" on a phone: the student taps the map; the keys' buttons stay for screen readers and the keyboard (shown
-    # when one has the focus), not over the map
-    " .class-keys.on-map:not(:focus-within) { display: block; position: absolute; width: 1px; height: 1px;"
-    " overflow: hidden; clip-path: inset(50%); white-space: nowrap; } }")
+    # with the step bar under it, at most a quarter of the screen: the question on a line, its choices (44 px for a
+    # finger: a where-question's keys too, the map's cells being 16-28 px and its last columns past the screen's
+    # edge on a long sentence) and ✕ on one line under it that scrolls sideways; the answers chart (opened over the
+    # map) at most 40 % in all
+    " .class-q { row-gap: 0; } .class-q > span:first-child { flex: 1 1 100%; }"
+    " .class-keys { display: flex; order: 2; flex: 1 1 0; min-width: 0; gap: 4px; overflow-x: auto; }"
+    " .class-keys button { flex: none; min-height: 44px; min-width: 44px; }"
+    " .class-q .class-hide { order: 3; min-height: 44px; min-width: 44px; }"
+    " .class-bar .class-chart-wrap { max-height: 15vh; } }")
 # the page around the box (the component's CSS is scoped to it): the teacher's panel's column on a wide screen, its
 # line of the intro row on a narrow one; a student's page ends above the bar (its last lines scroll clear of it)
 PAGE_CSS = (
