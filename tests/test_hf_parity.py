@@ -178,6 +178,7 @@ def test_inside_a_head_is_its_own_projections_and_scaling(tr):
         scaling = modules[(kind, layer)].scaling
         assert scaling == (1.0 if tr.architecture == "t5" else pytest.approx(8 ** -0.5))  # d 32 over 4 heads
         bias = position_bias(tr, kind, head, *ins.raw.shape)
+        assert ins.biased == (tr.architecture == "t5")  # the panel's step ② says which: ÷√d_k, or + the bias
         np.testing.assert_allclose(ins.scores, ins.raw * scaling + bias, atol=1e-5, rtol=1e-5)
         np.testing.assert_allclose(ins.weights, softmax_rows(ins.scores, ins.mask), atol=1e-5)
         if tr.architecture == "t5" and kind != "cross":  # the bias matters: without it the weights would be others

@@ -68,6 +68,7 @@ class HeadInside:
     key_tokens: list = field(default_factory=list)
     ablated: bool = False  # this head is switched off in the session: it computes all this, and adds nothing
     norms: dict | None = None
+    biased: bool = False  # the module adds a bias to its scores (T5's relative position bias) and scores include it
 
     @property
     def d_k(self) -> int:
@@ -182,7 +183,8 @@ def one_call(seen: list, what: str):
 def capture_inside(model: Transformer, src_ids: list[int], tgt_ids: list[int], kind: str, layer: int, head: int,
                    ablate=frozenset(), norms: bool = False) -> dict:
     """One teacher-forced pass (tgt_ids start with BOS: queries are its positions) under HeadCapture.
-    -> {field: numpy array} for FIELDS, and "norms" {kind: (L, H, Tk)} when asked; ONE host transfer."""
+    -> {field: numpy array} for FIELDS, "biased" (whether the scores include the module's own score bias), and
+    "norms" {kind: (L, H, Tk)} when asked; ONE host transfer."""
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind {kind!r}; one of {KINDS}")
     parse_heads(model, [(kind, layer, head)])  # a clear error for a layer or head the model lacks
@@ -202,6 +204,7 @@ def capture_inside(model: Transformer, src_ids: list[int], tgt_ids: list[int], k
     host = dict(zip(names, host_arrays(*arrays.values())))  # the one copy to the host
     out = {n: host[n] for n in FIELDS}
     out["mask"] = out["mask"] > 0.5
+    out["biased"] = cap.seen["bias"][0] is not None
     if norms:
         out["norms"] = {k: np.stack([host[f"norms/{k}/{l}"] for l in range(layers_of(model, k))])  # (L, H, Tk)
                         for k in KINDS}
@@ -246,7 +249,8 @@ def session_inside(session, kind: str, layer: int, head: int, norms: bool = Fals
     queries = src_t if kind == "encoder_self" else tgt_t
     keys = tgt_t if kind == "decoder_self" else src_t
     return HeadInside(kind, layer, head, session.cursor, *(a[n] for n in FIELDS), query_tokens=list(queries),
-                      key_tokens=list(keys), ablated=(kind, layer, head) in session.ablated, norms=a.get("norms"))
+                      key_tokens=list(keys), ablated=(kind, layer, head) in session.ablated, norms=a.get("norms"),
+                      biased=a["biased"])
 
 
 # -- where weight and contribution disagree (python -m transformer.disagree) ---------------------------------
