@@ -9,7 +9,8 @@ throughput. For a Hugging Face model (transformer/hf): a Start of the 15-word se
 trajectory, every map captured) on it against the same on our shipped model, in the same run, as a ratio; the
 Hugging Face model decodes as many positions as ours did. With --first-load: opening the model as the launcher
 opens `--checkpoint` (load_hf of the folder, `transformers` imported then, against Translator.load of our shipped
-checkpoint), each in a fresh Python process, alternating, and its first translation. Prints figures; asserts nothing.
+checkpoint), each in a fresh Python process, alternating, and its first Start (17 positions). Prints figures;
+asserts nothing.
 """
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def bench_start(a):
     def start(tr):
         t0 = time.perf_counter()
         s = tr.start_ids(tr.source_ids(a.sentence))
-        s.limit = n - 1
+        s.base_limit = n - 1  # greedy decoding stops there
         s.run().trajectory(20)
         return time.perf_counter() - t0, len(s.positions)
 
@@ -140,7 +141,8 @@ def bench_start(a):
 
 
 # one first load in a fresh process, as attention_lens/launch.py loads a --checkpoint: imports, the model, a first
-# translation; seconds since the process started its Python code
+# Start of the sentence capped at FIRST_POSITIONS positions (what ours decodes for it: a model with random weights
+# would otherwise decode to its length limit); seconds since the process started its Python code
 FIRST_LOAD = """
 import json, sys, time
 t0 = time.perf_counter()
@@ -154,16 +156,21 @@ if path is not None and is_hf_checkpoint(path):
 else:
     tr = Translator.load(find_checkpoints([path] if path else None)[0], device)
 t2 = time.perf_counter()
-tr.translate(sys.argv[3])
+s = tr.start_ids(tr.source_ids(sys.argv[3]))
+s.base_limit = int(sys.argv[4]) - 1  # greedy decoding stops there
+s.run().trajectory(20)
 t3 = time.perf_counter()
 print(json.dumps({"imports": t1 - t0, "load": t2 - t1, "first": t3 - t2}))
 """
 
 
+FIRST_POSITIONS = 17
+
+
 def first_load(path, a) -> dict:
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", FIRST_LOAD, path or "", a.device, a.sentence], check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", FIRST_LOAD, path or "", a.device, a.sentence, str(FIRST_POSITIONS)],
+                         check=True, capture_output=True, text=True)
     times = json.loads(out.stdout.strip().splitlines()[-1])
     times["process"] = time.perf_counter() - t0  # the interpreter's start and torch's import included
     return times
@@ -179,8 +186,8 @@ def bench_first_load(a):
     print(f"first load in a fresh process, {a.repeats} each, alternating; device {a.device}; medians:")
     for name, label in (("ours", "ours (checkpoints/de-en)"), ("hf", a.checkpoint)):
         m = med[name]
-        print(f"  {label}: imports {m['imports']:.2f} s, model loaded {m['load']:.2f} s, first translation "
-              f"{m['first']:.2f} s; whole process {m['process']:.2f} s")
+        print(f"  {label}: imports {m['imports']:.2f} s, model loaded {m['load']:.2f} s, first Start "
+              f"({FIRST_POSITIONS} positions) {m['first']:.2f} s; whole process {m['process']:.2f} s")
     print(f"  ratio (hf / ours): model loaded {med['hf']['load'] / med['ours']['load']:.1f}x, "
           f"whole process {med['hf']['process'] / med['ours']['process']:.2f}x")
 
