@@ -122,6 +122,8 @@ function titles(h, st, i) {                 // the words: attention_lens/texts [
     const el = element.querySelector(`${sel} [data-text]`);
     if (el && el.dataset.text !== key) { el.dataset.text = key; if (x) x.apply(el.parentElement); }
   }
+  const line = q("code").querySelector("[data-line='2']"), own = line.dataset.own ?? (line.dataset.own = line.textContent);
+  line.textContent = h.biased ? "    scores = scores + position_bias".padEnd(own.indexOf("#")) + "# ②" : own;
   if (x) x.put(q("scaledhead"), h.biased ? "inside.th_scaled_bias" : "inside.th_scaled", {dk: h.dk});  // "÷√64"
   else setText(q("scaledhead"), h.biased ? "+ bias" : `÷√${h.dk}`);
   // the stage's note from the page's catalogue (attention_lens/shell/texts/en.toml "inside.stage<n>"), plain or detailed as the page's

@@ -10,23 +10,15 @@ built here (tests/hf_models.py), no hub. Skipped where `transformers` is not ins
 installs the hf extra: there a missing transformers fails."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 import torch
 
-try:
-    import transformers  # noqa: F401
-except ImportError:
-    if os.environ.get("CI"):
-        raise
-    pytest.skip("transformers is not installed (pip install '.[hf]'): the parity tests need it as their oracle",
-                allow_module_level=True)
-
-from tests.hf_models import marian_folder, t5_folder
+from tests.hf_models import marian_folder, need_transformers, t5_folder
 from transformer.decode.beam import beam_search
-from transformer.hf import load_hf
+from transformer.hf import load_hf  # imports no transformers: load_hf does
+
+need_transformers(": the parity tests need it as their oracle")
 
 TEXTS = ["Der Hund schläft im Garten.", "Kannst du mir bitte das Salz geben?",
          "Wir fahren mit dem Zug nach Berlin."]

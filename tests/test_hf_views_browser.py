@@ -7,7 +7,6 @@ except in CI."""
 from __future__ import annotations
 
 import html
-import os
 
 import pytest
 
@@ -23,13 +22,9 @@ from tests.browser import (
     start,
     tab_button,
 )
+from tests.hf_models import need_transformers
 
-try:
-    import transformers  # noqa: F401
-except ImportError:
-    if os.environ.get("CI"):
-        raise
-    pytest.skip("transformers is not installed (pip install '.[hf]')", allow_module_level=True)
+need_transformers()
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Der Hund schläft im Garten."
@@ -77,6 +72,7 @@ def test_a_t5_draws_in_every_view_and_a_class_follows_it(models):
         page.click("#inside button[data-stage='2']")  # T5 adds a position bias and does not divide by √d_k
         assert "distance" in page.inner_text("#inside [data-role=note]")
         assert page.inner_text("#inside [data-role=scaledhead]") == "score plus distance"
+        assert "scores + position_bias" in page.inner_text("#inside [data-role=code] [data-line='2']")
         assert page.eval_on_selector_all("#inside .inside-formula [data-text], #inside button[data-stage='2'] "
                                          "[data-text]", "es => es.map(e => e.dataset.text)") == \
             ["inside.formula_bias", "inside.b2_bias"]
