@@ -1,18 +1,24 @@
 """python -m benchmarks.decode [--device auto|cpu|cuda] [--threads 1] [--split test_2016_flickr]
 python -m benchmarks.decode --checkpoint DIR|hf:owner/name     (a Hugging Face encoder-decoder: needs '.[hf]')
 python -m benchmarks.decode --opus-shape DIR                   (builds a random OPUS-MT-shaped MarianMT into DIR)
+python -m benchmarks.decode --opus-shape DIR --first-load      (the first load of it and of ours, fresh processes)
 
 Step latency of decoding as the app runs it (a captured session step), each kind of step timed inside its
 own token-by-token loop (KV cache captured / uncaptured, recomputing the prefix), and greedy test-set
 throughput. For a Hugging Face model (transformer/hf): a Start of the 15-word sentence (the app's whole greedy
 trajectory, every map captured) on it against the same on our shipped model, in the same run, as a ratio; the
-Hugging Face model decodes as many positions as ours did. Prints figures; asserts nothing.
+Hugging Face model decodes as many positions as ours did. With --first-load: opening the model as the launcher
+opens `--checkpoint` (load_hf of the folder, `transformers` imported then, against Translator.load of our shipped
+checkpoint), each in a fresh Python process, alternating, and its first Start (17 positions). Prints figures;
+asserts nothing.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import statistics
+import subprocess
 import sys
 import time
 
@@ -114,7 +120,7 @@ def bench_start(a):
     def start(tr):
         t0 = time.perf_counter()
         s = tr.start_ids(tr.source_ids(a.sentence))
-        s.limit = n - 1
+        s.base_limit = n - 1  # greedy decoding stops there
         s.run().trajectory(20)
         return time.perf_counter() - t0, len(s.positions)
 
@@ -134,6 +140,58 @@ def bench_start(a):
     print(f"  ratio (median): {statistics.median(times['hf']) / statistics.median(times['ours']):.2f}x ours")
 
 
+# one first load in a fresh process, as attention_lens/launch.py loads a --checkpoint: imports, the model, a first
+# Start of the sentence capped at FIRST_POSITIONS positions (what ours decodes for it: a model with random weights
+# would otherwise decode to its length limit); seconds since the process started its Python code
+FIRST_LOAD = """
+import json, sys, time
+t0 = time.perf_counter()
+from transformer.decode.decoding import Translator
+from transformer.hf import is_hf_checkpoint, load_hf
+from transformer.model.checkpoint import find_checkpoints
+t1 = time.perf_counter()
+path, device = sys.argv[1] or None, sys.argv[2]
+if path is not None and is_hf_checkpoint(path):
+    tr = load_hf(path, device)
+else:
+    tr = Translator.load(find_checkpoints([path] if path else None)[0], device)
+t2 = time.perf_counter()
+s = tr.start_ids(tr.source_ids(sys.argv[3]))
+s.base_limit = int(sys.argv[4]) - 1  # greedy decoding stops there
+s.run().trajectory(20)
+t3 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "load": t2 - t1, "first": t3 - t2}))
+"""
+
+
+FIRST_POSITIONS = 17
+
+
+def first_load(path, a) -> dict:
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", FIRST_LOAD, path or "", a.device, a.sentence, str(FIRST_POSITIONS)],
+                         check=True, capture_output=True, text=True)
+    times = json.loads(out.stdout.strip().splitlines()[-1])
+    times["process"] = time.perf_counter() - t0  # the interpreter's start and torch's import included
+    return times
+
+
+def bench_first_load(a):
+    """Fresh processes opening the Hugging Face model and ours, alternating, repeats times each; medians and ratios."""
+    runs = {"ours": [], "hf": []}
+    for _ in range(a.repeats):
+        for name, path in (("ours", None), ("hf", a.checkpoint)):
+            runs[name].append(first_load(path, a))
+    med = {n: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for n, rs in runs.items()}
+    print(f"first load in a fresh process, {a.repeats} each, alternating; device {a.device}; medians:")
+    for name, label in (("ours", "ours (checkpoints/de-en)"), ("hf", a.checkpoint)):
+        m = med[name]
+        print(f"  {label}: imports {m['imports']:.2f} s, model loaded {m['load']:.2f} s, first Start "
+              f"({FIRST_POSITIONS} positions) {m['first']:.2f} s; whole process {m['process']:.2f} s")
+    print(f"  ratio (hf / ours): model loaded {med['hf']['load'] / med['ours']['load']:.1f}x, "
+          f"whole process {med['hf']['process'] / med['ours']['process']:.2f}x")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", default=None)
@@ -148,13 +206,17 @@ def main(argv=None):
     p.add_argument("--opus-shape", metavar="DIR", default=None,
                    help="build a MarianMT of OPUS-MT's shape (6+6 layers, d 512, 8 heads, FFN 2048, 58101 pieces, "
                         "random weights) into DIR and time a Start on it against ours")
+    p.add_argument("--first-load", action="store_true",
+                   help="time opening --checkpoint (or --opus-shape) in fresh processes against ours")
     a = p.parse_args(argv)
     if a.opus_shape:
         from tests.hf_models import marian_folder
         a.checkpoint = str(marian_folder(a.opus_shape, d_model=512, heads=8, layers=(6, 6), ffn=2048, entries=58101,
                                          max_len=512))
     from transformer.hf import is_hf_checkpoint
-    if a.checkpoint is not None and is_hf_checkpoint(a.checkpoint):
+    if a.first_load:
+        bench_first_load(a)
+    elif a.checkpoint is not None and is_hf_checkpoint(a.checkpoint):
         bench_start(a)
     else:
         bench_decode(a)

@@ -4,8 +4,6 @@ a fresh browser. The tiny model is built here (tests/hf_models.py); skipped wher
 except in CI."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from tests.browser import (
@@ -20,13 +18,9 @@ from tests.browser import (
     start,
     step_no,
 )
+from tests.hf_models import need_transformers
 
-try:
-    import transformers  # noqa: F401
-except ImportError:
-    if os.environ.get("CI"):
-        raise
-    pytest.skip("transformers is not installed (pip install '.[hf]')", allow_module_level=True)
+need_transformers()
 
 pytestmark = pytest.mark.browser
 SENTENCE = "Der Hund schläft im Garten."

@@ -90,7 +90,7 @@ function textAt(d, t) { return d.texts ? d.texts[t] : d.text.slice(0, d.ends[t])
 function headKey(p) { return `${p.ids.join(",")}|${p.kind}|${p.layer}|${p.head}`; }
 function decodeHead(p) {
   const h = {p, kind: p.kind, layer: p.layer, head: p.head, dk: p.d_k, ids: p.ids.join(","), queries: p.queries,
-             keys: p.keys, Tq: p.queries.length, Tk: p.keys.length, ablated: !!p.ablated,
+             keys: p.keys, Tq: p.queries.length, Tk: p.keys.length, ablated: !!p.ablated, biased: !!p.biased,
              q: f32(p.q).data, k: f32(p.k).data, v: rows16(p.v), vn: f32(p.value_norms).data, mask: keyMask(p.mask),
              on: p.out_norms ? f32(p.out_norms).data : null,
              norms: {}, key: headKey(p)};

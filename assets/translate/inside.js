@@ -116,11 +116,20 @@ function titles(h, st, i) {                 // the words: attention_lens/texts [
     (h.kind === "encoder_self" ? "row_click" : "row_current")));
   q("follow").hidden = follows;
   const x = find("explain_box", "explain");
-  if (x) x.put(q("scaledhead"), "inside.th_scaled", {dk: h.dk});  // "shrunk" / "÷√64"
-  else setText(q("scaledhead"), `÷√${h.dk}`);
+  // a head that adds a position bias to q·k and does not divide by √d_k (T5): step ② says so ("biased" in its payload)
+  for (const [sel, key] of [[".inside-formula", h.biased ? "inside.formula_bias" : "inside.formula"],
+                            ["button[data-stage='2']", h.biased ? "inside.b2_bias" : "inside.b2"]]) {
+    const el = element.querySelector(`${sel} [data-text]`);
+    if (el && el.dataset.text !== key) { el.dataset.text = key; if (x) x.apply(el.parentElement); }
+  }
+  const line = q("code").querySelector("[data-line='2']"), own = line.dataset.own ?? (line.dataset.own = line.textContent);
+  line.textContent = h.biased ? "    scores = scores + position_bias".padEnd(own.indexOf("#")) + "# ②" : own;
+  if (x) x.put(q("scaledhead"), h.biased ? "inside.th_scaled_bias" : "inside.th_scaled", {dk: h.dk});  // "÷√64"
+  else setText(q("scaledhead"), h.biased ? "+ bias" : `÷√${h.dk}`);
   // the stage's note from the page's catalogue (attention_lens/shell/texts/en.toml "inside.stage<n>"), plain or detailed as the page's
   // "Explanations" box says (assets/shell/explain.js)
-  const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") : `inside.stage${ui.stage}`;
+  const key = ui.stage === 3 ? (h.kind === "decoder_self" ? "inside.stage3_future" : "inside.stage3_none") :
+    (ui.stage === 2 && h.biased ? "inside.stage2_bias" : `inside.stage${ui.stage}`);
   const said = find("explain_box", "explain")?.t(key) ?? key;
   setText(q("note"), said.replace(/\{dk\}/g, String(h.dk)).replace(/\{root\}/g, num(Math.sqrt(h.dk), 2)));
 }

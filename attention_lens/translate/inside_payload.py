@@ -89,6 +89,7 @@ def inside_payload(ins, ids: list[int]) -> dict:
         raise ValueError("inside_payload needs the norms of every head: session.inside(..., norms=True)")
     return {"version": INSIDE_VERSION, "kind": ins.kind, "layer": int(ins.layer), "head": int(ins.head),
             "d_k": int(ins.d_k), "ids": [int(i) for i in ids], "ablated": bool(ins.ablated),
+            "biased": bool(ins.biased),  # scores are q·k plus the module's position bias, not q·k/√d_k
             "queries": list(ins.query_tokens), "keys": list(ins.key_tokens),
             "q": encode_floats(ins.q), "k": encode_floats(ins.k), "v": encode_rows16(ins.v),
             "raw": encode_floats(ins.raw), "scores": encode_floats(ins.scores), "out": encode_floats(ins.out),

@@ -1,6 +1,7 @@
 """A Hugging Face `transformers` encoder-decoder (MarianMT, BART, M2M100/NLLB: models whose attention modules have
-q/k/v/out projections) as a model of the library's protocol (transformer/model/protocol.py), so that every view
-steps, hooks and ablates it as it does our own Transformer. Needs the optional extra: pip install '.[hf]'.
+q/k/v/out projections; T5, whose attention adds relative position biases) as a model of the library's protocol
+(transformer/model/protocol.py), so that every view steps, hooks and ablates it as it does our own Transformer. Needs
+the optional extra: pip install '.[hf]'.
 
     from transformer.hf import load_hf
     tr = load_hf("hf:Helsinki-NLP/opus-mt-de-en")   # or a folder written by save_pretrained

@@ -1,9 +1,10 @@
-"""HFEncoderDecoder: a `transformers` sequence-to-sequence model (eager attention) as a model of the protocol.
+"""A `transformers` sequence-to-sequence model (eager attention) as a model of the protocol: HFEncoderDecoder for
+MarianMT's and BART's shape, T5EncoderDecoder for T5's.
 
 Every pass runs the model's own modules (its encoder, its decoder with a `transformers` cache, its output layer);
-nothing is recomputed here. Hooks go on its own attention modules (`self_attn`, `encoder_attn` of each layer), whose
-eager forward returns (output, weights): the weights a hook reads are the softmax the module computed. Ablation
-zeroes a head's slice of the input of the module's `out_proj`, as for our model.
+nothing is recomputed here. Hooks go on its own attention modules (`self_attn`, `encoder_attn` of each layer; T5's
+`SelfAttention`, `EncDecAttention`), whose eager forward returns the softmax it computed: the weights a hook reads.
+Ablation zeroes a head's slice of the input of the module's output projection, as for our model.
 
 The decoding cache is the library's (one dict per decoder layer, "self" and "cross" KVCache of (B, H, *, d)): a
 step builds a `transformers` EncoderDecoderCache holding those tensors, runs the decoder on the new position, and
@@ -19,13 +20,14 @@ from ..model.attention import KVCache
 from ..model.config import ModelConfig
 from ..model.protocol import AttentionParts
 
-PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")
-
 
 class HFEncoderDecoder(nn.Module):
     """`hf`: a loaded AutoModelForSeq2SeqLM with eager attention; `config`: its shape in ModelConfig's fields;
     `suppressed`: ids its generation config never lets it choose (bad_words_ids of one piece, e.g. MarianMT's
     <pad>): their scores are -inf, as `generate` makes them."""
+
+    projections = ("q_proj", "k_proj", "v_proj", "out_proj")  # the attention module's q, k, v, output projection
+    heads_attr, head_dim_attr = "num_heads", "head_dim"
 
     def __init__(self, hf: nn.Module, config: ModelConfig, suppressed=()):
         super().__init__()
@@ -36,12 +38,13 @@ class HFEncoderDecoder(nn.Module):
         self.encoder_stack, self.decoder_stack = hf.get_encoder(), hf.get_decoder()
         try:
             self.modules_ = list(self._attention_modules())
-        except AttributeError:  # e.g. T5: blocks of another shape, relative position biases
-            raise ValueError(f"{type(hf).__name__}: its layers are not MarianMT's or BART's shape (self_attn, "
-                             "encoder_attn): this app cannot step it") from None
+        except AttributeError:  # blocks of another shape
+            raise ValueError(f"{type(hf).__name__}: its layers are not of a shape this app knows (MarianMT's and "
+                             "BART's self_attn, encoder_attn; T5's SelfAttention, EncDecAttention): it cannot step "
+                             "it") from None
         for kind, layer, module in self.modules_:
-            if not all(isinstance(getattr(module, p, None), nn.Linear) for p in PROJECTIONS) or \
-                    getattr(module, "num_heads", None) != config.n_heads:
+            if not all(isinstance(getattr(module, p, None), nn.Linear) for p in self.projections) or \
+                    getattr(module, self.heads_attr, None) != config.n_heads:
                 raise ValueError(f"{type(hf).__name__}: its {kind} attention of layer {layer} is not one this app can "
                                  "read (q/k/v/out projections, one head count)")
         self.suppressed = sorted(set(suppressed))
@@ -94,16 +97,17 @@ class HFEncoderDecoder(nn.Module):
         return logits
 
     def cross_kv(self, memory: Tensor) -> list[KVCache]:
+        B, S, _ = memory.shape
         out = []
-        for layer in self.decoder_stack.layers:
-            m = layer.encoder_attn
-            B, S, _ = memory.shape
-            out.append(KVCache(m.k_proj(memory).view(B, S, -1, m.head_dim).transpose(1, 2),
-                               m.v_proj(memory).view(B, S, -1, m.head_dim).transpose(1, 2)))  # (B, H, S, d)
+        for kind, _, m in self.modules_:
+            if kind == "cross":
+                parts = self.attention_parts(m)
+                out.append(KVCache(parts.k_proj(memory).view(B, S, -1, parts.d_head).transpose(1, 2),
+                                   parts.v_proj(memory).view(B, S, -1, parts.d_head).transpose(1, 2)))  # (B, H, S, d)
         return out
 
     def new_cache(self) -> list:
-        return [{} for _ in self.decoder_stack.layers]
+        return [{} for _ in range(self.config.n_decoder_layers)]
 
     @property
     def output_embedding(self) -> Tensor:
@@ -112,10 +116,9 @@ class HFEncoderDecoder(nn.Module):
     def attention_modules(self):
         return iter(self.modules_)
 
-    @staticmethod
-    def attention_parts(module) -> AttentionParts:
-        return AttentionParts(module.q_proj, module.k_proj, module.v_proj, module.out_proj, module.num_heads,
-                              module.head_dim, float(module.scaling))
+    def attention_parts(self, module) -> AttentionParts:
+        return AttentionParts(*(getattr(module, p) for p in self.projections), getattr(module, self.heads_attr),
+                              getattr(module, self.head_dim_attr), float(module.scaling))
 
     @staticmethod
     def attention_weights(output) -> Tensor | None:
@@ -128,5 +131,43 @@ class HFEncoderDecoder(nn.Module):
             return mask
         return mask > torch.finfo(mask.dtype).min / 2
 
+    @staticmethod
+    def attention_bias(output) -> Tensor | None:
+        return None  # positions are added to the embeddings
+
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+class T5EncoderDecoder(HFEncoderDecoder):
+    """A T5ForConditionalGeneration: its attention adds a relative position bias (shared by a stack's layers, computed
+    in its first) to unscaled q·kᵀ (scaling 1), its output layer reads the final state scaled by d_model^-0.5 when
+    its config says so (scale_decoder_outputs: the embedding is shared with the input), and it has no final logits
+    bias. Each attention module returns (output, position bias, weights)."""
+
+    projections = ("q", "k", "v", "o")
+    heads_attr, head_dim_attr = "n_heads", "key_value_proj_dim"
+
+    def _attention_modules(self):
+        for i, block in enumerate(self.encoder_stack.block):
+            yield "encoder_self", i, block.layer[0].SelfAttention
+        for i, block in enumerate(self.decoder_stack.block):
+            yield "decoder_self", i, block.layer[0].SelfAttention
+            yield "cross", i, block.layer[1].EncDecAttention
+
+    def project(self, h: Tensor) -> Tensor:
+        if self.hf.config.scale_decoder_outputs:
+            h = h * self.hf.model_dim ** -0.5
+        return super().project(h)
+
+    @staticmethod
+    def attention_weights(output) -> Tensor | None:
+        return output[2]  # (output, position bias, weights): eager attention's softmax, (B, H, T, S)
+
+    @staticmethod
+    def attention_mask(args: tuple, kwargs: dict) -> Tensor | None:
+        return HFEncoderDecoder.attention_mask(args, {"attention_mask": kwargs.get("mask")})
+
+    @staticmethod
+    def attention_bias(output) -> Tensor | None:
+        return output[1]  # the relative position bias added to q·kᵀ, (1, H, T, S); zeros in cross-attention

@@ -40,8 +40,9 @@ class HeadInside:
     """One head of one kind at a session's step. Rows are queries, columns keys; float32 numpy (mask: bool).
 
     q (Tq, d_k), k (Tk, d_k), v (Tk, d_k): the head's projections; raw (Tq, Tk) = q·kᵀ; scores (Tq, Tk) =
-    raw/√d_k before masking; mask (Tq, Tk) True where a key is masked (a future position in decoder self-attention,
-    padding); weights (Tq, Tk): the attention the model computed, softmax of the masked scores;
+    raw/√d_k before masking (raw times the module's own scaling, plus the bias it adds to its scores where it adds
+    one: T5's relative position bias); mask (Tq, Tk) True where a key is masked (a future position in decoder
+    self-attention, padding); weights (Tq, Tk): the attention the model computed, softmax of the masked scores;
     out (Tq, d_k) = weights·v; value_norms (Tk,) = ‖v_j W_Oʰ‖; contribution (Tq, Tk) = ‖α_ij v_j W_Oʰ‖
     = weights · value_norms; out_norms (Tq,) = ‖out_i W_Oʰ‖, the head's output in the model's space, on the
     contributions' scale: ‖Σ_j α_ij v_j W_Oʰ‖ ≤ Σ_j ‖α_ij v_j W_Oʰ‖ (the norm of a sum is at most the sum of the
@@ -67,6 +68,7 @@ class HeadInside:
     key_tokens: list = field(default_factory=list)
     ablated: bool = False  # this head is switched off in the session: it computes all this, and adds nothing
     norms: dict | None = None
+    biased: bool = False  # the module adds a bias to its scores (T5's relative position bias) and scores include it
 
     @property
     def d_k(self) -> int:
@@ -111,7 +113,7 @@ class HeadCapture(ContextHooks):
         self.module = modules[(kind, layer)]
         self.parts = model.attention_parts(self.module)
         self.norms = norms
-        self.seen: dict = {name: [] for name in ("q", "k", "v", "mask", "weights", "out")}
+        self.seen: dict = {name: [] for name in ("q", "k", "v", "mask", "bias", "weights", "out")}
         self.value_norms: dict = {}  # (kind, layer) -> (H, Tk) tensor
 
     def __enter__(self) -> Self:
@@ -148,6 +150,7 @@ class HeadCapture(ContextHooks):
         if weights is None:
             raise RuntimeError("attention weights were not computed (need_weights=False)")
         self.seen["mask"].append(self.model.attention_mask(args, kwargs))  # to (B, H, T, S), True = may attend; None
+        self.seen["bias"].append(self.model.attention_bias(output))  # to (B, H, T, S), added to the scores; None
         self.seen["weights"].append(weights.detach())  # (B, H, T, S)
 
     def _out(self, module, args):
@@ -180,7 +183,8 @@ def one_call(seen: list, what: str):
 def capture_inside(model: Transformer, src_ids: list[int], tgt_ids: list[int], kind: str, layer: int, head: int,
                    ablate=frozenset(), norms: bool = False) -> dict:
     """One teacher-forced pass (tgt_ids start with BOS: queries are its positions) under HeadCapture.
-    -> {field: numpy array} for FIELDS, and "norms" {kind: (L, H, Tk)} when asked; ONE host transfer."""
+    -> {field: numpy array} for FIELDS, "biased" (whether the scores include the module's own score bias), and
+    "norms" {kind: (L, H, Tk)} when asked; ONE host transfer."""
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind {kind!r}; one of {KINDS}")
     parse_heads(model, [(kind, layer, head)])  # a clear error for a layer or head the model lacks
@@ -200,6 +204,7 @@ def capture_inside(model: Transformer, src_ids: list[int], tgt_ids: list[int], k
     host = dict(zip(names, host_arrays(*arrays.values())))  # the one copy to the host
     out = {n: host[n] for n in FIELDS}
     out["mask"] = out["mask"] > 0.5
+    out["biased"] = cap.seen["bias"][0] is not None
     if norms:
         out["norms"] = {k: np.stack([host[f"norms/{k}/{l}"] for l in range(layers_of(model, k))])  # (L, H, Tk)
                         for k in KINDS}
@@ -220,6 +225,9 @@ def head_tensors(cap: HeadCapture, head: int) -> dict:
         (~allowed).float().expand(1, 1, *weights.shape)[0, 0]  # (Tq, Tk), 1 where masked
     raw = q @ k.T  # (Tq, Tk) q·kᵀ
     scores = raw * cap.parts.scaling  # (Tq, Tk), before masking: q·kᵀ/√d, or the model's own scaling
+    bias = one_call(cap.seen["bias"], "the score bias")
+    if bias is not None:  # e.g. T5's relative position bias, (1 or B, H, Tq, Tk)
+        scores = scores + bias.detach().float().expand(1, -1, *scores.shape)[0, head]
     w_o = cap.parts.out_proj.weight.detach()[:, cols].float()  # (D, d): this head's slice of W_O
     norms = (v @ w_o.T).norm(dim=-1)  # (Tk,) ‖v_j W_Oʰ‖
     contribution = weights * norms[None, :]  # (Tq, Tk) ‖α_ij v_j W_Oʰ‖, as α_ij ≥ 0
@@ -241,7 +249,8 @@ def session_inside(session, kind: str, layer: int, head: int, norms: bool = Fals
     queries = src_t if kind == "encoder_self" else tgt_t
     keys = tgt_t if kind == "decoder_self" else src_t
     return HeadInside(kind, layer, head, session.cursor, *(a[n] for n in FIELDS), query_tokens=list(queries),
-                      key_tokens=list(keys), ablated=(kind, layer, head) in session.ablated, norms=a.get("norms"))
+                      key_tokens=list(keys), ablated=(kind, layer, head) in session.ablated, norms=a.get("norms"),
+                      biased=a["biased"])
 
 
 # -- where weight and contribution disagree (python -m transformer.disagree) ---------------------------------

@@ -108,6 +108,10 @@ class Transformer(nn.Module):
     def attention_mask(args: tuple, kwargs: dict) -> Tensor | None:
         return kwargs["mask"] if "mask" in kwargs else (args[2] if len(args) > 2 else None)  # True = may attend
 
+    @staticmethod
+    def attention_bias(output) -> Tensor | None:
+        return None  # scores are q·kᵀ/√d alone: positions are added to the embeddings
+
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
         """Teacher forcing: src (B, S), tgt (B, T) input ids -> logits (B, T, V)."""
         src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)

@@ -78,6 +78,10 @@ class EncoderDecoder(Protocol):
         """An attention module's call arguments -> which keys each query may see, bool broadcastable to
         (B, H, T, S), or None: all of them."""
 
+    def attention_bias(self, output) -> Tensor | None:
+        """What an attention module's forward returned -> what it added to its scaled scores q·kᵀ·scaling before
+        masking and softmax, broadcastable to (B, H, T, S) (T5's relative position bias), or None: nothing."""
+
 
 def model_device(model):
     """The device a protocol model computes on."""
